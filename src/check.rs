@@ -1,0 +1,357 @@
+//! Reading inputs and running the rules over them: one file, a directory, stdin, or a Helm
+//! values stack.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::diag::Diagnostic;
+use crate::rules::{Ctx, RuleOptions, values};
+use crate::yaml::{self, Node, Source, Value};
+
+/// The largest values file or manifest `check` reads (post-render streams have no limit).
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
+
+/// A problem that stops the tool from doing its job on an input (exit status 2).
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: is a directory; give it to `check`, which walks directories")]
+    IsDirectory { path: String },
+    #[error("{path}: file is {size} bytes, over the {limit}-byte limit (--max-file-size)")]
+    TooLarge { path: String, size: u64, limit: u64 },
+    #[error("{path}: {message}")]
+    Walk { path: String, message: String },
+}
+
+/// Which rules to report.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub select: Vec<String>,
+    pub ignore: Vec<String>,
+}
+
+impl Filter {
+    pub fn allows(&self, rule: &str) -> bool {
+        (self.select.is_empty() || self.select.iter().any(|s| s == rule || s == "all"))
+            && !self.ignore.iter().any(|s| s == rule)
+    }
+}
+
+/// Read one input (a path or `-` for stdin) into a [`Source`].
+pub fn read_input(path: &str, max_size: u64) -> Result<Arc<Source>, InputError> {
+    let io = |source| InputError::Io {
+        path: path.to_string(),
+        source,
+    };
+    let bytes = if path == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin().lock().read_to_end(&mut buf).map_err(io)?;
+        buf
+    } else {
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if meta.is_dir() {
+            return Err(InputError::IsDirectory {
+                path: path.to_string(),
+            });
+        }
+        if meta.len() > max_size {
+            return Err(InputError::TooLarge {
+                path: path.to_string(),
+                size: meta.len(),
+                limit: max_size,
+            });
+        }
+        std::fs::read(path).map_err(io)?
+    };
+    if bytes.len() as u64 > max_size {
+        return Err(InputError::TooLarge {
+            path: path.to_string(),
+            size: bytes.len() as u64,
+            limit: max_size,
+        });
+    }
+    Ok(match yaml::source::decode(bytes) {
+        Ok(text) => Source::new(path, text),
+        Err((lossy, offset, message)) => Source::new_invalid(path, lossy, offset, message),
+    })
+}
+
+/// Expand directories into their `*.yaml`/`*.yml` files (honouring .gitignore), keep files and
+/// `-` as given. Directory contents are sorted so reports are stable.
+pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for p in paths {
+        if p != "-" && Path::new(p).is_dir() {
+            let mut found: Vec<PathBuf> = Vec::new();
+            let walker = ignore::WalkBuilder::new(p)
+                .hidden(false)
+                .git_ignore(true)
+                .git_global(false)
+                .git_exclude(true)
+                .require_git(false)
+                .follow_links(false)
+                .filter_entry(|e| e.file_name() != ".git")
+                .build();
+            for entry in walker {
+                match entry {
+                    Ok(e) => {
+                        let path = e.path();
+                        let is_yaml = path
+                            .extension()
+                            .and_then(|x| x.to_str())
+                            .is_some_and(|x| x == "yaml" || x == "yml");
+                        if is_yaml && e.file_type().is_some_and(|t| t.is_file()) {
+                            found.push(path.to_path_buf());
+                        }
+                    }
+                    Err(err) => errors.push(InputError::Walk {
+                        path: p.clone(),
+                        message: err.to_string(),
+                    }),
+                }
+            }
+            found.sort();
+            out.extend(found.into_iter().map(|f| f.to_string_lossy().into_owned()));
+        } else {
+            out.push(p.clone());
+        }
+    }
+    (out, errors)
+}
+
+/// What one document is, judged by its content.
+enum Kind<'a> {
+    Values(&'a Node),
+    Other,
+}
+
+fn classify(root: &Node) -> Kind<'_> {
+    if root.entry("cgpu").is_some() {
+        return Kind::Values(root);
+    }
+    Kind::Other
+}
+
+/// Check one source with every rule; findings unfiltered, in source order.
+pub fn check_source(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if let Some(bad) = &src.invalid {
+        let empty = Default::default();
+        let mut ctx = Ctx::new(opts, 1, &empty);
+        ctx.report(
+            "yaml-syntax",
+            src,
+            bad.offset..bad.offset,
+            "",
+            bad.message.clone(),
+        );
+        return ctx.out;
+    }
+    let parsed = yaml::parse(src);
+    let mut checked_any = false;
+    let mut first_content: Option<(usize, std::ops::Range<usize>)> = None;
+    for doc in &parsed.documents {
+        let Some(root) = &doc.root else { continue };
+        if first_content.is_none() {
+            first_content = Some((doc.index, root.span.start..root.span.start));
+        }
+        let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+        match classify(root) {
+            Kind::Values(root) => {
+                checked_any = true;
+                duplicates(&mut ctx, src, doc);
+                values::check(&mut ctx, root);
+            }
+            Kind::Other => {}
+        }
+        out.extend(ctx.out);
+    }
+    let empty = Default::default();
+    if let Some(err) = &parsed.error {
+        let mut ctx = Ctx::new(opts, err.document, &empty);
+        ctx.report(
+            "yaml-syntax",
+            src,
+            err.offset..err.offset,
+            "",
+            err.message.clone(),
+        );
+        out.extend(ctx.out);
+    } else if !checked_any {
+        let (doc, span) = first_content.unwrap_or((1, 0..0));
+        let mut ctx = Ctx::new(opts, doc, &empty);
+        values::missing(&mut ctx, src, span);
+        out.extend(ctx.out);
+    }
+    out
+}
+
+fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &yaml::Document) {
+    for d in &doc.duplicates {
+        let first = src.line_col(d.first.start).line;
+        let second = src.line_col(d.second.start).line;
+        let path = format!("{}/{}", d.map_pointer, yaml::tree::escape_pointer(&d.key));
+        ctx.report(
+            "duplicate-key",
+            src,
+            d.second.clone(),
+            path,
+            format!(
+                "key `{}` appears twice in this mapping (lines {first} and {second}); Helm keeps the last one (line {second})",
+                d.key
+            ),
+        );
+        ctx.relate_last(
+            d.first.clone(),
+            format!("first `{}` here (ignored by Helm)", d.key),
+        );
+    }
+}
+
+/// The outcome of checking several inputs.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub diagnostics: Vec<Diagnostic>,
+    pub errors: Vec<InputError>,
+    pub files: usize,
+}
+
+/// Check each path on its own, in parallel; findings sorted by file and position.
+pub fn check_paths(paths: &[String], opts: &RuleOptions, filter: &Filter, max_size: u64) -> Report {
+    let (files, mut errors) = expand_paths(paths);
+    let results: Vec<Result<Vec<Diagnostic>, InputError>> = files
+        .par_iter()
+        .map(|p| {
+            let src = read_input(p, max_size)?;
+            Ok(check_source(&src, opts))
+        })
+        .collect();
+    let mut diagnostics = Vec::new();
+    for r in results {
+        match r {
+            Ok(d) => diagnostics.extend(d.into_iter().filter(|d| filter.allows(d.rule))),
+            Err(e) => errors.push(e),
+        }
+    }
+    Report {
+        diagnostics,
+        errors,
+        files: files.len(),
+    }
+}
+
+/// The chart's documented defaults, as the bottom of a `--stack`.
+pub const CHART_DEFAULTS: &str = "\
+# ack-ai-installer chart defaults (documented), the base of every values stack
+cgpu:
+  enabled: true
+  image: acs/cgpu-installer
+  tag: v1.5.3-8d3fc1b-aliyun
+  financeCloudImageTag: v1.0.7-fin
+  imagePullPolicy: IfNotPresent
+  policy: 1
+  nodeSelector: {}
+  checkRegions: true
+";
+
+/// Merge `over` into `base` the way `helm -f a -f b` layers values: mappings merge key by key,
+/// anything else replaces, and null deletes the key.
+pub fn coalesce(base: &mut Node, over: &Node) {
+    let (Value::Map(base_entries), Value::Map(over_entries)) = (&mut base.value, &over.value)
+    else {
+        *base = over.clone();
+        return;
+    };
+    for e in over_entries {
+        if matches!(e.value.scalar(), Some(yaml::Scalar::Null)) {
+            base_entries.retain(|b| b.key != e.key);
+            continue;
+        }
+        match base_entries.iter_mut().find(|b| b.key == e.key) {
+            Some(b) if b.value.as_map().is_some() && e.value.as_map().is_some() => {
+                coalesce(&mut b.value, &e.value);
+            }
+            Some(b) => *b = e.clone(),
+            None => base_entries.push(e.clone()),
+        }
+    }
+}
+
+/// Check files as one Helm values stack over the chart defaults (or `chart_values`).
+pub fn check_stack(
+    paths: &[String],
+    chart_values: Option<&str>,
+    opts: &RuleOptions,
+    filter: &Filter,
+    max_size: u64,
+) -> Report {
+    let mut report = Report::default();
+    let base_src = match chart_values {
+        Some(p) => match read_input(p, max_size) {
+            Ok(s) => s,
+            Err(e) => {
+                report.errors.push(e);
+                return report;
+            }
+        },
+        None => Source::new("<chart defaults>", CHART_DEFAULTS.to_string()),
+    };
+    let mut layers = vec![base_src];
+    for p in paths {
+        match read_input(p, max_size) {
+            Ok(s) => layers.push(s),
+            Err(e) => report.errors.push(e),
+        }
+    }
+    report.files = paths.len();
+    let mut merged: Option<Node> = None;
+    for src in &layers {
+        // Syntax problems and duplicates are reported per file, as for a plain check.
+        let parsed = yaml::parse(src);
+        let empty = Default::default();
+        if src.invalid.is_some() || parsed.error.is_some() {
+            report.diagnostics.extend(
+                check_source(src, opts)
+                    .into_iter()
+                    .filter(|d| d.rule == "yaml-syntax" && filter.allows(d.rule)),
+            );
+            continue;
+        }
+        // Helm reads the first document of a values file.
+        let Some(doc) = parsed.documents.into_iter().find(|d| d.root.is_some()) else {
+            continue;
+        };
+        let mut ctx = Ctx::new(opts, doc.index, &empty);
+        duplicates(&mut ctx, src, &doc);
+        report
+            .diagnostics
+            .extend(ctx.out.into_iter().filter(|d| filter.allows(d.rule)));
+        let root = doc.root.expect("filtered on root");
+        match &mut merged {
+            None => merged = Some(root),
+            Some(m) => coalesce(m, &root),
+        }
+    }
+    if let Some(root) = merged {
+        let empty = Default::default();
+        let mut ctx = Ctx::new(opts, 1, &empty);
+        if root.entry("cgpu").is_some() {
+            values::check(&mut ctx, &root);
+        } else {
+            values::missing(&mut ctx, &layers[layers.len() - 1], 0..0);
+        }
+        report
+            .diagnostics
+            .extend(ctx.out.into_iter().filter(|d| filter.allows(d.rule)));
+    }
+    report
+}

@@ -1,0 +1,108 @@
+//! The command line, declared once for parsing, completions and the man page.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::output::Format;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cgpu-lint",
+    version,
+    about = "Check, fix and post-render the cGPU settings of ACK's ack-ai-installer chart",
+    long_about = "Check, fix and post-render the cGPU settings of Alibaba Cloud ACK's ack-ai-installer \
+chart: the `cgpu:` values block and the cgpu-installer DaemonSet.\n\nExit status: 0 no error \
+(warnings allowed unless --deny-warnings); 1 an error finding, or `fix` changed a file; 2 the tool \
+could not do its job."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate values files, DaemonSets and rendered streams; directories are walked for *.yaml/*.yml
+    Check(CheckArgs),
+    /// Print the JSON Schema of the values
+    Schema,
+    /// List the rule catalogue
+    Rules(RulesArgs),
+    /// Explain one rule in full
+    Explain {
+        /// A rule name, as `cgpu-lint rules` lists them
+        rule: String,
+    },
+    /// Print shell completions
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff)
+    Man,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CommonArgs {
+    /// Output format
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// The cluster's region id (cn-hangzhou); enables region and finance-tag checks
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// Fail (exit 1) on warnings too
+    #[arg(long)]
+    pub deny_warnings: bool,
+    /// Report only these rules (comma-separated or repeated)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub select: Vec<String>,
+    /// Do not report these rules (comma-separated or repeated)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub ignore: Vec<String>,
+    /// A file without a cgpu block is an error, not a skipped file
+    #[arg(long)]
+    pub require_cgpu: bool,
+    /// Colour in human output (NO_COLOR is respected with auto)
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: Color,
+    /// Print findings only, no summary line unless something failed
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Largest input file in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = crate::check::DEFAULT_MAX_FILE_SIZE)]
+    pub max_file_size: u64,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CheckArgs {
+    /// Files, directories, or - for stdin (default: the current directory)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Treat the files as one Helm values stack, in order (helm -f a -f b), over the chart defaults
+    #[arg(long)]
+    pub stack: bool,
+    /// With --stack: the chart's values.yaml to layer on instead of the documented defaults
+    #[arg(long, value_name = "FILE", requires = "stack")]
+    pub chart_values: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RulesFormat {
+    Human,
+    Markdown,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RulesArgs {
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: RulesFormat,
+}

@@ -1,0 +1,119 @@
+//! The one diagnostic type every printer consumes, and the edits a diagnostic may carry.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::yaml::{LineCol, Source};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// Replace the bytes `range` of `src` with `replacement` (an insertion when the range is empty).
+#[derive(Debug, Clone)]
+pub struct Edit {
+    pub src: Arc<Source>,
+    pub range: Range<usize>,
+    pub replacement: String,
+}
+
+/// A second place a finding refers to (the first occurrence of a duplicate key, say).
+#[derive(Debug, Clone)]
+pub struct Related {
+    pub span: Range<usize>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    pub rule: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub help: String,
+    /// The file the finding points into (for a `--stack` finding: the file that set the value).
+    pub src: Arc<Source>,
+    /// 1-based document number within `src`.
+    pub document: usize,
+    /// JSON pointer into that document.
+    pub path: String,
+    pub span: Range<usize>,
+    pub edits: Vec<Edit>,
+    pub related: Vec<Related>,
+    /// Why a fix that would otherwise be offered is not (the value comes through an alias, …).
+    pub fix_note: Option<String>,
+}
+
+impl Diagnostic {
+    pub fn file(&self) -> &str {
+        &self.src.name
+    }
+
+    pub fn start(&self) -> LineCol {
+        self.src.line_col(self.span.start)
+    }
+
+    /// The end position (exclusive end of the span, so a one-character span ends one column later).
+    pub fn end(&self) -> LineCol {
+        self.src.line_col(self.span.end.max(self.span.start))
+    }
+
+    pub fn fixable(&self) -> bool {
+        !self.edits.is_empty()
+    }
+
+    /// Order for reports: file, then position, then rule.
+    pub fn sort_key(&self) -> (String, usize, usize, &'static str) {
+        (
+            self.src.name.clone(),
+            self.document,
+            self.span.start,
+            self.rule,
+        )
+    }
+}
+
+/// Counts for a report's summary line and JSON `summary`.
+#[derive(Debug, Default, Clone, Copy, Serialize)]
+pub struct Summary {
+    pub files: usize,
+    pub errors: usize,
+    pub warnings: usize,
+    pub infos: usize,
+    pub fixable: usize,
+}
+
+impl Summary {
+    pub fn of(files: usize, diags: &[Diagnostic]) -> Summary {
+        let mut s = Summary {
+            files,
+            ..Summary::default()
+        };
+        for d in diags {
+            match d.severity {
+                Severity::Error => s.errors += 1,
+                Severity::Warning => s.warnings += 1,
+                Severity::Info => s.infos += 1,
+            }
+            if d.fixable() {
+                s.fixable += 1;
+            }
+        }
+        s
+    }
+}

@@ -1,0 +1,11 @@
+//! cgpu-lint: checks, fixes and post-renders the cGPU settings of Alibaba Cloud ACK's
+//! ack-ai-installer chart. Only the binary prints.
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod app;
+pub mod check;
+pub mod cli;
+pub mod diag;
+pub mod output;
+pub mod rules;
+pub mod yaml;

@@ -1,0 +1,62 @@
+//! The `cgpu-lint` binary: parse the command line, run the command, map the outcome to an exit
+//! status (0 clean, 1 findings or a changed file, 2 the tool could not do its job).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use cgpu_lint::app::{self, AppError, Exit, Streams};
+use cgpu_lint::cli::{Cli, Command};
+
+fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
+    match &cli.command {
+        Command::Check(args) => app::check(s, args),
+        Command::Schema => app::schema(s),
+        Command::Rules(args) => app::rules(s, args),
+        Command::Explain { rule } => app::explain(s, rule),
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command(), "cgpu-lint", s.out);
+            Ok(Exit::Clean)
+        }
+        Command::Man => {
+            clap_mangen::Man::new(Cli::command()).render(s.out)?;
+            Ok(Exit::Clean)
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            // clap exits 0 for --help/--version and 2 for usage errors, as we do.
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let stdout = std::io::stdout();
+    let stderr = std::io::stderr();
+    let mut out = stdout.lock();
+    let mut err = stderr.lock();
+    let mut streams = Streams {
+        out: &mut out,
+        err: &mut err,
+        out_is_terminal: app::stdout_is_terminal(),
+    };
+    let result = run(cli, &mut streams);
+    let flushed = streams.out.flush();
+    match (result, flushed) {
+        // A closed pipe (`cgpu-lint rules | head`) is not an error.
+        (Err(AppError::Io(e)), _) | (Ok(_), Err(e))
+            if e.kind() == std::io::ErrorKind::BrokenPipe =>
+        {
+            ExitCode::SUCCESS
+        }
+        (Ok(exit), _) => ExitCode::from(exit.code()),
+        (Err(e), _) => {
+            let _ = writeln!(err, "cgpu-lint: error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

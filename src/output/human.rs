@@ -1,0 +1,121 @@
+//! The human format: a miette report per finding (source line, a caret under the span, the rule,
+//! the help, `file:line:column`), then a summary line.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use miette::{
+    GraphicalReportHandler, GraphicalTheme, LabeledSpan, MietteDiagnostic, MietteError,
+    MietteSpanContents, SourceCode, SourceSpan, SpanContents,
+};
+
+use crate::diag::{Diagnostic, Severity, Summary};
+use crate::yaml::Source;
+
+/// Lets miette read our sources without copying them per finding.
+struct Src(Arc<Source>);
+
+impl SourceCode for Src {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let inner = self
+            .0
+            .text
+            .read_span(span, context_lines_before, context_lines_after)?;
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.0.name.clone(),
+            inner.data(),
+            *inner.span(),
+            inner.line(),
+            inner.column(),
+            inner.line_count(),
+        )))
+    }
+}
+
+fn severity(s: Severity) -> miette::Severity {
+    match s {
+        Severity::Error => miette::Severity::Error,
+        Severity::Warning => miette::Severity::Warning,
+        Severity::Info => miette::Severity::Advice,
+    }
+}
+
+pub fn render_one(d: &Diagnostic, color: bool) -> String {
+    let start = d.start();
+    let theme = if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let handler = GraphicalReportHandler::new_themed(theme).with_context_lines(1);
+    let mut labels = vec![LabeledSpan::new_primary_with_span(
+        Some(d.rule.to_string()),
+        SourceSpan::from(d.span.start..d.span.end.max(d.span.start)),
+    )];
+    for r in &d.related {
+        labels.push(LabeledSpan::new_with_span(
+            Some(r.message.clone()),
+            SourceSpan::from(r.span.clone()),
+        ));
+    }
+    let mut help = d.help.clone();
+    if let Some(note) = &d.fix_note {
+        help.push_str(&format!("\n({note})"));
+    } else if d.fixable() {
+        help.push_str("\n(fixable: `cgpu-lint fix`)");
+    }
+    let diag = MietteDiagnostic::new(d.message.clone())
+        .with_severity(severity(d.severity))
+        .with_help(help)
+        .with_labels(labels);
+    let report = miette::Report::new(diag).with_source_code(Src(d.src.clone()));
+    let mut out = format!(
+        "{}:{}:{}: {}[{}] document {} {}\n",
+        d.file(),
+        start.line,
+        start.column,
+        d.severity.as_str(),
+        d.rule,
+        d.document,
+        if d.path.is_empty() { "/" } else { &d.path }
+    );
+    let mut body = String::new();
+    if handler.render_report(&mut body, report.as_ref()).is_err() {
+        let _ = writeln!(body, "  {}", d.message);
+    }
+    out.push_str(&body);
+    out
+}
+
+pub fn summary_line(s: &Summary) -> String {
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{} checked: {}, {}, {}{}\n",
+        plural(s.files, "file"),
+        plural(s.errors, "error"),
+        plural(s.warnings, "warning"),
+        plural(s.infos, "info"),
+        if s.fixable > 0 {
+            format!(" ({} fixable with `cgpu-lint fix`)", s.fixable)
+        } else {
+            String::new()
+        }
+    )
+}
+
+pub fn render(diags: &[Diagnostic], summary: Summary, color: bool, quiet: bool) -> String {
+    let mut out = String::new();
+    for d in diags {
+        out.push_str(&render_one(d, color));
+        out.push('\n');
+    }
+    if !quiet || summary.errors > 0 {
+        out.push_str(&summary_line(&summary));
+    }
+    out
+}

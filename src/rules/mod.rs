@@ -1,0 +1,227 @@
+//! The rules: one file per group, all reporting through [`Ctx`].
+
+pub mod catalogue;
+pub mod k8s;
+pub mod values;
+pub mod version;
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::diag::{Diagnostic, Edit, Related, Severity};
+use crate::yaml::{Node, Source, Style};
+
+/// Settings the rules read.
+#[derive(Debug, Clone, Default)]
+pub struct RuleOptions {
+    /// The cluster's region, from `--region` or from the nodes' topology label.
+    pub region: Option<String>,
+    pub require_cgpu: bool,
+}
+
+/// Where rules put their findings. One per document checked.
+pub struct Ctx<'a> {
+    pub opts: &'a RuleOptions,
+    pub document: usize,
+    /// How often each anchor is used by aliases in this document (to decide whether an aliased
+    /// value may be edited).
+    pub alias_uses: &'a HashMap<usize, usize>,
+    pub out: Vec<Diagnostic>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(
+        opts: &'a RuleOptions,
+        document: usize,
+        alias_uses: &'a HashMap<usize, usize>,
+    ) -> Self {
+        Ctx {
+            opts,
+            document,
+            alias_uses,
+            out: Vec::new(),
+        }
+    }
+
+    /// Report `rule` at `span` of `src`. The severity and default help come from the catalogue.
+    pub fn report(
+        &mut self,
+        rule: &'static str,
+        src: &Arc<Source>,
+        span: Range<usize>,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> &mut Diagnostic {
+        let info =
+            catalogue::find(rule).unwrap_or_else(|| panic!("rule {rule} is not in the catalogue"));
+        self.out.push(Diagnostic {
+            rule: info.name,
+            severity: info.severity,
+            message: message.into(),
+            help: info.help.to_string(),
+            src: src.clone(),
+            document: self.document,
+            path: path.into(),
+            span,
+            edits: Vec::new(),
+            related: Vec::new(),
+            fix_note: None,
+        });
+        self.out.last_mut().expect("just pushed")
+    }
+
+    /// Report at a node.
+    pub fn at(
+        &mut self,
+        rule: &'static str,
+        node: &Node,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> &mut Diagnostic {
+        let src = node.src.clone();
+        self.report(rule, &src, node.span.clone(), path, message)
+    }
+
+    /// May the text of `node` be edited? Not when it comes through an alias whose anchor is
+    /// also used elsewhere: the edit would change those places too.
+    pub fn editable(&self, node: &Node) -> Result<(), String> {
+        match node.via_alias {
+            Some(id) if self.alias_uses.get(&id).copied().unwrap_or(0) > 1 => Err(
+                "not fixed automatically: the value comes from an anchor that other places use too"
+                    .into(),
+            ),
+            _ => Ok(()),
+        }
+    }
+
+    /// Attach `edits` to the last finding if `node` may be edited, else record why not.
+    pub fn fix_last(&mut self, node: &Node, edits: Vec<Edit>) {
+        let verdict = self.editable(node);
+        let d = self.out.last_mut().expect("a finding to fix");
+        match verdict {
+            Ok(()) => d.edits = edits,
+            Err(why) => d.fix_note = Some(why),
+        }
+    }
+
+    pub fn relate_last(&mut self, span: Range<usize>, message: impl Into<String>) {
+        let d = self.out.last_mut().expect("a finding");
+        d.related.push(Related {
+            span,
+            message: message.into(),
+        });
+    }
+
+    /// Downgrade or upgrade the last finding's severity (cgpu-missing under --require-cgpu).
+    pub fn set_last_severity(&mut self, severity: Severity) {
+        if let Some(d) = self.out.last_mut() {
+            d.severity = severity;
+        }
+    }
+}
+
+/// An edit replacing a node's whole text.
+pub fn replace(node: &Node, replacement: impl Into<String>) -> Edit {
+    Edit {
+        src: node.src.clone(),
+        range: node.span.clone(),
+        replacement: replacement.into(),
+    }
+}
+
+/// Render a string value, keeping the original quoting style where it stays a string. Plain is
+/// used only when the plain text reads back as the same string under Helm's rules.
+pub fn render_string(s: &str, style: Style) -> String {
+    match style {
+        Style::SingleQuoted => format!("'{}'", s.replace('\'', "''")),
+        Style::DoubleQuoted => double_quoted(s),
+        _ if plain_is_safe(s) => s.to_string(),
+        _ => double_quoted(s),
+    }
+}
+
+pub fn double_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Can `s` be written as a plain scalar and read back (by Helm) as this same string?
+pub fn plain_is_safe(s: &str) -> bool {
+    if s.is_empty() || s.trim() != s {
+        return false;
+    }
+    if !matches!(crate::yaml::resolve::helm(s), crate::yaml::Scalar::Str(_)) {
+        return false;
+    }
+    if crate::yaml::resolve::yaml11_disagreement(s) {
+        return false;
+    }
+    let first = s.chars().next().unwrap_or(' ');
+    if "-?:,[]{}#&*!|>'\"%@`".contains(first) {
+        return false;
+    }
+    !(s.contains(": ") || s.contains(" #") || s.contains(['\n', '\t', '\r']) || s.ends_with(':'))
+}
+
+/// Insert a new `key: value` line after the line on which `after` ends, indented like the line
+/// at `indent_of` (a key of the same mapping), using the file's line ending.
+pub fn insert_line_after(src: &Arc<Source>, after: usize, indent_of: usize, line: &str) -> Edit {
+    let lc = src.line_col(after);
+    let indent_line = src.line_col(indent_of).line;
+    let indent: String = src
+        .line_text(indent_line)
+        .chars()
+        .take_while(|c| *c == ' ')
+        .collect();
+    let eol = src.line_ending();
+    let next_line_start = src.line_start(lc.line + 1);
+    if lc.line >= src.line_count() || next_line_start >= src.text.len() && !src.text.ends_with('\n')
+    {
+        // Last line without a line break: add one first.
+        Edit {
+            src: src.clone(),
+            range: src.text.len()..src.text.len(),
+            replacement: format!("{eol}{indent}{line}"),
+        }
+    } else {
+        Edit {
+            src: src.clone(),
+            range: next_line_start..next_line_start,
+            replacement: format!("{indent}{line}{eol}"),
+        }
+    }
+}
+
+/// JSON pointer child.
+pub fn child(path: &str, key: &str) -> String {
+    format!("{path}/{}", crate::yaml::tree::escape_pointer(key))
+}
+
+/// Levenshtein distance on characters, for "did you mean".
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}

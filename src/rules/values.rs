@@ -1,0 +1,731 @@
+//! Rules for the `cgpu:` block of ack-ai-installer values (spec §3.1).
+
+use std::sync::OnceLock;
+
+use crate::diag::Severity;
+use crate::rules::version::{self, LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION, RECOMMENDED_VERSION};
+use crate::rules::{Ctx, child, edit_distance, insert_line_after, k8s, render_string, replace};
+use crate::yaml::resolve::{self, yaml11_disagreement};
+use crate::yaml::{Node, Scalar, Style, Value};
+
+pub const KNOWN_KEYS: &[&str] = &[
+    "enabled",
+    "image",
+    "tag",
+    "financeCloudImageTag",
+    "imagePullPolicy",
+    "policy",
+    "nodeSelector",
+    "checkRegions",
+];
+
+pub const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
+
+/// Documented policy names (and the aliases ACK's pages use) → number.
+pub const POLICY_NAMES: &[(&str, i128)] = &[
+    ("fair-share", 0),
+    ("fair", 0),
+    ("average", 0),
+    ("preemptive", 1),
+    ("weighted", 2),
+    ("weight-based", 2),
+    ("fixed", 3),
+    ("soft", 4),
+    ("weak", 4),
+    ("native", 5),
+];
+
+pub const POLICY_TITLES: [&str; 6] = [
+    "fair share",
+    "preemptive",
+    "weight-based preemptive",
+    "fixed percentage",
+    "soft",
+    "native",
+];
+
+const EXPECTED_IMAGE: &str = "acs/cgpu-installer";
+
+pub fn schema_text() -> &'static str {
+    include_str!("../../schemas/ack-ai-installer-values.schema.json")
+}
+
+fn schema() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        let schema: serde_json::Value =
+            serde_json::from_str(schema_text()).expect("the embedded schema is JSON");
+        jsonschema::validator_for(&schema).expect("the embedded schema compiles")
+    })
+}
+
+/// Check one values document whose root holds a `cgpu` key.
+pub fn check(ctx: &mut Ctx, root: &Node) {
+    let Some(entry) = root.entry("cgpu") else {
+        return;
+    };
+    let cgpu = &entry.value;
+    let before = ctx.out.len();
+    match &cgpu.value {
+        Value::Map(_) => check_block(ctx, cgpu),
+        Value::Scalar(Scalar::Null) => {
+            ctx.at(
+                "not-a-mapping",
+                cgpu,
+                "/cgpu",
+                "`cgpu` is null: in a values file that deletes the chart's whole cgpu block",
+            );
+        }
+        _ => {
+            ctx.at(
+                "not-a-mapping",
+                cgpu,
+                "/cgpu",
+                format!(
+                    "`cgpu` is a {}, not a mapping of settings",
+                    cgpu.type_name()
+                ),
+            );
+        }
+    }
+    if let Value::Map(_) = cgpu.value {
+        schema_findings(ctx, root, before);
+    }
+}
+
+/// Let the JSON Schema decide types: any schema error that no rule has already reported at the
+/// same place becomes a `wrong-type` finding, so each problem is reported once.
+fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
+    let instance = serde_json::json!({ "cgpu": root.get("cgpu").map(Node::to_json) });
+    let validator = schema();
+    if validator.is_valid(&instance) {
+        return;
+    }
+    let mut extra = Vec::new();
+    for err in validator.iter_errors(&instance) {
+        let path = err.instance_path().as_str().to_string();
+        let covered = ctx.out[before..].iter().any(|d| {
+            d.path == path
+                || d.path.starts_with(&format!("{path}/"))
+                || path.starts_with(&format!("{}/", d.path))
+        }) || extra.iter().any(|(p, _): &(String, String)| *p == path);
+        if covered {
+            continue;
+        }
+        extra.push((path, err.to_string()));
+    }
+    for (path, message) in extra {
+        let Some(node) = root.pointer(&path) else {
+            continue;
+        };
+        let what = match node.scalar() {
+            Some(Scalar::Null) => " (null deletes the chart's default for this key)".to_string(),
+            _ => String::new(),
+        };
+        ctx.at(
+            "wrong-type",
+            node,
+            path.clone(),
+            format!("`{path}`: {message}{what}"),
+        );
+    }
+}
+
+fn check_block(ctx: &mut Ctx, cgpu: &Node) {
+    let entries = cgpu.as_map().unwrap_or_default();
+    // YAML 1.1 scalars first: a plain scalar whose meaning depends on the YAML version.
+    for e in entries {
+        if !KNOWN_KEYS.contains(&e.key.as_str()) {
+            continue;
+        }
+        if e.key == "nodeSelector" {
+            if let Some(sel) = e.value.as_map() {
+                for s in sel {
+                    // label-value-type owns non-string values: its fix (quote) wins over ours.
+                    yaml11(
+                        ctx,
+                        &s.value,
+                        &child(&child("/cgpu", "nodeSelector"), &s.key),
+                        false,
+                    );
+                }
+            }
+            continue;
+        }
+        yaml11(ctx, &e.value, &child("/cgpu", &e.key), true);
+    }
+    for e in entries {
+        let path = child("/cgpu", &e.key);
+        let v = &e.value;
+        match e.key.as_str() {
+            "enabled" | "checkRegions" => boolean(ctx, &e.key, v, &path),
+            "policy" => policy(ctx, v, &path),
+            "image" => image(ctx, cgpu, v, &path),
+            "tag" => tag(ctx, v, &path, false),
+            "financeCloudImageTag" => tag(ctx, v, &path, true),
+            "imagePullPolicy" => pull_policy(ctx, v, &path),
+            "nodeSelector" => node_selector(ctx, v, &path),
+            _ => unknown_key(ctx, cgpu, e),
+        }
+    }
+    if let Some(enabled) = cgpu.entry("enabled")
+        && matches!(enabled.value.scalar(), Some(Scalar::Bool(false)))
+    {
+        let others: Vec<&str> = entries
+            .iter()
+            .filter(|e| e.key != "enabled")
+            .map(|e| e.key.as_str())
+            .collect();
+        if !others.is_empty() {
+            ctx.at(
+                "disabled-with-settings",
+                &enabled.value,
+                "/cgpu/enabled",
+                format!(
+                    "cgpu is disabled, so {} take{} no effect",
+                    others.join(", "),
+                    if others.len() == 1 { "s" } else { "" }
+                ),
+            );
+        }
+    }
+}
+
+fn yaml11(ctx: &mut Ctx, v: &Node, path: &str, fixable: bool) {
+    if v.style != Style::Plain {
+        return;
+    }
+    let Value::Scalar(s) = &v.value else { return };
+    let raw = v.raw();
+    if !yaml11_disagreement(raw) {
+        return;
+    }
+    let helm_reads = format!(
+        "the {} {}",
+        s.type_name(),
+        s.canonical().unwrap_or_default()
+    );
+    let message = match resolve::yaml12(raw) {
+        Scalar::Str(_) => format!(
+            "`{raw}` is {helm_reads} to Helm (YAML 1.1) but the string \"{raw}\" to a YAML 1.2 reader"
+        ),
+        o if o == *s => format!(
+            "`{raw}` has a leading zero: Helm reads it as octal ({helm_reads}), other tools as decimal"
+        ),
+        o => format!(
+            "`{raw}` is {helm_reads} to Helm (YAML 1.1) but the {} {} to a YAML 1.2 reader",
+            o.type_name(),
+            o.canonical().unwrap_or_default()
+        ),
+    };
+    let canonical = s.canonical();
+    ctx.at("yaml11-scalar", v, path.to_string(), message);
+    if fixable && let Some(c) = canonical {
+        ctx.out.last_mut().expect("finding").help =
+            format!("write `{c}`, which every reader types alike");
+        ctx.fix_last(v, vec![replace(v, c)]);
+    }
+}
+
+fn bool_word(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "y" => Some(true),
+        "false" | "no" | "off" | "n" => Some(false),
+        _ => None,
+    }
+}
+
+fn boolean(ctx: &mut Ctx, key: &str, v: &Node, path: &str) {
+    if let Some(Scalar::Str(s)) = v.scalar() {
+        let as_bool = bool_word(s);
+        let msg = match as_bool {
+            Some(false) => format!(
+                "`{key}` is the string {}: a Go template treats every non-empty string as true, so this does NOT turn it off",
+                v.raw()
+            ),
+            _ => format!("`{key}` is the string {}, not a boolean", v.raw()),
+        };
+        ctx.at("string-boolean", v, path.to_string(), msg);
+        if let Some(b) = as_bool {
+            ctx.out.last_mut().expect("finding").help =
+                format!("write `{key}: {b}` without quotes");
+            ctx.fix_last(v, vec![replace(v, b.to_string())]);
+        }
+    }
+}
+
+fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
+    let number = match v.scalar() {
+        Some(Scalar::Int(i)) => Some(*i),
+        Some(Scalar::Float(_)) => {
+            ctx.at(
+                "policy-not-integer",
+                v,
+                path.to_string(),
+                format!(
+                    "policy `{}` is a float; cGPU policies are the integers 0–5",
+                    v.raw()
+                ),
+            );
+            None
+        }
+        Some(Scalar::Str(s)) => {
+            let t = s.trim();
+            if !t.is_empty() && t.len() < 20 && t.bytes().all(|b| b.is_ascii_digit()) && t == s {
+                let n: i128 = t.parse().unwrap_or(i128::MAX);
+                if (0..=5).contains(&n) {
+                    ctx.at(
+                        "policy-quoted",
+                        v,
+                        path.to_string(),
+                        format!(
+                            "policy {} is a quoted string; the documented form is the number {n}",
+                            v.raw()
+                        ),
+                    );
+                    ctx.fix_last(v, vec![replace(v, n.to_string())]);
+                }
+                Some(n)
+            } else {
+                let named = POLICY_NAMES
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case(t))
+                    .map(|&(_, n)| n);
+                ctx.at(
+                    "policy-not-integer",
+                    v,
+                    path.to_string(),
+                    match named {
+                        Some(n) => {
+                            format!("policy `{s}` is a name; the chart needs its number, {n}")
+                        }
+                        None => format!("policy `{s}` is not a number 0–5"),
+                    },
+                );
+                if let Some(n) = named {
+                    ctx.out.last_mut().expect("finding").help =
+                        format!("write `policy: {n}` ({})", POLICY_TITLES[n as usize]);
+                    ctx.fix_last(v, vec![replace(v, n.to_string())]);
+                }
+                None
+            }
+        }
+        _ => None,
+    };
+    let Some(n) = number else { return };
+    if !(0..=5).contains(&n) {
+        ctx.at(
+            "policy-out-of-range",
+            v,
+            path.to_string(),
+            format!("policy {n} does not exist; cGPU policies are 0–5"),
+        );
+    } else if n == 2 {
+        ctx.at(
+            "policy-weight-hint",
+            v,
+            path.to_string(),
+            "policy 2 (weight-based preemptive) acts only on workloads that set ALIYUN_COM_GPU_SCHD_WEIGHT > 1",
+        );
+    }
+}
+
+/// A container image reference split into its parts.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ImageRef<'a> {
+    pub host: Option<&'a str>,
+    pub path: &'a str,
+    pub tag: Option<&'a str>,
+    pub digest: Option<&'a str>,
+}
+
+/// Split `host/path:tag@digest` the way container runtimes do: the first component is a host
+/// when it has a `.` or `:` or is `localhost`, and there is a `/` after it.
+pub fn split_image(s: &str) -> ImageRef<'_> {
+    let (rest, digest) = match s.split_once('@') {
+        Some((r, d)) => (r, Some(d)),
+        None => (s, None),
+    };
+    let (host, rest) = match rest.split_once('/') {
+        Some((first, after)) if first.contains(['.', ':']) || first == "localhost" => {
+            (Some(first), after)
+        }
+        _ => (None, rest),
+    };
+    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
+    let (path, tag) = match rest[last_slash..].find(':') {
+        Some(i) => (&rest[..last_slash + i], Some(&rest[last_slash + i + 1..])),
+        None => (rest, None),
+    };
+    ImageRef {
+        host,
+        path,
+        tag,
+        digest,
+    }
+}
+
+fn image(ctx: &mut Ctx, cgpu: &Node, v: &Node, path: &str) {
+    let Some(s) = v.as_str() else { return };
+    let r = split_image(s);
+    if r.host.is_some() || r.tag.is_some() || r.digest.is_some() {
+        let mut parts = Vec::new();
+        if let Some(h) = r.host {
+            parts.push(format!("the registry host `{h}`"));
+        }
+        if let Some(t) = r.tag {
+            parts.push(format!("the tag `{t}`"));
+        }
+        if let Some(d) = r.digest {
+            parts.push(format!("the digest `{d}`"));
+        }
+        ctx.at(
+            "image-reference",
+            v,
+            path.to_string(),
+            format!(
+                "`image` holds {}; the chart adds the registry and the tag itself",
+                parts.join(" and ")
+            ),
+        );
+        let tag_entry = cgpu.entry("tag");
+        let tag_free = match tag_entry.map(|e| &e.value) {
+            None => true,
+            Some(t) => t.as_str() == Some("latest"),
+        };
+        if r.digest.is_none() && tag_free && cgpu.style == Style::Block {
+            let mut edits = vec![replace(v, render_string(r.path, v.style))];
+            if let Some(t) = r.tag {
+                match tag_entry {
+                    Some(te) => edits.push(replace(&te.value, render_string(t, te.value.style))),
+                    None => {
+                        let key_start = cgpu
+                            .entry("image")
+                            .map_or(v.span.start, |e| e.key_span.start);
+                        edits.push(insert_line_after(
+                            &v.src,
+                            v.span.end,
+                            key_start,
+                            &format!("tag: {}", render_string(t, Style::Plain)),
+                        ));
+                    }
+                }
+            }
+            ctx.out.last_mut().expect("finding").help = match r.tag {
+                Some(t) => format!("set `image: {}` and `tag: {t}`", r.path),
+                None => format!("set `image: {}`", r.path),
+            };
+            let tag_node_ok = tag_entry.is_none_or(|te| ctx.editable(&te.value).is_ok());
+            if tag_node_ok {
+                ctx.fix_last(v, edits);
+            }
+        }
+    }
+    if r.path != EXPECTED_IMAGE && !r.path.is_empty() {
+        ctx.at(
+            "image-name",
+            v,
+            path.to_string(),
+            format!("`image` is `{}`, not {EXPECTED_IMAGE} (a mirror?)", r.path),
+        );
+    }
+}
+
+fn tag(ctx: &mut Ctx, v: &Node, path: &str, finance_key: bool) {
+    let Some(s) = v.as_str() else { return };
+    check_tag(ctx, v, path, s, finance_key, false);
+}
+
+/// The tag rules, shared by values and by the installer DaemonSet's image tag.
+pub fn check_tag(
+    ctx: &mut Ctx,
+    v: &Node,
+    path: &str,
+    tag: &str,
+    finance_key: bool,
+    in_image: bool,
+) {
+    let key = if finance_key {
+        "financeCloudImageTag"
+    } else {
+        "tag"
+    };
+    let parsed = match version::parse_tag(tag) {
+        Ok(t) => t,
+        Err(e) => {
+            if in_image {
+                ctx.at(
+                    "installer-image-tag",
+                    v,
+                    path.to_string(),
+                    format!("image {}", e.message(tag)),
+                );
+            } else {
+                ctx.at(
+                    "tag-invalid",
+                    v,
+                    path.to_string(),
+                    format!("`{key}`: {}", e.message(tag)),
+                );
+            }
+            return;
+        }
+    };
+    let core = &parsed.core;
+    if *core < MIN_POLICY_VERSION {
+        ctx.at(
+            "tag-too-old",
+            v,
+            path.to_string(),
+            format!("cGPU {core} is older than {MIN_POLICY_VERSION}: the policy setting is not supported"),
+        );
+    }
+    let finance_region = ctx
+        .opts
+        .region
+        .as_deref()
+        .is_some_and(|r| r.contains("finance"));
+    if *core <= LAST_DEADLOCK_VERSION && (!finance_key || finance_region) {
+        ctx.at(
+            "tag-known-deadlock",
+            v,
+            path.to_string(),
+            format!(
+                "cGPU {core} has the known kernel-driver deadlock of versions ≤ {LAST_DEADLOCK_VERSION}; upgrade to ≥ {RECOMMENDED_VERSION}"
+            ),
+        );
+    }
+    if !in_image {
+        if finance_key && !parsed.is_finance() {
+            ctx.at(
+                "tag-flavour",
+                v,
+                path.to_string(),
+                format!("financeCloudImageTag `{tag}` is not a finance-cloud (-fin) build"),
+            );
+        } else if !finance_key && parsed.is_finance() {
+            ctx.at(
+                "tag-flavour",
+                v,
+                path.to_string(),
+                format!("tag `{tag}` is a finance-cloud (-fin) build; it belongs in financeCloudImageTag"),
+            );
+        }
+    }
+}
+
+pub fn pull_policy(ctx: &mut Ctx, v: &Node, path: &str) {
+    let Some(s) = v.as_str() else { return };
+    if PULL_POLICIES.contains(&s) {
+        return;
+    }
+    let fixed = PULL_POLICIES
+        .iter()
+        .find(|p| p.eq_ignore_ascii_case(s.trim()));
+    ctx.at(
+        "pull-policy",
+        v,
+        path.to_string(),
+        match fixed {
+            Some(p) => format!("imagePullPolicy `{s}` must be spelled exactly `{p}`"),
+            None => format!("imagePullPolicy `{s}` is not Always, IfNotPresent or Never"),
+        },
+    );
+    if let Some(p) = fixed {
+        ctx.out.last_mut().expect("finding").help = format!("write `{p}`");
+        ctx.fix_last(v, vec![replace(v, render_string(p, v.style))]);
+    }
+}
+
+/// nodeSelector of the values block, or of the installer's pod spec.
+pub fn node_selector(ctx: &mut Ctx, v: &Node, path: &str) {
+    match &v.value {
+        Value::Map(entries) => {
+            for e in entries {
+                let p = child(path, &e.key);
+                if let Err(why) = k8s::label_key(&e.key) {
+                    let src = e.value.src.clone();
+                    ctx.report(
+                        "label-key",
+                        &src,
+                        e.key_span.clone(),
+                        p.clone(),
+                        format!("label key `{}`: {why}", e.key),
+                    );
+                }
+                label_value(ctx, &e.value, &p);
+                if e.key == "ack.node.gpu.schedule"
+                    && let Some(s) = e.value.as_str()
+                    && s != "cgpu"
+                {
+                    ctx.at(
+                        "schedule-label",
+                        &e.value,
+                        p.clone(),
+                        format!("ack.node.gpu.schedule is `{s}`: the cgpu-installer is meant for nodes labelled `cgpu`"),
+                    );
+                }
+            }
+        }
+        Value::Scalar(Scalar::Null) => {}
+        Value::Seq(items) => {
+            ctx.at(
+                "node-selector-type",
+                v,
+                path.to_string(),
+                "nodeSelector is a list; Kubernetes needs a map of label key to value",
+            );
+            if let Some(edit) = list_to_map(v, items) {
+                ctx.fix_last(v, vec![edit]);
+            }
+        }
+        _ => {
+            ctx.at(
+                "node-selector-type",
+                v,
+                path.to_string(),
+                format!(
+                    "nodeSelector is a {}; Kubernetes needs a map of label key to value",
+                    v.type_name()
+                ),
+            );
+        }
+    }
+}
+
+fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
+    match v.scalar() {
+        Some(Scalar::Str(s)) => {
+            if let Err(why) = k8s::label_value(s) {
+                ctx.at(
+                    "label-value",
+                    v,
+                    path.to_string(),
+                    format!("label value `{s}`: {why}"),
+                );
+            }
+        }
+        Some(other) => {
+            let raw = v.raw();
+            ctx.at(
+                "label-value-type",
+                v,
+                path.to_string(),
+                format!(
+                    "label value `{raw}` is read as the {} {}, not a string; the API server rejects it",
+                    other.type_name(),
+                    other.canonical().unwrap_or_default()
+                ),
+            );
+            if v.style == Style::Plain && k8s::label_value(raw).is_ok() {
+                ctx.out.last_mut().expect("finding").help = format!("write \"{raw}\"");
+                ctx.fix_last(v, vec![replace(v, format!("\"{raw}\""))]);
+            }
+        }
+        None => {
+            ctx.at(
+                "label-value-type",
+                v,
+                path.to_string(),
+                format!("label value is a {}, not a string", v.type_name()),
+            );
+        }
+    }
+}
+
+/// `- a=b` items → `a: b` lines (block) or `{a: b}` (flow), when every item is `key=value`.
+fn list_to_map(seq: &Node, items: &[Node]) -> Option<crate::diag::Edit> {
+    if items.is_empty() {
+        return Some(replace(seq, "{}"));
+    }
+    let mut pairs = Vec::new();
+    for it in items {
+        let s = it.as_str()?;
+        let (k, val) = s.split_once('=')?;
+        let (k, val) = (k.trim(), val.trim());
+        if k8s::label_key(k).is_err() {
+            return None;
+        }
+        pairs.push(format!(
+            "{}: {}",
+            render_string(k, Style::Plain),
+            render_string(val, Style::Plain)
+        ));
+    }
+    if seq.style == Style::Flow {
+        return Some(replace(seq, format!("{{{}}}", pairs.join(", "))));
+    }
+    let src = &seq.src;
+    let col = src.line_col(seq.span.start).column - 1;
+    let line = src.line_text(src.line_col(seq.span.start).line);
+    // The `-` must start its line (after indentation) for a clean block rewrite.
+    if line.chars().take(col).any(|c| c != ' ') {
+        return None;
+    }
+    let indent = " ".repeat(col);
+    let eol = src.line_ending();
+    Some(replace(seq, pairs.join(&format!("{eol}{indent}"))))
+}
+
+fn unknown_key(ctx: &mut Ctx, cgpu: &Node, e: &crate::yaml::Entry) {
+    let close: Vec<&str> = KNOWN_KEYS
+        .iter()
+        .copied()
+        .filter(|k| {
+            k.eq_ignore_ascii_case(&e.key)
+                || edit_distance(&k.to_ascii_lowercase(), &e.key.to_ascii_lowercase()) <= 2
+        })
+        .collect();
+    let path = child("/cgpu", &e.key);
+    let src = e.value.src.clone();
+    let msg = match close.as_slice() {
+        [one] => format!("unknown key `{}` in cgpu; did you mean `{one}`?", e.key),
+        [] => format!(
+            "unknown key `{}` in cgpu; known keys: {}",
+            e.key,
+            KNOWN_KEYS.join(", ")
+        ),
+        many => format!(
+            "unknown key `{}` in cgpu; did you mean one of {}?",
+            e.key,
+            many.join(", ")
+        ),
+    };
+    ctx.report("unknown-key", &src, e.key_span.clone(), path, msg);
+    if let [one] = close.as_slice() {
+        let d = ctx.out.last_mut().expect("finding");
+        d.help = format!("rename it to `{one}`; the chart ignores `{}`", e.key);
+        if cgpu.entry(one).is_some() {
+            d.fix_note = Some(format!("not renamed automatically: `{one}` is already set"));
+        } else if e.merged || e.value.via_alias.is_some() {
+            d.fix_note =
+                Some("not renamed automatically: the key comes from a merged anchor".into());
+        } else {
+            d.edits = vec![crate::diag::Edit {
+                src,
+                range: e.key_span.clone(),
+                replacement: one.to_string(),
+            }];
+        }
+    }
+}
+
+/// `cgpu-missing` for a document without a cgpu key.
+pub fn missing(
+    ctx: &mut Ctx,
+    src: &std::sync::Arc<crate::yaml::Source>,
+    span: std::ops::Range<usize>,
+) {
+    ctx.report(
+        "cgpu-missing",
+        src,
+        span,
+        "",
+        "no `cgpu` key: not an ack-ai-installer values file, skipped",
+    );
+    if ctx.opts.require_cgpu {
+        ctx.set_last_severity(Severity::Error);
+        ctx.out.last_mut().expect("finding").message =
+            "no `cgpu` key, and --require-cgpu is set".into();
+    }
+}

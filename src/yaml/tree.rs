@@ -1,0 +1,744 @@
+//! Events with byte ranges → a typed tree per document, read the way Helm reads it.
+//!
+//! The parser is granit-parser: of the span-carrying Rust YAML parsers it is the one whose ranges
+//! are byte offsets and tight (a quoted scalar ends at its closing quote, so splicing a fix never
+//! eats the comment after it). Everything that depends on the parser crate lives in this file.
+//!
+//! Two passes. First the events become a raw arena per document (anchors kept, aliases as links).
+//! Then the arena is turned into [`Node`]s with Helm's semantics: plain scalars typed as go-yaml
+//! v2 types them, merge keys applied, aliases expanded under a budget, duplicate keys recorded
+//! (the last one wins, as in Helm).
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use granit_parser::{Event, Options, Parser, ScalarStyle, Span};
+
+use super::resolve::{self, Scalar};
+use super::source::Source;
+
+/// How many nodes alias expansion may create in one document. A real values file or manifest
+/// needs a few hundred; a "billion laughs" file needs billions and is refused as soon as it
+/// crosses this line, in milliseconds.
+pub const ALIAS_EXPANSION_BUDGET: usize = 100_000;
+/// How deep collections may nest (the parser stops at this depth with an error instead of
+/// recursing into a stack overflow).
+pub const MAX_NESTING_DEPTH: usize = 256;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Plain,
+    SingleQuoted,
+    DoubleQuoted,
+    Literal,
+    Folded,
+    /// A block collection.
+    Block,
+    /// A flow collection (`[...]`, `{...}`).
+    Flow,
+}
+
+impl Style {
+    pub fn is_quoted(self) -> bool {
+        matches!(self, Style::SingleQuoted | Style::DoubleQuoted)
+    }
+}
+
+/// A value with its place in the source.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub value: Value,
+    /// Byte range of the node's text (a quoted scalar includes its quotes).
+    pub span: Range<usize>,
+    pub style: Style,
+    pub src: Arc<Source>,
+    /// Set when this node was reached through an alias (`*name`): the anchor's id. Editing such
+    /// a node edits the anchor's text, which every other alias of it shares.
+    pub via_alias: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Value {
+    Scalar(Scalar),
+    Seq(Vec<Node>),
+    Map(Vec<Entry>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The key as Helm sees it (the scalar's text; a non-scalar key is rendered as JSON).
+    pub key: String,
+    pub key_span: Range<usize>,
+    pub key_style: Style,
+    pub value: Node,
+    /// The entry came from a merge key (`<<: *a`), so its text sits at the anchor.
+    pub merged: bool,
+}
+
+impl Node {
+    pub fn raw(&self) -> &str {
+        &self.src.text[self.span.clone()]
+    }
+
+    pub fn as_map(&self) -> Option<&[Entry]> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node]> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn scalar(&self) -> Option<&Scalar> {
+        match &self.value {
+            Value::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.value {
+            Value::Scalar(Scalar::Str(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|e| &e.value)
+    }
+
+    pub fn entry(&self, key: &str) -> Option<&Entry> {
+        self.as_map()?.iter().find(|e| e.key == key)
+    }
+
+    /// Follow a JSON pointer (`/cgpu/policy`, `/items/0`).
+    pub fn pointer(&self, pointer: &str) -> Option<&Node> {
+        let mut node = self;
+        for token in pointer.split('/').skip(1) {
+            let token = token.replace("~1", "/").replace("~0", "~");
+            node = match &node.value {
+                Value::Map(_) => node.get(&token)?,
+                Value::Seq(items) => items.get(token.parse::<usize>().ok()?)?,
+                Value::Scalar(_) => return None,
+            };
+        }
+        Some(node)
+    }
+
+    pub fn type_name(&self) -> &'static str {
+        match &self.value {
+            Value::Scalar(s) => s.type_name(),
+            Value::Seq(_) => "list",
+            Value::Map(_) => "mapping",
+        }
+    }
+
+    /// The value as JSON (for schema validation and for `--format json` consumers).
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::Value as J;
+        match &self.value {
+            Value::Scalar(Scalar::Null) => J::Null,
+            Value::Scalar(Scalar::Bool(b)) => J::Bool(*b),
+            Value::Scalar(Scalar::Int(i)) => i64::try_from(*i)
+                .map(J::from)
+                .or_else(|_| u64::try_from(*i).map(J::from))
+                .unwrap_or(J::Null),
+            Value::Scalar(Scalar::Float(f)) => {
+                serde_json::Number::from_f64(*f).map_or(J::Null, J::Number)
+            }
+            Value::Scalar(Scalar::Str(s)) => J::String(s.clone()),
+            Value::Seq(items) => J::Array(items.iter().map(Node::to_json).collect()),
+            Value::Map(entries) => J::Object(
+                entries
+                    .iter()
+                    .map(|e| (e.key.clone(), e.value.to_json()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// A key that appeared twice in one mapping.
+#[derive(Debug, Clone)]
+pub struct Duplicate {
+    pub key: String,
+    /// JSON pointer of the mapping holding the key.
+    pub map_pointer: String,
+    pub first: Range<usize>,
+    pub second: Range<usize>,
+}
+
+/// One `---` document of a file.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// 1-based position in the file.
+    pub index: usize,
+    /// `None` for an empty or comment-only document.
+    pub root: Option<Node>,
+    pub duplicates: Vec<Duplicate>,
+    /// How many times each anchor id is used by an alias or merge key.
+    pub alias_uses: HashMap<usize, usize>,
+    /// Byte range from the document's first event to its last.
+    pub span: Range<usize>,
+}
+
+/// A problem that stops a document from being read.
+#[derive(Debug, Clone)]
+pub struct SyntaxError {
+    pub message: String,
+    pub offset: usize,
+    /// 1-based document number in which it happened.
+    pub document: usize,
+}
+
+/// Everything read from one file: the documents before any error, then the error.
+#[derive(Debug)]
+pub struct Parsed {
+    pub documents: Vec<Document>,
+    pub error: Option<SyntaxError>,
+}
+
+enum RawKind {
+    Scalar(String, ScalarStyle, Option<String>),
+    Seq(Vec<usize>),
+    Map(Vec<(usize, usize)>),
+    Alias(usize),
+}
+
+struct RawNode {
+    kind: RawKind,
+    span: Range<usize>,
+    flow: bool,
+}
+
+/// Parse every document of a source.
+pub fn parse(src: &Arc<Source>) -> Parsed {
+    let mut options = Options::default();
+    options.emit_comments = false;
+    options.flow_nesting_limit = MAX_NESTING_DEPTH;
+    options.block_nesting_limit = MAX_NESTING_DEPTH;
+    let mut parser = Parser::new_from_str_with_options(&src.text, options);
+    let text = &src.text;
+    let byte = |span_marker: granit_parser::Marker| -> usize {
+        span_marker
+            .byte_offset()
+            .unwrap_or_else(|| char_to_byte(text, span_marker.index()))
+    };
+
+    let mut documents = Vec::new();
+    let mut raw: Vec<RawNode> = Vec::new();
+    let mut anchors: HashMap<usize, usize> = HashMap::new();
+    // Open collections: (arena index, pending key for maps)
+    let mut stack: Vec<(usize, Option<usize>)> = Vec::new();
+    let mut root: Option<usize> = None;
+    let mut doc_start = 0usize;
+    let mut doc_index = 0usize;
+
+    loop {
+        let (event, span): (Event, Span) = match parser.next_event() {
+            None => break,
+            Some(Ok(ev)) => ev,
+            Some(Err(e)) => {
+                let m = e.marker();
+                let offset = m
+                    .byte_offset()
+                    .unwrap_or_else(|| char_to_byte(text, m.index()));
+                return Parsed {
+                    documents,
+                    error: Some(SyntaxError {
+                        message: e.info(),
+                        offset,
+                        document: doc_index.max(1),
+                    }),
+                };
+            }
+        };
+        let range = byte(span.start)..byte(span.end);
+        let new_node = match event {
+            Event::StreamStart | Event::StreamEnd => continue,
+            Event::DocumentStart(..) => {
+                doc_index += 1;
+                raw.clear();
+                anchors.clear();
+                stack.clear();
+                root = None;
+                doc_start = range.start;
+                continue;
+            }
+            Event::DocumentEnd => {
+                let built = build_document(src, &raw, &anchors, root, doc_index);
+                match built {
+                    Ok(mut doc) => {
+                        doc.span = doc_start..range.end.max(doc_start);
+                        documents.push(doc);
+                    }
+                    Err((message, offset)) => {
+                        return Parsed {
+                            documents,
+                            error: Some(SyntaxError {
+                                message,
+                                offset,
+                                document: doc_index,
+                            }),
+                        };
+                    }
+                }
+                continue;
+            }
+            Event::Alias(id) => {
+                let Some(&target) = anchors.get(&id) else {
+                    return Parsed {
+                        documents,
+                        error: Some(SyntaxError {
+                            message: "alias to an unknown anchor".into(),
+                            offset: range.start,
+                            document: doc_index,
+                        }),
+                    };
+                };
+                raw.push(RawNode {
+                    kind: RawKind::Alias(target),
+                    span: range,
+                    flow: false,
+                });
+                raw.len() - 1
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                let tag = tag.map(|t| match t.core_suffix() {
+                    Some(s) => s.to_string(),
+                    None => format!("{}{}", t.handle(), t.suffix()),
+                });
+                raw.push(RawNode {
+                    kind: RawKind::Scalar(value.into_owned(), style, tag),
+                    span: range,
+                    flow: false,
+                });
+                if anchor != 0 {
+                    anchors.insert(anchor, raw.len() - 1);
+                }
+                raw.len() - 1
+            }
+            Event::SequenceStart(style, anchor, _) | Event::MappingStart(style, anchor, _) => {
+                let is_map = matches!(event, Event::MappingStart(..));
+                raw.push(RawNode {
+                    kind: if is_map {
+                        RawKind::Map(Vec::new())
+                    } else {
+                        RawKind::Seq(Vec::new())
+                    },
+                    span: range,
+                    flow: style == granit_parser::StructureStyle::Flow,
+                });
+                let idx = raw.len() - 1;
+                if anchor != 0 {
+                    anchors.insert(anchor, idx);
+                }
+                attach(&mut raw, &mut stack, &mut root, idx);
+                stack.push((idx, None));
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                if let Some((idx, _)) = stack.pop() {
+                    // A flow collection ends at its closing bracket; a block collection ends with
+                    // its last child (its end event sits at the next token, often a line later).
+                    let end = if raw[idx].flow {
+                        range.end
+                    } else {
+                        last_child_end(&raw, idx)
+                    };
+                    raw[idx].span.end = end.max(raw[idx].span.start);
+                }
+                continue;
+            }
+            _ => continue,
+        };
+        attach(&mut raw, &mut stack, &mut root, new_node);
+    }
+    Parsed {
+        documents,
+        error: None,
+    }
+}
+
+fn last_child_end(raw: &[RawNode], idx: usize) -> usize {
+    match &raw[idx].kind {
+        RawKind::Seq(items) => items.last().map_or(0, |&i| raw[i].span.end),
+        RawKind::Map(entries) => entries.last().map_or(0, |&(_, v)| raw[v].span.end),
+        _ => 0,
+    }
+}
+
+fn attach(
+    raw: &mut [RawNode],
+    stack: &mut [(usize, Option<usize>)],
+    root: &mut Option<usize>,
+    node: usize,
+) {
+    let Some((parent, pending)) = stack.last_mut() else {
+        *root = Some(node);
+        return;
+    };
+    match &mut raw[*parent].kind {
+        RawKind::Seq(items) => items.push(node),
+        RawKind::Map(entries) => match pending.take() {
+            None => *pending = Some(node),
+            Some(key) => entries.push((key, node)),
+        },
+        _ => {}
+    }
+}
+
+fn char_to_byte(text: &str, chars: usize) -> usize {
+    text.char_indices()
+        .nth(chars)
+        .map_or(text.len(), |(b, _)| b)
+}
+
+struct Builder<'a> {
+    src: &'a Arc<Source>,
+    raw: &'a [RawNode],
+    anchor_of: HashMap<usize, usize>,
+    budget: usize,
+    in_progress: Vec<usize>,
+    duplicates: Vec<Duplicate>,
+    alias_uses: HashMap<usize, usize>,
+}
+
+fn build_document(
+    src: &Arc<Source>,
+    raw: &[RawNode],
+    anchors: &HashMap<usize, usize>,
+    root: Option<usize>,
+    index: usize,
+) -> Result<Document, (String, usize)> {
+    let mut b = Builder {
+        src,
+        raw,
+        anchor_of: anchors.iter().map(|(&id, &node)| (node, id)).collect(),
+        budget: ALIAS_EXPANSION_BUDGET,
+        in_progress: Vec::new(),
+        duplicates: Vec::new(),
+        alias_uses: HashMap::new(),
+    };
+    let root = match root {
+        Some(r) => Some(b.node(r, None, String::new(), 0)?),
+        None => None,
+    };
+    // A document holding only an empty plain scalar is an empty document.
+    let root =
+        root.filter(|n| !(matches!(n.value, Value::Scalar(Scalar::Null)) && n.span.is_empty()));
+    Ok(Document {
+        index,
+        root,
+        duplicates: b.duplicates,
+        alias_uses: b.alias_uses,
+        span: 0..0,
+    })
+}
+
+impl Builder<'_> {
+    fn node(
+        &mut self,
+        idx: usize,
+        via_alias: Option<usize>,
+        pointer: String,
+        depth: usize,
+    ) -> Result<Node, (String, usize)> {
+        let r = &self.raw[idx];
+        if depth > MAX_NESTING_DEPTH * 4 {
+            return Err((
+                format!(
+                    "nesting deeper than {} levels through aliases",
+                    MAX_NESTING_DEPTH * 4
+                ),
+                r.span.start,
+            ));
+        }
+        if via_alias.is_some() {
+            if self.budget == 0 {
+                return Err((
+                    format!(
+                        "alias expansion exceeds the budget of {ALIAS_EXPANSION_BUDGET} nodes \
+                         (a \"billion laughs\" document?); refusing to expand it"
+                    ),
+                    r.span.start,
+                ));
+            }
+            self.budget -= 1;
+        }
+        let src = self.src.clone();
+        match &r.kind {
+            RawKind::Alias(target) => {
+                let target = *target;
+                if self.in_progress.contains(&target) {
+                    return Err((
+                        "recursive alias: it refers to a node that contains it".into(),
+                        r.span.start,
+                    ));
+                }
+                let id = self.anchor_of.get(&target).copied().unwrap_or(0);
+                *self.alias_uses.entry(id).or_default() += 1;
+                self.node(target, via_alias.or(Some(id)), pointer, depth + 1)
+            }
+            RawKind::Scalar(value, style, tag) => {
+                let (scalar, st) = match style {
+                    ScalarStyle::Plain => (typed_plain(value, tag.as_deref()), Style::Plain),
+                    ScalarStyle::SingleQuoted => {
+                        (typed_quoted(value, tag.as_deref()), Style::SingleQuoted)
+                    }
+                    ScalarStyle::DoubleQuoted => {
+                        (typed_quoted(value, tag.as_deref()), Style::DoubleQuoted)
+                    }
+                    ScalarStyle::Literal => (typed_quoted(value, tag.as_deref()), Style::Literal),
+                    _ => (typed_quoted(value, tag.as_deref()), Style::Folded),
+                };
+                Ok(Node {
+                    value: Value::Scalar(scalar),
+                    span: r.span.clone(),
+                    style: st,
+                    src,
+                    via_alias,
+                })
+            }
+            RawKind::Seq(items) => {
+                self.in_progress.push(idx);
+                let mut out = Vec::with_capacity(items.len());
+                for (i, &item) in items.iter().enumerate() {
+                    out.push(self.node(item, via_alias, format!("{pointer}/{i}"), depth + 1)?);
+                }
+                self.in_progress.pop();
+                Ok(Node {
+                    value: Value::Seq(out),
+                    span: r.span.clone(),
+                    style: if r.flow { Style::Flow } else { Style::Block },
+                    src,
+                    via_alias,
+                })
+            }
+            RawKind::Map(entries) => {
+                self.in_progress.push(idx);
+                let mut out: Vec<Entry> = Vec::with_capacity(entries.len());
+                // Where each explicit key was first written, for duplicate reports.
+                let mut seen: HashMap<String, Range<usize>> = HashMap::new();
+                for &(k, v) in entries {
+                    let key_node = self.node(k, via_alias, pointer.clone(), depth + 1)?;
+                    let key = key_text(&key_node);
+                    let key_is_merge = key == "<<" && key_node.style == Style::Plain;
+                    if key_is_merge {
+                        self.merge(v, via_alias, &pointer, depth, &mut out)?;
+                        continue;
+                    }
+                    if let Some(first) = seen.get(&key) {
+                        self.duplicates.push(Duplicate {
+                            key: key.clone(),
+                            map_pointer: pointer.clone(),
+                            first: first.clone(),
+                            second: key_node.span.clone(),
+                        });
+                    }
+                    seen.insert(key.clone(), key_node.span.clone());
+                    let child = format!("{pointer}/{}", escape_pointer(&key));
+                    let value = self.node(v, via_alias, child, depth + 1)?;
+                    let entry = Entry {
+                        key,
+                        key_span: key_node.span.clone(),
+                        key_style: key_node.style,
+                        value,
+                        merged: false,
+                    };
+                    upsert(&mut out, entry);
+                }
+                self.in_progress.pop();
+                Ok(Node {
+                    value: Value::Map(out),
+                    span: r.span.clone(),
+                    style: if r.flow { Style::Flow } else { Style::Block },
+                    src,
+                    via_alias,
+                })
+            }
+        }
+    }
+
+    /// `<<: *a` or `<<: [*a, *b]`. go-yaml v2 applies the merged mappings at the point where the
+    /// merge key stands; in a list it applies them last to first, so the first listed wins.
+    fn merge(
+        &mut self,
+        v: usize,
+        via_alias: Option<usize>,
+        pointer: &str,
+        depth: usize,
+        out: &mut Vec<Entry>,
+    ) -> Result<(), (String, usize)> {
+        let value = self.node(v, via_alias, pointer.to_string(), depth + 1)?;
+        let maps: Vec<Node> = match value.value {
+            Value::Map(_) => vec![value],
+            Value::Seq(items) => items.into_iter().rev().collect(),
+            _ => {
+                return Err((
+                    "a merge key (<<) must refer to a mapping or a list of mappings".into(),
+                    value.span.start,
+                ));
+            }
+        };
+        for m in maps {
+            let Value::Map(entries) = m.value else {
+                return Err((
+                    "a merge key (<<) list may only hold mappings".into(),
+                    m.span.start,
+                ));
+            };
+            for mut e in entries {
+                e.merged = true;
+                upsert(out, e);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn upsert(out: &mut Vec<Entry>, entry: Entry) {
+    if let Some(existing) = out.iter_mut().find(|e| e.key == entry.key) {
+        *existing = entry;
+    } else {
+        out.push(entry);
+    }
+}
+
+fn key_text(node: &Node) -> String {
+    match &node.value {
+        Value::Scalar(Scalar::Str(s)) => s.clone(),
+        Value::Scalar(Scalar::Null) if node.style == Style::Plain => {
+            let raw = node.raw();
+            if raw.is_empty() {
+                "null".into()
+            } else {
+                raw.to_string()
+            }
+        }
+        // go-yaml stringifies non-string keys when Helm converts values to JSON; the source text
+        // is what a person wrote and what label validation must look at.
+        Value::Scalar(_) => node.raw().to_string(),
+        _ => node.to_json().to_string(),
+    }
+}
+
+pub fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn typed_plain(value: &str, tag: Option<&str>) -> Scalar {
+    match tag {
+        Some("str") => Scalar::Str(value.to_string()),
+        _ => resolve::helm(value),
+    }
+}
+
+fn typed_quoted(value: &str, tag: Option<&str>) -> Scalar {
+    match tag {
+        Some("int" | "float" | "bool" | "null") => resolve::helm(value),
+        _ => Scalar::Str(value.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(text: &str) -> Parsed {
+        parse(&Source::new("t.yaml", text.to_string()))
+    }
+
+    #[test]
+    fn quoted_scalar_span_ends_at_its_closing_quote() {
+        let p = doc("a: \"x\"   # comment\n");
+        let root = p.documents[0].root.as_ref().unwrap();
+        let a = root.get("a").unwrap();
+        assert_eq!(a.raw(), "\"x\"");
+        assert_eq!(a.style, Style::DoubleQuoted);
+    }
+
+    #[test]
+    fn spans_are_bytes_after_multibyte_text() {
+        let p = doc("# héllo wörld\nkey: välue\nn: 1\n");
+        let root = p.documents[0].root.as_ref().unwrap();
+        assert_eq!(root.get("key").unwrap().raw(), "välue");
+        assert_eq!(root.get("n").unwrap().raw(), "1");
+    }
+
+    #[test]
+    fn merge_keys_single_and_list() {
+        let p = doc(
+            "a: &a {x: 1, y: 1}\nb: &b {y: 2, z: 2}\nc:\n  <<: [*a, *b]\n  w: 0\nd:\n  <<: *b\n  z: 3\n",
+        );
+        let root = p.documents[0].root.as_ref().unwrap();
+        let c = root.get("c").unwrap();
+        assert_eq!(c.to_json(), serde_json::json!({"x":1,"y":1,"z":2,"w":0}));
+        let d = root.get("d").unwrap();
+        assert_eq!(d.to_json(), serde_json::json!({"y":2,"z":3}));
+        assert!(c.entry("x").unwrap().merged);
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_last_and_record_both() {
+        let p = doc("m:\n  k: 1\n  j: 0\n  k: 3\n");
+        let d = &p.documents[0];
+        assert_eq!(
+            d.root.as_ref().unwrap().pointer("/m/k").unwrap().to_json(),
+            3
+        );
+        assert_eq!(d.duplicates.len(), 1);
+        assert_eq!(d.duplicates[0].key, "k");
+        assert_eq!(d.duplicates[0].map_pointer, "/m");
+    }
+
+    #[test]
+    fn billion_laughs_is_refused_quickly() {
+        let mut s = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for i in 1..10 {
+            let prev = format!("*a{}", i - 1);
+            s.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+        }
+        let start = std::time::Instant::now();
+        let p = doc(&s);
+        assert!(p.error.unwrap().message.contains("alias expansion"));
+        assert!(start.elapsed().as_secs() < 5);
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        let s = "[".repeat(100_000);
+        let p = doc(&s);
+        assert!(p.error.is_some());
+    }
+
+    #[test]
+    fn multi_documents_and_comment_only_documents() {
+        let p = doc("---\n# only a comment\n---\na: 1\n---\nb: 2\n");
+        assert_eq!(p.documents.len(), 3);
+        assert!(p.documents[0].root.is_none());
+        assert_eq!(p.documents[2].index, 3);
+    }
+
+    #[test]
+    fn crlf_and_bom_are_accepted() {
+        let p = doc("\u{feff}cgpu:\r\n  policy: 2\r\n");
+        assert!(p.error.is_none(), "{:?}", p.error);
+        let root = p.documents[0].root.as_ref().unwrap();
+        assert_eq!(root.pointer("/cgpu/policy").unwrap().raw(), "2");
+    }
+
+    #[test]
+    fn tags_override_resolution() {
+        let p = doc("a: !!str 1\nb: !!int \"2\"\n");
+        let root = p.documents[0].root.as_ref().unwrap();
+        assert_eq!(root.get("a").unwrap().to_json(), "1");
+        assert_eq!(root.get("b").unwrap().to_json(), 2);
+    }
+}

@@ -1,0 +1,226 @@
+//! The command line: catalogue commands, exit statuses, bad input.
+
+mod common;
+use common::*;
+
+#[test]
+fn readme_rule_table_matches_the_catalogue() {
+    let out = bin()
+        .args(["rules", "--format", "markdown"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let table = String::from_utf8(out.stdout).unwrap();
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("<!-- rules-table:start").expect("start marker");
+    let start = start + readme[start..].find("-->\n").unwrap() + 4;
+    let end = readme.find("<!-- rules-table:end -->").expect("end marker");
+    assert_eq!(
+        &readme[start..end],
+        table,
+        "README rule table is stale: paste `cgpu-lint rules --format markdown` between the markers"
+    );
+}
+
+#[test]
+fn every_rule_has_an_explanation() {
+    let out = bin().args(["rules", "--format", "json"]).output().unwrap();
+    let rules: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(rules.len() >= 40);
+    for r in rules {
+        let name = r["name"].as_str().unwrap();
+        let out = bin().args(["explain", name]).output().unwrap();
+        assert!(out.status.success(), "explain {name}");
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with(name));
+    }
+}
+
+#[test]
+fn explain_unknown_rule_is_exit_2() {
+    let out = bin().args(["explain", "no-such-rule"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown rule"));
+}
+
+#[test]
+fn select_with_an_unknown_rule_is_exit_2() {
+    let out = bin()
+        .args([
+            "check",
+            "--select",
+            "polcy-out-of-range",
+            &fixture("values-valid-full-default.yaml"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn schema_is_json_schema_2020_12() {
+    let out = bin().arg("schema").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    assert_eq!(v["properties"]["cgpu"]["additionalProperties"], false);
+}
+
+#[test]
+fn unreadable_path_is_exit_2_with_the_path() {
+    let out = bin()
+        .args(["check", "/nonexistent/values.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/values.yaml"));
+}
+
+#[test]
+fn syntax_error_is_a_finding_with_a_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.yaml");
+    std::fs::write(&p, "cgpu:\n  policy: [1, 2\n  tag: x\n").unwrap();
+    let r = check_json(&[p.to_str().unwrap()]);
+    expect_rules(&r, &[("yaml-syntax", 1)]);
+    assert_eq!(r.code, 1);
+    assert!(r.diagnostics()[0]["line"].as_u64().unwrap() >= 2);
+}
+
+#[test]
+fn invalid_utf8_names_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.yaml");
+    std::fs::write(&p, b"cgpu:\n  policy: 1\n  tag: v1.5.\xff\n").unwrap();
+    let r = check_json(&[p.to_str().unwrap()]);
+    expect_rules(&r, &[("yaml-syntax", 1)]);
+    assert_eq!(r.diagnostics()[0]["line"], 3);
+    assert!(
+        r.diagnostics()[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("UTF-8")
+    );
+}
+
+#[test]
+fn billion_laughs_is_refused_quickly() {
+    let mut s = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..10 {
+        let prev = format!("*a{}", i - 1);
+        s.push_str(&format!("a{i}: &a{i} [{}]\n", vec![prev; 10].join(", ")));
+    }
+    s.push_str("cgpu:\n  policy: 1\n  x: *a9\n");
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("lol.yaml");
+    std::fs::write(&p, s).unwrap();
+    let r = check_json(&[p.to_str().unwrap()]);
+    expect_rules(&r, &[("yaml-syntax", 1)]);
+    assert!(
+        r.diagnostics()[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("alias expansion")
+    );
+}
+
+#[test]
+fn deep_nesting_is_a_finding_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("deep.yaml");
+    std::fs::write(&p, "[".repeat(100_000)).unwrap();
+    let r = check_json(&[p.to_str().unwrap()]);
+    expect_rules(&r, &[("yaml-syntax", 1)]);
+    assert_eq!(r.code, 1);
+}
+
+#[test]
+fn bom_and_crlf_are_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("crlf.yaml");
+    std::fs::write(&p, "\u{feff}cgpu:\r\n  policy: 9\r\n").unwrap();
+    let r = check_json(&[p.to_str().unwrap()]);
+    expect_rules(&r, &[("policy-out-of-range", 1)]);
+    let d = &r.diagnostics()[0];
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(2), Some(11))
+    );
+}
+
+#[test]
+fn directory_walk_takes_yaml_files_sorted() {
+    let r = check_json(&[fixtures().to_str().unwrap()]);
+    let files: Vec<&str> = r
+        .diagnostics()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap())
+        .collect();
+    let mut sorted = files.clone();
+    sorted.sort();
+    assert_eq!(files, sorted);
+    assert!(r.json["summary"]["files"].as_u64().unwrap() >= 27);
+}
+
+#[test]
+fn human_output_has_file_line_column_and_caret() {
+    let out = bin()
+        .args([
+            "check",
+            "--color",
+            "never",
+            &fixture("values-invalid-policy-out-of-range.yaml"),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("values-invalid-policy-out-of-range.yaml:7:11: error[policy-out-of-range]"),
+        "{text}"
+    );
+    assert!(text.contains("policy: 6"), "{text}");
+    assert!(text.contains('┬') || text.contains('^'), "{text}");
+    assert!(text.contains("help:"), "{text}");
+    assert!(
+        !text.contains("\u{1b}["),
+        "no colour when not a terminal: {text}"
+    );
+    assert!(
+        text.contains("1 file checked: 1 error, 1 warning, 0 infos"),
+        "{text}"
+    );
+}
+
+#[test]
+fn completions_and_man_page() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let out = bin().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("cgpu-lint"));
+    }
+    let out = bin().arg("man").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains(".TH"));
+}
+
+#[test]
+fn stack_names_the_file_that_set_the_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("a.yaml");
+    let b = dir.path().join("b.yaml");
+    std::fs::write(&a, "cgpu:\n  policy: 2\n  tag: v1.5.20-3c9d1e7-aliyun\n").unwrap();
+    std::fs::write(&b, "# prod\ncgpu:\n  policy: 7\n  tag: null\n").unwrap();
+    let r = check_json(&["--stack", a.to_str().unwrap(), b.to_str().unwrap()]);
+    // b's policy 7 wins; b's null deletes a's tag, so no tag finding comes from the defaults either.
+    expect_rules(&r, &[("policy-out-of-range", 1)]);
+    let d = &r.diagnostics()[0];
+    assert!(d["file"].as_str().unwrap().ends_with("b.yaml"));
+    assert_eq!(d["line"], 3);
+    // Without an override the default tag's deadlock is reported against the chart defaults.
+    let r = check_json(&["--stack", a.to_str().unwrap()]);
+    let r2 = check_json(&["--stack", b.to_str().unwrap()]);
+    assert!(r.find("tag-known-deadlock").is_empty());
+    assert!(r2.find("tag-known-deadlock").is_empty());
+    let c = dir.path().join("c.yaml");
+    std::fs::write(&c, "cgpu:\n  policy: 3\n").unwrap();
+    let r3 = check_json(&["--stack", c.to_str().unwrap()]);
+    assert_eq!(r3.find("tag-known-deadlock")[0]["file"], "<chart defaults>");
+}

@@ -1,0 +1,78 @@
+#![allow(dead_code)]
+//! Helpers shared by the integration tests: run the real binary, read its JSON report.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use assert_cmd::Command;
+
+pub fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+pub fn fixture(name: &str) -> String {
+    fixtures().join(name).to_string_lossy().into_owned()
+}
+
+pub fn bin() -> Command {
+    let mut c = Command::cargo_bin("cgpu-lint").expect("binary");
+    c.env_remove("NO_COLOR");
+    c
+}
+
+pub struct Run {
+    pub code: i32,
+    pub json: serde_json::Value,
+    pub stderr: String,
+}
+
+impl Run {
+    pub fn diagnostics(&self) -> &Vec<serde_json::Value> {
+        self.json["diagnostics"].as_array().expect("diagnostics")
+    }
+
+    /// rule → count
+    pub fn rules(&self) -> BTreeMap<String, usize> {
+        let mut m = BTreeMap::new();
+        for d in self.diagnostics() {
+            *m.entry(d["rule"].as_str().unwrap().to_string())
+                .or_default() += 1;
+        }
+        m
+    }
+
+    pub fn find(&self, rule: &str) -> Vec<&serde_json::Value> {
+        self.diagnostics()
+            .iter()
+            .filter(|d| d["rule"] == rule)
+            .collect()
+    }
+}
+
+/// `cgpu-lint check --format json ARGS...`
+pub fn check_json(args: &[&str]) -> Run {
+    let out = bin()
+        .arg("check")
+        .arg("--format")
+        .arg("json")
+        .args(args)
+        .output()
+        .expect("run");
+    let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        json,
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+pub fn expect_rules(run: &Run, want: &[(&str, usize)]) {
+    let want: BTreeMap<String, usize> = want.iter().map(|(r, n)| (r.to_string(), *n)).collect();
+    assert_eq!(run.rules(), want, "report: {:#}", run.json);
+}

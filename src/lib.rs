@@ -6,6 +6,8 @@ pub mod app;
 pub mod check;
 pub mod cli;
 pub mod diag;
+pub mod edit;
+pub mod manifest;
 pub mod output;
 pub mod rules;
 pub mod yaml;

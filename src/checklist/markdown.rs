@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::{Checklist, OtherKind, Target, policy_title, steps, version_text};
+use super::{Checklist, OtherKind, Target, core, policy_title, steps, version_text};
 
 fn change_lines(list: &Checklist, out: &mut String) {
     let (c, d) = (&list.current, &list.desired);
@@ -25,9 +25,13 @@ fn change_lines(list: &Checklist, out: &mut String) {
     let _ = match (&list.tag_change, &list.build_change) {
         (Some(_), _) => writeln!(
             out,
-            "- **cGPU version:** {} → {}: an upgrade, nodes restart",
+            "- **cGPU version:** {} → {}: {}, nodes restart",
             version_text(c),
-            version_text(d)
+            version_text(d),
+            match (core(c), core(d)) {
+                (Some(a), Some(b)) if b < a => "a downgrade",
+                _ => "an upgrade",
+            }
         ),
         (None, Some((a, b))) => writeln!(
             out,

@@ -684,3 +684,30 @@ fn without_yes_a_declined_reboot_leaves_the_node_cordoned_and_fails() {
     assert!(!log.contains(&format!("uncordon\x1f{N21}")));
     assert!(!log.contains(N22), "stopped after the canary: {log}");
 }
+
+#[test]
+fn readme_checklist_is_the_real_output_of_the_fixtures_scenario() {
+    let out = bin()
+        .current_dir(fixtures())
+        .args([
+            "checklist",
+            "--current",
+            LIVE,
+            "--desired",
+            TARGET,
+            "--nodes",
+            NODES,
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("````markdown\n").expect("checklist block") + "````markdown\n".len();
+    let end = start + readme[start..].find("````").unwrap();
+    assert_eq!(
+        &readme[start..end],
+        String::from_utf8_lossy(&out.stdout),
+        "README checklist is stale: paste the output of the fixtures scenario (run in tests/fixtures)"
+    );
+}

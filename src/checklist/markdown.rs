@@ -85,6 +85,10 @@ pub fn render(list: &Checklist) -> String {
             "\n**Reboot required** on every node running cgpu-installer (`kubectl get nodes -l {}`). Give `--nodes` (`kubectl get nodes -o yaml`) for the per-node list.",
             sel.join(",")
         );
+    } else if list.nodes.is_empty() {
+        out.push_str(
+            "\n**Nothing to restart:** no node in the list runs cgpu-installer (see below).\n",
+        );
     } else {
         let _ = writeln!(
             out,

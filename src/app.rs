@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Write};
 
 use crate::check::{self, Filter, InputError};
-use crate::cli::{CheckArgs, Color, CommonArgs, RulesArgs, RulesFormat};
+use crate::cli::{CheckArgs, ChecklistArgs, Color, CommonArgs, RulesArgs, RulesFormat};
 use crate::diag::{Diagnostic, Severity, Summary};
 use crate::output::{self, Format};
 use crate::rules::{RuleOptions, catalogue};
@@ -44,6 +44,8 @@ pub enum AppError {
     Usage(String),
     #[error(transparent)]
     Input(#[from] InputError),
+    #[error(transparent)]
+    Checklist(#[from] crate::checklist::ChecklistError),
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -226,4 +228,28 @@ pub fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
     );
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
+}
+
+pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
+    use crate::checklist::{self, Desired};
+    let desired = match (&args.desired, args.policy) {
+        (Some(path), _) => Desired::Values(path),
+        (None, Some(policy)) => Desired::Policy {
+            policy,
+            tag: args.tag.as_deref(),
+        },
+        (None, None) => {
+            return Err(AppError::Usage(
+                "give --desired VALUES or --policy N".into(),
+            ));
+        }
+    };
+    let list = checklist::build(&args.current, &desired, args.nodes.as_deref())?;
+    let text = checklist::render(&list, args.format, args.yes)?;
+    s.out.write_all(text.as_bytes())?;
+    Ok(if list.has_errors() {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    })
 }

@@ -2,6 +2,7 @@
 
 pub mod catalogue;
 pub mod k8s;
+pub mod nodes;
 pub mod values;
 pub mod version;
 

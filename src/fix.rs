@@ -258,6 +258,15 @@ mod tests {
     }
 
     #[test]
+    fn an_indentless_node_selector_list_becomes_a_nested_map_keeping_comments() {
+        let text = "cgpu:\n  nodeSelector:\n  # pools\n  - a=b   # one\n  - c=d\n  policy: 1\n";
+        assert_eq!(
+            fix(text),
+            "cgpu:\n  nodeSelector:\n  # pools\n    a: b   # one\n    c: d\n  policy: 1\n"
+        );
+    }
+
+    #[test]
     fn nothing_to_fix_is_identity() {
         let text = "\u{feff}cgpu:\n  policy: 1\t# tab\n";
         assert_eq!(fix(text), text);

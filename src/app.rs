@@ -296,8 +296,12 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
         } else if fixed.changed() {
             match crate::fix::write_in_place(p, &fixed.text, &opts) {
                 Ok(_) => {
-                    let mut rules: Vec<&str> = fixed.applied.iter().map(|a| a.rule).collect();
-                    rules.dedup();
+                    let mut rules: Vec<&str> = Vec::new();
+                    for a in &fixed.applied {
+                        if !rules.contains(&a.rule) {
+                            rules.push(a.rule);
+                        }
+                    }
                     writeln!(
                         s.err,
                         "cgpu-lint: fixed {p}: {} finding{} ({})",

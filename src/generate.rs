@@ -60,7 +60,7 @@ pub fn values(req: &ValuesRequest) -> Result<Generated, GenerateError> {
             1 => "each container gets 1/(containers running now)",
             2 => "like 1, weighted by ALIYUN_COM_GPU_SCHD_WEIGHT (> 1) on workloads",
             3 => "each container gets a fixed percentage",
-            4 => "soft: a container may use idle time beyond its share",
+            4 => "a container may use idle GPU time beyond its share",
             _ => "the NVIDIA driver's own time slicing",
         };
         policies.push_str(&format!("  #   {i} {t}: {what}\n"));
@@ -70,11 +70,7 @@ pub fn values(req: &ValuesRequest) -> Result<Generated, GenerateError> {
     } else {
         let mut out = "  nodeSelector:\n".to_string();
         for (k, v) in &req.node_selector {
-            out.push_str(&format!(
-                "    {}: {}\n",
-                s(k),
-                render_string(v, Style::DoubleQuoted)
-            ));
+            out.push_str(&format!("    {}: {}\n", s(k), s(v)));
         }
         out
     };
@@ -163,35 +159,28 @@ pub fn patch(req: &PatchRequest) -> Result<Generated, GenerateError> {
         _ => None,
     };
     let n = req.policy;
+    // The whole output is a valid patch file (the commands are comments), so
+    // `cgpu-lint generate patch ... > patch.yaml` can be given to `kubectl patch --patch-file`.
     let mut text = format!(
-        "\
-# Change the cGPU policy of a cluster where cGPU is already installed (policy {n}: {title}).
-kubectl -n kube-system set env daemonset/cgpu-installer POLICY={n}
-",
+        "# Change the cGPU policy of a cluster where cGPU is already installed (policy {n}: {title}):\n\
+         #   kubectl -n kube-system set env daemonset/cgpu-installer POLICY={n}\n",
         title = POLICY_TITLES[n as usize]
     );
     if let Some(img) = &image {
         text.push_str(&format!(
-            "kubectl -n kube-system set image daemonset/cgpu-installer cgpu-installer={img}\n"
+            "#   kubectl -n kube-system set image daemonset/cgpu-installer cgpu-installer={img}\n"
         ));
     }
     text.push_str(
-        "\
-# The same change as a strategic-merge patch:
-#   kubectl -n kube-system patch daemonset cgpu-installer --type strategic --patch-file patch.yaml
-spec:
-  template:
-    spec:
-      containers:
-      - name: cgpu-installer
-",
+        "# or apply this file, the same change as a strategic-merge patch:\n\
+         #   kubectl -n kube-system patch daemonset cgpu-installer --type strategic --patch-file patch.yaml\n\
+         spec:\n  template:\n    spec:\n      containers:\n      - name: cgpu-installer\n",
     );
     if let Some(img) = &image {
         text.push_str(&format!("        image: {img}\n"));
     }
     text.push_str(&format!(
-        "\
-        env:
+        "        env:
         - name: POLICY
           value: \"{n}\"
 # If the cluster also runs cgpu-core-installer, give it the same POLICY: every GPU-sharing node
@@ -209,6 +198,7 @@ spec:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::yaml::Node;
 
     fn req() -> ValuesRequest {
         ValuesRequest {
@@ -249,5 +239,26 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn the_patch_is_a_yaml_file_kubectl_patch_can_read() {
+        let g = patch(&PatchRequest {
+            policy: 0,
+            tag: None,
+            region: None,
+        })
+        .unwrap();
+        let src = Source::new("patch.yaml", g.text.clone());
+        let parsed = crate::yaml::parse(&src);
+        assert!(parsed.error.is_none());
+        let root = parsed.documents[0].root.as_ref().unwrap();
+        let c = root.pointer("/spec/template/spec/containers/0").unwrap();
+        assert_eq!(c.get("name").and_then(Node::as_str), Some("cgpu-installer"));
+        assert_eq!(
+            c.pointer("/env/0/value").and_then(Node::as_str),
+            Some("0"),
+            "EnvVar.value must be a string"
+        );
     }
 }

@@ -138,10 +138,16 @@ pub fn set(
             d.message
         )));
     }
+    // The document that was changed: the first one with a cgpu block (see `plan`).
+    let target = yaml::parse(&current)
+        .documents
+        .iter()
+        .find(|d| d.root.as_ref().and_then(|r| r.entry("cgpu")).is_some())
+        .map_or(1, |d| d.index);
     let mut notes = Vec::new();
     for a in assignments {
         let p = a.pointer();
-        for d in after.iter().filter(|d| d.path == p && d.document == 1) {
+        for d in after.iter().filter(|d| d.path == p && d.document == target) {
             if d.severity == Severity::Error {
                 return Err(SetError::Rejected {
                     assignment: a.text.clone(),
@@ -493,6 +499,17 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    #[test]
+    fn in_a_multi_document_file_the_first_cgpu_document_is_changed_and_checked() {
+        let text = "# comment-only document\n---\ncgpu:\n  policy: 1\n---\ncgpu:\n  policy: 2\n";
+        assert_eq!(
+            run(text, &["policy=0"]).unwrap(),
+            "# comment-only document\n---\ncgpu:\n  policy: 0\n---\ncgpu:\n  policy: 2\n"
+        );
+        let e = run(text, &["policy=6"]).unwrap_err();
+        assert!(matches!(e, SetError::Rejected { .. }), "{e}");
     }
 
     #[test]

@@ -320,3 +320,18 @@ fn generate_patch_prints_kubectl_and_the_patch() {
     assert!(text.contains("          value: \"2\"\n"));
     assert!(text.contains("cgpu-lint checklist"));
 }
+
+#[test]
+fn fix_diff_is_coloured_only_when_asked_or_on_a_terminal() {
+    let f = fixture("values-valid-policy-quoted-string.yaml");
+    let out = bin()
+        .args(["fix", "--diff", "--color", "always", &f])
+        .output()
+        .unwrap();
+    let diff = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        diff.contains("\x1b[31m-  policy: \"1\"\x1b[0m\n"),
+        "{diff:?}"
+    );
+    assert!(diff.contains("\x1b[32m+  policy: 1\x1b[0m\n"), "{diff:?}");
+}

@@ -253,3 +253,209 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
         Exit::Clean
     })
 }
+
+/// Render findings into a byte buffer (for `fix --diff`/`--stdout`, whose report goes to stderr).
+fn report_to(
+    err: &mut dyn Write,
+    c: &CommonArgs,
+    diags: &mut [Diagnostic],
+    files: usize,
+) -> Result<(), AppError> {
+    let mut buf = Vec::new();
+    let mut sink = std::io::sink();
+    let mut inner = Streams {
+        out: &mut buf,
+        err: &mut sink,
+        out_is_terminal: false,
+    };
+    let mut c = c.clone();
+    c.color = Color::Never;
+    print_report(&mut inner, &c, diags, files)?;
+    err.write_all(&buf)?;
+    Ok(())
+}
+
+/// `cgpu-lint fix`: apply every safe fix in place (or show it with --diff / --stdout), then
+/// report what is left for a person. Exit 1 when a file changed (or would), as pre-commit expects.
+pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError> {
+    let c = &args.common;
+    let filter = filter(c)?;
+    let opts = rule_options(c);
+    let paths = if args.paths.is_empty() {
+        vec![".".to_string()]
+    } else {
+        args.paths.clone()
+    };
+    let (files, walk_errors) = check::expand_paths(&paths);
+    if args.stdout && files.len() != 1 {
+        return Err(AppError::Usage(format!(
+            "--stdout prints one corrected file; {} inputs were given",
+            files.len()
+        )));
+    }
+    let color = use_color(c.color, s.out_is_terminal);
+    let mut trouble = !walk_errors.is_empty();
+    for e in &walk_errors {
+        writeln!(s.err, "cgpu-lint: error: {e}")?;
+    }
+    let mut changed = false;
+    let mut remaining = Vec::new();
+    for p in &files {
+        let src = match check::read_input(p, c.max_file_size) {
+            Ok(src) => src,
+            Err(e) => {
+                writeln!(s.err, "cgpu-lint: error: {e}")?;
+                trouble = true;
+                continue;
+            }
+        };
+        let fixed = crate::fix::fix_source(&src, &opts, &filter);
+        if let Some(why) = &fixed.refused {
+            writeln!(s.err, "cgpu-lint: {p}: {why}")?;
+        }
+        changed |= fixed.changed();
+        if args.stdout || (p == "-" && !args.diff) {
+            s.out.write_all(fixed.text.as_bytes())?;
+        } else if args.diff {
+            let d = crate::fix::unified_diff(p, &src.text, &fixed.text, color);
+            s.out.write_all(d.as_bytes())?;
+        } else if fixed.changed() {
+            match crate::fix::write_in_place(p, &fixed.text, &opts) {
+                Ok(_) => {
+                    let mut rules: Vec<&str> = Vec::new();
+                    for a in &fixed.applied {
+                        if !rules.contains(&a.rule) {
+                            rules.push(a.rule);
+                        }
+                    }
+                    writeln!(
+                        s.err,
+                        "cgpu-lint: fixed {p}: {} finding{} ({})",
+                        fixed.applied.len(),
+                        if fixed.applied.len() == 1 { "" } else { "s" },
+                        rules.join(", ")
+                    )?;
+                }
+                Err(e) => {
+                    writeln!(s.err, "cgpu-lint: error: {e}")?;
+                    trouble = true;
+                }
+            }
+        }
+        remaining.extend(fixed.remaining);
+    }
+    if args.stdout || args.diff {
+        if !(c.quiet && remaining.is_empty()) {
+            report_to(s.err, c, &mut remaining, files.len())?;
+        }
+    } else {
+        print_report(s, c, &mut remaining, files.len())?;
+    }
+    let mut exit = verdict(&remaining, c.deny_warnings);
+    if changed && !args.stdout {
+        exit = exit.worst(Exit::Findings);
+    }
+    Ok(if trouble { Exit::Trouble } else { exit })
+}
+
+/// `cgpu-lint set KEY=VALUE... PATH`.
+pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError> {
+    use crate::set::{Assignment, SetError};
+    let (path, pairs) = args.args.split_last().expect("clap requires two arguments");
+    let assignments = pairs
+        .iter()
+        .map(|p| Assignment::parse(p))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| AppError::Usage(e.to_string()))?;
+    let src = check::read_input(path, check::DEFAULT_MAX_FILE_SIZE)?;
+    let opts = RuleOptions::default();
+    let outcome = match crate::set::set(&src, &assignments, &opts) {
+        Ok(o) => o,
+        Err(SetError::Usage(m)) => return Err(AppError::Usage(m)),
+        Err(e) => {
+            writeln!(s.err, "cgpu-lint: {path}: {e}")?;
+            return Ok(Exit::Findings);
+        }
+    };
+    for d in &outcome.notes {
+        writeln!(
+            s.err,
+            "cgpu-lint: {}: {} at {}:{}: {}",
+            d.severity.as_str(),
+            d.rule,
+            path,
+            d.start().line,
+            d.message
+        )?;
+    }
+    if args.stdout || path == "-" {
+        s.out.write_all(outcome.text.as_bytes())?;
+    } else if args.diff {
+        let color = use_color(args.color, s.out_is_terminal);
+        let d = crate::fix::unified_diff(path, &src.text, &outcome.text, color);
+        s.out.write_all(d.as_bytes())?;
+    } else if outcome.text == src.text {
+        writeln!(s.err, "cgpu-lint: {path}: already set, nothing to change")?;
+    } else {
+        crate::fix::write_in_place(path, &outcome.text, &opts)
+            .map_err(|e| AppError::Usage(e.to_string()))?;
+        writeln!(s.err, "cgpu-lint: {path}: set {}", pairs.join(" "))?;
+    }
+    Ok(Exit::Clean)
+}
+
+/// `cgpu-lint generate` and `cgpu-lint generate patch`.
+pub fn generate(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Exit, AppError> {
+    use crate::generate::{self as g, GenerateError};
+    let result = match &args.patch {
+        Some(crate::cli::GenerateCommand::Patch(p)) => g::patch(&g::PatchRequest {
+            policy: p.policy,
+            tag: p.tag.clone(),
+            region: p.region.clone(),
+        }),
+        None => {
+            let node_selector = args
+                .node_selector
+                .iter()
+                .map(|l| g::parse_label(l))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| AppError::Usage(e.to_string()))?;
+            g::values(&g::ValuesRequest {
+                policy: args.policy,
+                tag: args.tag.clone(),
+                pull_policy: args.pull_policy.clone(),
+                node_selector,
+                finance_tag: args.finance_tag.clone(),
+                check_regions: args.check_regions,
+            })
+        }
+    };
+    let generated = match result {
+        Ok(g) => g,
+        Err(GenerateError::Usage(m)) => return Err(AppError::Usage(m)),
+        Err(e) => {
+            writeln!(s.err, "cgpu-lint: {e}")?;
+            return Ok(Exit::Findings);
+        }
+    };
+    for d in &generated.notes {
+        let hint = if d.rule == "tag-known-deadlock" && args.tag.is_none() && args.patch.is_none() {
+            " (the chart's documented default tag; pass --tag v1.5.10 or later)"
+        } else {
+            ""
+        };
+        writeln!(
+            s.err,
+            "cgpu-lint: {}: {}: {}{hint}",
+            d.severity.as_str(),
+            d.rule,
+            d.message
+        )?;
+    }
+    match (&args.output, &args.patch) {
+        (Some(file), None) => std::fs::write(file, &generated.text)
+            .map_err(|e| AppError::Usage(format!("{file}: {e}")))?,
+        _ => s.out.write_all(generated.text.as_bytes())?,
+    }
+    Ok(Exit::Clean)
+}

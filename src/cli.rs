@@ -25,6 +25,12 @@ pub enum Command {
     Check(CheckArgs),
     /// Print the node-reboot checklist a policy change or cGPU upgrade needs
     Checklist(ChecklistArgs),
+    /// Apply the safe fixes in place (exit 1 when a file changed); --diff or --stdout write nothing
+    Fix(FixArgs),
+    /// Set cgpu keys (KEY=VALUE) without touching anything else; refuses values the rules reject
+    Set(SetArgs),
+    /// Print a complete, commented values file, or (`generate patch`) the kubectl change for a live cluster
+    Generate(GenerateArgs),
     /// Print the JSON Schema of the values
     Schema,
     /// List the rule catalogue
@@ -134,4 +140,82 @@ pub struct ChecklistArgs {
     /// Shell format: the script asks no confirmation (the script also takes --yes itself)
     #[arg(long)]
     pub yes: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct FixArgs {
+    /// Files, directories, or - for stdin (default: the current directory)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Print a unified diff of the fixes and write nothing (exit 1 when there would be changes)
+    #[arg(long, conflicts_with = "stdout")]
+    pub diff: bool,
+    /// Print the corrected file (one input) on stdout and write nothing
+    #[arg(long)]
+    pub stdout: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SetArgs {
+    /// KEY=VALUE pairs, then the values file: policy=2 tag=v1.5.10-… nodeSelector.ack.node.gpu.schedule=cgpu
+    #[arg(value_name = "KEY=VALUE... PATH", required = true, num_args = 2..)]
+    pub args: Vec<String>,
+    /// Print a unified diff and write nothing
+    #[arg(long, conflicts_with = "stdout")]
+    pub diff: bool,
+    /// Print the changed file on stdout and write nothing
+    #[arg(long)]
+    pub stdout: bool,
+    /// Colour in the diff (NO_COLOR is respected with auto)
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: Color,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct GenerateArgs {
+    #[command(subcommand)]
+    pub patch: Option<GenerateCommand>,
+    /// Scheduling policy 0-5 (0 fair share, 1 preemptive, 2 weight-based, 3 fixed, 4 soft, 5 native)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub policy: i64,
+    /// cGPU installer image tag (default: the chart's documented default, which has the 1.5.7 deadlock)
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
+    /// imagePullPolicy
+    #[arg(long, value_name = "POLICY", default_value = "IfNotPresent")]
+    pub pull_policy: String,
+    /// A nodeSelector label, KEY=VALUE (repeatable)
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub node_selector: Vec<String>,
+    /// financeCloudImageTag (a -fin build, used in finance-cloud regions)
+    #[arg(long, value_name = "TAG")]
+    pub finance_tag: Option<String>,
+    /// checkRegions
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub check_regions: bool,
+    /// Write to FILE instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum GenerateCommand {
+    /// The kubectl command and strategic-merge patch for a cluster where cGPU is already installed
+    Patch(PatchArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PatchArgs {
+    /// The new scheduling policy, 0-5
+    #[arg(long, value_name = "N")]
+    pub policy: i64,
+    /// Also change the installer image to this tag (needs --region for the registry host)
+    #[arg(long, value_name = "TAG", requires = "region")]
+    pub tag: Option<String>,
+    /// The cluster's region id (cn-hangzhou), for the registry-vpc host of the image
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
 }

@@ -13,6 +13,9 @@ fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
     match &cli.command {
         Command::Check(args) => app::check(s, args),
         Command::Checklist(args) => app::checklist(s, args),
+        Command::Fix(args) => app::fix(s, args),
+        Command::Set(args) => app::set(s, args),
+        Command::Generate(args) => app::generate(s, args),
         Command::Schema => app::schema(s),
         Command::Rules(args) => app::rules(s, args),
         Command::Explain { rule } => app::explain(s, rule),

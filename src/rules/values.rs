@@ -575,8 +575,8 @@ pub fn node_selector(ctx: &mut Ctx, v: &Node, path: &str) {
                 path.to_string(),
                 "nodeSelector is a list; Kubernetes needs a map of label key to value",
             );
-            if let Some(edit) = list_to_map(v, items) {
-                ctx.fix_last(v, vec![edit]);
+            if let Some(edits) = list_to_map(v, items) {
+                ctx.fix_last(v, edits);
             }
         }
         _ => {
@@ -634,9 +634,11 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
 }
 
 /// `- a=b` items → `a: b` lines (block) or `{a: b}` (flow), when every item is `key=value`.
-fn list_to_map(seq: &Node, items: &[Node]) -> Option<crate::diag::Edit> {
+/// A block list is rewritten item by item (`- a=b` → `a: b`), so comments between and after the
+/// items stay where they are.
+fn list_to_map(seq: &Node, items: &[Node]) -> Option<Vec<crate::diag::Edit>> {
     if items.is_empty() {
-        return Some(replace(seq, "{}"));
+        return Some(vec![replace(seq, "{}")]);
     }
     let mut pairs = Vec::new();
     for it in items {
@@ -653,18 +655,41 @@ fn list_to_map(seq: &Node, items: &[Node]) -> Option<crate::diag::Edit> {
         ));
     }
     if seq.style == Style::Flow {
-        return Some(replace(seq, format!("{{{}}}", pairs.join(", "))));
+        return Some(vec![replace(seq, format!("{{{}}}", pairs.join(", ")))]);
     }
     let src = &seq.src;
-    let col = src.line_col(seq.span.start).column - 1;
-    let line = src.line_text(src.line_col(seq.span.start).line);
-    // The `-` must start its line (after indentation) for a clean block rewrite.
-    if line.chars().take(col).any(|c| c != ' ') {
-        return None;
+    // An indentless list (`nodeSelector:` then `- a=b` in the same column) must move two columns
+    // right, or its entries would become siblings of `nodeSelector`. The key is on the nearest
+    // line above that holds more than a comment.
+    let first_line = src.line_col(seq.span.start).line;
+    let indent_of = |l: usize| src.line_text(l).chars().take_while(|c| *c == ' ').count();
+    let key_indent = (1..first_line).rev().find_map(|l| {
+        let t = src.line_text(l).trim_start();
+        (!t.is_empty() && !t.starts_with('#')).then(|| indent_of(l))
+    });
+    let shift = if key_indent.is_some_and(|k| indent_of(first_line) <= k) {
+        "  "
+    } else {
+        ""
+    };
+    let mut edits = Vec::new();
+    for (it, pair) in items.iter().zip(pairs) {
+        // The item's `-` indicator: the only text between the start of its line and the item.
+        let lc = src.line_col(it.span.start);
+        let line_start = src.line_start(lc.line);
+        let before = &src.text[line_start..it.span.start];
+        let dash = before.trim_end();
+        if !dash.ends_with('-') || dash[..dash.len() - 1].chars().any(|c| c != ' ') {
+            return None;
+        }
+        let dash_at = line_start + dash.len() - 1;
+        edits.push(crate::diag::Edit {
+            src: src.clone(),
+            range: dash_at..it.span.end,
+            replacement: format!("{shift}{pair}"),
+        });
     }
-    let indent = " ".repeat(col);
-    let eol = src.line_ending();
-    Some(replace(seq, pairs.join(&format!("{eol}{indent}"))))
+    Some(edits)
 }
 
 fn unknown_key(ctx: &mut Ctx, cgpu: &Node, e: &crate::yaml::Entry) {

@@ -1,0 +1,529 @@
+//! `cgpu-lint set KEY=VALUE... PATH`: change cgpu keys by editing only their bytes (or inserting
+//! one line with the surrounding indentation and line ending), then check the result with the
+//! same rules as `check` and refuse a value that an error rule rejects.
+
+use std::sync::Arc;
+
+use crate::check::check_source;
+use crate::diag::{Diagnostic, Edit, Severity};
+use crate::rules::{RuleOptions, child, render_string};
+use crate::yaml::{self, Node, Scalar, Source, Style, Value, resolve};
+
+/// The keys `set` may change (plus `nodeSelector.<label key>`).
+pub const SETTABLE: &[&str] = &[
+    "policy",
+    "tag",
+    "imagePullPolicy",
+    "enabled",
+    "checkRegions",
+    "image",
+    "financeCloudImageTag",
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum SetError {
+    /// Bad command line (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// The file's shape does not allow the change (exit 1, file untouched).
+    #[error("{0}")]
+    Cannot(String),
+    /// An error rule rejects the new value (exit 1, file untouched).
+    #[error("refused {assignment}: {rule}: {message}")]
+    Rejected {
+        assignment: String,
+        rule: &'static str,
+        message: String,
+    },
+}
+
+/// One `KEY=VALUE`.
+#[derive(Debug, Clone)]
+pub struct Assignment {
+    /// `["policy"]` or `["nodeSelector", "<label key>"]`.
+    pub keys: Vec<String>,
+    pub value: String,
+    pub text: String,
+}
+
+impl Assignment {
+    pub fn parse(s: &str) -> Result<Assignment, SetError> {
+        let Some((k, v)) = s.split_once('=') else {
+            return Err(SetError::Usage(format!(
+                "`{s}` is not KEY=VALUE (keys: {}, nodeSelector.<label key>)",
+                SETTABLE.join(", ")
+            )));
+        };
+        let keys = if let Some(label) = k.strip_prefix("nodeSelector.") {
+            if label.is_empty() {
+                return Err(SetError::Usage("nodeSelector. needs a label key".into()));
+            }
+            vec!["nodeSelector".to_string(), label.to_string()]
+        } else if SETTABLE.contains(&k) {
+            vec![k.to_string()]
+        } else {
+            return Err(SetError::Usage(format!(
+                "`{k}` cannot be set (keys: {}, nodeSelector.<label key>)",
+                SETTABLE.join(", ")
+            )));
+        };
+        Ok(Assignment {
+            keys,
+            value: v.to_string(),
+            text: s.to_string(),
+        })
+    }
+
+    /// JSON pointer of the key in the document.
+    pub fn pointer(&self) -> String {
+        self.keys
+            .iter()
+            .fold("/cgpu".to_string(), |p, k| child(&p, k))
+    }
+
+    /// The YAML text for the value. Numbers and booleans for `policy`, `enabled` and
+    /// `checkRegions` are written plain (quotes dropped); everything else stays a string, in the
+    /// quoting style the old value had when it had one.
+    fn yaml(&self, old_style: Style) -> String {
+        let typed = matches!(self.keys[0].as_str(), "policy" | "enabled" | "checkRegions");
+        if typed {
+            match resolve::helm(self.value.trim()) {
+                Scalar::Int(i) => return i.to_string(),
+                Scalar::Bool(b) => return b.to_string(),
+                Scalar::Float(_) => return self.value.trim().to_string(),
+                _ => {}
+            }
+        }
+        let style = if old_style.is_quoted() {
+            old_style
+        } else {
+            Style::Plain
+        };
+        render_string(&self.value, style)
+    }
+}
+
+/// What `set` did to one file.
+#[derive(Debug)]
+pub struct SetOutcome {
+    pub text: String,
+    /// Warnings and infos at the keys set (errors refuse instead).
+    pub notes: Vec<Diagnostic>,
+}
+
+/// Apply the assignments one after another to `src`, then check the result.
+pub fn set(
+    src: &Arc<Source>,
+    assignments: &[Assignment],
+    opts: &RuleOptions,
+) -> Result<SetOutcome, SetError> {
+    let before = check_source(src, opts);
+    if let Some(d) = before.iter().find(|d| d.rule == "yaml-syntax") {
+        return Err(SetError::Cannot(format!(
+            "{}: does not parse ({}); fix that first",
+            src.name, d.message
+        )));
+    }
+    let mut current = src.clone();
+    for a in assignments {
+        let edit = plan(&current, a)?;
+        let text = crate::edit::apply(&current.text, &[&edit])
+            .map_err(|e| SetError::Cannot(format!("internal error: {e}")))?;
+        current = Source::new(src.name.clone(), text);
+    }
+    let after = check_source(&current, opts);
+    if let Some(d) = after.iter().find(|d| d.rule == "yaml-syntax") {
+        return Err(SetError::Cannot(format!(
+            "internal error: the change would not parse ({}); file left as it was",
+            d.message
+        )));
+    }
+    // The document that was changed: the first one with a cgpu block (see `plan`).
+    let target = yaml::parse(&current)
+        .documents
+        .iter()
+        .find(|d| d.root.as_ref().and_then(|r| r.entry("cgpu")).is_some())
+        .map_or(1, |d| d.index);
+    let mut notes = Vec::new();
+    for a in assignments {
+        let p = a.pointer();
+        for d in after.iter().filter(|d| d.path == p && d.document == target) {
+            if d.severity == Severity::Error {
+                return Err(SetError::Rejected {
+                    assignment: a.text.clone(),
+                    rule: d.rule,
+                    message: d.message.clone(),
+                });
+            }
+            notes.push(d.clone());
+        }
+    }
+    Ok(SetOutcome {
+        text: current.text.clone(),
+        notes,
+    })
+}
+
+/// Leading spaces of the line holding `offset`.
+fn indent_at(src: &Source, offset: usize) -> usize {
+    let line = src.line_col(offset).line;
+    src.line_text(line)
+        .chars()
+        .take_while(|c| *c == ' ')
+        .count()
+}
+
+/// Byte offset of the end of the last thing written for `node` in `src` (entries reached through
+/// a merge key or an alias live elsewhere and are skipped).
+fn content_end(node: &Node, src: &Arc<Source>) -> usize {
+    let own = |n: &Node| Arc::ptr_eq(&n.src, src) && n.via_alias.is_none();
+    match &node.value {
+        Value::Map(entries) if node.style == Style::Block => entries
+            .iter()
+            .filter(|e| !e.merged && own(&e.value))
+            .map(|e| e.key_span.end.max(content_end(&e.value, src)))
+            .max()
+            .unwrap_or(node.span.start),
+        Value::Seq(items) if node.style == Style::Block => items
+            .iter()
+            .filter(|n| own(n))
+            .map(|n| content_end(n, src))
+            .max()
+            .unwrap_or(node.span.start),
+        _ => {
+            // A block scalar's span ends after its line break; stay on its last line.
+            let mut end = node.span.end;
+            while end > node.span.start && matches!(src.text.as_bytes()[end - 1], b'\n' | b'\r') {
+                end -= 1;
+            }
+            end
+        }
+    }
+}
+
+/// Insert `lines` (already indented after the first, which gets `indent`) on a new line after the
+/// line holding `after`.
+fn insert_after(src: &Arc<Source>, after: usize, indent: usize, body: &str) -> Edit {
+    let eol = src.line_ending();
+    let line = src.line_col(after).line;
+    let pad = " ".repeat(indent);
+    if line >= src.line_count() {
+        // The last line has no line break.
+        let at = src.text.len();
+        Edit {
+            src: src.clone(),
+            range: at..at,
+            replacement: format!("{eol}{pad}{body}"),
+        }
+    } else {
+        let at = src.line_start(line + 1);
+        Edit {
+            src: src.clone(),
+            range: at..at,
+            replacement: format!("{pad}{body}{eol}"),
+        }
+    }
+}
+
+/// `key: value` text, or for a nested key `key:<eol><indent+2>sub: value`.
+fn key_lines(keys: &[String], value: &str, indent: usize, eol: &str) -> String {
+    let k = render_string(&keys[0], Style::Plain);
+    if keys.len() == 1 {
+        format!("{k}: {value}")
+    } else {
+        format!(
+            "{k}:{eol}{}{}",
+            " ".repeat(indent + 2),
+            key_lines(&keys[1..], value, indent + 2, eol)
+        )
+    }
+}
+
+/// The one edit that makes `a` true in `src`.
+fn plan(src: &Arc<Source>, a: &Assignment) -> Result<Edit, SetError> {
+    let parsed = yaml::parse(src);
+    let eol = src.line_ending();
+    let doc = parsed.documents.iter().find(|d| {
+        d.root
+            .as_ref()
+            .and_then(|r| r.entry("cgpu"))
+            .is_some_and(|e| !e.merged)
+    });
+    let Some(doc) = doc else {
+        // No cgpu block: add one at the end of the file.
+        if let Some(root) = parsed.documents.iter().find_map(|d| d.root.as_ref())
+            && root.as_map().is_none()
+        {
+            return Err(SetError::Cannot(format!(
+                "{}: the document is a {}, not a mapping of values",
+                src.name,
+                root.type_name()
+            )));
+        }
+        let at = src.text.len();
+        let lead = if src.text.is_empty() || src.text.ends_with('\n') {
+            ""
+        } else {
+            eol
+        };
+        let mut keys = vec!["cgpu".to_string()];
+        keys.extend(a.keys.iter().cloned());
+        return Ok(Edit {
+            src: src.clone(),
+            range: at..at,
+            replacement: format!(
+                "{lead}{}{eol}",
+                key_lines(&keys, &a.yaml(Style::Plain), 0, eol)
+            ),
+        });
+    };
+    let root = doc.root.as_ref().expect("found by root");
+    let cgpu = root.entry("cgpu").expect("found by entry");
+    set_in(src, &cgpu.value, cgpu.key_span.start, "cgpu", &a.keys, a)
+}
+
+/// Set `keys` inside `map` (the value of the key starting at `key_at`, named `name`).
+fn set_in(
+    src: &Arc<Source>,
+    map: &Node,
+    key_at: usize,
+    name: &str,
+    keys: &[String],
+    a: &Assignment,
+) -> Result<Edit, SetError> {
+    let eol = src.line_ending();
+    let child_indent = indent_at(src, key_at) + 2;
+    match &map.value {
+        Value::Scalar(Scalar::Null) if map.style == Style::Plain => {
+            // `cgpu:` with nothing after it (or `~`): the new key goes on the next line.
+            let body = key_lines(keys, &a.yaml(Style::Plain), child_indent, eol);
+            if map.span.is_empty() {
+                Ok(insert_after(src, key_at, child_indent, &body))
+            } else {
+                // `~` or `null`: replaced by a flow map holding the new key.
+                Ok(Edit {
+                    src: src.clone(),
+                    range: map.span.clone(),
+                    replacement: format!("{{{}}}", flow_pair(keys, &a.yaml(Style::Plain))),
+                })
+            }
+        }
+        Value::Map(entries) if map.style == Style::Block => {
+            let own = entries
+                .iter()
+                .rev()
+                .find(|e| e.key == keys[0] && !e.merged && Arc::ptr_eq(&e.value.src, src));
+            match own {
+                Some(e) if keys.len() > 1 => {
+                    set_in(src, &e.value, e.key_span.start, &e.key, &keys[1..], a)
+                }
+                Some(e) => replace_scalar(src, &e.value, &e.key, a),
+                None => {
+                    let first = entries
+                        .iter()
+                        .find(|e| !e.merged && Arc::ptr_eq(&e.value.src, src));
+                    let indent = first.map_or(child_indent, |e| indent_at(src, e.key_span.start));
+                    let after = content_end(map, src).max(key_at);
+                    let body = key_lines(keys, &a.yaml(Style::Plain), indent, eol);
+                    Ok(insert_after(src, after, indent, &body))
+                }
+            }
+        }
+        Value::Map(entries) => {
+            // A flow map: `{}` or `{a: b}`.
+            if let Some(e) = entries.iter().rev().find(|e| e.key == keys[0] && !e.merged) {
+                if keys.len() > 1 {
+                    return set_in(src, &e.value, e.key_span.start, &e.key, &keys[1..], a);
+                }
+                return replace_scalar(src, &e.value, &e.key, a);
+            }
+            let text = &src.text[map.span.clone()];
+            let Some(close) = text.rfind('}') else {
+                return Err(SetError::Cannot(format!(
+                    "`{name}` is not a plain flow map"
+                )));
+            };
+            let close = map.span.start + close;
+            let open = map.span.start + 1;
+            let inner = &src.text[open..close];
+            let pair = flow_pair(keys, &a.yaml(Style::Plain));
+            if inner.trim().is_empty() {
+                Ok(Edit {
+                    src: src.clone(),
+                    range: open..close,
+                    replacement: pair,
+                })
+            } else {
+                let trimmed = inner.trim_end();
+                let at = open + trimmed.len();
+                let sep = if trimmed.ends_with(',') { " " } else { ", " };
+                Ok(Edit {
+                    src: src.clone(),
+                    range: at..at,
+                    replacement: format!("{sep}{pair}"),
+                })
+            }
+        }
+        _ => Err(SetError::Cannot(format!(
+            "`{name}` is a {}, not a mapping; run `cgpu-lint fix` or correct it first",
+            map.type_name()
+        ))),
+    }
+}
+
+fn flow_pair(keys: &[String], value: &str) -> String {
+    let k = render_string(&keys[0], Style::Plain);
+    if keys.len() == 1 {
+        format!("{k}: {value}")
+    } else {
+        format!("{k}: {{{}}}", flow_pair(&keys[1..], value))
+    }
+}
+
+fn replace_scalar(
+    src: &Arc<Source>,
+    v: &Node,
+    key: &str,
+    a: &Assignment,
+) -> Result<Edit, SetError> {
+    if v.via_alias.is_some() {
+        return Err(SetError::Cannot(format!(
+            "`{key}` comes from an anchor (`*alias`); set it where the anchor is defined, or replace the alias"
+        )));
+    }
+    let Value::Scalar(_) = &v.value else {
+        return Err(SetError::Cannot(format!(
+            "`{key}` is a {}, not a single value",
+            v.type_name()
+        )));
+    };
+    if matches!(v.style, Style::Literal | Style::Folded) {
+        return Err(SetError::Cannot(format!(
+            "`{key}` is a block scalar; edit it by hand"
+        )));
+    }
+    // A label value is always a string; other keys keep their quoting when they stay strings.
+    let text = a.yaml(v.style);
+    if v.span.is_empty() {
+        // `key:` with an empty (null) value: the span sits right after the colon.
+        let lead = if src.text[..v.span.start].ends_with(':') {
+            " "
+        } else {
+            ""
+        };
+        return Ok(Edit {
+            src: src.clone(),
+            range: v.span.clone(),
+            replacement: format!("{lead}{text}"),
+        });
+    }
+    Ok(Edit {
+        src: src.clone(),
+        range: v.span.clone(),
+        replacement: text,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str, args: &[&str]) -> Result<String, SetError> {
+        let src = Source::new("v.yaml", text.to_string());
+        let a: Vec<Assignment> = args.iter().map(|s| Assignment::parse(s).unwrap()).collect();
+        set(&src, &a, &RuleOptions::default()).map(|o| o.text)
+    }
+
+    #[test]
+    fn replaces_a_quoted_policy_with_a_plain_number() {
+        assert_eq!(
+            run("cgpu:\r\n  policy: \"1\"  # c\r\n", &["policy=2"]).unwrap(),
+            "cgpu:\r\n  policy: 2  # c\r\n"
+        );
+    }
+
+    #[test]
+    fn keeps_the_quote_style_of_a_string() {
+        assert_eq!(
+            run(
+                "cgpu:\n  tag: 'v1.5.3-8d3fc1b-aliyun'\n",
+                &["tag=v1.5.10-2b9e7d4-aliyun"]
+            )
+            .unwrap(),
+            "cgpu:\n  tag: 'v1.5.10-2b9e7d4-aliyun'\n"
+        );
+    }
+
+    #[test]
+    fn inserts_a_missing_key_with_sibling_indentation() {
+        assert_eq!(
+            run(
+                "cgpu:\n    enabled: true\n    nodeSelector:\n      a: b\nother: 1\n",
+                &["policy=3"]
+            )
+            .unwrap(),
+            "cgpu:\n    enabled: true\n    nodeSelector:\n      a: b\n    policy: 3\nother: 1\n"
+        );
+    }
+
+    #[test]
+    fn creates_the_cgpu_block_when_absent() {
+        assert_eq!(
+            run(
+                "global:\n  x: 1",
+                &["nodeSelector.ack.node.gpu.schedule=cgpu"]
+            )
+            .unwrap(),
+            "global:\n  x: 1\ncgpu:\n  nodeSelector:\n    ack.node.gpu.schedule: cgpu\n"
+        );
+    }
+
+    #[test]
+    fn inserts_inside_an_empty_flow_node_selector() {
+        assert_eq!(
+            run("cgpu:\n  nodeSelector: {}\n", &["nodeSelector.gpu-pool=no"]).unwrap(),
+            "cgpu:\n  nodeSelector: {gpu-pool: \"no\"}\n"
+        );
+    }
+
+    #[test]
+    fn refuses_an_out_of_range_policy_with_the_rule_message() {
+        let e = run("cgpu:\n  policy: 1\n", &["policy=9"]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SetError::Rejected {
+                    rule: "policy-out-of-range",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn in_a_multi_document_file_the_first_cgpu_document_is_changed_and_checked() {
+        let text = "# comment-only document\n---\ncgpu:\n  policy: 1\n---\ncgpu:\n  policy: 2\n";
+        assert_eq!(
+            run(text, &["policy=0"]).unwrap(),
+            "# comment-only document\n---\ncgpu:\n  policy: 0\n---\ncgpu:\n  policy: 2\n"
+        );
+        let e = run(text, &["policy=6"]).unwrap_err();
+        assert!(matches!(e, SetError::Rejected { .. }), "{e}");
+    }
+
+    #[test]
+    fn refuses_a_tag_too_old() {
+        let e = run("cgpu:\n  tag: v1.5.10\n", &["tag=v1.0.5"]).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                SetError::Rejected {
+                    rule: "tag-too-old",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+}

@@ -1,0 +1,337 @@
+//! `fix`, `fix --diff`, `fix --stdout`, `set` and `generate` through the real binary.
+
+mod common;
+use common::*;
+
+use std::os::unix::fs::PermissionsExt;
+
+/// Every fixable fixture, and the bytes `fix --stdout` must print for it. The expected files in
+/// tests/fixtures/fixed/ were written by hand from the rule table (spec §3.1 "fix" column).
+const GOLDEN: &[&str] = &[
+    "values-valid-policy-quoted-string",
+    "values-invalid-policy-name-string",
+    "values-warn-yaml11-scalars-nodeselector",
+    "values-invalid-image-with-registry-and-tag",
+    "values-invalid-nodeselector-not-a-map",
+    "values-invalid-image-pull-policy-case",
+    "values-invalid-enabled-and-checkregions-strings",
+    "values-warn-unknown-keys-typo",
+    "values-multi-doc-two-clusters",
+    "values-invalid-nodeselector-bad-keys",
+];
+
+fn expected(name: &str) -> String {
+    std::fs::read_to_string(fixtures().join("fixed").join(format!("{name}.yaml"))).unwrap()
+}
+
+#[test]
+fn fix_stdout_prints_the_hand_written_golden_bytes() {
+    for name in GOLDEN {
+        let out = bin()
+            .args(["fix", "--stdout", &fixture(&format!("{name}.yaml"))])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            expected(name),
+            "fix --stdout {name}"
+        );
+    }
+}
+
+#[test]
+fn golden_outputs_have_no_fixable_finding_left() {
+    for name in GOLDEN {
+        let path = fixtures().join("fixed").join(format!("{name}.yaml"));
+        let run = check_json(&[path.to_str().unwrap()]);
+        assert_eq!(run.json["summary"]["fixable"], 0, "{name}: {:#}", run.json);
+    }
+}
+
+#[test]
+fn fix_diff_is_a_unified_diff_and_exit_1() {
+    // Run from the fixtures folder so the headers carry the path as given.
+    let f = "values-invalid-image-pull-policy-case.yaml";
+    let out = bin()
+        .current_dir(fixtures())
+        .args(["fix", "--diff", f])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let diff = String::from_utf8(out.stdout).unwrap();
+    let want = format!(
+        "--- a/{f}\n+++ b/{f}\n@@ -3,7 +3,7 @@\n   image: acs/cgpu-installer\n   tag: v1.5.3-8d3fc1b-aliyun\n   financeCloudImageTag: v1.0.7-fin\n-  imagePullPolicy: ifNotPresent   # must be exactly Always, IfNotPresent or Never\n+  imagePullPolicy: IfNotPresent   # must be exactly Always, IfNotPresent or Never\n   policy: 1\n   nodeSelector: {{}}\n   checkRegions: true\n"
+    );
+    assert_eq!(diff, want);
+    assert!(
+        !diff.contains('\x1b'),
+        "no colour when stdout is not a terminal"
+    );
+}
+
+#[test]
+fn fix_diff_with_nothing_to_fix_is_empty_and_exit_0() {
+    let out = bin()
+        .args(["fix", "--diff", &fixture("values-valid-full-default.yaml")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+}
+
+fn temp_copy(name: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join(name);
+    std::fs::copy(fixtures().join(name), &p).unwrap();
+    (dir, p)
+}
+
+#[test]
+fn fix_in_place_writes_the_fix_keeps_the_mode_and_exits_1() {
+    let (_d, p) = temp_copy("values-invalid-enabled-and-checkregions-strings.yaml");
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+    let out = bin().arg("fix").arg(&p).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        expected("values-invalid-enabled-and-checkregions-strings")
+    );
+    let mode = std::fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o640);
+    // No temporary file is left beside it.
+    assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
+    // Fixing again changes nothing: exit 0 (only a warning is left).
+    let again = bin().arg("fix").arg(&p).output().unwrap();
+    assert_eq!(again.status.code(), Some(0));
+}
+
+#[test]
+fn fix_does_not_rewrite_an_unchanged_file() {
+    let (_d, p) = temp_copy("values-valid-full-default.yaml");
+    let old = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+    let f = std::fs::File::options().write(true).open(&p).unwrap();
+    f.set_modified(old).unwrap();
+    drop(f);
+    let out = bin().arg("fix").arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), old);
+}
+
+#[test]
+fn fix_never_writes_a_file_that_does_not_parse() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("broken.yaml");
+    let text = "cgpu:\n  policy: \"1\"\n  enabled: [unclosed\n";
+    std::fs::write(&p, text).unwrap();
+    let out = bin().arg("fix").arg(&p).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "a syntax error is a finding");
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+}
+
+#[test]
+fn fix_writes_through_a_symlink_to_its_target() {
+    let (d, target) = temp_copy("values-valid-policy-quoted-string.yaml");
+    let link = d.path().join("link.yaml");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let out = bin().arg("fix").arg(&link).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&target).unwrap(),
+        expected("values-valid-policy-quoted-string")
+    );
+}
+
+#[test]
+fn fix_select_limits_the_fixes() {
+    let out = bin()
+        .args([
+            "fix",
+            "--stdout",
+            "--select",
+            "yaml11-scalar",
+            &fixture("values-warn-yaml11-scalars-nodeselector.yaml"),
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("  enabled: true\n"));
+    assert!(
+        text.contains("    gpu-pool: no "),
+        "label-value-type not selected"
+    );
+}
+
+#[test]
+fn fix_stdout_needs_exactly_one_input() {
+    let out = bin()
+        .args([
+            "fix",
+            "--stdout",
+            &fixture("values-valid-full-default.yaml"),
+            &fixture("values-valid-policy-quoted-string.yaml"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn set_changes_only_the_value_and_keeps_comments() {
+    let (_d, p) = temp_copy("values-invalid-image-pull-policy-case.yaml");
+    let out = bin()
+        .arg("set")
+        .args([
+            "policy=2",
+            "tag=v1.5.10-2b9e7d4-aliyun",
+            "nodeSelector.ack.node.gpu.schedule=cgpu",
+        ])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&p).unwrap();
+    let want =
+        std::fs::read_to_string(fixtures().join("values-invalid-image-pull-policy-case.yaml"))
+            .unwrap()
+            .replace("  policy: 1\n", "  policy: 2\n")
+            .replace(
+                "  tag: v1.5.3-8d3fc1b-aliyun\n",
+                "  tag: v1.5.10-2b9e7d4-aliyun\n",
+            )
+            .replace(
+                "  nodeSelector: {}\n",
+                "  nodeSelector: {ack.node.gpu.schedule: cgpu}\n",
+            );
+    assert_eq!(text, want);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("policy-weight-hint"));
+}
+
+#[test]
+fn set_refuses_a_rejected_value_and_leaves_the_file() {
+    for (arg, rule) in [
+        ("policy=9", "policy-out-of-range"),
+        ("tag=v1.0.5", "tag-too-old"),
+    ] {
+        let (_d, p) = temp_copy("values-valid-full-default.yaml");
+        let before = std::fs::read(&p).unwrap();
+        let out = bin().arg("set").arg(arg).arg(&p).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{arg}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains(rule), "{arg}");
+        assert_eq!(std::fs::read(&p).unwrap(), before, "{arg}");
+    }
+}
+
+#[test]
+fn set_unknown_key_is_exit_2() {
+    let out = bin()
+        .args(["set", "polcy=2", &fixture("values-valid-full-default.yaml")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn generate_checks_clean_and_warns_about_the_default_tag() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("values.yaml");
+    let out = bin()
+        .args([
+            "generate",
+            "--policy",
+            "2",
+            "--node-selector",
+            "gpu-pool=no",
+            "-o",
+        ])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tag-known-deadlock"));
+    let run = check_json(&[p.to_str().unwrap()]);
+    assert_eq!(run.code, 0);
+    expect_rules(
+        &run,
+        &[("tag-known-deadlock", 1), ("policy-weight-hint", 1)],
+    );
+}
+
+#[test]
+fn generate_with_a_current_tag_has_no_finding() {
+    let out = bin()
+        .args(["generate", "--tag", "v1.5.10-2b9e7d4-aliyun"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("\ncgpu:\n"));
+    assert!(text.contains("restarted"));
+}
+
+#[test]
+fn generate_refuses_a_bad_policy() {
+    let out = bin().args(["generate", "--policy", "7"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn generate_patch_prints_kubectl_and_the_patch() {
+    let out = bin()
+        .args([
+            "generate",
+            "patch",
+            "--policy",
+            "2",
+            "--tag",
+            "v1.5.10-2b9e7d4-aliyun",
+            "--region",
+            "cn-hangzhou",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("kubectl -n kube-system set env daemonset/cgpu-installer POLICY=2\n"));
+    assert!(text.contains(
+        "        image: registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun\n"
+    ));
+    assert!(text.contains("          value: \"2\"\n"));
+    assert!(text.contains("cgpu-lint checklist"));
+}
+
+#[test]
+fn fix_diff_is_coloured_only_when_asked_or_on_a_terminal() {
+    let f = fixture("values-valid-policy-quoted-string.yaml");
+    let out = bin()
+        .args(["fix", "--diff", "--color", "always", &f])
+        .output()
+        .unwrap();
+    let diff = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        diff.contains("\x1b[31m-  policy: \"1\"\x1b[0m\n"),
+        "{diff:?}"
+    );
+    assert!(diff.contains("\x1b[32m+  policy: 1\x1b[0m\n"), "{diff:?}");
+}

@@ -9,5 +9,6 @@ pub mod diag;
 pub mod edit;
 pub mod manifest;
 pub mod output;
+pub mod postrender;
 pub mod rules;
 pub mod yaml;

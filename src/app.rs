@@ -358,8 +358,11 @@ fn tty_summary(diags: &[Diagnostic], summary: Summary, report: Option<&str>) {
             d.message
         ));
     }
-    if let Some(r) = report {
-        text.push_str(&format!("  full report: {r}\n"));
+    match report {
+        Some(r) => text.push_str(&format!("  full report: {r}\n")),
+        None => text.push_str(
+            "  full report: add --post-renderer-args=--report --post-renderer-args=FILE\n",
+        ),
     }
     let _ = tty.write_all(text.as_bytes());
 }

@@ -128,7 +128,19 @@ impl Run<'_> {
                     let edited = self.installer_doc(text);
                     out.write_all(edited.as_bytes())?;
                 }
-                Err(_) => out.write_all(chunk)?,
+                Err(_) => {
+                    // Passed through as read; Helm will refuse it, but say where it is.
+                    let (lossy, at, message) = match yaml::source::decode(chunk.to_vec()) {
+                        Err(e) => e,
+                        Ok(_) => unreachable!("from_utf8 failed"),
+                    };
+                    let src = Source::new_invalid("-", lossy, at, message);
+                    for mut d in check::check_source(&src, &self.rule_opts) {
+                        d.document = self.outcome.documents;
+                        self.outcome.diagnostics.push(d);
+                    }
+                    out.write_all(chunk)?;
+                }
             }
         } else {
             out.write_all(chunk)?;
@@ -140,7 +152,11 @@ impl Run<'_> {
     /// A source for `text` that starts at the chunk's line in the stream (blank lines pad the
     /// front; only installer documents are built this way).
     fn source(&self, text: &str) -> (Arc<Source>, usize) {
-        let pad = "\n".repeat(self.lines_before);
+        // Keep the document's own line ending first, so inserted lines match it.
+        let crlf = text
+            .find('\n')
+            .is_some_and(|i| i > 0 && text.as_bytes()[i - 1] == b'\r');
+        let pad = if crlf { "\r\n" } else { "\n" }.repeat(self.lines_before);
         (Source::new("-", format!("{pad}{text}")), pad.len())
     }
 

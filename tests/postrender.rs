@@ -286,3 +286,33 @@ fn a_stream_of_ten_thousand_documents_goes_through() {
     // Findings carry the stream's line numbers.
     assert!(stderr.contains("-:80005:"), "{stderr}");
 }
+
+#[test]
+fn policy_added_to_a_crlf_document_uses_crlf() {
+    let ds = std::fs::read_to_string(fixture(
+        "daemonset-invalid-old-version-public-registry-no-policy.yaml",
+    ))
+    .unwrap();
+    let input = format!(
+        "apiVersion: v1\r\nkind: ConfigMap\r\nmetadata:\r\n  name: a\r\n---\r\n{}",
+        ds.replace('\n', "\r\n")
+    );
+    let out = post_render(input.as_bytes(), &["--policy", "1", "--fail-on", "never"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        text,
+        format!("{input}        - name: POLICY\r\n          value: \"1\"\r\n")
+    );
+}
+
+#[test]
+fn an_installer_document_that_is_not_utf8_is_reported_and_passed_through() {
+    let mut input = b"---\napiVersion: v1\nkind: ConfigMap\ndata:\n  k: \xff\n---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: cgpu-installer\n  labels: {x: \"\xfe\"}\n".to_vec();
+    let out = post_render(&input, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("yaml-syntax"));
+    let out = post_render(&input, &["--fail-on", "never"]);
+    assert_eq!(out.stdout, std::mem::take(&mut input));
+}

@@ -299,16 +299,17 @@ pub fn post_render(
     for c in &outcome.changes {
         text.push_str(&format!("cgpu-lint post-render: {c}\n"));
     }
-    text.push_str(&output::human::render(
-        &outcome.diagnostics,
-        summary,
-        false,
-        false,
-    ));
+    for d in &outcome.diagnostics {
+        text.push_str(&output::human::render_one(d, false));
+        text.push('\n');
+    }
     text.push_str(&format!(
-        "cgpu-lint post-render: {} documents, {} installer DaemonSets; {}\n",
+        "cgpu-lint post-render: {} documents, {} installer DaemonSets: {} errors, {} warnings, {} infos; {}\n",
         outcome.documents,
         outcome.installers,
+        summary.errors,
+        summary.warnings,
+        summary.infos,
         if failed {
             "render refused, nothing written to stdout"
         } else {

@@ -282,7 +282,10 @@ fn a_stream_of_ten_thousand_documents_goes_through() {
     let expected = input.replace("          value: \"2\"", "          value: \"4\"");
     assert!(out.stdout == expected.as_bytes());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("10001 documents, 1 installer"), "{stderr}");
+    assert!(
+        stderr.contains("10001 documents, 1 installer DaemonSets: 0 errors, 0 warnings, 1 infos"),
+        "{stderr}"
+    );
     // Findings carry the stream's line numbers.
     assert!(stderr.contains("-:80005:"), "{stderr}");
 }

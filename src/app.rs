@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Write};
 
 use crate::check::{self, Filter, InputError};
-use crate::cli::{CheckArgs, Color, CommonArgs, RulesArgs, RulesFormat};
+use crate::cli::{CheckArgs, ChecklistArgs, Color, CommonArgs, RulesArgs, RulesFormat};
 use crate::diag::{Diagnostic, Severity, Summary};
 use crate::output::{self, Format};
 use crate::rules::{RuleOptions, catalogue};
@@ -44,6 +44,8 @@ pub enum AppError {
     Usage(String),
     #[error(transparent)]
     Input(#[from] InputError),
+    #[error(transparent)]
+    Checklist(#[from] crate::checklist::ChecklistError),
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -366,4 +368,28 @@ fn tty_summary(diags: &[Diagnostic], summary: Summary, report: Option<&str>) {
         ),
     }
     let _ = tty.write_all(text.as_bytes());
+}
+
+pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
+    use crate::checklist::{self, Desired};
+    let desired = match (&args.desired, args.policy) {
+        (Some(path), _) => Desired::Values(path),
+        (None, Some(policy)) => Desired::Policy {
+            policy,
+            tag: args.tag.as_deref(),
+        },
+        (None, None) => {
+            return Err(AppError::Usage(
+                "give --desired VALUES or --policy N".into(),
+            ));
+        }
+    };
+    let list = checklist::build(&args.current, &desired, args.nodes.as_deref())?;
+    let text = checklist::render(&list, args.format, args.yes)?;
+    s.out.write_all(text.as_bytes())?;
+    Ok(if list.has_errors() {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    })
 }

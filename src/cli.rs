@@ -26,6 +26,8 @@ pub enum Command {
     /// Helm post-renderer (Helm 3 --post-renderer, Helm 4 postrenderer/v1 plugin): rendered
     /// stream on stdin, the same stream on stdout, findings on stderr (and --report / the terminal)
     PostRender(PostRenderArgs),
+    /// Print the node-reboot checklist a policy change or cGPU upgrade needs
+    Checklist(ChecklistArgs),
     /// Print the JSON Schema of the values
     Schema,
     /// List the rule catalogue
@@ -155,4 +157,31 @@ pub enum RulesFormat {
 pub struct RulesArgs {
     #[arg(long, value_enum, default_value = "human")]
     pub format: RulesFormat,
+}
+
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["desired", "policy"])))]
+pub struct ChecklistArgs {
+    /// The live DaemonSet (`kubectl get ds cgpu-installer -n kube-system -o yaml|json`) or the
+    /// values deployed now
+    #[arg(long, value_name = "LIVE")]
+    pub current: String,
+    /// The desired values file
+    #[arg(long, value_name = "VALUES")]
+    pub desired: Option<String>,
+    /// The desired policy, instead of a values file
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
+    pub policy: Option<u8>,
+    /// With --policy: the desired image tag (default: the current one)
+    #[arg(long, value_name = "TAG", requires = "policy")]
+    pub tag: Option<String>,
+    /// The cluster's nodes (`kubectl get nodes -o yaml|json`: a List, a NodeList or one Node)
+    #[arg(long, value_name = "NODES")]
+    pub nodes: Option<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "markdown")]
+    pub format: crate::checklist::ChecklistFormat,
+    /// Shell format: the script asks no confirmation (the script also takes --yes itself)
+    #[arg(long)]
+    pub yes: bool,
 }

@@ -4,6 +4,7 @@
 
 pub mod app;
 pub mod check;
+pub mod checklist;
 pub mod cli;
 pub mod diag;
 pub mod edit;

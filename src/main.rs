@@ -13,6 +13,7 @@ fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
     match &cli.command {
         Command::Check(args) => app::check(s, args),
         Command::PostRender(args) => app::post_render(s, args, std::io::stdin().lock()),
+        Command::Checklist(args) => app::checklist(s, args),
         Command::Schema => app::schema(s),
         Command::Rules(args) => app::rules(s, args),
         Command::Explain { rule } => app::explain(s, rule),

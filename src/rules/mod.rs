@@ -3,6 +3,7 @@
 pub mod catalogue;
 pub mod installer;
 pub mod k8s;
+pub mod nodes;
 pub mod values;
 pub mod version;
 

@@ -1,0 +1,240 @@
+"""Benchmark driver for scripts/bench: generates the workloads, runs each command several times
+in a fresh process, and prints median wall time, CPU time and peak RSS side by side with the
+ratio to each peer. Standard library only."""
+
+import os
+import platform
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "target" / "bench"
+TOOLS = ROOT / "target" / "tools"
+VENV = ROOT / "target" / "venv" / "bin"
+CGPU = ROOT / "target" / "release" / "cgpu-lint"
+RUNS = int(os.environ.get("RUNS", "5"))
+
+POLICIES = [0, 1, 2, 3, 4, 5]
+TAGS = ["v1.5.20-3c9d1e7-aliyun", "v1.5.10-2b9e7d4-aliyun", "v1.5.3-8d3fc1b-aliyun", "v1.5.16-1f0e3a2-aliyun"]
+
+
+def values_file(i: int, rng: random.Random) -> str:
+    policy = rng.choice(POLICIES)
+    tag = rng.choice(TAGS)
+    pool = f"np{rng.randrange(16**10):010x}"
+    return f"""# ack-ai-installer values for cluster c{i:05d} ({rng.choice(['cn-hangzhou', 'cn-beijing', 'ap-southeast-1'])})
+gpushare:
+  enabled: true
+  image: acs/k8s-gpushare-plugin
+  tag: v2-1.11-aff8a23
+  imagePullPolicy: IfNotPresent
+
+cgpu:
+  enabled: true
+  image: acs/cgpu-installer
+  tag: {tag}
+  financeCloudImageTag: v1.0.9-fin
+  imagePullPolicy: IfNotPresent
+  # 0 fair share, 1 preemptive, 2 weight-based, 3 fixed, 4 soft, 5 native
+  policy: {policy}
+  nodeSelector:
+    ack.node.gpu.schedule: cgpu
+    alibabacloud.com/nodepool-id: {pool}
+  checkRegions: true
+"""
+
+
+def fleet(n: int) -> Path:
+    d = BENCH / f"fleet{n}"
+    marker = d / ".complete"
+    if marker.exists():
+        return d
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    rng = random.Random(n)
+    for i in range(n):
+        (d / f"values-c{i:05d}.yaml").write_text(values_file(i, rng))
+    marker.write_text("")
+    return d
+
+
+CONFIGMAP = """---
+# Source: big-chart/templates/configmap-{i}.yaml
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm-{i}
+  namespace: default
+  labels:
+    app.kubernetes.io/managed-by: Helm
+data:
+  payload: "{payload}"
+"""
+
+INSTALLER = """---
+# Source: ack-ai-installer/templates/cgpu/daemonset.yaml
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: cgpu-installer
+  namespace: kube-system
+spec:
+  selector:
+    matchLabels:
+      name: cgpu-installer
+  template:
+    metadata:
+      labels:
+        name: cgpu-installer
+    spec:
+      hostPID: true
+      priorityClassName: system-node-critical
+      nodeSelector:
+        ack.node.gpu.schedule: cgpu
+      containers:
+      - name: cgpu-installer
+        image: "registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.20-3c9d1e7-aliyun"
+        imagePullPolicy: IfNotPresent
+        securityContext:
+          privileged: true
+        env:
+        - name: POLICY
+          value: "2"
+"""
+
+
+def stream(helm4: bool) -> Path:
+    name = "stream-helm4.yaml" if helm4 else "stream-helm3.yaml"
+    p = BENCH / name
+    if p.exists():
+        return p
+    BENCH.mkdir(parents=True, exist_ok=True)
+    target = 64 * 1024 * 1024
+    docs = 30_000
+    per_doc = target // docs
+    payload = "x" * max(16, per_doc - 220)
+    parts = []
+    for i in range(docs):
+        doc = CONFIGMAP.format(i=i, payload=payload)
+        if helm4:
+            doc = doc.replace("# Source: big-chart/templates/configmap-%d.yaml\n" % i, "").replace(
+                "  labels:\n",
+                "  annotations:\n    postrenderer.helm.sh/postrender-filename: 'big-chart/templates/configmap-%d.yaml'\n  labels:\n" % i,
+            )
+        parts.append(doc)
+        if i == docs // 2:
+            parts.append(INSTALLER)
+    text = "".join(parts)
+    if helm4:
+        text = text.lstrip("-\n")
+    p.write_text(text)
+    return p
+
+
+def measure(cmd, stdin=None, stdout=subprocess.DEVNULL):
+    """One run: (wall seconds, cpu seconds, peak RSS KiB, exit status)."""
+    fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdin=fin, stdout=stdout, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if stdin:
+        fin.close()
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status)
+
+
+def bench(label, cmd, stdin=None):
+    walls, cpus, rss, codes = [], [], [], set()
+    measure(cmd, stdin)  # warm the page cache
+    for _ in range(RUNS):
+        w, c, r, code = measure(cmd, stdin)
+        walls.append(w)
+        cpus.append(c)
+        rss.append(r)
+        codes.add(code)
+    return {
+        "label": label,
+        "wall": statistics.median(walls),
+        "cpu": statistics.median(cpus),
+        "rss": max(rss),
+        "codes": sorted(codes),
+    }
+
+
+def fmt_time(s):
+    return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def table(title, rows, size_bytes=None):
+    base = rows[0]
+    print(f"\n### {title}\n")
+    print("| command | median wall | CPU | peak RSS | exit | cgpu-lint speed-up |" + (" throughput |" if size_bytes else ""))
+    print("|---|---|---|---|---|---|" + ("---|" if size_bytes else ""))
+    for r in rows:
+        ratio = r["wall"] / base["wall"] if base["wall"] else float("nan")
+        line = (f"| {r['label']} | {fmt_time(r['wall'])} | {fmt_time(r['cpu'])} | {r['rss'] / 1024:.1f} MiB "
+                f"| {','.join(map(str, r['codes']))} | {'—' if r is base else f'{ratio:.1f}×'} |")
+        if size_bytes:
+            line += f" {size_bytes / r['wall'] / 1e6:.0f} MB/s |"
+        print(line)
+
+
+def main():
+    for tool in [CGPU, VENV / "check-jsonschema", VENV / "yamllint", TOOLS / "helm3"]:
+        if not tool.exists():
+            sys.exit(f"bench: {tool} is missing (scripts/bench installs it)")
+    BENCH.mkdir(parents=True, exist_ok=True)
+    schema = BENCH / "values.schema.json"
+    schema.write_bytes(subprocess.run([str(CGPU), "schema"], check=True, capture_output=True).stdout)
+    one = ROOT / "tests" / "fixtures" / "values-valid-full-default.yaml"
+    cpu = platform.processor() or platform.machine()
+    try:
+        model = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except Exception:
+        model = cpu
+    print(f"Machine: {os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}; {RUNS} runs each, median")
+
+    table("One values file", [
+        bench("cgpu-lint check", [str(CGPU), "check", str(one)]),
+        bench("check-jsonschema (same schema)", [str(VENV / "check-jsonschema"), "--schemafile", str(schema), str(one)]),
+        bench("yamllint (parse-only floor)", [str(VENV / "yamllint"), "-d", "relaxed", str(one)]),
+        bench("helm lint (chart fixture)", [str(TOOLS / "helm3"), "lint", str(ROOT / "charts-fixtures" / "ack-ai-installer"), "-f", str(one)]),
+    ])
+
+    f1000 = fleet(1000)
+    files = sorted(str(p) for p in f1000.glob("*.yaml"))
+    table("1,000 values files, one call", [
+        bench("cgpu-lint check DIR", [str(CGPU), "check", "--quiet", str(f1000)]),
+        bench("check-jsonschema (same schema)", [str(VENV / "check-jsonschema"), "--schemafile", str(schema), *files]),
+        bench("yamllint DIR (parse-only floor)", [str(VENV / "yamllint"), "-d", "relaxed", str(f1000)]),
+    ])
+
+    f10000 = fleet(10000)
+    table("10,000 values files, one call (memory must not grow with the file count)", [
+        bench("cgpu-lint check DIR (10,000)", [str(CGPU), "check", "--quiet", str(f10000)]),
+        bench("cgpu-lint check DIR (1,000)", [str(CGPU), "check", "--quiet", str(f1000)]),
+    ])
+
+    for helm4 in (False, True):
+        s = stream(helm4)
+        out = BENCH / "post-render.out"
+        size = s.stat().st_size
+        rows = [
+            bench("cgpu-lint post-render", [str(CGPU), "post-render", "--fail-on", "never"], stdin=s),
+            bench("cat", ["cat"], stdin=s),
+        ]
+        table(f"post-render, {size / 2**20:.0f} MiB Helm {'4' if helm4 else '3'} stream, 30,000 documents, one cgpu-installer", rows, size)
+        with open(out, "wb") as fo:
+            subprocess.run([str(CGPU), "post-render", "--fail-on", "never"], stdin=open(s, "rb"), stdout=fo, stderr=subprocess.DEVNULL)
+        same = out.read_bytes() == s.read_bytes()
+        print(f"\noutput byte-identical to input: {'yes' if same else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()

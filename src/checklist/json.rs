@@ -1,0 +1,84 @@
+//! `checklist --format json`: the keys of spec §6, in its order; diagnostics exactly as
+//! `check --format json` prints them.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{Checklist, Step, steps};
+use crate::output::json::diagnostic_value;
+
+#[derive(Serialize)]
+struct Change<T> {
+    from: T,
+    to: T,
+}
+
+#[derive(Serialize)]
+struct JsonNode<'a> {
+    name: &'a str,
+    state: &'static str,
+    notes: &'a [String],
+    steps: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct JsonOther<'a> {
+    name: &'a str,
+    reason: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonChecklist<'a> {
+    version: u32,
+    policy_change: Option<Change<u8>>,
+    tag_change: Option<Change<&'a str>>,
+    reboot_required: bool,
+    nodes: Vec<JsonNode<'a>>,
+    other_nodes: Vec<JsonOther<'a>>,
+    diagnostics: Vec<Value>,
+}
+
+fn step_text(s: &Step) -> String {
+    match &s.command {
+        Some(c) => format!("{}: {c}", s.title),
+        None => s.title.clone(),
+    }
+}
+
+pub fn render(list: &Checklist) -> String {
+    let nodes = if list.reboot_required() {
+        list.nodes
+            .iter()
+            .map(|t| JsonNode {
+                name: &t.name,
+                state: t.state.as_str(),
+                notes: &t.notes,
+                steps: steps(list, t).iter().map(step_text).collect(),
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let report = JsonChecklist {
+        version: 1,
+        policy_change: list.policy_change.map(|(from, to)| Change { from, to }),
+        tag_change: list.tag_change.as_ref().map(|(from, to)| Change {
+            from: from.as_str(),
+            to: to.as_str(),
+        }),
+        reboot_required: list.reboot_required(),
+        nodes,
+        other_nodes: list
+            .other_nodes
+            .iter()
+            .map(|o| JsonOther {
+                name: &o.name,
+                reason: &o.reason,
+            })
+            .collect(),
+        diagnostics: list.diagnostics.iter().map(diagnostic_value).collect(),
+    };
+    let mut s = serde_json::to_string_pretty(&report).expect("serialisable");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,205 @@
+//! `checklist --format shell`: a script a person reviews, then runs. Every name in it comes from
+//! input, so names are validated when the checklist is built (DNS-1123 node names, `i-…`
+//! instance ids, region ids) and, belt and braces, written only as single-quoted words and used
+//! only as quoted variables. Pod names are looked up at run time and checked before use.
+
+use std::fmt::Write;
+
+use super::{Checklist, NSENTER, Target, core};
+
+/// A single-quoted shell word: nothing inside is expanded.
+pub fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+const PRELUDE: &str = r#"set -euo pipefail
+
+assume_yes=__YES__
+case "${1:-}" in
+  --yes|-y) assume_yes=1 ;;
+  "") ;;
+  *) echo "usage: $0 [--yes]   (--yes: no confirmation prompts)" >&2; exit 2 ;;
+esac
+
+die() { echo "error: $*" >&2; exit 1; }
+
+confirm() {
+  if [ "$assume_yes" = 1 ]; then return 0; fi
+  local answer
+  read -r -p "$1 [y/N] " answer
+  case "$answer" in [yY]|[yY][eE][sS]) return 0 ;; *) return 1 ;; esac
+}
+
+# The cgpu-installer pod on a node, looked up now (it changes after a reboot).
+installer_pod() {
+  local node="$1" pod
+  pod="$(kubectl -n kube-system get pod -l name=cgpu-installer --field-selector "spec.nodeName=$node" -o jsonpath='{.items[0].metadata.name}')"
+  if ! [[ "$pod" =~ ^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$ ]]; then
+    echo "no cgpu-installer pod found on $node" >&2
+    return 1
+  fi
+  printf '%s\n' "$pod"
+}
+
+# Run a command in the node's namespaces through its installer pod.
+on_node() {
+  local node="$1" pod
+  shift
+  pod="$(installer_pod "$node")" || return 1
+  kubectl -n kube-system exec "$pod" -- __NSENTER__ "$@"
+}
+
+node_ready() {
+  [ "$(kubectl get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = "True" ]
+}
+
+skipped=()
+
+# process_node NODE INSTANCE_ID REGION WAS_CORDONED
+process_node() {
+  local node="$1" instance="$2" region="$3" was_cordoned="$4" version policies file value bad=0
+  echo "==> $node"
+  if ! node_ready "$node"; then
+    echo "$node is NotReady: skipped; do it when it is back (or reboot it from the ECS console)" >&2
+    skipped+=("$node")
+    return 0
+  fi
+  kubectl cordon "$node"
+  kubectl drain "$node" --ignore-daemonsets --delete-emptydir-data
+  version="$(on_node "$node" cat /proc/cgpu_km/version 2>/dev/null || true)"
+  if [ -n "$version" ]; then
+    echo "cGPU module $version is loaded on $node: it must restart for the change to take effect"
+    if ! confirm "Reboot $node?"; then
+      echo "$node: reboot declined; it stays cordoned" >&2
+      skipped+=("$node")
+      return 0
+    fi
+    if [ -n "$instance" ]; then
+      if [ -n "$region" ]; then
+        aliyun ecs RebootInstance --RegionId "$region" --InstanceId "$instance"
+      else
+        aliyun ecs RebootInstance --InstanceId "$instance"
+      fi
+    else
+      echo "No ECS instance id for $node: reboot it now (console or sudo reboot), then press Enter" >&2
+      read -r _
+    fi
+    kubectl wait --for=condition=Ready=false "node/$node" --timeout=5m || true
+    kubectl wait --for=condition=Ready "node/$node" --timeout=15m
+  else
+    echo "no cGPU module loaded on $node: the new setting applies without a reboot"
+  fi
+  kubectl -n kube-system wait --for=condition=Ready pod -l name=cgpu-installer --field-selector "spec.nodeName=$node" --timeout=10m
+  policies="$(on_node "$node" sh -c 'grep -H . /proc/cgpu_km/[0-9]*/policy')" || die "$node: cannot read /proc/cgpu_km/<gpu>/policy"
+  [ -n "$policies" ] || die "$node: no /proc/cgpu_km/<gpu>/policy found"
+  while IFS=: read -r file value; do
+    if [ "$value" != "$NEW_POLICY" ]; then
+      echo "$node: $file shows policy $value, expected $NEW_POLICY" >&2
+      bad=1
+    fi
+  done <<< "$policies"
+  [ "$bad" = 0 ] || die "$node: the new policy is not in effect; the node stays cordoned"
+  if [ -n "$NEW_VERSION" ]; then
+    version="$(on_node "$node" cat /proc/cgpu_km/version)"
+    [ "$version" = "$NEW_VERSION" ] || die "$node: cGPU module is $version, expected $NEW_VERSION"
+  fi
+  if [ "$was_cordoned" = 1 ]; then
+    echo "$node was cordoned before this change: left cordoned (kubectl uncordon it when that reason is resolved)"
+  else
+    kubectl uncordon "$node"
+  fi
+}
+"#;
+
+/// Text for a `#` comment: a line break in a file name must not end the comment.
+fn comment(s: &str) -> String {
+    s.chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect()
+}
+
+fn call(t: &Target) -> String {
+    format!(
+        "process_node {} {} {} {}\n",
+        quote(&t.name),
+        quote(t.instance_id.as_deref().unwrap_or("")),
+        quote(t.region.as_deref().unwrap_or("")),
+        u8::from(t.was_cordoned)
+    )
+}
+
+pub fn render(list: &Checklist, yes: bool) -> String {
+    let mut out = String::from("#!/usr/bin/env bash\n");
+    let _ = writeln!(
+        out,
+        "# cGPU node-reboot checklist, generated by cgpu-lint from {} and {}.",
+        comment(&list.current_path),
+        comment(&list.desired_label)
+    );
+    let (c, d) = (&list.current, &list.desired);
+    let _ = writeln!(out, "# Policy {} -> {}.", c.policy, d.policy);
+    if let Some((a, b)) = &list.tag_change {
+        let _ = writeln!(out, "# cGPU upgrade {} -> {}.", comment(a), comment(b));
+    }
+    out.push_str("# Review it, then run it: ./checklist.sh [--yes]\n");
+    if !list.reboot_required() {
+        out.push_str("set -euo pipefail\necho 'No reboot needed: the cGPU policy and version do not change.'\n");
+        return out;
+    }
+    out.push_str(
+        &PRELUDE
+            .replace("__YES__", if yes { "1" } else { "0" })
+            .replace("__NSENTER__", NSENTER),
+    );
+    let _ = writeln!(out, "\nNEW_POLICY={}", quote(&d.policy.to_string()));
+    let new_version = if list.tag_change.is_some() {
+        core(d).map(ToString::to_string).unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let _ = writeln!(out, "NEW_VERSION={}", quote(&new_version));
+    out.push_str(
+        r#"
+live="$(kubectl -n kube-system get ds cgpu-installer -o jsonpath='{.spec.template.spec.containers[?(@.name=="cgpu-installer")].env[?(@.name=="POLICY")].value}')"
+[ "$live" = "$NEW_POLICY" ] || die "cgpu-installer has POLICY '$live', not '$NEW_POLICY': apply the desired values first"
+kubectl -n kube-system rollout status ds/cgpu-installer --timeout=15m
+"#,
+    );
+    if list.nodes.is_empty() {
+        out.push_str("\necho 'No node runs cgpu-installer: nothing to restart.'\n");
+        return out;
+    }
+    let mut nodes = list.nodes.iter();
+    if let Some(first) = list.nodes.first()
+        && first.canary
+    {
+        nodes.next();
+        out.push_str("\n# Canary: one node first.\n");
+        out.push_str(&call(first));
+        if list.nodes.len() > 1 {
+            let prompt = format!(
+                "Canary {} done. Check its GPU workloads. Continue with the other {} node(s)?",
+                first.name,
+                list.nodes.len() - 1
+            );
+            let _ = writeln!(out, "confirm {} || exit 1", quote(&prompt));
+        }
+    }
+    let mut rest = nodes.peekable();
+    if rest.peek().is_some() {
+        out.push_str("\n# Then the rest.\n");
+        for t in rest {
+            out.push_str(&call(t));
+        }
+    }
+    out.push_str(
+        r#"
+if [ "${#skipped[@]}" -gt 0 ]; then
+  echo "Not done: ${skipped[*]}" >&2
+  exit 1
+fi
+echo "All nodes done."
+"#,
+    );
+    out
+}

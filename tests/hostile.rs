@@ -1,0 +1,231 @@
+//! Hostile inputs: each ends with exit 1 (a finding) or 2 (the tool could not read it) and a
+//! clear message, never a panic.
+
+mod common;
+use common::*;
+
+fn run_on(bytes: &[u8]) -> (i32, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("input.yaml");
+    std::fs::write(&p, bytes).unwrap();
+    let out = bin()
+        .args(["check", "--color", "never", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn assert_no_panic(stderr: &str) {
+    assert!(!stderr.contains("panicked"), "panic: {stderr}");
+    assert!(!stderr.contains("RUST_BACKTRACE"), "panic: {stderr}");
+}
+
+#[test]
+fn malformed_yaml() {
+    for text in [
+        "cgpu: [\n",
+        "cgpu:\n  policy: 1\n bad-indent: 2\n",
+        "cgpu: {policy: 1,,}\n",
+        "cgpu:\n  - a\n  b: c\n",
+        "\"unterminated\n",
+        "cgpu: *nowhere\n",
+        "cgpu: !!binary ~~~\n",
+        "%YAML 9.9\n---\ncgpu: {}\n",
+        ": : :\n",
+        "cgpu:\n\tpolicy: 1\n",
+    ] {
+        let (code, out, err) = run_on(text.as_bytes());
+        assert_no_panic(&err);
+        assert!(code == 1 || code == 0, "{text:?}: exit {code}\n{out}{err}");
+        if code == 1 {
+            assert!(out.contains("input.yaml:"), "{text:?}: location in {out}");
+        }
+    }
+}
+
+#[test]
+fn truncated_files_never_panic() {
+    let full =
+        std::fs::read(fixtures().join("values-valid-merge-keys-and-boundary-tag.yaml")).unwrap();
+    for cut in 0..full.len() {
+        let (code, _, err) = run_on(&full[..cut]);
+        assert_no_panic(&err);
+        assert!((0..=1).contains(&code), "cut at {cut}: exit {code}: {err}");
+    }
+}
+
+#[test]
+fn huge_scalar() {
+    let mut s = String::from("cgpu:\n  tag: v1.5.20-");
+    s.push_str(&"a".repeat(8 * 1024 * 1024));
+    s.push('\n');
+    let (code, _, err) = run_on(s.as_bytes());
+    assert_no_panic(&err);
+    assert_eq!(code, 0, "a long but valid suffix is a valid tag: {err}");
+}
+
+#[test]
+fn ten_thousand_documents() {
+    let mut s = String::new();
+    for i in 0..10_000 {
+        s.push_str(&format!("---\ncgpu:\n  policy: {}\n", i % 7));
+    }
+    let (code, out, err) = run_on(s.as_bytes());
+    assert_no_panic(&err);
+    assert_eq!(code, 1);
+    // policy 6 appears in every 7th document
+    assert_eq!(
+        out.matches("error[policy-out-of-range]").count(),
+        10_000 / 7
+    );
+}
+
+#[test]
+fn nul_bytes() {
+    let (code, out, err) = run_on(b"cgpu:\n  policy: 1\0\n");
+    assert_no_panic(&err);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("yaml-syntax"), "{out}");
+}
+
+#[test]
+fn invalid_utf8() {
+    let (code, out, err) = run_on(b"cgpu:\n  image: acs/\xc3\x28\n");
+    assert_no_panic(&err);
+    assert_eq!(code, 1);
+    assert!(out.contains("input.yaml:2:14:"), "{out}");
+}
+
+#[test]
+fn deep_nesting_in_both_styles() {
+    let flow = "[".repeat(100_000);
+    let mut block = String::new();
+    for i in 0..5_000 {
+        block.push_str(&" ".repeat(i));
+        block.push_str("a:\n");
+    }
+    for text in [flow, block] {
+        let (code, out, err) = run_on(text.as_bytes());
+        assert_no_panic(&err);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(out.contains("yaml-syntax"));
+    }
+}
+
+#[test]
+fn alias_bombs() {
+    // Billion laughs, and a quadratic blow-up through merge keys.
+    let mut lol = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+    for i in 1..12 {
+        lol.push_str(&format!(
+            "a{i}: &a{i} [{}]\n",
+            vec![format!("*a{}", i - 1); 10].join(", ")
+        ));
+    }
+    lol.push_str("cgpu: {policy: 1}\n");
+    let mut merge = String::from("m0: &m0 {k0: 0}\n");
+    for i in 1..40 {
+        merge.push_str(&format!(
+            "m{i}: &m{i}\n  <<: [*m{}, *m{}]\n  k{i}: {i}\n",
+            i - 1,
+            i - 1
+        ));
+    }
+    merge.push_str("cgpu: {policy: 1}\n");
+    for text in [lol, merge] {
+        let start = std::time::Instant::now();
+        let (code, out, err) = run_on(text.as_bytes());
+        assert_no_panic(&err);
+        assert_eq!(code, 1, "{out}{err}");
+        assert!(out.contains("alias expansion"), "{out}");
+        assert!(start.elapsed().as_secs() < 10);
+    }
+}
+
+#[test]
+fn a_file_that_is_a_directory_named_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().join("values.yaml");
+    std::fs::create_dir(&d).unwrap();
+    std::fs::write(d.join("inner.yaml"), "cgpu: {policy: 9}\n").unwrap();
+    // Given explicitly, a directory is walked like any other directory.
+    let out = bin().args(["check", d.to_str().unwrap()]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_no_panic(&String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_file_without_read_permission() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("secret.yaml");
+    std::fs::write(&p, "cgpu: {policy: 1}\n").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let readable = std::fs::read(&p).is_ok(); // root reads it anyway
+    let out = bin().args(["check", p.to_str().unwrap()]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_no_panic(&err);
+    if readable {
+        assert_eq!(out.status.code(), Some(0));
+    } else {
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            err.contains("secret.yaml") && err.contains("ermission"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_path_through_a_file_is_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("file.yaml");
+    std::fs::write(&f, "x: 1\n").unwrap();
+    let bad = f.join("child.yaml");
+    let out = bin()
+        .args(["check", bad.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("child.yaml"));
+}
+
+#[test]
+fn a_file_over_the_size_limit_is_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("big.yaml");
+    std::fs::write(&p, "cgpu: {policy: 1}\n# padding\n".repeat(100)).unwrap();
+    let out = bin()
+        .args(["check", "--max-file-size", "1000", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("limit"));
+}
+
+#[test]
+fn odd_keys_and_values_in_the_cgpu_block() {
+    for text in [
+        "cgpu:\n  ? [a, b]\n  : 1\n",
+        "cgpu:\n  nodeSelector:\n    ? {a: b}\n    : x\n",
+        "cgpu:\n  nodeSelector:\n    1: 2\n    ~: x\n",
+        "cgpu:\n  policy: !!str 1\n",
+        "cgpu:\n  policy: 99999999999999999999999999\n",
+        "cgpu:\n  policy: -0x8000000000000001\n",
+        "cgpu:\n  policy: .nan\n",
+        "cgpu:\n  image: '@'\n  tag: ''\n",
+        "cgpu:\n  image: ':'\n",
+        "cgpu:\n  nodeSelector: [=, a=, =b, '']\n",
+        "cgpu: &c\n  policy: 1\nother: *c\n",
+        "cgpu:\n  enabled: \"\"\n  checkRegions: []\n",
+        "cgpu: 1\n---\ncgpu: []\n---\ncgpu: ~\n",
+    ] {
+        let (code, out, err) = run_on(text.as_bytes());
+        assert_no_panic(&err);
+        assert!(code == 0 || code == 1, "{text:?}: exit {code}\n{out}{err}");
+    }
+}

@@ -18,6 +18,12 @@ use crate::rules::installer::{self, InstallerPolicy};
 use crate::rules::{Ctx, RuleOptions};
 use crate::yaml::{self, Source};
 
+/// How findings name the stream.
+const STDIN: &str = "-";
+
+/// Documents that start after this many lines are not padded to stream line numbers.
+pub const MAX_PAD_LINES: usize = 100_000;
+
 /// What to do to the installers.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -134,7 +140,7 @@ impl Run<'_> {
                         Err(e) => e,
                         Ok(_) => unreachable!("from_utf8 failed"),
                     };
-                    let src = Source::new_invalid("-", lossy, at, message);
+                    let src = Source::new_invalid(STDIN, lossy, at, message);
                     for mut d in check::check_source(&src, &self.rule_opts) {
                         d.document = self.outcome.documents;
                         self.outcome.diagnostics.push(d);
@@ -150,14 +156,21 @@ impl Run<'_> {
     }
 
     /// A source for `text` that starts at the chunk's line in the stream (blank lines pad the
-    /// front; only installer documents are built this way).
+    /// front; only installer documents are built this way), so findings carry the stream's line
+    /// numbers. Padding costs about 10 bytes per line before the document, held as long as the
+    /// findings are: past [`MAX_PAD_LINES`] the document is not padded and its source is named
+    /// `<stdin document N>`, lines counted from the document's first line.
     fn source(&self, text: &str) -> (Arc<Source>, usize) {
+        if self.lines_before > MAX_PAD_LINES {
+            let name = format!("<stdin document {}>", self.outcome.documents);
+            return (Source::new(name, text.to_string()), 0);
+        }
         // Keep the document's own line ending first, so inserted lines match it.
         let crlf = text
             .find('\n')
             .is_some_and(|i| i > 0 && text.as_bytes()[i - 1] == b'\r');
         let pad = if crlf { "\r\n" } else { "\n" }.repeat(self.lines_before);
-        (Source::new("-", format!("{pad}{text}")), pad.len())
+        (Source::new(STDIN, format!("{pad}{text}")), pad.len())
     }
 
     /// Edit one document that mentions an installer and check the result. Returns its text.
@@ -228,7 +241,7 @@ impl Run<'_> {
         };
         // Check what Helm will get: the edited document.
         let src = match edited {
-            Some(t) => Source::new("-", t),
+            Some(t) => Source::new(src.name.clone(), t),
             None => src,
         };
         let (diags, policies) = check::check_source_with_policies(&src, &self.rule_opts);
@@ -241,7 +254,7 @@ impl Run<'_> {
         }
         for mut p in policies {
             p.document = document;
-            self.policies.push(("-".into(), p));
+            self.policies.push((STDIN.into(), p));
         }
         src.text[pad..].to_string()
     }

@@ -319,3 +319,25 @@ fn an_installer_document_that_is_not_utf8_is_reported_and_passed_through() {
     let out = post_render(&input, &["--fail-on", "never"]);
     assert_eq!(out.stdout, std::mem::take(&mut input));
 }
+
+#[test]
+fn past_100000_lines_findings_count_lines_from_their_document() {
+    let mut input = String::new();
+    for i in 0..13_000 {
+        input.push_str(&format!(
+            "---\n# Source: big/templates/cm-{i}.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n  k: \"{i}\"\n"
+        ));
+    }
+    input.push_str("---\n");
+    input.push_str(
+        &std::fs::read_to_string(fixture("daemonset-cgpu-installer-minimal.yaml")).unwrap(),
+    );
+    let out = post_render(input.as_bytes(), &[]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout == input.as_bytes());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("<stdin document 13001>:5:9: info[priority-class]"),
+        "{stderr}"
+    );
+}

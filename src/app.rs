@@ -129,7 +129,12 @@ pub fn print_report(
 pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let c = &args.common;
     let filter = filter(c)?;
-    let opts = rule_options(c);
+    let mut opts = rule_options(c);
+    if opts.region.is_none()
+        && let Some(nodes) = &args.nodes
+    {
+        opts.region = region_from_nodes(nodes, c.max_file_size)?;
+    }
     let paths = if args.paths.is_empty() {
         vec![".".to_string()]
     } else {
@@ -146,6 +151,14 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     } else {
         check::check_paths(&paths, &opts, &filter, c.max_file_size)
     };
+    if args.same_cluster {
+        report.diagnostics.extend(check::same_cluster_mismatches(
+            &paths,
+            &opts,
+            &filter,
+            c.max_file_size,
+        ));
+    }
     for e in &report.errors {
         writeln!(s.err, "cgpu-lint: error: {e}")?;
     }
@@ -156,6 +169,26 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     } else {
         Exit::Trouble
     })
+}
+
+/// The cluster region from a nodes file: the one `topology.kubernetes.io/region` its nodes carry.
+pub fn region_from_nodes(path: &str, max_size: u64) -> Result<Option<String>, AppError> {
+    let src = check::read_input(path, max_size)?;
+    let parsed = crate::yaml::parse(&src);
+    let mut regions = std::collections::BTreeSet::new();
+    for doc in &parsed.documents {
+        if let Some(root) = &doc.root {
+            regions.extend(crate::rules::installer::node_regions(root));
+        }
+    }
+    match regions.len() {
+        0 => Ok(None),
+        1 => Ok(regions.into_iter().next()),
+        _ => Err(AppError::Usage(format!(
+            "--nodes {path}: the nodes are in several regions ({}); give --region",
+            regions.into_iter().collect::<Vec<_>>().join(", ")
+        ))),
+    }
 }
 
 pub fn schema(s: &mut Streams) -> Result<Exit, AppError> {
@@ -228,6 +261,113 @@ pub fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
     );
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
+}
+
+/// `post-render`: stdin → stdout through a temporary file, so that a failed render writes
+/// nothing to stdout (Helm 3 would print a partial stream; Helm 4 would try to parse it).
+pub fn post_render(
+    s: &mut Streams,
+    args: &crate::cli::PostRenderArgs,
+    input: impl std::io::BufRead,
+) -> Result<Exit, AppError> {
+    use crate::cli::{FailOn, TtyMode};
+    validate_rule_names(&args.ignore)?;
+    let opts = crate::postrender::Options {
+        policy: args.policy,
+        fix: args.fix,
+        region: args.region.clone(),
+        filter: Filter {
+            select: Vec::new(),
+            ignore: args.ignore.clone(),
+        },
+    };
+    let mut tmp = tempfile::tempfile()?;
+    let mut outcome = {
+        let mut w = std::io::BufWriter::new(&mut tmp);
+        let o = crate::postrender::run(input, &mut w, &opts)?;
+        w.flush()?;
+        o
+    };
+    outcome
+        .diagnostics
+        .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    let summary = Summary::of(1, &outcome.diagnostics);
+    let failed = match args.fail_on {
+        FailOn::Error => summary.errors > 0,
+        FailOn::Warning => summary.errors + summary.warnings > 0,
+        FailOn::Never => false,
+    };
+    let mut text = String::new();
+    for c in &outcome.changes {
+        text.push_str(&format!("cgpu-lint post-render: {c}\n"));
+    }
+    for d in &outcome.diagnostics {
+        text.push_str(&output::human::render_one(d, false));
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "cgpu-lint post-render: {} documents, {} installer DaemonSets: {} errors, {} warnings, {} infos; {}\n",
+        outcome.documents,
+        outcome.installers,
+        summary.errors,
+        summary.warnings,
+        summary.infos,
+        if failed {
+            "render refused, nothing written to stdout"
+        } else {
+            "stream written to stdout"
+        }
+    ));
+    s.err.write_all(text.as_bytes())?;
+    if let Some(path) = &args.report {
+        std::fs::write(path, &text)
+            .map_err(|e| AppError::Usage(format!("--report {path}: {e}")))?;
+    }
+    if failed {
+        let to_tty = match args.tty {
+            TtyMode::Always => true,
+            TtyMode::Never => false,
+            TtyMode::Auto => std::env::var_os("HELM_PLUGIN_NAME").is_some(),
+        };
+        if to_tty {
+            tty_summary(&outcome.diagnostics, summary, args.report.as_deref());
+        }
+        return Ok(Exit::Findings);
+    }
+    use std::io::Seek;
+    tmp.seek(std::io::SeekFrom::Start(0))?;
+    std::io::copy(&mut tmp, s.out)?;
+    Ok(Exit::Clean)
+}
+
+/// Helm 4 discards a plugin's stderr; the controlling terminal, when there is one, is the only
+/// way to reach the person who ran `helm`. Best effort: no terminal, no message.
+fn tty_summary(diags: &[Diagnostic], summary: Summary, report: Option<&str>) {
+    let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") else {
+        return;
+    };
+    let mut text = format!(
+        "cgpu-lint post-render: render refused: {} error(s), {} warning(s)\n",
+        summary.errors, summary.warnings
+    );
+    for d in diags.iter().filter(|d| d.severity != Severity::Info) {
+        let at = d.start();
+        text.push_str(&format!(
+            "  {}[{}] document {} line {}: {}\n",
+            d.severity.as_str(),
+            d.rule,
+            d.document,
+            at.line,
+            d.message
+        ));
+    }
+    match report {
+        Some(r) => text.push_str(&format!("  full report: {r}\n")),
+        None => text.push_str(
+            "  full report: add --post-renderer-args=--report --post-renderer-args=FILE\n",
+        ),
+    }
+    let _ = tty.write_all(text.as_bytes());
 }
 
 pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::diag::Diagnostic;
+use crate::rules::installer::{self, InstallerPolicy};
 use crate::rules::{Ctx, RuleOptions, values};
 use crate::yaml::{self, Node, Source, Value};
 
@@ -131,6 +132,8 @@ pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
 /// What one document is, judged by its content.
 enum Kind<'a> {
     Values(&'a Node),
+    /// Kubernetes objects among which is a cgpu installer DaemonSet.
+    Installers(&'a Node),
     Other,
 }
 
@@ -138,11 +141,51 @@ fn classify(root: &Node) -> Kind<'_> {
     if root.entry("cgpu").is_some() {
         return Kind::Values(root);
     }
+    if installer::has_installer(root) {
+        return Kind::Installers(root);
+    }
     Kind::Other
 }
 
-/// Check one source with every rule; findings unfiltered, in source order.
+/// Check one source with every rule; findings unfiltered, in source order. The installers of
+/// one source are one cluster: their policies must agree (`cluster-policy-mismatch`).
 pub fn check_source(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnostic> {
+    let (mut out, policies) = check_source_with_policies(src, opts);
+    let named: Vec<(String, InstallerPolicy)> = policies
+        .into_iter()
+        .map(|p| (src.name.clone(), p))
+        .collect();
+    out.extend(policy_mismatches(opts, &named));
+    out
+}
+
+/// `cluster-policy-mismatch` findings for installers that belong to one cluster.
+pub fn policy_mismatches(
+    opts: &RuleOptions,
+    policies: &[(String, InstallerPolicy)],
+) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut out = Vec::new();
+    for (i, message) in installer::mismatches(policies) {
+        let p = &policies[i].1;
+        let mut ctx = Ctx::new(opts, p.document, &empty);
+        ctx.at(
+            "cluster-policy-mismatch",
+            &p.node,
+            p.pointer.clone(),
+            message,
+        );
+        out.extend(ctx.out);
+    }
+    out
+}
+
+/// [`check_source`] without the cross-installer check, returning the installers' policies.
+pub fn check_source_with_policies(
+    src: &Arc<Source>,
+    opts: &RuleOptions,
+) -> (Vec<Diagnostic>, Vec<InstallerPolicy>) {
+    let mut policies = Vec::new();
     let mut out = Vec::new();
     if let Some(bad) = &src.invalid {
         let empty = Default::default();
@@ -154,7 +197,7 @@ pub fn check_source(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnostic> {
             "",
             bad.message.clone(),
         );
-        return ctx.out;
+        return (ctx.out, policies);
     }
     let parsed = yaml::parse(src);
     let mut checked_any = false;
@@ -170,6 +213,11 @@ pub fn check_source(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnostic> {
                 checked_any = true;
                 duplicates(&mut ctx, src, doc);
                 values::check(&mut ctx, root);
+            }
+            Kind::Installers(root) => {
+                checked_any = true;
+                duplicates(&mut ctx, src, doc);
+                policies.extend(installer::check_document(&mut ctx, root));
             }
             Kind::Other => {}
         }
@@ -192,7 +240,38 @@ pub fn check_source(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnostic> {
         values::missing(&mut ctx, src, span);
         out.extend(ctx.out);
     }
-    out
+    (out, policies)
+}
+
+/// `--same-cluster`: the installers of all `paths` belong to one cluster. Returns the
+/// `cluster-policy-mismatch` findings across files (a file's own mismatches are already reported
+/// by [`check_source`] and are left out here).
+pub fn same_cluster_mismatches(
+    paths: &[String],
+    opts: &RuleOptions,
+    filter: &Filter,
+    max_size: u64,
+) -> Vec<Diagnostic> {
+    let (files, _) = expand_paths(paths);
+    let mut all = Vec::new();
+    let mut own = std::collections::HashSet::new();
+    for f in &files {
+        let Ok(src) = read_input(f, max_size) else {
+            continue;
+        };
+        let (_, policies) = check_source_with_policies(&src, opts);
+        let named: Vec<(String, InstallerPolicy)> =
+            policies.into_iter().map(|p| (f.clone(), p)).collect();
+        for d in policy_mismatches(opts, &named) {
+            own.insert((d.src.name.clone(), d.document, d.path.clone()));
+        }
+        all.extend(named);
+    }
+    policy_mismatches(opts, &all)
+        .into_iter()
+        .filter(|d| !own.contains(&(d.src.name.clone(), d.document, d.path.clone())))
+        .filter(|d| filter.allows(d.rule))
+        .collect()
 }
 
 fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &yaml::Document) {

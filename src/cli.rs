@@ -23,6 +23,9 @@ pub struct Cli {
 pub enum Command {
     /// Validate values files, DaemonSets and rendered streams; directories are walked for *.yaml/*.yml
     Check(CheckArgs),
+    /// Helm post-renderer (Helm 3 --post-renderer, Helm 4 postrenderer/v1 plugin): rendered
+    /// stream on stdin, the same stream on stdout, findings on stderr (and --report / the terminal)
+    PostRender(PostRenderArgs),
     /// Print the node-reboot checklist a policy change or cGPU upgrade needs
     Checklist(ChecklistArgs),
     /// Apply the safe fixes in place (exit 1 when a file changed); --diff or --stdout write nothing
@@ -100,6 +103,53 @@ pub struct CheckArgs {
     /// With --stack: the chart's values.yaml to layer on instead of the documented defaults
     #[arg(long, value_name = "FILE", requires = "stack")]
     pub chart_values: Option<String>,
+    /// Nodes (`kubectl get nodes -o yaml|json`): the cluster region is their
+    /// topology.kubernetes.io/region label when --region is not given
+    #[arg(long, value_name = "FILE")]
+    pub nodes: Option<String>,
+    /// The inputs describe one cluster: every installer in them must use the same policy
+    #[arg(long)]
+    pub same_cluster: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    Error,
+    Warning,
+    Never,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TtyMode {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PostRenderArgs {
+    /// Set POLICY to N on cgpu-installer and cgpu-core-installer (adds the env entry if missing)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
+    pub policy: Option<u8>,
+    /// Apply the safe fixes to the installers
+    #[arg(long)]
+    pub fix: bool,
+    /// The cluster's region: rewrite the installers' registry region to it
+    #[arg(long, value_name = "REGION")]
+    pub region: Option<String>,
+    /// Which findings fail the render (nothing is written to stdout then)
+    #[arg(long, value_enum, default_value = "error")]
+    pub fail_on: FailOn,
+    /// Also write the findings to FILE (Helm 4 discards a plugin's stderr)
+    #[arg(long, value_name = "FILE")]
+    pub report: Option<String>,
+    /// Write a failure summary to the controlling terminal (/dev/tty): auto = only when run as a
+    /// Helm 4 plugin (HELM_PLUGIN_NAME is set), whose stderr Helm discards
+    #[arg(long, value_enum, default_value = "auto")]
+    pub tty: TtyMode,
+    /// Do not report these rules (comma-separated or repeated)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub ignore: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -12,6 +12,7 @@ pub mod fix;
 pub mod generate;
 pub mod manifest;
 pub mod output;
+pub mod postrender;
 pub mod rules;
 pub mod set;
 pub mod yaml;

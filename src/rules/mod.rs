@@ -1,6 +1,7 @@
 //! The rules: one file per group, all reporting through [`Ctx`].
 
 pub mod catalogue;
+pub mod installer;
 pub mod k8s;
 pub mod nodes;
 pub mod values;

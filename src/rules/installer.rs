@@ -1,0 +1,873 @@
+//! Rules for the cgpu-installer and cgpu-core-installer DaemonSets (spec §3.2): a manifest, a
+//! live `kubectl get -o yaml` object, an item of a `kind: List`, or a document of a rendered
+//! stream. Findings point into the document with JSON pointers (`/items/0/spec/...` in a List).
+
+use std::collections::BTreeSet;
+
+use crate::diag::Edit;
+use crate::manifest::{Installer, Object, Objects};
+use crate::rules::values::{check_tag, node_selector, pull_policy, split_image};
+use crate::rules::{Ctx, child, replace};
+use crate::yaml::{Node, Scalar, Style, Value};
+
+/// Alibaba Cloud region ids known to this release (domain.md §7: terraform-provider-alicloud's
+/// list, finance and gov regions, and the ids SDK endpoint maps add). Lists go stale, so an id
+/// missing here is only `region-unknown`, a warning.
+pub const KNOWN_REGIONS: &[&str] = &[
+    "cn-hangzhou",
+    "cn-qingdao",
+    "cn-beijing",
+    "cn-hongkong",
+    "cn-shenzhen",
+    "cn-shanghai",
+    "cn-zhangjiakou",
+    "cn-huhehaote",
+    "cn-chengdu",
+    "cn-heyuan",
+    "cn-wulanchabu",
+    "cn-guangzhou",
+    "cn-nanjing",
+    "cn-fuzhou",
+    "cn-wuhan-lr",
+    "ap-southeast-1",
+    "ap-northeast-1",
+    "ap-northeast-2",
+    "ap-southeast-2",
+    "ap-southeast-3",
+    "ap-southeast-5",
+    "ap-southeast-6",
+    "ap-southeast-7",
+    "ap-south-1",
+    "us-west-1",
+    "us-east-1",
+    "me-east-1",
+    "me-central-1",
+    "eu-central-1",
+    "eu-west-1",
+    "rus-west-1",
+    // finance clouds, and the internal aliases the SDKs use for them
+    "cn-hangzhou-finance",
+    "cn-beijing-finance-1",
+    "cn-shanghai-finance-1",
+    "cn-shenzhen-finance-1",
+    "cn-hzfinance",
+    "cn-hzjbp",
+    "cn-szfinance",
+    "cn-shenzhen-finance",
+    // gov cloud
+    "cn-north-2-gov-1",
+];
+
+/// Is `r` shaped like a region id: lower-case words joined by hyphens (`cn-hangzhou`,
+/// `ap-southeast-1`, `cn-shanghai-finance-1`)? The first word is letters only.
+pub fn region_well_formed(r: &str) -> bool {
+    let mut parts = r.split('-');
+    let first = parts.next().unwrap_or("");
+    let rest: Vec<&str> = parts.collect();
+    !first.is_empty()
+        && first.bytes().all(|b| b.is_ascii_lowercase())
+        && !rest.is_empty()
+        && rest.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+pub fn region_known(r: &str) -> bool {
+    KNOWN_REGIONS.contains(&r)
+        || (r.ends_with("-pub") && KNOWN_REGIONS.contains(&&r[..r.len() - 4]))
+}
+
+/// The two ACK registry host families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostForm {
+    /// `registry[-vpc].<r>.aliyuncs.com` (ACR)
+    Acr,
+    /// `registry-<r>[-vpc].ack.aliyuncs.com` (ACR EE "ack" registry)
+    Ack,
+}
+
+/// An ACK registry host taken apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryHost<'a> {
+    pub form: HostForm,
+    pub region: &'a str,
+    pub vpc: bool,
+}
+
+impl RegistryHost<'_> {
+    pub fn render(form: HostForm, region: &str, vpc: bool) -> String {
+        match (form, vpc) {
+            (HostForm::Acr, true) => format!("registry-vpc.{region}.aliyuncs.com"),
+            (HostForm::Acr, false) => format!("registry.{region}.aliyuncs.com"),
+            (HostForm::Ack, true) => format!("registry-{region}-vpc.ack.aliyuncs.com"),
+            (HostForm::Ack, false) => format!("registry-{region}.ack.aliyuncs.com"),
+        }
+    }
+}
+
+/// Parse `registry-vpc.<r>.aliyuncs.com`, `registry.<r>.aliyuncs.com`,
+/// `registry-<r>-vpc.ack.aliyuncs.com` or `registry-<r>.ack.aliyuncs.com`. The region part is
+/// returned as written (it may be malformed: that is `region-invalid`).
+pub fn parse_registry_host(host: &str) -> Option<RegistryHost<'_>> {
+    if let Some(mid) = host.strip_suffix(".ack.aliyuncs.com") {
+        let r = mid.strip_prefix("registry-")?;
+        return Some(match r.strip_suffix("-vpc") {
+            Some(region) => RegistryHost {
+                form: HostForm::Ack,
+                region,
+                vpc: true,
+            },
+            None => RegistryHost {
+                form: HostForm::Ack,
+                region: r,
+                vpc: false,
+            },
+        });
+    }
+    let mid = host.strip_suffix(".aliyuncs.com")?;
+    if let Some(region) = mid.strip_prefix("registry-vpc.") {
+        return (!region.contains('.')).then_some(RegistryHost {
+            form: HostForm::Acr,
+            region,
+            vpc: true,
+        });
+    }
+    let region = mid.strip_prefix("registry.")?;
+    (!region.contains('.')).then_some(RegistryHost {
+        form: HostForm::Acr,
+        region,
+        vpc: false,
+    })
+}
+
+/// The image with its registry host switched to the `-vpc` endpoint (`vpc`) and/or to another
+/// region. `None` when the host is not an ACK registry host or nothing would change.
+pub fn rewrite_image(image: &str, vpc: bool, region: Option<&str>) -> Option<String> {
+    let r = split_image(image);
+    let host = r.host?;
+    let h = parse_registry_host(host)?;
+    let new_host = RegistryHost::render(h.form, region.unwrap_or(h.region), vpc || h.vpc);
+    (new_host != host).then(|| format!("{new_host}{}", &image[host.len()..]))
+}
+
+/// The policy one installer uses, for `cluster-policy-mismatch`.
+#[derive(Debug, Clone)]
+pub struct InstallerPolicy {
+    pub name: String,
+    pub policy: u8,
+    /// The POLICY value node (for the finding's span) and its pointer.
+    pub node: Node,
+    pub pointer: String,
+    pub document: usize,
+}
+
+/// Check every installer DaemonSet among the objects of a document root. Returns the policies
+/// found, for the cross-installer check.
+pub fn check_document(ctx: &mut Ctx, root: &Node) -> Vec<InstallerPolicy> {
+    let objects = Objects::of(root);
+    let mut out = Vec::new();
+    for obj in objects.iter() {
+        if let Some(inst) = obj.installer() {
+            check(ctx, &inst);
+            if let Some(p) = inst.policy()
+                && let Some(last) = inst.policy_envs().pop()
+                && let Some(v) = last.value
+            {
+                out.push(InstallerPolicy {
+                    name: inst.name().to_string(),
+                    policy: p,
+                    node: v.clone(),
+                    pointer: last.value_pointer.clone(),
+                    document: ctx.document,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Does this document hold a cgpu installer DaemonSet?
+pub fn has_installer(root: &Node) -> bool {
+    Objects::of(root).iter().any(|o| o.is_installer())
+}
+
+/// The span used for findings about the object as a whole: its `metadata.name` value.
+fn name_node<'a>(obj: &Object<'a>) -> &'a Node {
+    obj.node
+        .pointer("/metadata/name")
+        .or_else(|| obj.node.get("kind"))
+        .unwrap_or(obj.node)
+}
+
+/// The §3.2 rules on one installer.
+pub fn check(ctx: &mut Ctx, inst: &Installer) {
+    policy_env(ctx, inst);
+    image(ctx, inst);
+    if let Some((c, cp)) = inst.main_container()
+        && let Some(pp) = c.get("imagePullPolicy")
+    {
+        pull_policy(ctx, pp, &child(&cp, "imagePullPolicy"));
+    }
+    selector(ctx, inst);
+    workload_env(ctx, inst);
+    priority_class(ctx, inst);
+    rollout(ctx, inst);
+    drift(ctx, inst);
+}
+
+fn policy_env(ctx: &mut Ctx, inst: &Installer) {
+    let envs = inst.policy_envs();
+    if envs.is_empty() {
+        let (node, path) = match inst.main_container() {
+            Some((c, p)) => (c.get("name").unwrap_or(c), p),
+            None => (name_node(&inst.obj), inst.pod_spec_pointer()),
+        };
+        ctx.at(
+            "installer-policy-missing",
+            node,
+            path,
+            format!(
+                "{} sets no POLICY env: the installer's undocumented built-in default applies",
+                inst.name()
+            ),
+        );
+        return;
+    }
+    for (i, e) in envs.iter().enumerate() {
+        if i > 0 {
+            let node = e.entry.get("name").unwrap_or(e.entry);
+            ctx.at(
+                "installer-policy-duplicate",
+                node,
+                e.entry_pointer.clone(),
+                format!(
+                    "POLICY is set {} times on {}; the kubelet uses the last one",
+                    envs.len(),
+                    inst.name()
+                ),
+            );
+            ctx.relate_last(envs[0].entry.span.clone(), "first POLICY here");
+        }
+        if e.value_from {
+            let node = e.entry.get("valueFrom").unwrap_or(e.entry);
+            ctx.at(
+                "installer-policy-valuefrom",
+                node,
+                child(&e.entry_pointer, "valueFrom"),
+                "POLICY comes from valueFrom: the policy cannot be checked here",
+            );
+            continue;
+        }
+        let Some(v) = e.value else {
+            let node = e.entry.get("name").unwrap_or(e.entry);
+            ctx.at(
+                "installer-policy-invalid",
+                node,
+                e.entry_pointer.clone(),
+                "POLICY has no value",
+            );
+            continue;
+        };
+        policy_value(ctx, v, &e.value_pointer);
+    }
+}
+
+/// A POLICY value written as a one-digit string 0–5, after trimming spaces and leading zeros.
+fn normalised_policy(s: &str) -> Option<u8> {
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let t = t.trim_start_matches('0');
+    let t = if t.is_empty() { "0" } else { t };
+    (t.len() == 1)
+        .then(|| t.parse().ok())
+        .flatten()
+        .filter(|n| *n <= 5)
+}
+
+/// The text of a quoted POLICY value, keeping single quotes when the file used them.
+pub fn quoted_policy(n: u8, style: Style) -> String {
+    match style {
+        Style::SingleQuoted => format!("'{n}'"),
+        _ => format!("\"{n}\""),
+    }
+}
+
+fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
+    match &v.value {
+        Value::Scalar(Scalar::Str(s)) => {
+            if s.len() == 1 && matches!(s.as_bytes()[0], b'0'..=b'5') {
+                return;
+            }
+            ctx.at(
+                "installer-policy-invalid",
+                v,
+                path.to_string(),
+                format!("POLICY {} is not one of \"0\" … \"5\"", v.raw()),
+            );
+            if let Some(n) = normalised_policy(s) {
+                ctx.out.last_mut().expect("finding").help = format!("write \"{n}\"");
+                ctx.fix_last(v, vec![replace(v, quoted_policy(n, v.style))]);
+            }
+        }
+        Value::Scalar(sc) => {
+            let raw = v.raw();
+            ctx.at(
+                "installer-policy-unquoted",
+                v,
+                path.to_string(),
+                format!(
+                    "POLICY `value: {raw}` is a YAML {}: EnvVar.value must be a string, the API server rejects it",
+                    sc.type_name()
+                ),
+            );
+            let n = match sc {
+                Scalar::Int(i) if (0..=5).contains(i) => Some(*i as u8),
+                _ => None,
+            };
+            match n {
+                Some(n) => {
+                    ctx.out.last_mut().expect("finding").help = format!("write value: \"{n}\"");
+                    ctx.fix_last(v, vec![replace(v, quoted_policy(n, Style::DoubleQuoted))]);
+                }
+                None => {
+                    ctx.at(
+                        "installer-policy-invalid",
+                        v,
+                        path.to_string(),
+                        format!("POLICY {raw} is not one of \"0\" … \"5\""),
+                    );
+                }
+            }
+        }
+        _ => {
+            ctx.at(
+                "installer-policy-invalid",
+                v,
+                path.to_string(),
+                format!("POLICY is a {}, not a string \"0\" … \"5\"", v.type_name()),
+            );
+        }
+    }
+}
+
+fn image(ctx: &mut Ctx, inst: &Installer) {
+    let Some((v, path)) = inst.image() else {
+        return;
+    };
+    let Some(s) = v.as_str() else { return };
+    let r = split_image(s);
+    match r.tag {
+        None if r.digest.is_some() => {}
+        None => {
+            ctx.at(
+                "installer-image-tag",
+                v,
+                path.clone(),
+                format!("image `{s}` has no tag: it is `latest`, an unknown cGPU version"),
+            );
+        }
+        Some(t) => check_tag(ctx, v, &path, t, false, true),
+    }
+    let Some(host) = r.host else {
+        ctx.at(
+            "registry-host",
+            v,
+            path,
+            format!("image `{s}` names no registry host (Docker Hub?), not an ACK registry"),
+        );
+        return;
+    };
+    let Some(h) = parse_registry_host(host) else {
+        ctx.at(
+            "registry-host",
+            v,
+            path,
+            format!("registry host `{host}` is neither registry-vpc.<region>.aliyuncs.com nor registry-<region>-vpc.ack.aliyuncs.com (a mirror?)"),
+        );
+        return;
+    };
+    let well_formed = region_well_formed(h.region);
+    if !well_formed {
+        ctx.at(
+            "region-invalid",
+            v,
+            path.clone(),
+            format!(
+                "`{}` in registry host `{host}` is not a region id",
+                h.region
+            ),
+        );
+    } else if !region_known(h.region) {
+        ctx.at(
+            "region-unknown",
+            v,
+            path.clone(),
+            format!(
+                "region `{}` in registry host `{host}` is not a region id cgpu-lint knows",
+                h.region
+            ),
+        );
+    }
+    let target = ctx
+        .opts
+        .region
+        .clone()
+        .filter(|t| t != h.region && region_well_formed(t));
+    // When both the endpoint and the region are wrong, both findings carry the same combined
+    // rewrite, so applying either gives the right host.
+    let combined = rewrite_image(s, true, target.as_deref());
+    if !h.vpc {
+        ctx.at(
+            "registry-public-endpoint",
+            v,
+            path.clone(),
+            format!(
+                "`{host}` is the public endpoint; inside the cluster pull from `{}`",
+                RegistryHost::render(h.form, h.region, true)
+            ),
+        );
+        if let Some(new) = &combined {
+            ctx.out.last_mut().expect("finding").help = format!("use `{new}`");
+            ctx.fix_last(
+                v,
+                vec![replace(v, crate::rules::render_string(new, v.style))],
+            );
+        }
+    }
+    if let Some(t) = &ctx.opts.region
+        && t != h.region
+    {
+        ctx.at(
+            "region-mismatch",
+            v,
+            path.clone(),
+            format!(
+                "the image comes from region `{}` but the cluster is in `{t}`",
+                h.region
+            ),
+        );
+        if let Some(new) = &combined
+            && target.is_some()
+        {
+            ctx.out.last_mut().expect("finding").help = format!("use `{new}`");
+            ctx.fix_last(
+                v,
+                vec![replace(v, crate::rules::render_string(new, v.style))],
+            );
+        }
+    }
+}
+
+fn selector(ctx: &mut Ctx, inst: &Installer) {
+    let sel = inst.node_selector();
+    let path = child(&inst.pod_spec_pointer(), "nodeSelector");
+    let core = inst.name() == "cgpu-core-installer";
+    if let Some(sel) = sel {
+        let before = ctx.out.len();
+        node_selector(ctx, sel, &path);
+        if core {
+            // The core installer is meant for core_mem nodes: `schedule-label` is about cgpu.
+            let mut i = before;
+            while i < ctx.out.len() {
+                if ctx.out[i].rule == "schedule-label" {
+                    ctx.out.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    let pairs = inst.node_selector_pairs();
+    let ok = pairs.iter().any(|(k, v)| {
+        (k == "ack.node.gpu.schedule" && (v == "cgpu" || (core && v == "core_mem")))
+            || (k == "cgpu" && v == "true")
+    });
+    if !ok {
+        let node = sel.unwrap_or_else(|| name_node(&inst.obj));
+        ctx.at(
+            "installer-selector",
+            node,
+            path,
+            format!(
+                "{}'s nodeSelector has neither ack.node.gpu.schedule: {} nor legacy cgpu: \"true\"",
+                inst.name(),
+                if core { "core_mem" } else { "cgpu" }
+            ),
+        );
+    }
+}
+
+fn workload_env(ctx: &mut Ctx, inst: &Installer) {
+    for (c, cp) in inst.containers() {
+        let Some(env) = c.get("env").and_then(Node::as_seq) else {
+            continue;
+        };
+        for (i, e) in env.iter().enumerate() {
+            let Some(name_node) = e.get("name") else {
+                continue;
+            };
+            let Some(name) = name_node.as_str() else {
+                continue;
+            };
+            if name.starts_with("ALIYUN_COM_GPU_") || name == "CGPU_DISABLE" {
+                ctx.at(
+                    "workload-env-on-installer",
+                    name_node,
+                    format!("{cp}/env/{i}/name"),
+                    format!(
+                        "{name} is read by cGPU in workload containers; on {} it does nothing",
+                        inst.name()
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn priority_class(ctx: &mut Ctx, inst: &Installer) {
+    let path = child(&inst.pod_spec_pointer(), "priorityClassName");
+    match inst.pod_spec().and_then(|s| s.get("priorityClassName")) {
+        Some(v) if v.as_str() == Some("system-node-critical") => {}
+        Some(v) => {
+            ctx.at(
+                "priority-class",
+                v,
+                path,
+                format!(
+                    "priorityClassName is `{}`, not system-node-critical",
+                    v.raw()
+                ),
+            );
+        }
+        None => {
+            ctx.at(
+                "priority-class",
+                name_node(&inst.obj),
+                path,
+                format!(
+                    "{} has no priorityClassName: system-node-critical",
+                    inst.name()
+                ),
+            );
+        }
+    }
+}
+
+fn int_of(n: &Node) -> Option<i128> {
+    match n.scalar()? {
+        Scalar::Int(i) => Some(*i),
+        _ => None,
+    }
+}
+
+fn rollout(ctx: &mut Ctx, inst: &Installer) {
+    let Some(status) = inst.obj.node.get("status") else {
+        return;
+    };
+    let (Some(ready_node), Some(desired)) = (
+        status.get("numberReady"),
+        status.get("desiredNumberScheduled").and_then(int_of),
+    ) else {
+        return;
+    };
+    let Some(ready) = int_of(ready_node) else {
+        return;
+    };
+    if ready != desired {
+        ctx.at(
+            "rollout-incomplete",
+            ready_node,
+            format!("{}/status/numberReady", inst.obj.pointer),
+            format!("{ready} of {desired} {} pods are ready", inst.name()),
+        );
+    }
+}
+
+/// Did this managedFields entry write POLICY's value? Its fieldsV1 holds
+/// f:spec/f:template/f:spec/f:containers|f:initContainers/k:{…}/f:env/k:{"name":"POLICY"}/f:value.
+fn writes_policy(fields: &Node) -> bool {
+    let Some(spec) = fields.pointer("/f:spec/f:template/f:spec") else {
+        return false;
+    };
+    ["f:containers", "f:initContainers"]
+        .iter()
+        .filter_map(|k| spec.get(k).and_then(Node::as_map))
+        .flatten()
+        .filter_map(|c| c.value.get("f:env").and_then(Node::as_map))
+        .flatten()
+        .any(|e| {
+            e.key.starts_with("k:")
+                && e.key.contains("\"POLICY\"")
+                && e.value.get("f:value").is_some()
+        })
+}
+
+fn drift(ctx: &mut Ctx, inst: &Installer) {
+    let Some(mf) = inst
+        .obj
+        .node
+        .pointer("/metadata/managedFields")
+        .and_then(Node::as_seq)
+    else {
+        return;
+    };
+    let writers: BTreeSet<(usize, String)> = mf
+        .iter()
+        .enumerate()
+        .filter_map(|(i, m)| {
+            let manager = m.get("manager")?.as_str()?;
+            let fields = m.get("fieldsV1")?;
+            (!manager.starts_with("helm") && writes_policy(fields))
+                .then(|| (i, manager.to_string()))
+        })
+        .collect();
+    for (i, manager) in writers {
+        let node = mf[i].get("manager").expect("filtered on manager");
+        ctx.at(
+            "policy-drift",
+            node,
+            format!("{}/metadata/managedFields/{i}/manager", inst.obj.pointer),
+            format!("POLICY was last written by `{manager}`, not by Helm: the next helm upgrade sets it back"),
+        );
+    }
+}
+
+/// `cluster-policy-mismatch` over the policies of one cluster's installers: every installer whose
+/// policy differs from the reference (the first cgpu-installer, else the first installer) gets a
+/// finding. `sources` names the input of each policy for the message.
+pub fn mismatches(policies: &[(String, InstallerPolicy)]) -> Vec<(usize, String)> {
+    let Some(reference) = policies
+        .iter()
+        .position(|(_, p)| p.name == "cgpu-installer")
+        .or((!policies.is_empty()).then_some(0))
+    else {
+        return Vec::new();
+    };
+    let (rf, rp) = &policies[reference];
+    policies
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, p))| p.policy != rp.policy)
+        .map(|(i, (file, p))| {
+            (
+                i,
+                format!(
+                    "{} uses policy {} but {} uses {} ({}document {}): all GPU-sharing nodes of a cluster must use one policy",
+                    p.name,
+                    p.policy,
+                    rp.name,
+                    rp.policy,
+                    if file == rf { String::new() } else { format!("{rf} ") },
+                    rp.document
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The edits that set POLICY to `n` on an installer: every POLICY value (valueFrom entries are
+/// left alone), or a new env entry on the main container when there is none.
+pub fn set_policy_edits(inst: &Installer, n: u8) -> Vec<Edit> {
+    let envs = inst.policy_envs();
+    if !envs.is_empty() {
+        return envs
+            .iter()
+            .filter_map(|e| {
+                let v = e.value?;
+                let text = quoted_policy(n, v.style);
+                (v.raw() != text).then(|| replace(v, text))
+            })
+            .collect();
+    }
+    let Some((c, _)) = inst.main_container() else {
+        return Vec::new();
+    };
+    add_policy_env(c, n).into_iter().collect()
+}
+
+/// Add `- name: POLICY / value: "n"` to a container's env (creating `env:` when missing).
+fn add_policy_env(c: &Node, n: u8) -> Option<Edit> {
+    let src = &c.src;
+    let eol = src.line_ending();
+    let indent_at = |offset: usize| -> String {
+        let col = src.line_col(offset).column;
+        " ".repeat(col.saturating_sub(1))
+    };
+    let insert_after = |end: usize| -> usize {
+        let line = src.line_col(end).line;
+        if line >= src.line_count() {
+            src.text.len()
+        } else {
+            src.line_start(line + 1)
+        }
+    };
+    let lead = |at: usize| {
+        if at == src.text.len() && !src.text.ends_with('\n') {
+            eol
+        } else {
+            ""
+        }
+    };
+    match c.entry("env") {
+        Some(env) => match &env.value.value {
+            Value::Seq(items) if env.value.style == Style::Block && !items.is_empty() => {
+                let last = items.last().expect("non-empty");
+                // The `- ` of an item sits two columns before its content.
+                let dash = indent_at(items[0].span.start);
+                let dash = dash[..dash.len().saturating_sub(2)].to_string();
+                let at = insert_after(last.span.end);
+                Some(Edit {
+                    src: src.clone(),
+                    range: at..at,
+                    replacement: format!(
+                        "{}{dash}- name: POLICY{eol}{dash}  value: \"{n}\"{eol}",
+                        lead(at)
+                    ),
+                })
+            }
+            Value::Seq(items) if !items.is_empty() => {
+                let end = env.value.span.end.saturating_sub(1);
+                Some(Edit {
+                    src: src.clone(),
+                    range: end..end,
+                    replacement: format!(", {{name: POLICY, value: \"{n}\"}}"),
+                })
+            }
+            _ => Some(replace(
+                &env.value,
+                format!("[{{name: POLICY, value: \"{n}\"}}]"),
+            )),
+        },
+        None => {
+            let first_key = c.as_map()?.first()?;
+            let ind = indent_at(first_key.key_span.start);
+            if c.style != Style::Block {
+                return None;
+            }
+            let at = insert_after(c.span.end);
+            Some(Edit {
+                src: src.clone(),
+                range: at..at,
+                replacement: format!(
+                    "{}{ind}env:{eol}{ind}- name: POLICY{eol}{ind}  value: \"{n}\"{eol}",
+                    lead(at)
+                ),
+            })
+        }
+    }
+}
+
+/// The cluster region from a nodes file (`kubectl get nodes -o yaml|json`): the distinct
+/// `topology.kubernetes.io/region` labels of its Node objects, sorted.
+pub fn node_regions(root: &Node) -> Vec<String> {
+    let mut out = BTreeSet::new();
+    for obj in Objects::of(root).iter().filter(|o| o.kind == "Node") {
+        if let Some(r) = obj
+            .node
+            .pointer("/metadata/labels")
+            .and_then(|l| l.get("topology.kubernetes.io/region"))
+            .and_then(Node::as_str)
+        {
+            out.insert(r.to_string());
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn region_ids() {
+        for r in [
+            "cn-hangzhou",
+            "ap-southeast-1",
+            "cn-shanghai-finance-1",
+            "cn-north-2-gov-1",
+        ] {
+            assert!(region_well_formed(r), "{r}");
+            assert!(region_known(r), "{r}");
+        }
+        assert!(region_well_formed("xx-newregion-9"));
+        assert!(!region_known("xx-newregion-9"));
+        for r in [
+            "cn_hangzhou",
+            "CN-hangzhou",
+            "hangzhou",
+            "cn-",
+            "-cn",
+            "1cn-x",
+            "",
+        ] {
+            assert!(!region_well_formed(r), "{r}");
+        }
+    }
+
+    #[test]
+    fn the_four_host_forms() {
+        let h = parse_registry_host("registry-vpc.cn-hangzhou.aliyuncs.com").unwrap();
+        assert_eq!(
+            (h.form, h.region, h.vpc),
+            (HostForm::Acr, "cn-hangzhou", true)
+        );
+        let h = parse_registry_host("registry.cn-beijing.aliyuncs.com").unwrap();
+        assert_eq!(
+            (h.form, h.region, h.vpc),
+            (HostForm::Acr, "cn-beijing", false)
+        );
+        let h = parse_registry_host("registry-cn-shanghai-finance-1-vpc.ack.aliyuncs.com").unwrap();
+        assert_eq!(
+            (h.form, h.region, h.vpc),
+            (HostForm::Ack, "cn-shanghai-finance-1", true)
+        );
+        let h = parse_registry_host("registry-ap-southeast-1.ack.aliyuncs.com").unwrap();
+        assert_eq!(
+            (h.form, h.region, h.vpc),
+            (HostForm::Ack, "ap-southeast-1", false)
+        );
+        assert!(parse_registry_host("docker.io").is_none());
+        assert!(parse_registry_host("my-mirror.example.com").is_none());
+        assert!(parse_registry_host("cr.cn-hangzhou.aliyuncs.com").is_none());
+    }
+
+    #[test]
+    fn rewrites_keep_form_path_and_tag() {
+        assert_eq!(
+            rewrite_image(
+                "registry.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3",
+                true,
+                None
+            )
+            .as_deref(),
+            Some("registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3")
+        );
+        assert_eq!(
+            rewrite_image(
+                "registry-cn-beijing-vpc.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10",
+                false,
+                Some("cn-hangzhou")
+            )
+            .as_deref(),
+            Some("registry-cn-hangzhou-vpc.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10")
+        );
+        assert_eq!(
+            rewrite_image("registry-vpc.cn-hangzhou.aliyuncs.com/acs/x:v1", true, None),
+            None
+        );
+    }
+
+    #[test]
+    fn policy_normalisation() {
+        assert_eq!(normalised_policy(" 1"), Some(1));
+        assert_eq!(normalised_policy("01"), Some(1));
+        assert_eq!(normalised_policy("00"), Some(0));
+        assert_eq!(normalised_policy("6"), None);
+        assert_eq!(normalised_policy("1.0"), None);
+        assert_eq!(normalised_policy("preemptive"), None);
+    }
+}

@@ -523,7 +523,7 @@ impl Builder<'_> {
             }
             RawKind::Map(entries) => {
                 self.in_progress.push(idx);
-                let mut out: Vec<Entry> = Vec::with_capacity(entries.len());
+                let mut out = Entries::with_capacity(entries.len());
                 // Where each explicit key was first written, for duplicate reports.
                 let mut seen: HashMap<String, Range<usize>> = HashMap::new();
                 for &(k, v) in entries {
@@ -552,11 +552,11 @@ impl Builder<'_> {
                         value,
                         merged: false,
                     };
-                    upsert(&mut out, entry);
+                    out.upsert(entry);
                 }
                 self.in_progress.pop();
                 Ok(Node {
-                    value: Value::Map(out),
+                    value: Value::Map(out.list),
                     span: r.span.clone(),
                     style: if r.flow { Style::Flow } else { Style::Block },
                     src,
@@ -574,7 +574,7 @@ impl Builder<'_> {
         via_alias: Option<usize>,
         pointer: &str,
         depth: usize,
-        out: &mut Vec<Entry>,
+        out: &mut Entries,
     ) -> Result<(), (String, usize)> {
         let value = self.node(v, via_alias, pointer.to_string(), depth + 1)?;
         let maps: Vec<Node> = match value.value {
@@ -596,18 +596,37 @@ impl Builder<'_> {
             };
             for mut e in entries {
                 e.merged = true;
-                upsert(out, e);
+                out.upsert(e);
             }
         }
         Ok(())
     }
 }
 
-fn upsert(out: &mut Vec<Entry>, entry: Entry) {
-    if let Some(existing) = out.iter_mut().find(|e| e.key == entry.key) {
-        *existing = entry;
-    } else {
-        out.push(entry);
+/// A mapping's entries in order, with a key index so that building a mapping of n keys is O(n)
+/// rather than O(n²) (a 2 MB file of 40,000 keys took 15 s with a linear search).
+struct Entries {
+    list: Vec<Entry>,
+    index: HashMap<String, usize>,
+}
+
+impl Entries {
+    fn with_capacity(n: usize) -> Self {
+        Entries {
+            list: Vec::with_capacity(n),
+            index: HashMap::with_capacity(n),
+        }
+    }
+
+    /// Insert, or replace the entry with the same key in place (the last one wins, as in Helm).
+    fn upsert(&mut self, entry: Entry) {
+        match self.index.get(&entry.key) {
+            Some(&i) => self.list[i] = entry,
+            None => {
+                self.index.insert(entry.key.clone(), self.list.len());
+                self.list.push(entry);
+            }
+        }
     }
 }
 

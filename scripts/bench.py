@@ -137,23 +137,28 @@ def stream(helm4: bool) -> Path:
     return p
 
 
-def measure(cmd, stdin=None, stdout=subprocess.DEVNULL):
-    """One run: (wall seconds, cpu seconds, peak RSS KiB, exit status)."""
+def measure(cmd, stdin=None, stdout=None):
+    """One run: (wall seconds, cpu seconds, peak RSS KiB, exit status). GNU time reports the
+    child's own peak RSS (a fork of this Python process would report Python's)."""
     fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
+    fout = open(stdout, "wb") if stdout else subprocess.DEVNULL
+    stats = BENCH / ".time"
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdin=fin, stdout=stdout, stderr=subprocess.DEVNULL)
-    _, status, ru = os.wait4(proc.pid, 0)
+    proc = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", str(stats), *cmd],
+                          stdin=fin, stdout=fout, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - start
-    if stdin:
-        fin.close()
-    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, os.waitstatus_to_exitcode(status)
+    for f in (fin, fout):
+        if f is not subprocess.DEVNULL:
+            f.close()
+    user, system, rss = stats.read_text().split()[-3:]
+    return wall, float(user) + float(system), int(rss), proc.returncode
 
 
-def bench(label, cmd, stdin=None):
+def bench(label, cmd, stdin=None, stdout=None):
     walls, cpus, rss, codes = [], [], [], set()
-    measure(cmd, stdin)  # warm the page cache
+    measure(cmd, stdin, stdout)  # warm the page cache
     for _ in range(RUNS):
-        w, c, r, code = measure(cmd, stdin)
+        w, c, r, code = measure(cmd, stdin, stdout)
         walls.append(w)
         cpus.append(c)
         rss.append(r)
@@ -174,7 +179,7 @@ def fmt_time(s):
 def table(title, rows, size_bytes=None):
     base = rows[0]
     print(f"\n### {title}\n")
-    print("| command | median wall | CPU | peak RSS | exit | cgpu-lint speed-up |" + (" throughput |" if size_bytes else ""))
+    print("| command | median wall | CPU | peak RSS | exit | peer ÷ cgpu-lint (wall) |" + (" throughput |" if size_bytes else ""))
     print("|---|---|---|---|---|---|" + ("---|" if size_bytes else ""))
     for r in rows:
         ratio = r["wall"] / base["wall"] if base["wall"] else float("nan")
@@ -216,7 +221,7 @@ def main():
     ])
 
     f10000 = fleet(10000)
-    table("10,000 values files, one call (memory must not grow with the file count)", [
+    table("10,000 values files, one call (memory must not grow with the file count beyond the report)", [
         bench("cgpu-lint check DIR (10,000)", [str(CGPU), "check", "--quiet", str(f10000)]),
         bench("cgpu-lint check DIR (1,000)", [str(CGPU), "check", "--quiet", str(f1000)]),
     ])
@@ -226,12 +231,11 @@ def main():
         out = BENCH / "post-render.out"
         size = s.stat().st_size
         rows = [
-            bench("cgpu-lint post-render", [str(CGPU), "post-render", "--fail-on", "never"], stdin=s),
-            bench("cat", ["cat"], stdin=s),
+            bench("cgpu-lint post-render", [str(CGPU), "post-render", "--fail-on", "never"], stdin=s, stdout=out),
+            bench("cat", ["cat"], stdin=s, stdout=out),
         ]
         table(f"post-render, {size / 2**20:.0f} MiB Helm {'4' if helm4 else '3'} stream, 30,000 documents, one cgpu-installer", rows, size)
-        with open(out, "wb") as fo:
-            subprocess.run([str(CGPU), "post-render", "--fail-on", "never"], stdin=open(s, "rb"), stdout=fo, stderr=subprocess.DEVNULL)
+        measure([str(CGPU), "post-render", "--fail-on", "never"], stdin=s, stdout=out)
         same = out.read_bytes() == s.read_bytes()
         print(f"\noutput byte-identical to input: {'yes' if same else 'NO'}")
 

@@ -283,7 +283,7 @@ pub fn post_render(
     };
     let mut tmp = tempfile::tempfile()?;
     let mut outcome = {
-        let mut w = std::io::BufWriter::new(&mut tmp);
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut tmp);
         let o = crate::postrender::run(input, &mut w, &opts)?;
         w.flush()?;
         o
@@ -336,7 +336,15 @@ pub fn post_render(
     }
     use std::io::Seek;
     tmp.seek(std::io::SeekFrom::Start(0))?;
-    std::io::copy(&mut tmp, s.out)?;
+    // Large blocks: stdout is line-buffered, and small writes would cost a syscall each.
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = std::io::Read::read(&mut tmp, &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        s.out.write_all(&buf[..n])?;
+    }
     Ok(Exit::Clean)
 }
 

@@ -12,7 +12,11 @@ use cgpu_lint::cli::{Cli, Command};
 fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
     match &cli.command {
         Command::Check(args) => app::check(s, args),
-        Command::PostRender(args) => app::post_render(s, args, std::io::stdin().lock()),
+        Command::PostRender(args) => app::post_render(
+            s,
+            args,
+            std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock()),
+        ),
         Command::Checklist(args) => app::checklist(s, args),
         Command::Fix(args) => app::fix(s, args),
         Command::Set(args) => app::set(s, args),

@@ -66,10 +66,20 @@ fn has_content(chunk: &[u8]) -> bool {
     })
 }
 
+/// The cheap pre-filter that keeps post-render near `cat` speed: only a document whose bytes
+/// mention an installer name is parsed; every other document is copied through unread.
 fn mentions_installer(chunk: &[u8]) -> bool {
-    INSTALLER_NAMES
+    use std::sync::OnceLock;
+    static FINDERS: OnceLock<Vec<memchr::memmem::Finder<'static>>> = OnceLock::new();
+    FINDERS
+        .get_or_init(|| {
+            INSTALLER_NAMES
+                .iter()
+                .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
+                .collect()
+        })
         .iter()
-        .any(|n| chunk.windows(n.len()).any(|w| w == n.as_bytes()))
+        .any(|f| f.find(chunk).is_some())
 }
 
 struct Run<'a> {
@@ -127,7 +137,7 @@ impl Run<'_> {
         if is_doc {
             self.outcome.documents += 1;
         }
-        let newlines = chunk.iter().filter(|b| **b == b'\n').count();
+        let newlines = memchr::memchr_iter(b'\n', chunk).count();
         if is_doc && mentions_installer(chunk) {
             match std::str::from_utf8(chunk) {
                 Ok(text) => {

@@ -10,4 +10,5 @@ pub mod edit;
 pub mod manifest;
 pub mod output;
 pub mod rules;
+pub mod suppress;
 pub mod yaml;

@@ -111,6 +111,8 @@ pub fn print_report(
 ) -> Result<(), AppError> {
     diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     let summary = Summary::of(files, diags);
+    // CI formats report paths relative to the working directory (the repository root in CI).
+    let cwd = std::env::current_dir().ok();
     let text = match c.format {
         Format::Human => output::human::render(
             diags,
@@ -119,6 +121,9 @@ pub fn print_report(
             c.quiet,
         ),
         Format::Json => output::json::render(diags, summary),
+        Format::Sarif => output::sarif::render(diags, cwd.as_deref()),
+        Format::Github => output::github::render(diags, summary, cwd.as_deref(), c.quiet),
+        Format::Junit => output::junit::render(diags, summary, cwd.as_deref()),
     };
     s.out.write_all(text.as_bytes())?;
     Ok(())

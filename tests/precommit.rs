@@ -50,7 +50,7 @@ fn repo_with(content: &str) -> tempfile::TempDir {
 
 /// `pre-commit try-repo <this repository> HOOK --files values.yaml` in `dir`.
 fn try_repo(dir: &Path, hook: &str) -> Output {
-    let out = Command::new(pre_commit())
+    Command::new(pre_commit())
         .current_dir(dir)
         .args(["try-repo", &root().to_string_lossy(), hook])
         .args(["--files", "values.yaml", "--color", "never"])
@@ -61,8 +61,7 @@ fn try_repo(dir: &Path, hook: &str) -> Output {
         .env_remove("RUSTFLAGS")
         .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .output()
-        .expect("pre-commit runs");
-    out
+        .expect("pre-commit runs")
 }
 
 fn show(out: &Output) -> String {

@@ -44,6 +44,8 @@ pub enum AppError {
     Usage(String),
     #[error(transparent)]
     Input(#[from] InputError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -129,8 +131,19 @@ pub fn print_report(
     Ok(())
 }
 
+/// The common flags with `.cgpu-lint.toml` (or `--config FILE`) filled in, and the config that
+/// was read (its per-file-ignores apply to the findings: [`crate::config::Loaded::retain`]).
+pub fn with_config(
+    c: &CommonArgs,
+) -> Result<(CommonArgs, Option<crate::config::Loaded>), AppError> {
+    let loaded = crate::config::for_command(c)?;
+    let merged = loaded.as_ref().map_or_else(|| c.clone(), |l| l.merge(c));
+    Ok((merged, loaded))
+}
+
 pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
-    let c = &args.common;
+    let (c, config) = with_config(&args.common)?;
+    let c = &c;
     let filter = filter(c)?;
     let opts = rule_options(c);
     let paths = if args.paths.is_empty() {
@@ -149,6 +162,9 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     } else {
         check::check_paths(&paths, &opts, &filter, c.max_file_size)
     };
+    if let Some(config) = &config {
+        config.retain(&mut report.diagnostics);
+    }
     for e in &report.errors {
         writeln!(s.err, "cgpu-lint: error: {e}")?;
     }

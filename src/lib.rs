@@ -5,6 +5,7 @@
 pub mod app;
 pub mod check;
 pub mod cli;
+pub mod config;
 pub mod diag;
 pub mod edit;
 pub mod manifest;

@@ -1,12 +1,17 @@
 //! The pre-commit hooks of .pre-commit-hooks.yaml, run end to end by real pre-commit (installed
 //! into target/venv by scripts/install-test-tools; a missing pre-commit fails the test).
 //!
-//! `pre-commit try-repo` clones this repository at HEAD (plus uncommitted changes to tracked
-//! files) and builds the hook with `cargo install --path .`, a release build. try-repo keeps its
-//! store in a throwaway directory, so the build is cached through CARGO_TARGET_DIR
-//! (target/pre-commit-target) instead: only the first run builds the dependencies.
-//! PRE_COMMIT_HOME (target/pre-commit-home) keeps pre-commit's own files out of the user's home.
-//! New files must be committed (or at least `git add`ed) before they take part.
+//! `pre-commit try-repo REPO` clones REPO at HEAD and builds the hook with
+//! `cargo install --path .`, a release build. On a working tree with uncommitted changes it adds
+//! modified tracked files but not new ones, which would test a half-committed crate; so the test
+//! first commits a snapshot of the working tree (tracked and new files, minus what .gitignore
+//! excludes) into a repository under target/tmp and runs try-repo on that: what is tested is
+//! exactly the checkout, committed or not (in CI the two are the same).
+//!
+//! try-repo keeps its store in a throwaway directory, so the build is cached through
+//! CARGO_TARGET_DIR (target/pre-commit-target) instead: only the first run builds the
+//! dependencies (minutes); later runs rebuild just this crate. PRE_COMMIT_HOME
+//! (target/pre-commit-home) keeps pre-commit's own files out of the user's home.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -48,11 +53,59 @@ fn repo_with(content: &str) -> tempfile::TempDir {
     dir
 }
 
-/// `pre-commit try-repo <this repository> HOOK --files values.yaml` in `dir`.
-fn try_repo(dir: &Path, hook: &str) -> Output {
+/// This repository's working tree, committed into a fresh repository under target/tmp.
+fn snapshot_of_this_repo() -> tempfile::TempDir {
+    let out = Command::new("git")
+        .current_dir(root())
+        .args([
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+        ])
+        .output()
+        .expect("git ls-files");
+    assert!(out.status.success(), "git ls-files: {out:?}");
+    let tmp = root().join("target/tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let snap = tempfile::Builder::new()
+        .prefix("cgpu-lint-snapshot")
+        .tempdir_in(tmp)
+        .unwrap();
+    for name in out.stdout.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let name = String::from_utf8_lossy(name).into_owned();
+        let from = root().join(&name);
+        // A tracked file deleted in the working tree is not part of the snapshot.
+        if from.is_file() {
+            let to = snap.path().join(&name);
+            std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+            std::fs::copy(&from, &to).unwrap();
+        }
+    }
+    git(snap.path(), &["init", "-q"]);
+    git(snap.path(), &["add", "-A"]);
+    git(
+        snap.path(),
+        &[
+            "-c",
+            "user.email=test@example.com",
+            "-c",
+            "user.name=test",
+            "commit",
+            "-q",
+            "-m",
+            "snapshot of the working tree",
+        ],
+    );
+    snap
+}
+
+/// `pre-commit try-repo REPO HOOK --files values.yaml` in `dir`.
+fn try_repo(repo: &Path, dir: &Path, hook: &str) -> Output {
     Command::new(pre_commit())
         .current_dir(dir)
-        .args(["try-repo", &root().to_string_lossy(), hook])
+        .args(["try-repo", &repo.to_string_lossy(), hook])
         .args(["--files", "values.yaml", "--color", "never"])
         .env("PRE_COMMIT_HOME", root().join("target/pre-commit-home"))
         .env("CARGO_TARGET_DIR", root().join("target/pre-commit-target"))
@@ -97,20 +150,21 @@ replicaCount: 2
 /// One test for all check-hook runs: they share the (slow, first-time) build.
 #[test]
 fn precommit_check_hook_fails_on_a_bad_file_and_passes_on_good_ones() {
+    let this = snapshot_of_this_repo();
     let bad = repo_with(BAD);
-    let out = try_repo(bad.path(), "cgpu-lint");
+    let out = try_repo(this.path(), bad.path(), "cgpu-lint");
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Failed"), "{}", show(&out));
     assert!(stdout.contains("policy-out-of-range"), "{}", show(&out));
 
     let good = repo_with(GOOD);
-    let out = try_repo(good.path(), "cgpu-lint");
+    let out = try_repo(this.path(), good.path(), "cgpu-lint");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Passed"));
 
     let other = repo_with(NOT_VALUES);
-    let out = try_repo(other.path(), "cgpu-lint");
+    let out = try_repo(this.path(), other.path(), "cgpu-lint");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
 }
 
@@ -123,8 +177,9 @@ cgpu:
   imagePullPolicy: always   # fix corrects the case
   policy: \"2\"
 ";
+    let this = snapshot_of_this_repo();
     let dir = repo_with(fixable);
-    let out = try_repo(dir.path(), "cgpu-lint-fix");
+    let out = try_repo(this.path(), dir.path(), "cgpu-lint-fix");
     // pre-commit's convention: a hook that changed a file fails.
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let fixed = std::fs::read_to_string(dir.path().join("values.yaml")).unwrap();
@@ -134,7 +189,7 @@ cgpu:
     );
     assert!(fixed.contains("policy: 2\n"), "{fixed}");
     git(dir.path(), &["add", "values.yaml"]);
-    let out = try_repo(dir.path(), "cgpu-lint-fix");
+    let out = try_repo(this.path(), dir.path(), "cgpu-lint-fix");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(
         std::fs::read_to_string(dir.path().join("values.yaml")).unwrap(),

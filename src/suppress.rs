@@ -104,17 +104,25 @@ pub fn scan(text: &str) -> Vec<Comment> {
     for (idx, raw) in text.split_inclusive('\n').enumerate() {
         let line = raw.trim_end_matches(['\n', '\r']);
         if line.contains(MARKER)
-            && let Some(hash) = comment_start(line)
+            && let Some(comment) = comment_start(line)
         {
-            let body = &line[hash + 1..];
-            let lead = body.len() - body.trim_start().len();
-            if let Some(rest) = body[lead..].strip_prefix(MARKER) {
+            // The directive may follow other comment text: `# our mirror # cgpu-lint: ...`.
+            let directive = line[comment..]
+                .match_indices('#')
+                .map(|(i, _)| comment + i)
+                .find_map(|hash| {
+                    let body = &line[hash + 1..];
+                    let lead = body.len() - body.trim_start().len();
+                    body[lead..]
+                        .strip_prefix(MARKER)
+                        .map(|rest| (hash, hash + 1 + lead + MARKER.len(), rest))
+                });
+            if let Some((hash, rest_at, rest)) = directive {
                 let rest_lead = rest.len() - rest.trim_start().len();
-                let rest_offset = base + hash + 1 + lead + MARKER.len() + rest_lead;
                 out.push(Comment {
                     line: idx + 1,
                     span: base + hash..base + line.len(),
-                    directive: parse_directive(rest.trim_start(), rest_offset),
+                    directive: parse_directive(rest.trim_start(), base + rest_at + rest_lead),
                 });
             }
         }
@@ -264,6 +272,12 @@ mod tests {
         assert!(scan("a: 'x # cgpu-lint: ignore[a]'\n").is_empty());
         assert!(scan("a: x#cgpu-lint: ignore[a]\n").is_empty());
         assert_eq!(scan("a: it's # cgpu-lint: ignore[a]\n").len(), 1);
+        let text = "a: b  # our mirror # cgpu-lint: ignore[image-name]\n";
+        let c = scan(text);
+        let Directive::Ignore { rules } = &c[0].directive else {
+            panic!("{c:?}")
+        };
+        assert_eq!(&text[rules[0].1.clone()], "image-name");
     }
 
     #[test]

@@ -264,3 +264,30 @@ fn parallel_check_reports_in_a_stable_sorted_order() {
         assert_eq!(check_in(root, &["."]).json, first.json);
     }
 }
+
+/// The README's examples of a config file and of suppressions work as the README says.
+#[test]
+fn readme_config_and_suppression_examples_work() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = |section: &str, lang: &str| {
+        let at = readme.find(section).expect(section);
+        let start = at + readme[at..].find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
+        let end = start + readme[start..].find("```").unwrap();
+        readme[start..end].to_string()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("cfg.toml"),
+        &block("### Configuration", "toml"),
+    );
+    write(
+        &dir.path().join("values.yaml"),
+        &block("### Suppressing findings", "yaml"),
+    );
+    let run = check_in(dir.path(), &["--config", "cfg.toml", "values.yaml"]);
+    expect_rules(&run, &[]);
+    assert_eq!(run.code, 0);
+    let run = check_in(dir.path(), &["--no-config", "values.yaml"]);
+    expect_rules(&run, &[]);
+}

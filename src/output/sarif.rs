@@ -27,9 +27,13 @@ fn level(s: Severity) -> &'static str {
 }
 
 /// A path as a URI reference: unreserved characters and `/` stay, everything else is
-/// percent-encoded byte by byte.
+/// percent-encoded byte by byte; an absolute path (outside the working directory) becomes a
+/// `file://` URI.
 fn uri(path: &str) -> String {
     let mut out = String::new();
+    if path.starts_with('/') {
+        out.push_str("file://");
+    }
     for b in path.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
             out.push(b as char);
@@ -164,5 +168,6 @@ mod tests {
     fn uris_are_percent_encoded() {
         assert_eq!(uri("values/a b.yaml"), "values/a%20b.yaml");
         assert_eq!(uri("<chart defaults>"), "%3Cchart%20defaults%3E");
+        assert_eq!(uri("/tmp/a b.yaml"), "file:///tmp/a%20b.yaml");
     }
 }

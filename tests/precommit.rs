@@ -196,3 +196,40 @@ cgpu:
         fixed
     );
 }
+
+/// pre-commit accepts the manifest, and its `files` pattern (a Python regex, so checked with
+/// Python's `re`) takes the usual values-file names and leaves other YAML alone.
+#[test]
+fn precommit_manifest_is_valid_and_picks_values_files() {
+    let manifest = root().join(".pre-commit-hooks.yaml");
+    let out = Command::new(pre_commit())
+        .arg("validate-manifest")
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    let script = r#"
+import re, sys, yaml
+hooks = {h["id"]: h for h in yaml.safe_load(open(sys.argv[1]))}
+assert set(hooks) == {"cgpu-lint", "cgpu-lint-fix"}, hooks
+assert hooks["cgpu-lint"]["entry"] == "cgpu-lint check"
+assert hooks["cgpu-lint-fix"]["entry"] == "cgpu-lint fix"
+for h in hooks.values():
+    assert h["language"] == "rust" and h["types"] == ["yaml"], h
+    assert h["files"] == hooks["cgpu-lint"]["files"]
+files = re.compile(hooks["cgpu-lint"]["files"])
+yes = ["values.yaml", "values-prod.yaml", "values.prod.yml", "prod-values.yaml",
+       "charts/ack/prod_values.yml", "values/prod.yaml", "deploy/values/eu/a.yaml",
+       "cgpu-installer.yaml", "k8s/ack-ai-installer.yaml"]
+no = ["values.json", "docker-compose.yaml", ".github/workflows/ci.yml", "myvaluesx.yaml",
+      "values.yaml.bak", "chart/templates/deployment.yaml"]
+bad = [f for f in yes if not files.search(f)] + [f for f in no if files.search(f)]
+assert not bad, bad
+"#;
+    let out = Command::new(root().join("target/venv/bin/python"))
+        .args(["-c", script])
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+}

@@ -291,3 +291,44 @@ fn readme_config_and_suppression_examples_work() {
     let run = check_in(dir.path(), &["--no-config", "values.yaml"]);
     expect_rules(&run, &[]);
 }
+
+/// The README's CI jobs are valid GitHub workflow and GitLab CI files (checked with
+/// check-jsonschema's vendored schemas, from target/venv: run scripts/install-test-tools).
+#[test]
+fn readme_ci_jobs_match_the_github_and_gitlab_schemas() {
+    let tool = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/venv/bin/check-jsonschema");
+    assert!(
+        tool.exists(),
+        "{} is missing: run scripts/install-test-tools",
+        tool.display()
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (section, schema, name) in [
+        (
+            "### GitHub Actions",
+            "vendor.github-workflows",
+            "cgpu-lint.yml",
+        ),
+        ("### GitLab CI", "vendor.gitlab-ci", ".gitlab-ci.yml"),
+    ] {
+        let at = readme.find(section).expect(section);
+        let start = at + readme[at..].find("```yaml\n").unwrap() + 8;
+        let end = start + readme[start..].find("```").unwrap();
+        let file = dir.path().join(name);
+        write(&file, &readme[start..end]);
+        let out = std::process::Command::new(&tool)
+            .args(["--builtin-schema", schema])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{section}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -46,6 +46,8 @@ pub enum AppError {
     Input(#[from] InputError),
     #[error(transparent)]
     Checklist(#[from] crate::checklist::ChecklistError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -113,6 +115,8 @@ pub fn print_report(
 ) -> Result<(), AppError> {
     diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     let summary = Summary::of(files, diags);
+    // CI formats report paths relative to the working directory (the repository root in CI).
+    let cwd = std::env::current_dir().ok();
     let text = match c.format {
         Format::Human => output::human::render(
             diags,
@@ -121,13 +125,27 @@ pub fn print_report(
             c.quiet,
         ),
         Format::Json => output::json::render(diags, summary),
+        Format::Sarif => output::sarif::render(diags, cwd.as_deref()),
+        Format::Github => output::github::render(diags, summary, cwd.as_deref(), c.quiet),
+        Format::Junit => output::junit::render(diags, summary, cwd.as_deref()),
     };
     s.out.write_all(text.as_bytes())?;
     Ok(())
 }
 
+/// The common flags with `.cgpu-lint.toml` (or `--config FILE`) filled in, and the config that
+/// was read (its per-file-ignores apply to the findings: [`crate::config::Loaded::retain`]).
+pub fn with_config(
+    c: &CommonArgs,
+) -> Result<(CommonArgs, Option<crate::config::Loaded>), AppError> {
+    let loaded = crate::config::for_command(c)?;
+    let merged = loaded.as_ref().map_or_else(|| c.clone(), |l| l.merge(c));
+    Ok((merged, loaded))
+}
+
 pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
-    let c = &args.common;
+    let (c, config) = with_config(&args.common)?;
+    let c = &c;
     let filter = filter(c)?;
     let mut opts = rule_options(c);
     if opts.region.is_none()
@@ -158,6 +176,9 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
             &filter,
             c.max_file_size,
         ));
+    }
+    if let Some(config) = &config {
+        config.retain(&mut report.diagnostics);
     }
     for e in &report.errors {
         writeln!(s.err, "cgpu-lint: error: {e}")?;
@@ -426,7 +447,8 @@ fn report_to(
 /// `cgpu-lint fix`: apply every safe fix in place (or show it with --diff / --stdout), then
 /// report what is left for a person. Exit 1 when a file changed (or would), as pre-commit expects.
 pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError> {
-    let c = &args.common;
+    let (c, config) = with_config(&args.common)?;
+    let c = &c;
     let filter = filter(c)?;
     let opts = rule_options(c);
     let paths = if args.paths.is_empty() {
@@ -457,7 +479,17 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
                 continue;
             }
         };
-        let fixed = crate::fix::fix_source(&src, &opts, &filter);
+        // per-file-ignores of the config: those rules are neither fixed nor reported here.
+        let mut file_filter = filter.clone();
+        if let Some(config) = &config {
+            file_filter.ignore.extend(
+                crate::rules::catalogue::RULES
+                    .iter()
+                    .filter(|r| !config.allows(p, r.name))
+                    .map(|r| r.name.to_string()),
+            );
+        }
+        let fixed = crate::fix::fix_source(&src, &opts, &file_filter);
         if let Some(why) = &fixed.refused {
             writeln!(s.err, "cgpu-lint: {p}: {why}")?;
         }

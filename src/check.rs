@@ -311,7 +311,7 @@ pub fn check_paths(paths: &[String], opts: &RuleOptions, filter: &Filter, max_si
         .par_iter()
         .map(|p| {
             let src = read_input(p, max_size)?;
-            Ok(check_source(&src, opts))
+            Ok(crate::suppress::apply(&src, check_source(&src, opts)))
         })
         .collect();
     let mut diagnostics = Vec::new();
@@ -432,5 +432,12 @@ pub fn check_stack(
             .diagnostics
             .extend(ctx.out.into_iter().filter(|d| filter.allows(d.rule)));
     }
+    // Inline suppressions of every layer. Here they come after --select/--ignore, so an ignore
+    // whose rule the command line filtered out counts as unused (then filtered out itself when
+    // the command line hides unused-ignore).
+    for src in &layers {
+        report.diagnostics = crate::suppress::apply(src, std::mem::take(&mut report.diagnostics));
+    }
+    report.diagnostics.retain(|d| filter.allows(d.rule));
     report
 }

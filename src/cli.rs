@@ -19,6 +19,42 @@ pub struct Cli {
     pub command: Command,
 }
 
+impl Cli {
+    /// Parse the process arguments like `Cli::try_parse`, and note which common flags came from
+    /// the command line (so that `.cgpu-lint.toml` fills in only the others).
+    pub fn parse_args() -> Result<Cli, clap::Error> {
+        Self::parse_args_from(std::env::args_os())
+    }
+
+    pub fn parse_args_from<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
+        let matches = Cli::command().try_get_matches_from(args)?;
+        let mut cli = Cli::from_arg_matches(&matches)?;
+        if let Some((_, sub)) = matches.subcommand()
+            && let Some(common) = cli.command.common_mut()
+        {
+            common.format_given = sub.ids().any(|id| id.as_str() == "format")
+                && sub.value_source("format") == Some(ValueSource::CommandLine);
+        }
+        Ok(cli)
+    }
+}
+
+impl Command {
+    /// The common flags of a command that has them.
+    pub fn common_mut(&mut self) -> Option<&mut CommonArgs> {
+        match self {
+            Command::Check(a) => Some(&mut a.common),
+            Command::Fix(a) => Some(&mut a.common),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Validate values files, DaemonSets and rendered streams; directories are walked for *.yaml/*.yml
@@ -88,6 +124,17 @@ pub struct CommonArgs {
     /// Largest input file in bytes
     #[arg(long, value_name = "BYTES", default_value_t = crate::check::DEFAULT_MAX_FILE_SIZE)]
     pub max_file_size: u64,
+    /// Read settings from this file instead of the nearest .cgpu-lint.toml upward from the
+    /// working directory
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+    /// Do not read any .cgpu-lint.toml
+    #[arg(long, conflicts_with = "config")]
+    pub no_config: bool,
+    /// Whether --format was on the command line (set by [`Cli::parse_args`]); a config file's
+    /// `format` applies only when it was not.
+    #[arg(skip)]
+    pub format_given: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -61,7 +61,8 @@ fn parses(diags: &[Diagnostic]) -> bool {
 /// neither fixed nor reported.
 pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fixed {
     let mut current = src.clone();
-    let mut diags = check_source(&current, opts);
+    // Inline `# cgpu-lint: ignore[...]` comments apply before fixing: a silenced finding is not fixed.
+    let mut diags = crate::suppress::apply(&current, check_source(&current, opts));
     let mut applied = Vec::new();
     let mut refused = None;
     // Text that does not parse (or is not UTF-8) has no fixes: the rules only see parsed values.
@@ -89,7 +90,7 @@ pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fix
                 break;
             }
             let next = Source::new(current.name.clone(), text);
-            let next_diags = check_source(&next, opts);
+            let next_diags = crate::suppress::apply(&next, check_source(&next, opts));
             if !parses(&next_diags) {
                 refused = Some(
                     "a fix produced YAML that does not parse; those fixes were not applied".into(),

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::CommandFactory;
 
 use cgpu_lint::app::{self, AppError, Exit, Streams};
 use cgpu_lint::cli::{Cli, Command};
@@ -36,7 +36,7 @@ fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

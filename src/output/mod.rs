@@ -1,11 +1,59 @@
 //! One printer per output format, all reading the same [`crate::diag::Diagnostic`]s.
 
+pub mod github;
 pub mod human;
 pub mod json;
+pub mod junit;
+pub mod sarif;
+
+use std::path::{Component, Path};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Human,
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF consumers
+    Sarif,
+    /// GitHub Actions workflow commands (annotations on the pull request)
+    Github,
+    /// JUnit XML, for GitLab and other CI test reports
+    Junit,
+}
+
+/// A finding's file as CI systems want it: relative to the working directory when it lies under
+/// it, without a leading `./`, with `/` separators. Anything else (stdin `-`, `<chart defaults>`,
+/// a path outside the working directory) is kept as given.
+pub fn ci_path(name: &str, cwd: Option<&Path>) -> String {
+    let p = Path::new(name);
+    let rel = match cwd {
+        Some(cwd) if p.is_absolute() => p.strip_prefix(cwd).unwrap_or(p),
+        _ => p,
+    };
+    let parts: Vec<String> = rel
+        .components()
+        .filter(|c| !matches!(c, Component::CurDir))
+        .map(|c| match c {
+            Component::RootDir => String::new(),
+            other => other.as_os_str().to_string_lossy().into_owned(),
+        })
+        .collect();
+    if parts.is_empty() {
+        return name.to_string();
+    }
+    parts.join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ci_paths_are_relative_to_the_working_directory() {
+        let cwd = Path::new("/repo");
+        assert_eq!(ci_path("./values/a.yaml", Some(cwd)), "values/a.yaml");
+        assert_eq!(ci_path("/repo/values/a.yaml", Some(cwd)), "values/a.yaml");
+        assert_eq!(ci_path("/elsewhere/a.yaml", Some(cwd)), "/elsewhere/a.yaml");
+        assert_eq!(ci_path("-", Some(cwd)), "-");
+    }
 }

@@ -327,6 +327,16 @@ evicted under resource pressure."),
         "When POLICY was last written by `kubectl edit`, the Helm release and the cluster disagree; \
 the next `helm upgrade` sets POLICY back to the values' policy, which is a policy change that \
 needs node reboots."),
+    // --- the tool itself ---
+    rule!("unused-ignore", Info, Tool,
+        "a `# cgpu-lint: ignore[...]` comment that suppresses nothing",
+        fix: None,
+        help: "delete the comment, or correct the rule names in it",
+        "An inline suppression (`# cgpu-lint: ignore[rule-a, rule-b]`) applies to findings that \
+start on its own line or on the line below. When none of the named rules reports there (the value \
+was fixed, the rule name is misspelt, or the comment drifted away from its line), the comment only \
+hides future findings by accident, so it is reported. Rule names that are not in the catalogue are \
+named in the message."),
     // --- nodes ---
     rule!("virtual-node-cgpu", Warning, Nodes,
         "a cgpu or core_mem label on a virtual (non-ECS) node",

@@ -88,6 +88,12 @@ impl<'a> Ctx<'a> {
     /// May the text of `node` be edited? Not when it comes through an alias whose anchor is
     /// also used elsewhere: the edit would change those places too.
     pub fn editable(&self, node: &Node) -> Result<(), String> {
+        // An implicit null (`key:` with nothing after it) has an empty span, and the parser
+        // places it next to the key rather than after the colon: replacing "it" would splice
+        // text into the key (found by fuzzing: tests/fuzz-regressions/).
+        if node.span.is_empty() {
+            return Err("not fixed automatically: the value is empty".into());
+        }
         match node.via_alias {
             Some(id) if self.alias_uses.get(&id).copied().unwrap_or(0) > 1 => Err(
                 "not fixed automatically: the value comes from an anchor that other places use too"

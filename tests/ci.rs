@@ -1,0 +1,334 @@
+//! CI integration: `.cgpu-lint.toml` (discovery, per-file ignores, unknown keys), inline
+//! suppressions and `unused-ignore`, and the directory walk (.gitignore, symlinks, stable order).
+
+mod common;
+use common::*;
+
+use std::path::Path;
+
+const KP_157: &str = "\
+# values pinned to the last release before the deadlock fix
+cgpu:
+  enabled: true
+  tag: v1.5.7-8d3fc1b-aliyun
+  policy: 1
+";
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// `check --format json ARGS` run in `dir`.
+fn check_in(dir: &Path, args: &[&str]) -> Run {
+    let out = bin()
+        .current_dir(dir)
+        .args(["check", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        json: serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}): {}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        }),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn files_of(run: &Run) -> Vec<String> {
+    run.diagnostics()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn config_is_discovered_from_a_subfolder() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".cgpu-lint.toml"),
+        "deny-warnings = true\nignore = [\"policy-weight-hint\"]\n",
+    );
+    write(&dir.path().join("clusters/prod/values.yaml"), KP_157);
+    let sub = dir.path().join("clusters/prod");
+    // The warning fails the run only because the config (two folders up) says deny-warnings.
+    let run = check_in(&sub, &["values.yaml"]);
+    expect_rules(&run, &[("tag-known-deadlock", 1)]);
+    assert_eq!(run.code, 1, "{:#}", run.json);
+    // --no-config skips it.
+    let run = check_in(&sub, &["--no-config", "values.yaml"]);
+    assert_eq!(run.code, 0);
+}
+
+#[test]
+fn config_format_applies_unless_format_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join(".cgpu-lint.toml"), "format = \"github\"\n");
+    write(&dir.path().join("values.yaml"), KP_157);
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["check", "values.yaml"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.starts_with("::warning file=values.yaml,line=4,"),
+        "{text}"
+    );
+    // An explicit --format wins over the file.
+    let run = check_in(dir.path(), &["values.yaml"]);
+    expect_rules(&run, &[("tag-known-deadlock", 1)]);
+}
+
+#[test]
+fn explicit_config_file_and_region() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("ci/cgpu-lint.toml");
+    write(&cfg, "select = [\"tag-known-deadlock\"]\n");
+    write(&dir.path().join("values.yaml"), KP_157);
+    let run = check_in(
+        dir.path(),
+        &["--config", &cfg.to_string_lossy(), "values.yaml"],
+    );
+    expect_rules(&run, &[("tag-known-deadlock", 1)]);
+}
+
+#[test]
+fn per_file_ignores_apply_to_matching_paths_only() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".cgpu-lint.toml"),
+        "[per-file-ignores]\n\"legacy/*.yaml\" = [\"tag-known-deadlock\"]\n",
+    );
+    write(&dir.path().join("legacy/old-values.yaml"), KP_157);
+    write(&dir.path().join("current/values.yaml"), KP_157);
+    let run = check_in(dir.path(), &["."]);
+    assert_eq!(files_of(&run), vec!["./current/values.yaml"]);
+    // Matched relative to the config file's folder, whatever the working directory.
+    let run = check_in(&dir.path().join("legacy"), &["old-values.yaml"]);
+    expect_rules(&run, &[]);
+}
+
+#[test]
+fn unknown_config_key_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".cgpu-lint.toml"),
+        "deny-warnings = true\nignroe = [\"image-name\"]\n",
+    );
+    write(&dir.path().join("values.yaml"), KP_157);
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["check", "values.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(".cgpu-lint.toml"), "{err}");
+    assert!(err.contains("unknown field `ignroe`"), "{err}");
+}
+
+#[test]
+fn unknown_rule_in_config_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join(".cgpu-lint.toml"),
+        "[per-file-ignores]\n\"*.yaml\" = [\"tag-deadlock\"]\n",
+    );
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["check", "."])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown rule `tag-deadlock`"));
+}
+
+#[test]
+fn inline_ignore_on_the_line_and_on_the_line_above() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("values.yaml"),
+        "\
+cgpu:
+  # the mirror keeps the old tag until the change window, see OPS-1234
+  # cgpu-lint: ignore[tag-known-deadlock]
+  tag: v1.5.7-8d3fc1b-aliyun
+  imagePullPolicy: always  # cgpu-lint: ignore[pull-policy]
+  policy: 9
+",
+    );
+    let run = check_in(dir.path(), &["values.yaml"]);
+    expect_rules(&run, &[("policy-out-of-range", 1)]);
+}
+
+#[test]
+fn an_ignore_that_suppresses_nothing_is_unused_ignore() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("values.yaml"),
+        "\
+cgpu:
+  tag: v1.5.10-8d3fc1b-aliyun  # cgpu-lint: ignore[tag-known-deadlock]
+  policy: 1
+",
+    );
+    let run = check_in(dir.path(), &["values.yaml"]);
+    expect_rules(&run, &[("unused-ignore", 1)]);
+    let d = run.find("unused-ignore")[0];
+    assert_eq!(d["severity"], "info");
+    assert_eq!(
+        (d["line"].as_u64(), d["column"].as_u64()),
+        (Some(2), Some(52))
+    );
+    // Info never fails the run, not even with --deny-warnings.
+    assert_eq!(run.code, 0);
+    let run = check_in(dir.path(), &["--deny-warnings", "values.yaml"]);
+    assert_eq!(run.code, 0);
+    let run = check_in(dir.path(), &["--ignore", "unused-ignore", "values.yaml"]);
+    expect_rules(&run, &[]);
+}
+
+#[test]
+fn ignore_file_suppresses_every_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("values.yaml"),
+        "# cgpu-lint: ignore-file\ncgpu:\n  policy: 9\n  tag: latest\n",
+    );
+    let run = check_in(dir.path(), &["values.yaml"]);
+    expect_rules(&run, &[]);
+    assert_eq!(run.code, 0);
+}
+
+#[test]
+fn directory_walk_skips_gitignored_folders_and_non_yaml() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(&root.join(".gitignore"), "rendered/\n*.generated.yaml\n");
+    write(&root.join("rendered/values.yaml"), "cgpu:\n  policy: 9\n");
+    write(&root.join("a.generated.yaml"), "cgpu:\n  policy: 9\n");
+    write(&root.join("notes.txt"), "cgpu:\n  policy: 9\n");
+    write(&root.join("b/values.yml"), "cgpu:\n  policy: 8\n");
+    write(&root.join("a/values.yaml"), "cgpu:\n  policy: 7\n");
+    let run = check_in(root, &["."]);
+    assert_eq!(files_of(&run), vec!["./a/values.yaml", "./b/values.yml"]);
+    assert_eq!(run.json["summary"]["files"], 2);
+    // A file given by name is checked even when .gitignore lists it.
+    let run = check_in(root, &["rendered/values.yaml"]);
+    expect_rules(&run, &[("policy-out-of-range", 1)]);
+}
+
+#[cfg(unix)]
+#[test]
+fn directory_walk_does_not_follow_a_symlink_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(&root.join("values/values.yaml"), "cgpu:\n  policy: 9\n");
+    std::os::unix::fs::symlink(root, root.join("values/loop")).unwrap();
+    let run = check_in(root, &["values"]);
+    assert_eq!(files_of(&run), vec!["values/values.yaml"]);
+}
+
+#[test]
+fn parallel_check_reports_in_a_stable_sorted_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    for i in (0..24).rev() {
+        write(
+            &root.join(format!("c{:02}/values.yaml", i)),
+            "cgpu:\n  policy: 9\n  imagePullPolicy: always\n  tag: latest\n",
+        );
+    }
+    let first = check_in(root, &["."]);
+    let order: Vec<(String, u64)> = first
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            (
+                d["file"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut sorted = order.clone();
+    sorted.sort();
+    assert_eq!(order, sorted);
+    assert_eq!(order.len(), 24 * 3);
+    for _ in 0..3 {
+        assert_eq!(check_in(root, &["."]).json, first.json);
+    }
+}
+
+/// The README's examples of a config file and of suppressions work as the README says.
+#[test]
+fn readme_config_and_suppression_examples_work() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = |section: &str, lang: &str| {
+        let at = readme.find(section).expect(section);
+        let start = at + readme[at..].find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
+        let end = start + readme[start..].find("```").unwrap();
+        readme[start..end].to_string()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("cfg.toml"),
+        &block("### Configuration", "toml"),
+    );
+    write(
+        &dir.path().join("values.yaml"),
+        &block("### Suppressing findings", "yaml"),
+    );
+    let run = check_in(dir.path(), &["--config", "cfg.toml", "values.yaml"]);
+    expect_rules(&run, &[]);
+    assert_eq!(run.code, 0);
+    let run = check_in(dir.path(), &["--no-config", "values.yaml"]);
+    expect_rules(&run, &[]);
+}
+
+/// The README's CI jobs are valid GitHub workflow and GitLab CI files (checked with
+/// check-jsonschema's vendored schemas, from target/venv: run scripts/install-test-tools).
+#[test]
+fn readme_ci_jobs_match_the_github_and_gitlab_schemas() {
+    let tool = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/venv/bin/check-jsonschema");
+    assert!(
+        tool.exists(),
+        "{} is missing: run scripts/install-test-tools",
+        tool.display()
+    );
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for (section, schema, name) in [
+        (
+            "### GitHub Actions",
+            "vendor.github-workflows",
+            "cgpu-lint.yml",
+        ),
+        ("### GitLab CI", "vendor.gitlab-ci", ".gitlab-ci.yml"),
+    ] {
+        let at = readme.find(section).expect(section);
+        let start = at + readme[at..].find("```yaml\n").unwrap() + 8;
+        let end = start + readme[start..].find("```").unwrap();
+        let file = dir.path().join(name);
+        write(&file, &readme[start..end]);
+        let out = std::process::Command::new(&tool)
+            .args(["--builtin-schema", schema])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{section}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -1,0 +1,54 @@
+//! Inputs the fuzzer (scripts/fuzz) found, kept as regression tests: check never panics, the
+//! fixed output parses, and fixing twice equals fixing once.
+
+mod common;
+use common::*;
+
+#[test]
+fn every_fuzz_regression_input_fixes_idempotently() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        n += 1;
+        let once = bin().args(["fix", "--stdout"]).arg(&path).output().unwrap();
+        let err = String::from_utf8_lossy(&once.stderr);
+        assert!(!err.contains("panicked"), "{}: {err}", path.display());
+        let fixed = once.stdout;
+        let tmp = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(tmp.path(), &fixed).unwrap();
+        let twice = bin()
+            .args(["fix", "--stdout"])
+            .arg(tmp.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&twice.stdout),
+            String::from_utf8_lossy(&fixed),
+            "{}: fix is not idempotent",
+            path.display()
+        );
+        let r = check_json(&[tmp.path().to_str().unwrap()]);
+        assert!(
+            r.find("yaml-syntax").is_empty(),
+            "{}: fixed output does not parse",
+            path.display()
+        );
+    }
+    assert!(n > 0);
+}
+
+#[test]
+fn implicit_null_label_value_is_not_spliced_into_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v.yaml");
+    std::fs::write(&p, "cgpu:\n  nodeSelector:\n    gpu-pool:\n").unwrap();
+    let out = bin()
+        .args(["fix", "--stdout", p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "cgpu:\n  nodeSelector:\n    gpu-pool:\n"
+    );
+}

@@ -127,7 +127,11 @@ pub fn unified_diff(path: &str, before: &str, after: &str, color: bool) -> Strin
     if before == after {
         return String::new();
     }
-    let path = path.strip_prefix("./").unwrap_or(path);
+    // `a/` + an absolute path would read `a//tmp/x`; git writes `a/tmp/x`.
+    let path = path
+        .strip_prefix("./")
+        .unwrap_or(path)
+        .trim_start_matches('/');
     let diff = similar::TextDiff::from_lines(before, after);
     let text = diff
         .unified_diff()

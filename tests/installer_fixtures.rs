@@ -356,3 +356,43 @@ fn workload_env_and_selectors() {
     );
     expect_rules(&r, &[("schedule-label", 1), ("installer-selector", 1)]);
 }
+
+#[test]
+fn yaml11_words_in_daemonset_fields_are_flagged_and_fixable() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("ds.yaml");
+    std::fs::write(
+        &p,
+        r#"apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: cgpu-installer
+  namespace: kube-system
+spec:
+  template:
+    spec:
+      hostPID: yes
+      priorityClassName: system-node-critical
+      nodeSelector:
+        ack.node.gpu.schedule: cgpu
+      containers:
+      - name: cgpu-installer
+        image: registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun
+        securityContext:
+          privileged: On
+        env:
+        - name: POLICY
+          value: "1"
+"#,
+    )
+    .unwrap();
+    let r = check_json(&[p.to_str().unwrap()]);
+    expect_rules(&r, &[("yaml11-scalar", 2)]);
+    let lines: Vec<u64> = r
+        .find("yaml11-scalar")
+        .iter()
+        .map(|d| d["line"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lines, vec![9, 17]);
+    assert!(r.find("yaml11-scalar").iter().all(|d| d["fixable"] == true));
+}

@@ -210,11 +210,38 @@ pub fn check(ctx: &mut Ctx, inst: &Installer) {
     {
         pull_policy(ctx, pp, &child(&cp, "imagePullPolicy"));
     }
+    yaml11_fields(ctx, inst);
     selector(ctx, inst);
     workload_env(ctx, inst);
     priority_class(ctx, inst);
     rollout(ctx, inst);
     drift(ctx, inst);
+}
+
+/// The yaml-* rules apply to the DaemonSet's fields too (kubectl and Helm read YAML 1.1): the
+/// scalars a person writes by hand here. nodeSelector values are left to `label-value-type`,
+/// whose quoting fix is the right one for them.
+fn yaml11_fields(ctx: &mut Ctx, inst: &Installer) {
+    let spec = inst.pod_spec_pointer();
+    if let Some(pod) = inst.pod_spec() {
+        if let Some(v) = pod.get("hostPID") {
+            crate::rules::values::yaml11(ctx, v, &child(&spec, "hostPID"), true);
+        }
+        if let Some(sel) = pod.get("nodeSelector").and_then(Node::as_map) {
+            for e in sel {
+                let p = child(&child(&spec, "nodeSelector"), &e.key);
+                crate::rules::values::yaml11(ctx, &e.value, &p, false);
+            }
+        }
+    }
+    for (c, cp) in inst.containers() {
+        if let Some(v) = c.get("imagePullPolicy") {
+            crate::rules::values::yaml11(ctx, v, &child(&cp, "imagePullPolicy"), true);
+        }
+        if let Some(v) = c.pointer("/securityContext/privileged") {
+            crate::rules::values::yaml11(ctx, v, &format!("{cp}/securityContext/privileged"), true);
+        }
+    }
 }
 
 fn policy_env(ctx: &mut Ctx, inst: &Installer) {

@@ -191,7 +191,8 @@ fn check_block(ctx: &mut Ctx, cgpu: &Node) {
     }
 }
 
-fn yaml11(ctx: &mut Ctx, v: &Node, path: &str, fixable: bool) {
+/// `yaml11-scalar` on one value; with `fixable` the finding rewrites it to Helm's reading.
+pub fn yaml11(ctx: &mut Ctx, v: &Node, path: &str, fixable: bool) {
     if v.style != Style::Plain {
         return;
     }

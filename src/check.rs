@@ -180,6 +180,20 @@ pub fn policy_mismatches(
     out
 }
 
+/// A `yaml-syntax` finding at one offset (not UTF-8, a parse error, an alias bomb, too deep).
+fn syntax_finding(
+    opts: &RuleOptions,
+    src: &Arc<Source>,
+    document: usize,
+    offset: usize,
+    message: &str,
+) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut ctx = Ctx::new(opts, document, &empty);
+    ctx.report("yaml-syntax", src, offset..offset, "", message);
+    ctx.out
+}
+
 /// [`check_source`] without the cross-installer check, returning the installers' policies.
 pub fn check_source_with_policies(
     src: &Arc<Source>,
@@ -188,16 +202,10 @@ pub fn check_source_with_policies(
     let mut policies = Vec::new();
     let mut out = Vec::new();
     if let Some(bad) = &src.invalid {
-        let empty = Default::default();
-        let mut ctx = Ctx::new(opts, 1, &empty);
-        ctx.report(
-            "yaml-syntax",
-            src,
-            bad.offset..bad.offset,
-            "",
-            bad.message.clone(),
+        return (
+            syntax_finding(opts, src, 1, bad.offset, &bad.message),
+            policies,
         );
-        return (ctx.out, policies);
     }
     let parsed = yaml::parse(src);
     let mut checked_any = false;
@@ -225,15 +233,13 @@ pub fn check_source_with_policies(
     }
     let empty = Default::default();
     if let Some(err) = &parsed.error {
-        let mut ctx = Ctx::new(opts, err.document, &empty);
-        ctx.report(
-            "yaml-syntax",
+        out.extend(syntax_finding(
+            opts,
             src,
-            err.offset..err.offset,
-            "",
-            err.message.clone(),
-        );
-        out.extend(ctx.out);
+            err.document,
+            err.offset,
+            &err.message,
+        ));
     } else if !checked_any {
         let (doc, span) = first_content.unwrap_or((1, 0..0));
         let mut ctx = Ctx::new(opts, doc, &empty);

@@ -57,6 +57,9 @@ pub struct Streams<'a> {
     pub err: &'a mut dyn Write,
     /// Whether stdout is a terminal (for --color auto).
     pub out_is_terminal: bool,
+    /// Whether `out` is the process's stdout, so large outputs may be copied to it by the
+    /// kernel (sendfile/splice) instead of through `out`.
+    pub out_is_stdout: bool,
 }
 
 pub fn use_color(choice: Color, is_terminal: bool) -> bool {
@@ -284,12 +287,13 @@ pub fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
     Ok(Exit::Clean)
 }
 
-/// `post-render`: stdin → stdout through a temporary file, so that a failed render writes
+/// `post-render`: stdin → stdout through a [`crate::spill::Spill`] buffer, so that a failed render writes
 /// nothing to stdout (Helm 3 would print a partial stream; Helm 4 would try to parse it).
 pub fn post_render(
     s: &mut Streams,
     args: &crate::cli::PostRenderArgs,
     input: impl std::io::BufRead,
+    seekable: Option<std::fs::File>,
 ) -> Result<Exit, AppError> {
     use crate::cli::{FailOn, TtyMode};
     validate_rule_names(&args.ignore)?;
@@ -302,13 +306,25 @@ pub fn post_render(
             ignore: args.ignore.clone(),
         },
     };
-    let mut tmp = tempfile::tempfile()?;
-    let mut outcome = {
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut tmp);
-        let o = crate::postrender::run(input, &mut w, &opts)?;
-        w.flush()?;
-        o
+    // A regular file on stdin (`post-render < rendered.yaml`) is read twice instead of being
+    // held: pass 1 checks and computes the edited documents, pass 2 lets the kernel copy
+    // everything between them (copy_file_range/sendfile). A pipe (Helm) is held in a Spill.
+    let mut held = crate::spill::Spill::new();
+    let mut outcome = match &seekable {
+        Some(file) => {
+            use std::io::Seek;
+            let start = (&*file).stream_position()?;
+            let reader = std::io::BufReader::with_capacity(1 << 20, file);
+            let mut o = crate::postrender::run(reader, &mut std::io::sink(), &opts)?;
+            for (range, _) in &mut o.replacements {
+                *range = range.start + start..range.end + start;
+            }
+            (&*file).seek(std::io::SeekFrom::Start(start))?;
+            o
+        }
+        None => crate::postrender::run(input, &mut held, &opts)?,
     };
+    held.flush()?;
     outcome
         .diagnostics
         .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
@@ -355,18 +371,40 @@ pub fn post_render(
         }
         return Ok(Exit::Findings);
     }
-    use std::io::Seek;
-    tmp.seek(std::io::SeekFrom::Start(0))?;
-    // Large blocks: stdout is line-buffered, and small writes would cost a syscall each.
-    let mut buf = vec![0u8; 1 << 20];
-    loop {
-        let n = std::io::Read::read(&mut tmp, &mut buf)?;
-        if n == 0 {
-            break;
+    if let Some(file) = &seekable {
+        s.out.flush()?;
+        if s.out_is_stdout {
+            splice_edits(file, &outcome.replacements, &mut std::io::stdout().lock())?;
+        } else {
+            splice_edits(file, &outcome.replacements, &mut s.out)?;
         }
-        s.out.write_all(&buf[..n])?;
+    } else if s.out_is_stdout {
+        // Concrete types let std copy the spilled tail with copy_file_range/sendfile/splice.
+        s.out.flush()?;
+        held.drain_into(&mut std::io::stdout().lock())?;
+    } else {
+        held.drain_into_dyn(s.out)?;
     }
     Ok(Exit::Clean)
+}
+
+/// Pass 2 of a seekable post-render: copy `file` from its current position to `out`, with each
+/// replaced range (absolute offsets, in order) written from memory instead.
+fn splice_edits<W: Write + ?Sized>(
+    file: &std::fs::File,
+    replacements: &[(std::ops::Range<u64>, Vec<u8>)],
+    out: &mut W,
+) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    let mut f = file;
+    let mut pos = f.stream_position()?;
+    for (range, bytes) in replacements {
+        std::io::copy(&mut f.take(range.start - pos), out)?;
+        out.write_all(bytes)?;
+        pos = f.seek(std::io::SeekFrom::Start(range.end))?;
+    }
+    std::io::copy(&mut f, out)?;
+    Ok(())
 }
 
 /// Helm 4 discards a plugin's stderr; the controlling terminal, when there is one, is the only
@@ -433,6 +471,7 @@ fn report_to(
     let mut buf = Vec::new();
     let mut sink = std::io::sink();
     let mut inner = Streams {
+        out_is_stdout: false,
         out: &mut buf,
         err: &mut sink,
         out_is_terminal: false,

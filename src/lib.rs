@@ -16,5 +16,6 @@ pub mod output;
 pub mod postrender;
 pub mod rules;
 pub mod set;
+pub mod spill;
 pub mod suppress;
 pub mod yaml;

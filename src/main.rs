@@ -16,6 +16,7 @@ fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
             s,
             args,
             std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock()),
+            seekable_stdin(),
         ),
         Command::Checklist(args) => app::checklist(s, args),
         Command::Fix(args) => app::fix(s, args),
@@ -35,6 +36,15 @@ fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
     }
 }
 
+/// stdin as a file when it is a regular file (`post-render < rendered.yaml`), which
+/// `post-render` may read twice instead of holding its output.
+fn seekable_stdin() -> Option<std::fs::File> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    let file = std::fs::File::from(fd);
+    file.metadata().ok()?.is_file().then_some(file)
+}
+
 fn main() -> ExitCode {
     let cli = match Cli::parse_args() {
         Ok(cli) => cli,
@@ -52,6 +62,7 @@ fn main() -> ExitCode {
         out: &mut out,
         err: &mut err,
         out_is_terminal: app::stdout_is_terminal(),
+        out_is_stdout: true,
     };
     let result = run(cli, &mut streams);
     let flushed = streams.out.flush();

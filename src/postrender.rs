@@ -47,6 +47,9 @@ pub struct Outcome {
     pub documents: usize,
     /// Installer DaemonSets found.
     pub installers: usize,
+    /// The documents whose output differs from their input: (byte range in the stream, new
+    /// bytes), in stream order. With a seekable input this is all a second pass needs.
+    pub replacements: Vec<(std::ops::Range<u64>, Vec<u8>)>,
 }
 
 /// `---` (alone, or followed by a space, a comment or content) or `...` at column 0.
@@ -89,6 +92,8 @@ struct Run<'a> {
     policies: Vec<(String, InstallerPolicy)>,
     /// Lines before the current chunk, so findings carry the stream's line numbers.
     lines_before: usize,
+    /// Bytes of the stream before the current chunk.
+    offset: u64,
 }
 
 /// Post-render `input` into `out`. Findings are returned, not printed; the caller decides
@@ -103,26 +108,33 @@ pub fn run(mut input: impl BufRead, out: &mut impl Write, opts: &Options) -> io:
         outcome: Outcome::default(),
         policies: Vec::new(),
         lines_before: 0,
+        offset: 0,
     };
-    let mut chunk: Vec<u8> = Vec::new();
-    let mut line = Vec::new();
+    // Lines are read straight onto the end of the current document's bytes (no per-line copy);
+    // the document ends at a `---` line (which starts the next one) or after a `...` line.
+    let mut chunk: Vec<u8> = Vec::with_capacity(64 * 1024);
+    let mut newlines = 0usize;
     loop {
-        line.clear();
-        if input.read_until(b'\n', &mut line)? == 0 {
+        let start = chunk.len();
+        let n = input.read_until(b'\n', &mut chunk)?;
+        if n == 0 {
             break;
         }
-        if marker(&line, b"---") && !chunk.is_empty() {
-            r.chunk(&chunk, out)?;
-            chunk.clear();
+        let ends_line = chunk.last() == Some(&b'\n');
+        if start > 0 && marker(&chunk[start..], b"---") {
+            r.chunk(&chunk[..start], newlines, out)?;
+            chunk.drain(..start);
+            newlines = 0;
         }
-        chunk.extend_from_slice(&line);
-        if marker(&line, b"...") {
-            r.chunk(&chunk, out)?;
+        newlines += usize::from(ends_line);
+        if marker(&chunk[chunk.len() - n..], b"...") {
+            r.chunk(&chunk, newlines, out)?;
             chunk.clear();
+            newlines = 0;
         }
     }
     if !chunk.is_empty() {
-        r.chunk(&chunk, out)?;
+        r.chunk(&chunk, newlines, out)?;
     }
     let found = check::policy_mismatches(&r.rule_opts, &r.policies);
     r.outcome
@@ -132,17 +144,21 @@ pub fn run(mut input: impl BufRead, out: &mut impl Write, opts: &Options) -> io:
 }
 
 impl Run<'_> {
-    fn chunk(&mut self, chunk: &[u8], out: &mut impl Write) -> io::Result<()> {
+    /// One document (or the comments before the first): `newlines` is how many lines it ends.
+    fn chunk(&mut self, chunk: &[u8], newlines: usize, out: &mut impl Write) -> io::Result<()> {
         let is_doc = chunk.starts_with(b"---") || has_content(chunk);
         if is_doc {
             self.outcome.documents += 1;
         }
-        let newlines = memchr::memchr_iter(b'\n', chunk).count();
         if is_doc && mentions_installer(chunk) {
             match std::str::from_utf8(chunk) {
                 Ok(text) => {
                     let edited = self.installer_doc(text);
                     out.write_all(edited.as_bytes())?;
+                    if edited.as_bytes() != chunk {
+                        let range = self.offset..self.offset + chunk.len() as u64;
+                        self.outcome.replacements.push((range, edited.into_bytes()));
+                    }
                 }
                 Err(_) => {
                     // Passed through as read; Helm will refuse it, but say where it is.
@@ -162,6 +178,7 @@ impl Run<'_> {
             out.write_all(chunk)?;
         }
         self.lines_before += newlines;
+        self.offset += chunk.len() as u64;
         Ok(())
     }
 

@@ -341,3 +341,38 @@ fn past_100000_lines_findings_count_lines_from_their_document() {
         "{stderr}"
     );
 }
+
+/// `post-render < FILE` takes the two-pass path (check, then kernel copy around the edits): it
+/// must give the same bytes as the piped path, and write nothing when the render is refused.
+#[test]
+fn regular_file_on_stdin_gives_the_same_bytes_as_a_pipe() {
+    let fixture = common::fixture("helm-template-rendered-core-mismatch-helm4.yaml");
+    let original = std::fs::read(&fixture).unwrap();
+    let run = |args: &[&str], piped: bool| {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("cgpu-lint"));
+        cmd.arg("post-render").args(args);
+        if piped {
+            let out = assert_cmd::Command::from_std(cmd)
+                .write_stdin(original.clone())
+                .output()
+                .unwrap();
+            (out.status.code(), out.stdout)
+        } else {
+            cmd.stdin(std::fs::File::open(&fixture).unwrap());
+            let out = cmd.output().unwrap();
+            (out.status.code(), out.stdout)
+        }
+    };
+    let file = run(&["--policy", "0"], false);
+    let pipe = run(&["--policy", "0"], true);
+    assert_eq!(file, pipe);
+    assert_eq!(file.0, Some(0));
+    let want =
+        String::from_utf8(original.clone())
+            .unwrap()
+            .replacen("value: \"5\"", "value: \"0\"", 1);
+    assert_eq!(String::from_utf8(file.1).unwrap(), want);
+    // cgpu-installer 0 vs core 5: refused, nothing on stdout, either way.
+    assert_eq!(run(&[], false), (Some(1), Vec::new()));
+    assert_eq!(run(&[], true), (Some(1), Vec::new()));
+}

@@ -109,9 +109,13 @@ pub fn summary_line(s: &Summary) -> String {
 }
 
 pub fn render(diags: &[Diagnostic], summary: Summary, color: bool, quiet: bool) -> String {
-    let mut out = String::new();
-    for d in diags {
-        out.push_str(&render_one(d, color));
+    use rayon::prelude::*;
+    // miette's graphical rendering is the costliest step of a large report: spread it over the
+    // cores, then join in order.
+    let parts: Vec<String> = diags.par_iter().map(|d| render_one(d, color)).collect();
+    let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 128);
+    for p in parts {
+        out.push_str(&p);
         out.push('\n');
     }
     if !quiet || summary.errors > 0 {

@@ -1,0 +1,111 @@
+//! Where `post-render` holds its output until it knows the render may go to Helm: in memory up
+//! to a fixed size, then in an anonymous temporary file. Memory stays bounded whatever the
+//! stream's size, and the common case (a chart renders a few hundred KiB) never touches disk.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, Write};
+
+/// Bytes held in memory before the rest goes to a temporary file.
+pub const MEMORY_LIMIT: usize = 4 * 1024 * 1024;
+
+pub struct Spill {
+    memory: Vec<u8>,
+    file: Option<io::BufWriter<File>>,
+    limit: usize,
+}
+
+impl Spill {
+    pub fn new() -> Self {
+        Self::with_limit(MEMORY_LIMIT)
+    }
+
+    pub fn with_limit(limit: usize) -> Self {
+        Spill {
+            memory: Vec::new(),
+            file: None,
+            limit,
+        }
+    }
+
+    /// Write everything held, in order, to `out`. When `out` is the process's stdout and the
+    /// tail is in a file, std copies the file with copy_file_range/sendfile/splice.
+    pub fn drain_into<W: Write>(self, out: &mut W) -> io::Result<()> {
+        out.write_all(&self.memory)?;
+        if let Some(w) = self.file {
+            let mut f = w.into_inner().map_err(|e| e.into_error())?;
+            f.seek(io::SeekFrom::Start(0))?;
+            io::copy(&mut f, out)?;
+        }
+        Ok(())
+    }
+
+    /// Like [`Spill::drain_into`] for a writer behind `dyn`, in large blocks.
+    pub fn drain_into_dyn(self, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(&self.memory)?;
+        if let Some(w) = self.file {
+            let mut f = w.into_inner().map_err(|e| e.into_error())?;
+            f.seek(io::SeekFrom::Start(0))?;
+            let mut buf = vec![0u8; 1 << 20];
+            loop {
+                let n = f.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                out.write_all(&buf[..n])?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Default for Spill {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Write for Spill {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.file.is_none() && self.memory.len() + buf.len() <= self.limit {
+            self.memory.extend_from_slice(buf);
+            return Ok(buf.len());
+        }
+        if self.file.is_none() {
+            self.file = Some(io::BufWriter::with_capacity(1 << 20, tempfile::tempfile()?));
+        }
+        self.file.as_mut().expect("just set").write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(f) => f.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_come_back_in_order_across_the_spill() {
+        let mut s = Spill::with_limit(10);
+        s.write_all(b"0123456").unwrap();
+        s.write_all(b"789abc").unwrap();
+        s.write_all(b"def").unwrap();
+        let mut out = Vec::new();
+        s.drain_into(&mut out).unwrap();
+        assert_eq!(out, b"0123456789abcdef");
+    }
+
+    #[test]
+    fn small_outputs_stay_in_memory() {
+        let mut s = Spill::with_limit(1024);
+        s.write_all(b"hello").unwrap();
+        assert!(s.file.is_none());
+        let mut out = Vec::new();
+        s.drain_into_dyn(&mut out).unwrap();
+        assert_eq!(out, b"hello");
+    }
+}

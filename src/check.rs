@@ -313,13 +313,17 @@ pub struct Report {
 /// Check each path on its own, in parallel; findings sorted by file and position.
 pub fn check_paths(paths: &[String], opts: &RuleOptions, filter: &Filter, max_size: u64) -> Report {
     let (files, mut errors) = expand_paths(paths);
-    let results: Vec<Result<Vec<Diagnostic>, InputError>> = files
-        .par_iter()
-        .map(|p| {
-            let src = read_input(p, max_size)?;
-            Ok(crate::suppress::apply(&src, check_source(&src, opts)))
-        })
-        .collect();
+    let one = |p: &String| -> Result<Vec<Diagnostic>, InputError> {
+        let src = read_input(p, max_size)?;
+        Ok(crate::suppress::apply(&src, check_source(&src, opts)))
+    };
+    // A pre-commit hook usually gets one or a few files: starting rayon's thread pool would
+    // cost more than it saves.
+    let results: Vec<Result<Vec<Diagnostic>, InputError>> = if files.len() < 4 {
+        files.iter().map(one).collect()
+    } else {
+        files.par_iter().map(one).collect()
+    };
     let mut diagnostics = Vec::new();
     for r in results {
         match r {

@@ -112,7 +112,11 @@ pub fn render(diags: &[Diagnostic], summary: Summary, color: bool, quiet: bool) 
     use rayon::prelude::*;
     // miette's graphical rendering is the costliest step of a large report: spread it over the
     // cores, then join in order.
-    let parts: Vec<String> = diags.par_iter().map(|d| render_one(d, color)).collect();
+    let parts: Vec<String> = if diags.len() < 16 {
+        diags.iter().map(|d| render_one(d, color)).collect()
+    } else {
+        diags.par_iter().map(|d| render_one(d, color)).collect()
+    };
     let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 1).sum::<usize>() + 128);
     for p in parts {
         out.push_str(&p);

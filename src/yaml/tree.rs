@@ -408,6 +408,15 @@ struct Builder<'a> {
     in_progress: Vec<usize>,
     duplicates: Vec<Duplicate>,
     alias_uses: HashMap<usize, usize>,
+    /// The JSON pointer of the node being built, as segments; joined only when a duplicate key
+    /// is recorded (building a pointer string per node was the largest allocation cost).
+    path: Vec<Seg>,
+}
+
+#[derive(Clone)]
+enum Seg {
+    Key(String),
+    Index(usize),
 }
 
 fn build_document(
@@ -425,9 +434,10 @@ fn build_document(
         in_progress: Vec::new(),
         duplicates: Vec::new(),
         alias_uses: HashMap::new(),
+        path: Vec::new(),
     };
     let root = match root {
-        Some(r) => Some(b.node(r, None, String::new(), 0)?),
+        Some(r) => Some(b.node(r, None, 0)?),
         None => None,
     };
     // A document holding only an empty plain scalar is an empty document.
@@ -443,11 +453,22 @@ fn build_document(
 }
 
 impl Builder<'_> {
+    fn pointer(&self) -> String {
+        let mut out = String::new();
+        for seg in &self.path {
+            out.push('/');
+            match seg {
+                Seg::Key(k) => out.push_str(&escape_pointer(k)),
+                Seg::Index(i) => out.push_str(&i.to_string()),
+            }
+        }
+        out
+    }
+
     fn node(
         &mut self,
         idx: usize,
         via_alias: Option<usize>,
-        pointer: String,
         depth: usize,
     ) -> Result<Node, (String, usize)> {
         let r = &self.raw[idx];
@@ -484,7 +505,7 @@ impl Builder<'_> {
                 }
                 let id = self.anchor_of.get(&target).copied().unwrap_or(0);
                 *self.alias_uses.entry(id).or_default() += 1;
-                self.node(target, via_alias.or(Some(id)), pointer, depth + 1)
+                self.node(target, via_alias.or(Some(id)), depth + 1)
             }
             RawKind::Scalar(value, style, tag) => {
                 let (scalar, st) = match style {
@@ -510,7 +531,10 @@ impl Builder<'_> {
                 self.in_progress.push(idx);
                 let mut out = Vec::with_capacity(items.len());
                 for (i, &item) in items.iter().enumerate() {
-                    out.push(self.node(item, via_alias, format!("{pointer}/{i}"), depth + 1)?);
+                    self.path.push(Seg::Index(i));
+                    let item = self.node(item, via_alias, depth + 1);
+                    self.path.pop();
+                    out.push(item?);
                 }
                 self.in_progress.pop();
                 Ok(Node {
@@ -527,24 +551,26 @@ impl Builder<'_> {
                 // Where each explicit key was first written, for duplicate reports.
                 let mut seen: HashMap<String, Range<usize>> = HashMap::new();
                 for &(k, v) in entries {
-                    let key_node = self.node(k, via_alias, pointer.clone(), depth + 1)?;
+                    let key_node = self.node(k, via_alias, depth + 1)?;
                     let key = key_text(&key_node);
                     let key_is_merge = key == "<<" && key_node.style == Style::Plain;
                     if key_is_merge {
-                        self.merge(v, via_alias, &pointer, depth, &mut out)?;
+                        self.merge(v, via_alias, depth, &mut out)?;
                         continue;
                     }
                     if let Some(first) = seen.get(&key) {
                         self.duplicates.push(Duplicate {
                             key: key.clone(),
-                            map_pointer: pointer.clone(),
+                            map_pointer: self.pointer(),
                             first: first.clone(),
                             second: key_node.span.clone(),
                         });
                     }
                     seen.insert(key.clone(), key_node.span.clone());
-                    let child = format!("{pointer}/{}", escape_pointer(&key));
-                    let value = self.node(v, via_alias, child, depth + 1)?;
+                    self.path.push(Seg::Key(key.clone()));
+                    let value = self.node(v, via_alias, depth + 1);
+                    self.path.pop();
+                    let value = value?;
                     let entry = Entry {
                         key,
                         key_span: key_node.span.clone(),
@@ -572,11 +598,10 @@ impl Builder<'_> {
         &mut self,
         v: usize,
         via_alias: Option<usize>,
-        pointer: &str,
         depth: usize,
         out: &mut Entries,
     ) -> Result<(), (String, usize)> {
-        let value = self.node(v, via_alias, pointer.to_string(), depth + 1)?;
+        let value = self.node(v, via_alias, depth + 1)?;
         let maps: Vec<Node> = match value.value {
             Value::Map(_) => vec![value],
             Value::Seq(items) => items.into_iter().rev().collect(),

@@ -50,7 +50,7 @@ pub fn schema_text() -> &'static str {
     include_str!("../../schemas/ack-ai-installer-values.schema.json")
 }
 
-fn schema() -> &'static jsonschema::Validator {
+pub fn schema() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
     V.get_or_init(|| {
         let schema: serde_json::Value =
@@ -97,6 +97,12 @@ pub fn check(ctx: &mut Ctx, root: &Node) {
 /// same place becomes a `wrong-type` finding, so each problem is reported once.
 fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
     let instance = serde_json::json!({ "cgpu": root.get("cgpu").map(Node::to_json) });
+    // Compiling the 2020-12 schema is most of the start-up of a one-file check; a block that
+    // plainly satisfies it (the common case) does not need the validator. `surely_valid` only
+    // ever answers yes for blocks the schema accepts (a property test holds it to that).
+    if surely_valid(&instance["cgpu"]) {
+        return;
+    }
     let validator = schema();
     if validator.is_valid(&instance) {
         return;
@@ -129,6 +135,38 @@ fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
             format!("`{path}`: {message}{what}"),
         );
     }
+}
+
+/// A conservative stand-in for the schema: true only when every key of the block is one the
+/// schema knows and its value has the schema's type and shape. Anything unusual answers false
+/// and goes to the real validator.
+pub fn surely_valid(cgpu: &serde_json::Value) -> bool {
+    use serde_json::Value as J;
+    let Some(map) = cgpu.as_object() else {
+        return false;
+    };
+    let tag_ok = |v: &J| v.as_str().is_some_and(|t| version::parse_tag(t).is_ok());
+    map.iter().all(|(k, v)| match k.as_str() {
+        "enabled" | "checkRegions" => v.is_boolean(),
+        "image" => v.is_string(),
+        "tag" | "financeCloudImageTag" => tag_ok(v),
+        "imagePullPolicy" => v.as_str().is_some_and(|p| PULL_POLICIES.contains(&p)),
+        "policy" => match v {
+            J::Number(n) => n.as_u64().is_some_and(|n| n <= 5),
+            J::String(s) => {
+                s.len() == 1 && s.as_bytes()[0].is_ascii_digit() && s.as_bytes()[0] <= b'5'
+            }
+            _ => false,
+        },
+        "nodeSelector" => match v {
+            J::Null => true,
+            J::Object(m) => m
+                .values()
+                .all(|x| x.as_str().is_some_and(|s| s.chars().count() <= 63)),
+            _ => false,
+        },
+        _ => false,
+    })
 }
 
 fn check_block(ctx: &mut Ctx, cgpu: &Node) {
@@ -753,5 +791,93 @@ pub fn missing(
         ctx.set_last_severity(Severity::Error);
         ctx.out.last_mut().expect("finding").message =
             "no `cgpu` key, and --require-cgpu is set".into();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn value() -> impl Strategy<Value = serde_json::Value> {
+        use serde_json::json;
+        prop_oneof![
+            Just(json!(null)),
+            any::<bool>().prop_map(|b| json!(b)),
+            (-3i64..9).prop_map(|n| json!(n)),
+            Just(json!(1.5)),
+            Just(json!(2.0)),
+            prop::sample::select(vec![
+                "",
+                "1",
+                "5",
+                "6",
+                "01",
+                " 1",
+                "latest",
+                "v1.5.3-8d3fc1b-aliyun",
+                "1.0.6-0123456",
+                "v1.5",
+                "Always",
+                "always",
+                "IfNotPresent",
+                "Never",
+                "acs/cgpu-installer",
+                "cgpu",
+            ])
+            .prop_map(|s| json!(s)),
+            Just(json!({"ack.node.gpu.schedule": "cgpu"})),
+            Just(json!({"a": true})),
+            Just(json!({"a": "x".repeat(64)})),
+            Just(json!([1, 2])),
+        ]
+    }
+
+    fn block() -> impl Strategy<Value = serde_json::Value> {
+        let keys = prop::sample::subsequence(
+            vec![
+                "enabled",
+                "image",
+                "tag",
+                "financeCloudImageTag",
+                "imagePullPolicy",
+                "policy",
+                "nodeSelector",
+                "checkRegions",
+                "polcy",
+            ],
+            0..9,
+        );
+        (keys, prop::collection::vec(value(), 9)).prop_map(|(keys, values)| {
+            serde_json::Value::Object(
+                keys.into_iter()
+                    .zip(values)
+                    .map(|(k, v)| (k.to_string(), v))
+                    .collect(),
+            )
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// The fast path may only skip the validator for blocks the schema accepts.
+        #[test]
+        fn surely_valid_implies_the_schema_accepts(cgpu in block()) {
+            if surely_valid(&cgpu) {
+                let instance = serde_json::json!({ "cgpu": cgpu });
+                prop_assert!(schema().is_valid(&instance), "{instance}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_documented_defaults_take_the_fast_path() {
+        let defaults = serde_json::json!({
+            "enabled": true, "image": "acs/cgpu-installer", "tag": "v1.5.3-8d3fc1b-aliyun",
+            "financeCloudImageTag": "v1.0.7-fin", "imagePullPolicy": "IfNotPresent",
+            "policy": 1, "nodeSelector": {}, "checkRegions": true
+        });
+        assert!(surely_valid(&defaults));
+        assert!(!surely_valid(&serde_json::json!({"policy": 7})));
     }
 }

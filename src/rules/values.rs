@@ -834,20 +834,9 @@ mod tests {
     }
 
     fn block() -> impl Strategy<Value = serde_json::Value> {
-        let keys = prop::sample::subsequence(
-            vec![
-                "enabled",
-                "image",
-                "tag",
-                "financeCloudImageTag",
-                "imagePullPolicy",
-                "policy",
-                "nodeSelector",
-                "checkRegions",
-                "polcy",
-            ],
-            0..9,
-        );
+        let mut all: Vec<&'static str> = KNOWN_KEYS.to_vec();
+        all.push("polcy");
+        let keys = prop::sample::subsequence(all, 0..9);
         (keys, prop::collection::vec(value(), 9)).prop_map(|(keys, values)| {
             serde_json::Value::Object(
                 keys.into_iter()

@@ -711,3 +711,36 @@ fn readme_checklist_is_the_real_output_of_the_fixtures_scenario() {
         "README checklist is stale: paste the output of the fixtures scenario (run in tests/fixtures)"
     );
 }
+
+/// A List holding both installers (kubectl get ds cgpu-installer cgpu-core-installer -o yaml):
+/// the core_mem node is told the core installer's POLICY and what to set it to.
+#[test]
+fn core_installer_policy_from_the_same_list_is_named_for_core_mem_nodes() {
+    let out = checklist(&[
+        "--current",
+        &fixture("daemonset-list-kubectl-get-both-installers.yaml"),
+        "--policy",
+        "2",
+        "--nodes",
+        &fixture("nodes-list-mixed-gpu-sharing.yaml"),
+        "--format",
+        "json",
+    ]);
+    let v = json_of(&out);
+    let reason = reason_of(&v, "cn-hangzhou.192.168.10.23");
+    assert!(reason.contains("whose POLICY is 1"), "{reason}");
+    assert!(reason.contains("set it to 2 too"), "{reason}");
+    // No change for the core installer when the desired policy is what it already has.
+    let out = checklist(&[
+        "--current",
+        &fixture("daemonset-list-kubectl-get-both-installers.yaml"),
+        "--policy",
+        "1",
+        "--nodes",
+        &fixture("nodes-list-mixed-gpu-sharing.yaml"),
+        "--format",
+        "json",
+    ]);
+    let v = json_of(&out);
+    assert!(reason_of(&v, "cn-hangzhou.192.168.10.23").contains("already 1"));
+}

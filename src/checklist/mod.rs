@@ -85,6 +85,8 @@ struct Current {
     placement: Placement,
     /// The coalesced values root when `--current` is a values file (the base for `--desired`).
     values: Option<Node>,
+    /// POLICY of a cgpu-core-installer given in the same input (a List, a stream), if any.
+    core_policy: Option<u8>,
     diagnostics: Vec<Diagnostic>,
 }
 
@@ -156,6 +158,8 @@ pub struct Checklist {
     pub current_path: String,
     pub desired_label: String,
     pub nodes_path: Option<String>,
+    /// POLICY of cgpu-core-installer when `--current` held it too.
+    pub core_policy: Option<u8>,
 }
 
 impl Checklist {
@@ -252,6 +256,19 @@ fn coalesced_values(root: &Node, base: Node) -> Node {
 
 fn read_current(path: &str) -> Result<Current, ChecklistError> {
     let (_src, parsed) = load(path)?;
+    // `kubectl get ds cgpu-installer cgpu-core-installer -n kube-system -o yaml` gives both: the
+    // core installer's policy then tells core_mem nodes what to change.
+    let core_policy = parsed
+        .documents
+        .iter()
+        .filter_map(|d| d.root.as_ref())
+        .find_map(|root| {
+            Objects::of(root)
+                .iter()
+                .filter_map(|o| o.installer())
+                .find(|i| i.name() == "cgpu-core-installer")
+                .and_then(|i| i.policy())
+        });
     // A DaemonSet first (a `kind: List` or a stream may hold other objects too).
     for doc in &parsed.documents {
         let Some(root) = &doc.root else { continue };
@@ -317,6 +334,7 @@ fn read_current(path: &str) -> Result<Current, ChecklistError> {
                 tolerations,
             },
             values: None,
+            core_policy,
             diagnostics,
         });
     }
@@ -348,6 +366,7 @@ fn read_current(path: &str) -> Result<Current, ChecklistError> {
             tolerations: daemonset_default_tolerations(),
         },
         values: Some(merged),
+        core_policy,
         diagnostics: Vec::new(),
     })
 }
@@ -466,6 +485,7 @@ pub fn build(
         nodes: Vec::new(),
         other_nodes: Vec::new(),
         diagnostics: current.diagnostics,
+        core_policy: current.core_policy,
         current_path: current_path.to_string(),
         desired_label: match desired {
             Desired::Values(p) => p.to_string(),
@@ -555,7 +575,16 @@ fn classify(
         return match schedule.as_deref() {
             Some("core_mem") => other(
                 OtherKind::AlsoIsolated,
-                "ack.node.gpu.schedule=core_mem: cGPU isolation through cgpu-core-installer, not this DaemonSet; all GPU-sharing nodes must use one policy, so change cgpu-core-installer's POLICY to match".into(),
+                match list.core_policy {
+                    Some(p) if p == list.desired.policy => format!(
+                        "ack.node.gpu.schedule=core_mem: cGPU isolation through cgpu-core-installer, whose POLICY is already {p}: consistent with the change"
+                    ),
+                    Some(p) => format!(
+                        "ack.node.gpu.schedule=core_mem: cGPU isolation through cgpu-core-installer, whose POLICY is {p}; all GPU-sharing nodes must use one policy, so set it to {} too (and restart these nodes the same way)",
+                        list.desired.policy
+                    ),
+                    None => "ack.node.gpu.schedule=core_mem: cGPU isolation through cgpu-core-installer, not this DaemonSet; all GPU-sharing nodes must use one policy, so change cgpu-core-installer's POLICY to match".into(),
+                },
             ),
             None if node.legacy_cgpu() => other(
                 OtherKind::AlsoIsolated,

@@ -535,24 +535,20 @@ pub fn check_tag(
         );
     }
     if in_image {
-        // The installer's image is the tag actually deployed: with a known region, a finance
-        // region wants a -fin build and every other region a standard one.
-        if let Some(region) = ctx.opts.region.clone() {
-            if finance_region && !parsed.is_finance() {
-                ctx.at(
-                    "tag-flavour",
-                    v,
-                    path.to_string(),
-                    format!("image tag `{tag}` is not a finance-cloud (-fin) build, but {region} is a finance region"),
-                );
-            } else if !finance_region && parsed.is_finance() {
-                ctx.at(
-                    "tag-flavour",
-                    v,
-                    path.to_string(),
-                    format!("image tag `{tag}` is a finance-cloud (-fin) build, but {region} is not a finance region"),
-                );
-            }
+        // The installer's image is the tag actually deployed: a finance-cloud (-fin) build in a
+        // region known not to be a finance region is pulled where it was not built for. (The
+        // reverse is not reported: whether finance regions may run a standard build is not
+        // documented.)
+        if let Some(region) = ctx.opts.region.clone()
+            && !finance_region
+            && parsed.is_finance()
+        {
+            ctx.at(
+                "tag-flavour",
+                v,
+                path.to_string(),
+                format!("image tag `{tag}` is a finance-cloud (-fin) build, but {region} is not a finance region"),
+            );
         }
     } else {
         if finance_key && !parsed.is_finance() {

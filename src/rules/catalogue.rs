@@ -180,7 +180,8 @@ financeCloudImageTag is checked only when --region names a finance region."),
         fix: None,
         help: "finance-cloud builds (-fin) belong in financeCloudImageTag, standard builds in tag",
         "The chart deploys financeCloudImageTag in finance-cloud regions and tag everywhere else. A \
-finance build in the wrong key is pulled where it was not built for."),
+finance build in the wrong key is pulled where it was not built for. On the installer DaemonSet \
+the rule needs --region (or --nodes): a -fin image tag outside a finance region is reported."),
     rule!("pull-policy", Error, Values,
         "imagePullPolicy is not exactly Always, IfNotPresent or Never",
         fix: Some("correct the case when it matches ignoring case"),

@@ -100,7 +100,7 @@ pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
                 .git_exclude(true)
                 .require_git(false)
                 .follow_links(false)
-                .filter_entry(|e| e.file_name() != ".git")
+                .filter_entry(|e| e.file_name() != ".git" && !is_chart_templates_dir(e.path()))
                 .build();
             for entry in walker {
                 match entry {
@@ -127,6 +127,35 @@ pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
         }
     }
     (out, errors)
+}
+
+/// A chart's `templates/` folder (its parent holds `Chart.yaml`): Go templates, which are YAML
+/// only after `helm template` renders them. Directory walks skip it.
+fn is_chart_templates_dir(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| n == "templates")
+        && dir.parent().is_some_and(|p| p.join("Chart.yaml").is_file())
+}
+
+/// Is this file inside a chart's `templates/` folder?
+pub fn is_chart_template(path: &Path) -> bool {
+    path.ancestors().skip(1).any(is_chart_templates_dir)
+}
+
+/// A chart template named on the command line (pre-commit passes any matching file): skipped
+/// with an info instead of a flood of syntax errors about `{{ … }}`.
+fn chart_template_skipped(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut ctx = Ctx::new(opts, 1, &empty);
+    values::missing(&mut ctx, src, 0..0);
+    if let Some(d) = ctx.out.last_mut() {
+        d.message =
+            "a Helm chart template (Go template syntax, YAML only once rendered): skipped; \
+                     check the rendered stream with `helm template … | cgpu-lint check -`"
+                .into();
+        d.help = "nothing to fix here: cgpu-lint checks values files and rendered manifests".into();
+        d.severity = crate::diag::Severity::Info;
+    }
+    ctx.out
 }
 
 /// What one document is, judged by its content.
@@ -315,6 +344,9 @@ pub fn check_paths(paths: &[String], opts: &RuleOptions, filter: &Filter, max_si
     let (files, mut errors) = expand_paths(paths);
     let one = |p: &String| -> Result<Vec<Diagnostic>, InputError> {
         let src = read_input(p, max_size)?;
+        if p != "-" && is_chart_template(Path::new(p)) {
+            return Ok(chart_template_skipped(&src, opts));
+        }
         Ok(crate::suppress::apply(&src, check_source(&src, opts)))
     };
     // A pre-commit hook usually gets one or a few files: starting rayon's thread pool would

@@ -224,3 +224,31 @@ fn stack_names_the_file_that_set_the_value() {
     let r3 = check_json(&["--stack", c.to_str().unwrap()]);
     assert_eq!(r3.find("tag-known-deadlock")[0]["file"], "<chart defaults>");
 }
+
+/// A GitOps repository holds charts too: their templates are Go templates, not YAML, and must
+/// not turn `check .` red.
+#[test]
+fn chart_templates_are_skipped_by_the_walk_and_named_as_templates_when_given() {
+    let charts = concat!(env!("CARGO_MANIFEST_DIR"), "/charts-fixtures");
+    let r = check_json(&[charts]);
+    assert!(r.find("yaml-syntax").is_empty(), "{:#}", r.json);
+    assert!(
+        r.diagnostics()
+            .iter()
+            .all(|d| !d["file"].as_str().unwrap().contains("/templates/"))
+    );
+    let template = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/charts-fixtures/ack-ai-installer/templates/cgpu/daemonset.yaml"
+    );
+    let r = check_json(&["--require-cgpu", template]);
+    expect_rules(&r, &[("cgpu-missing", 1)]);
+    assert_eq!(r.diagnostics()[0]["severity"], "info");
+    assert!(
+        r.diagnostics()[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Helm chart template")
+    );
+    assert_eq!(r.code, 0);
+}

@@ -420,3 +420,29 @@ fn image_tag_flavour_follows_the_region() {
     let r = check_json(&[fin.to_str().unwrap()]);
     assert!(r.find("tag-flavour").is_empty());
 }
+
+/// An installer outside kube-system is reported; a manifest without a namespace (a rendered
+/// stream relies on `helm -n`) is not.
+#[test]
+fn installer_outside_kube_system_is_reported() {
+    let minimal =
+        std::fs::read_to_string(fixture("daemonset-cgpu-installer-minimal.yaml")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("default.yaml");
+    std::fs::write(
+        &other,
+        minimal.replace("namespace: kube-system", "namespace: default"),
+    )
+    .unwrap();
+    let r = check_json(&[other.to_str().unwrap()]);
+    let d = r.find("installer-namespace");
+    assert_eq!(d.len(), 1, "{:#}", r.json);
+    assert_eq!(
+        (d[0]["line"].as_u64(), d[0]["path"].as_str()),
+        (Some(5), Some("/metadata/namespace"))
+    );
+    let none = dir.path().join("none.yaml");
+    std::fs::write(&none, minimal.replace("  namespace: kube-system\n", "")).unwrap();
+    let r = check_json(&[none.to_str().unwrap()]);
+    assert!(r.find("installer-namespace").is_empty());
+}

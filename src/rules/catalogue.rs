@@ -223,6 +223,15 @@ string)."),
 Other values (core_mem, share, default, topology, mps) belong to other components; selecting \
 them keeps the installer off the nodes it is meant for."),
     // --- cgpu-installer DaemonSet ---
+    rule!("installer-namespace", Warning, Installer,
+        "the installer DaemonSet is in a namespace other than kube-system",
+        fix: None,
+        help: "deploy cgpu-installer in kube-system",
+        "ACK deploys cgpu-installer and cgpu-core-installer in kube-system, where the procedures \
+(`kubectl edit daemonset cgpu-installer -n kube-system`) and the priority class \
+system-node-critical expect them. A copy elsewhere is either a leftover or a second installer \
+fighting the first over the same nodes. A manifest without a namespace (a rendered stream, whose \
+namespace comes from `helm -n`) is not reported."),
     rule!("installer-policy-missing", Warning, Installer,
         "no POLICY env on the installer container",
         fix: None,

@@ -201,8 +201,28 @@ fn name_node<'a>(obj: &Object<'a>) -> &'a Node {
         .unwrap_or(obj.node)
 }
 
+/// The installers live in kube-system. A rendered stream may leave the namespace out (Helm's
+/// `-n` supplies it), so only an explicit other namespace is reported.
+fn namespace(ctx: &mut Ctx, inst: &Installer) {
+    if let Some(ns) = inst.obj.namespace
+        && ns != "kube-system"
+        && let Some(node) = inst.obj.node.pointer("/metadata/namespace")
+    {
+        ctx.at(
+            "installer-namespace",
+            node,
+            format!("{}/metadata/namespace", inst.obj.pointer),
+            format!(
+                "{} is in namespace `{ns}`; ACK runs it in kube-system",
+                inst.name()
+            ),
+        );
+    }
+}
+
 /// The §3.2 rules on one installer.
 pub fn check(ctx: &mut Ctx, inst: &Installer) {
+    namespace(ctx, inst);
     policy_env(ctx, inst);
     image(ctx, inst);
     if let Some((c, cp)) = inst.main_container()

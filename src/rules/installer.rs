@@ -417,7 +417,18 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
                 format!("image `{s}` has no tag: it is `latest`, an unknown cGPU version"),
             );
         }
-        Some(t) => check_tag(ctx, v, &path, t, false, true),
+        Some(t) => {
+            let before = ctx.out.len();
+            check_tag(ctx, v, &path, t, false, true);
+            // Point the tag findings at the tag inside the image reference, not the whole value.
+            let raw = v.raw();
+            if let Some(i) = raw.rfind(&format!(":{t}")) {
+                let start = v.span.start + i + 1;
+                for d in &mut ctx.out[before..] {
+                    d.span = start..start + t.len();
+                }
+            }
+        }
     }
     let Some(host) = r.host else {
         ctx.at(

@@ -202,7 +202,12 @@ pub fn region_from_nodes(path: &str, max_size: u64) -> Result<Option<String>, Ap
     let mut regions = std::collections::BTreeSet::new();
     for doc in &parsed.documents {
         if let Some(root) = &doc.root {
-            regions.extend(crate::rules::installer::node_regions(root));
+            let objects = crate::manifest::Objects::of(root);
+            regions.extend(
+                crate::rules::nodes::nodes_of(&objects)
+                    .iter()
+                    .filter_map(|n| n.region()),
+            );
         }
     }
     match regions.len() {

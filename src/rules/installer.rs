@@ -819,23 +819,6 @@ fn add_policy_env(c: &Node, n: u8) -> Option<Edit> {
     }
 }
 
-/// The cluster region from a nodes file (`kubectl get nodes -o yaml|json`): the distinct
-/// `topology.kubernetes.io/region` labels of its Node objects, sorted.
-pub fn node_regions(root: &Node) -> Vec<String> {
-    let mut out = BTreeSet::new();
-    for obj in Objects::of(root).iter().filter(|o| o.kind == "Node") {
-        if let Some(r) = obj
-            .node
-            .pointer("/metadata/labels")
-            .and_then(|l| l.get("topology.kubernetes.io/region"))
-            .and_then(Node::as_str)
-        {
-            out.insert(r.to_string());
-        }
-    }
-    out.into_iter().collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

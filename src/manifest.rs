@@ -65,11 +65,6 @@ impl<'a> Objects<'a> {
     }
 }
 
-/// Does this document hold Kubernetes objects at all?
-pub fn is_manifest(root: &Node) -> bool {
-    !Objects::of(root).is_empty()
-}
-
 impl<'a> Object<'a> {
     /// An apps/v1 DaemonSet named cgpu-installer or cgpu-core-installer.
     pub fn is_installer(&self) -> bool {

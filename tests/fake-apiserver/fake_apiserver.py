@@ -239,6 +239,14 @@ def make_handler(cluster, port, log_path):
                         return status(404, "NotFound", 'nodes "%s" not found' % parts[3],
                                       {"name": parts[3], "kind": "nodes"})
                     return 200, dict(cluster.nodes[i], kind="Node", apiVersion="v1")
+            # /api/v1/namespaces/NAME (kubectl asks after a NotFound whether the namespace exists)
+            if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 4:
+                if parts[3] in ("default", "kube-system", "kube-public", "kube-node-lease"):
+                    return 200, {"kind": "Namespace", "apiVersion": "v1",
+                                 "metadata": {"name": parts[3]}, "spec": {"finalizers": ["kubernetes"]},
+                                 "status": {"phase": "Active"}}
+                return status(404, "NotFound", 'namespaces "%s" not found' % parts[3],
+                              {"name": parts[3], "kind": "namespaces"})
             # /apis/apps/v1/namespaces/NS/daemonsets[/NAME]
             if parts[:4] == ["apis", "apps", "v1", "namespaces"] and len(parts) >= 6 \
                     and parts[5] == "daemonsets":

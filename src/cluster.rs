@@ -116,32 +116,52 @@ pub enum ClusterError {
 /// kubectl's `--request-timeout`: `0`, an integer of seconds, or a Go duration with units
 /// (`1m30s`, `500ms`). Checked here so a typo fails before any cluster is asked.
 pub fn check_timeout(t: &str) -> Result<(), ClusterError> {
+    parse_timeout(t).map(|_| ())
+}
+
+/// [`check_timeout`], returning the duration (`None` for no limit).
+pub fn parse_timeout(t: &str) -> Result<Option<std::time::Duration>, ClusterError> {
     let bad = || ClusterError::BadTimeout(t.to_string());
     if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
-        return Ok(());
+        let secs: u64 = t.parse().map_err(|_| bad())?;
+        return Ok((secs > 0).then(|| std::time::Duration::from_secs(secs)));
     }
     let mut rest = t;
     if rest.is_empty() {
         return Err(bad());
     }
+    let mut total = 0f64;
     while !rest.is_empty() {
         let num_len = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
             .ok_or_else(bad)?;
-        let num = &rest[..num_len];
-        if num.is_empty() || num.parse::<f64>().is_err() {
-            return Err(bad());
-        }
+        let num: f64 = rest[..num_len].parse().map_err(|_| bad())?;
         rest = &rest[num_len..];
-        let unit = ["ns", "us", "µs", "ms", "s", "m", "h"]
-            .iter()
-            .filter(|u| rest.starts_with(**u))
-            .max_by_key(|u| u.len())
-            .ok_or_else(bad)?;
+        let (unit, secs) = [
+            ("ns", 1e-9),
+            ("us", 1e-6),
+            ("µs", 1e-6),
+            ("ms", 1e-3),
+            ("s", 1.0),
+            ("m", 60.0),
+            ("h", 3600.0),
+        ]
+        .into_iter()
+        .filter(|(u, _)| rest.starts_with(u))
+        .max_by_key(|(u, _)| u.len())
+        .ok_or_else(bad)?;
+        total += num * secs;
         rest = &rest[unit.len()..];
     }
-    Ok(())
+    Ok((total > 0.0).then(|| std::time::Duration::from_secs_f64(total)))
 }
+
+/// In a pod without a kubeconfig, kubectl falls back to the service account only when no
+/// connection flag is given: client-go's `DeferredLoadingClientConfig` takes a config with any
+/// override (`--request-timeout` included) for a real one and dials localhost:8080. So for the
+/// in-cluster target the limit is not passed to kubectl; each kubectl call is stopped after
+/// this many times the request timeout instead (discovery and a few pages of nodes).
+pub const IN_CLUSTER_DEADLINE_FACTOR: u32 = 10;
 
 impl Options {
     fn base_args(&self) -> Vec<String> {
@@ -248,10 +268,17 @@ impl Options {
     /// Read one cluster: the installer DaemonSets and the nodes, as one source per object.
     pub fn fetch(&self, target: &Target) -> Result<Fetched, ClusterError> {
         let mut common = self.base_args();
-        if let Some(c) = &target.context {
-            common.push(format!("--context={c}"));
+        let mut deadline = None;
+        match &target.context {
+            Some(c) => {
+                common.push(format!("--context={c}"));
+                common.push(format!("--request-timeout={}", self.request_timeout));
+            }
+            None => {
+                deadline =
+                    parse_timeout(&self.request_timeout)?.map(|d| d * IN_CLUSTER_DEADLINE_FACTOR);
+            }
         }
-        common.push(format!("--request-timeout={}", self.request_timeout));
         let mut ds_args = common.clone();
         ds_args.extend(
             [
@@ -279,8 +306,8 @@ impl Options {
         // Both requests at once: each is mostly waiting on the API server.
         let ds = self.start(&ds_args)?;
         let nodes = self.start(&node_args)?;
-        let ds = self.finish(target, ds)?;
-        let nodes = self.finish(target, nodes)?;
+        let ds = self.finish(target, ds, deadline)?;
+        let nodes = self.finish(target, nodes, deadline)?;
         let installers = objects(target, &ds)?;
         let nodes = objects(target, &nodes)?;
         let gpu_sharing = nodes.iter().filter(|n| gpu_sharing(n)).count();
@@ -312,19 +339,43 @@ impl Options {
         &self,
         target: &Target,
         mut child: std::process::Child,
+        deadline: Option<std::time::Duration>,
     ) -> Result<Vec<u8>, ClusterError> {
-        // Read stderr on a thread so a large stdout cannot block on a full stderr pipe.
-        let mut err_pipe = child.stderr.take().expect("piped");
-        let err_reader = std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            let _ = err_pipe.read_to_end(&mut buf);
-            buf
-        });
-        let mut stdout = Vec::new();
-        if let Some(mut out) = child.stdout.take() {
-            let _ = out.read_to_end(&mut stdout);
+        // Both pipes are drained on threads, so neither can fill up and block kubectl.
+        fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = pipe.read_to_end(&mut buf);
+                buf
+            })
         }
-        let status = child.wait().map_err(|e| self.spawn_error(&e))?;
+        let err_reader = drain(child.stderr.take().expect("piped"));
+        let out_reader = drain(child.stdout.take().expect("piped"));
+        let status = match deadline {
+            None => child.wait().map_err(|e| self.spawn_error(&e))?,
+            Some(limit) => {
+                let start = std::time::Instant::now();
+                loop {
+                    if let Some(st) = child.try_wait().map_err(|e| self.spawn_error(&e))? {
+                        break st;
+                    }
+                    if start.elapsed() > limit {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Err(ClusterError::Timeout {
+                            context: target.label.clone(),
+                            server: "the API server".into(),
+                            timeout: self.request_timeout.clone(),
+                            detail: format!(
+                                "kubectl still ran after {limit:?}, {IN_CLUSTER_DEADLINE_FACTOR} times the limit (in a pod without a kubeconfig kubectl cannot take --request-timeout)"
+                            ),
+                        });
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+        };
+        let stdout = out_reader.join().unwrap_or_default();
         let stderr = err_reader.join().unwrap_or_default();
         if status.success() {
             Ok(stdout)
@@ -625,6 +676,11 @@ mod tests {
         for bad in ["", "5x", "s", "-1s", "1 m", "5S", "1d"] {
             assert!(check_timeout(bad).is_err(), "{bad}");
         }
+        let d = |s: &str| parse_timeout(s).unwrap();
+        assert_eq!(d("0"), None);
+        assert_eq!(d("30"), Some(std::time::Duration::from_secs(30)));
+        assert_eq!(d("1m30s"), Some(std::time::Duration::from_secs(90)));
+        assert_eq!(d("250ms"), Some(std::time::Duration::from_millis(250)));
     }
 
     #[test]

@@ -1117,3 +1117,67 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
         "from the cluster only: {only_a:#?}\nfrom the files only: {only_b:#?}"
     );
 }
+
+/// In a pod without a kubeconfig kubectl uses the service account, but only when it gets no
+/// connection flag (client-go takes `--request-timeout` for a configured connection and dials
+/// localhost:8080; seen with kubectl 1.33). So cgpu-lint does not pass the limit there and stops
+/// a kubectl call itself. A stand-in kubectl records its arguments and hangs on `get`.
+#[test]
+fn in_a_pod_the_request_timeout_is_enforced_without_kubectl_flags() {
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("args.log");
+    let stub = home.path().join("kubectl");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nif [ \"$1 $2\" = 'config view' ]; then\n  echo '{{\"kind\":\"Config\",\"apiVersion\":\"v1\",\"preferences\":{{}},\"clusters\":null,\"users\":null,\"contexts\":null,\"current-context\":\"\"}}'\n  exit 0\nfi\nexec sleep 30\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let stub = stub.to_string_lossy().into_owned();
+    let start = std::time::Instant::now();
+    let o = bin()
+        .env("HOME", home.path())
+        .env_remove("KUBECONFIG")
+        .env("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+        .args([
+            "check",
+            "--cluster",
+            "--request-timeout",
+            "200ms",
+            "--kubectl",
+            &stub,
+        ])
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert_error(
+        &o,
+        "cgpu-lint: error: cluster in-cluster: timed out after 200ms (--request-timeout) talking to the API server: kubectl still ran after 2s, 10 times the limit (in a pod without a kubeconfig kubectl cannot take --request-timeout)",
+    );
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let gets: Vec<&str> = calls.lines().filter(|l| l.starts_with("get ")).collect();
+    assert_eq!(gets.len(), 2, "{calls}");
+    assert!(
+        gets.iter()
+            .all(|l| !l.contains("--request-timeout") && !l.contains("--context")),
+        "{calls}"
+    );
+    // Outside a pod, no current context is a usage problem, said so.
+    let o = bin()
+        .env("HOME", home.path())
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .args(["check", "--cluster", "--kubectl", &stub])
+        .output()
+        .unwrap();
+    assert_error(
+        &o,
+        "cgpu-lint: error: kubeconfig: no current-context and not running in a pod: give --context NAME, --all-contexts or --kubeconfig FILE",
+    );
+}

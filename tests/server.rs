@@ -790,3 +790,41 @@ fn a_values_stack_reports_where_the_value_was_set() {
     let codes: Vec<&str> = d.iter().map(|d| d["code"].as_str().unwrap()).collect();
     assert_eq!(codes, ["policy-weight-hint"]);
 }
+
+#[test]
+fn an_edit_to_one_stack_member_refreshes_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let base = "cgpu:\n  policy: 1\n  tag: v1.5.3-8d3fc1b-aliyun\n";
+    std::fs::write(root.join("base.yaml"), base).unwrap();
+    std::fs::write(root.join("prod.yaml"), "cgpu:\n  policy: 1\n").unwrap();
+    let (mut c, _) = Client::start(
+        root,
+        encoding("utf-32"),
+        json!({"stack": ["base.yaml", "prod.yaml"]}),
+    );
+    let bu = uri(&root.join("base.yaml"));
+    let pu = uri(&root.join("prod.yaml"));
+    c.open(&bu, base);
+    let codes = |d: Vec<Value>| {
+        d.iter()
+            .map(|d| d["code"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    // The base's tag is in force: its deadlock is reported in the base.
+    assert_eq!(codes(c.diagnostics(&bu, Some(1))), ["tag-known-deadlock"]);
+    c.open(&pu, "cgpu:\n  policy: 1\n");
+    assert!(c.diagnostics(&pu, Some(1)).is_empty());
+    // Opening a member re-lints the others.
+    assert_eq!(codes(c.diagnostics(&bu, Some(1))), ["tag-known-deadlock"]);
+    // prod overrides the tag (unsaved): the base's finding goes away.
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": pu, "version": 2}, "contentChanges": [{"text": "cgpu:\n  policy: 1\n  tag: v1.5.20-3c9d1e7-aliyun\n"}]}),
+    );
+    assert!(c.diagnostics(&pu, Some(2)).is_empty());
+    assert!(
+        c.diagnostics(&bu, Some(1)).is_empty(),
+        "the base is re-published without the overridden tag's finding"
+    );
+}

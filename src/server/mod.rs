@@ -360,7 +360,7 @@ impl Server {
                 .collect();
             for uri in due {
                 self.pending.remove(&uri);
-                self.lint(&uri);
+                self.lint_with_stack(&uri);
             }
         }
     }
@@ -487,7 +487,7 @@ impl Server {
                     );
                 }
                 self.pending.remove(&uri);
-                self.lint(&uri);
+                self.lint_with_stack(&uri);
             }
             "textDocument/didChange" => {
                 let Ok(p) = serde_json::from_value::<lsp::DidChangeTextDocumentParams>(n.params)
@@ -555,6 +555,28 @@ impl Server {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Lint `uri`; when it is a member of the values stack, also the other open members, whose
+    /// findings may depend on it (a value set here may override theirs).
+    fn lint_with_stack(&self, uri: &str) {
+        self.lint(uri);
+        if !is_stack_member(&self.setup, uri) {
+            return;
+        }
+        let others: Vec<String> = self
+            .docs
+            .lock()
+            .map(|d| {
+                d.keys()
+                    .filter(|u| *u != uri && is_stack_member(&self.setup, u))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_default();
+        for u in others {
+            self.lint(&u);
         }
     }
 
@@ -642,9 +664,7 @@ impl Ctx {
     }
 
     fn stack_member(&self) -> Option<usize> {
-        let path = uri_to_path(&self.uri)?;
-        let path = absolute(&path);
-        self.setup.stack.iter().position(|p| *p == path)
+        stack_position(&self.setup, &self.uri)
     }
 
     /// `check --stack` over the stack, with open members' editor text in place of their files.
@@ -686,6 +706,16 @@ impl Ctx {
         }
         diags
     }
+}
+
+/// The place of the document `uri` in the values stack, if it is a member.
+fn stack_position(setup: &Setup, uri: &str) -> Option<usize> {
+    let path = absolute(&uri_to_path(uri)?);
+    setup.stack.iter().position(|p| *p == path)
+}
+
+fn is_stack_member(setup: &Setup, uri: &str) -> bool {
+    stack_position(setup, uri).is_some()
 }
 
 fn severity(s: Severity) -> lsp::DiagnosticSeverity {

@@ -828,3 +828,27 @@ fn an_edit_to_one_stack_member_refreshes_the_others() {
         "the base is re-published without the overridden tag's finding"
     );
 }
+
+#[test]
+fn a_document_over_max_file_size_is_not_checked_and_the_user_is_told() {
+    let (mut c, _) = Client::start(&fixtures(), json!({}), json!({"maxFileSize": 100}));
+    let u = "file:///nowhere/big.yaml";
+    let text = format!("cgpu:\n  policy: \"1\"\n{}", "# padding\n".repeat(20));
+    c.open(u, &text);
+    let m = c.wait_for(|m| m["method"] == "window/showMessage");
+    let msg = m["params"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("/nowhere/big.yaml")
+            && msg.contains("100-byte limit")
+            && msg.contains("not checked"),
+        "{msg}"
+    );
+    assert!(c.diagnostics(u, Some(1)).is_empty());
+    // A small one is checked as usual.
+    c.open("file:///nowhere/small.yaml", "cgpu:\n  policy: \"1\"\n");
+    assert_eq!(
+        c.diagnostics("file:///nowhere/small.yaml", Some(1))[0]["code"],
+        "policy-quoted"
+    );
+    assert_eq!(c.finish(), 0);
+}

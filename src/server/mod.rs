@@ -61,6 +61,8 @@ pub struct InitOptions {
     pub no_config: bool,
     /// Milliseconds to wait after a change before linting.
     pub debounce_ms: Option<u64>,
+    /// As `--max-file-size`: a larger document is not checked (the user is told once).
+    pub max_file_size: Option<u64>,
 }
 
 /// What decides the findings, shared with the worker.
@@ -226,7 +228,7 @@ fn build_setup(root: Option<&Path>, init: &InitOptions) -> (Setup, Vec<String>) 
         require_cgpu: init.require_cgpu,
         color: crate::cli::Color::Never,
         quiet: false,
-        max_file_size: DEFAULT_MAX_FILE_SIZE,
+        max_file_size: init.max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
         config: init.config.as_ref().map(|c| base.join(c)),
         no_config: init.no_config,
         format_given: false,
@@ -477,6 +479,18 @@ impl Server {
                 };
                 let uri = p.text_document.uri.as_str().to_string();
                 let src = Source::new(source_name(&uri), p.text_document.text);
+                // As `check` refuses such a file, the server does not lint it (and says so once).
+                if src.text.len() as u64 > self.setup.max_size {
+                    let e = crate::check::InputError::TooLarge {
+                        path: src.name.clone(),
+                        size: src.text.len() as u64,
+                        limit: self.setup.max_size,
+                    };
+                    self.show(
+                        lsp::MessageType::WARNING,
+                        format!("cgpu-lint: {e}; not checked"),
+                    );
+                }
                 if let Ok(mut docs) = self.docs.lock() {
                     docs.insert(
                         uri.clone(),

@@ -651,15 +651,7 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
             }
         };
         // per-file-ignores of the config: those rules are neither fixed nor reported here.
-        let mut file_filter = filter.clone();
-        if let Some(config) = &config {
-            file_filter.ignore.extend(
-                crate::rules::catalogue::RULES
-                    .iter()
-                    .filter(|r| !config.allows(p, r.name))
-                    .map(|r| r.name.to_string()),
-            );
-        }
+        let file_filter = crate::fix::file_filter(&filter, config.as_ref(), p);
         let fixed = crate::fix::fix_source(&src, &opts, &file_filter);
         if let Some(why) = &fixed.refused {
             writeln!(s.err, "cgpu-lint: {p}: {why}")?;

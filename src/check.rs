@@ -560,7 +560,7 @@ pub fn check_stack(
         },
         None => Source::new("<chart defaults>", CHART_DEFAULTS.to_string()),
     };
-    let mut layers = vec![base_src];
+    let mut layers = Vec::new();
     for p in paths {
         match read_input(p, max_size) {
             Ok(s) => layers.push(s),
@@ -568,6 +568,25 @@ pub fn check_stack(
         }
     }
     report.files = paths.len();
+    report.diagnostics = check_stack_sources(Some(base_src), &layers, opts, filter);
+    report
+}
+
+/// The findings of a values stack already read: `base` (the chart's values; the documented
+/// defaults when `None`) under `layers` in `-f` order. `check --stack` and the language server
+/// call this.
+pub fn check_stack_sources(
+    base: Option<Arc<Source>>,
+    layers: &[Arc<Source>],
+    opts: &RuleOptions,
+    filter: &Filter,
+) -> Vec<Diagnostic> {
+    let mut report = Report::default();
+    let base_src =
+        base.unwrap_or_else(|| Source::new("<chart defaults>", CHART_DEFAULTS.to_string()));
+    let mut all = vec![base_src];
+    all.extend(layers.iter().cloned());
+    let layers = all;
     let mut merged: Option<Node> = None;
     for src in &layers {
         // Syntax problems and duplicates are reported per file, as for a plain check.
@@ -615,5 +634,5 @@ pub fn check_stack(
         report.diagnostics = crate::suppress::apply(src, std::mem::take(&mut report.diagnostics));
     }
     report.diagnostics.retain(|d| filter.allows(d.rule));
-    report
+    report.diagnostics
 }

@@ -79,6 +79,9 @@ pub enum Command {
         /// A rule name, as `cgpu-lint rules` lists them
         rule: String,
     },
+    /// Language server (LSP 3.17) on stdin/stdout: findings, quick fixes, hover and completion in
+    /// the editor
+    Server,
     /// Print shell completions
     Completions {
         #[arg(value_enum)]

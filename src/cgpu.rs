@@ -153,6 +153,18 @@ pub const POLICY_TITLES: [&str; 6] = [
     "native",
 ];
 
+/// What each policy does, one line each (ACK: Configure a computing power allocation policy for
+/// GPU sharing). `generate` comments its values file with these; the language server's hover
+/// and completion show them.
+pub const POLICY_EFFECTS: [&str; 6] = [
+    "each container gets a fixed slice, 1/max instances",
+    "each container gets 1/(containers running now)",
+    "like 1, weighted by ALIYUN_COM_GPU_SCHD_WEIGHT (> 1) on workloads",
+    "each container gets a fixed percentage",
+    "a container may use idle GPU time beyond its share",
+    "the NVIDIA driver's own time slicing",
+];
+
 pub const EXPECTED_IMAGE: &str = "acs/cgpu-installer";
 
 // ---------------------------------------------------------------------------------------------

@@ -63,8 +63,8 @@ impl<'a> Inputs<'a> {
 /// command line's and the config's filters. Every finding cgpu-lint prints comes from here.
 pub fn check_path(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
     let found = match inputs {
-        Inputs::File(src) => rules_cluster(std::slice::from_ref(src), &settings.opts),
-        Inputs::Cluster(srcs) => rules_cluster(srcs, &settings.opts),
+        Inputs::File(src) => rules_cluster(std::slice::from_ref(src), &settings.opts, false),
+        Inputs::Cluster(srcs) => rules_cluster(srcs, &settings.opts, true),
         Inputs::Stack(layers) => rules_stack(layers, &settings.opts),
     };
     finish(inputs.sources(), found, settings)
@@ -130,6 +130,11 @@ pub fn nodes_region(srcs: &[Arc<Source>]) -> Result<Option<String>, Vec<String>>
 struct ClusterFacts {
     region: Option<String>,
     nodes: NodeFacts,
+    /// Each installer's nodeSelector and the cGPU version its image runs: a node is checked
+    /// against the version of the installer that selects it.
+    installers: Vec<(Vec<(String, String)>, Option<Version>)>,
+    /// Whether any input holds a values `cgpu:` block or an installer.
+    any_cgpu: bool,
 }
 
 /// Read the facts from parsed inputs: the nodes' region, the installers' selectors and the cGPU
@@ -142,6 +147,9 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
     for (_, p) in parsed {
         for doc in &p.documents {
             let Some(root) = &doc.root else { continue };
+            if root.entry("cgpu").is_some() {
+                facts.any_cgpu = true;
+            }
             if let Some(tag) = root.pointer("/cgpu/tag").and_then(Node::as_str)
                 && let Ok(t) = cgpu::parse_tag(tag)
             {
@@ -150,19 +158,23 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
             let objects = Objects::of(root);
             regions.extend(nodes::nodes_of(&objects).iter().filter_map(|n| n.region()));
             for inst in objects.iter().filter_map(|o| o.installer()) {
+                facts.any_cgpu = true;
                 let pairs = inst.node_selector_pairs();
                 if cgpu::selects_legacy(&pairs) {
                     facts.nodes.legacy_installer = Some(true);
                 } else if inst.name() == cgpu::INSTALLER {
                     facts.nodes.legacy_installer.get_or_insert(false);
                 }
-                if let Some((img, _)) = inst.image()
-                    && let Some(s) = img.as_str()
-                    && let Some(tag) = cgpu::split_image(s).tag
-                    && let Ok(t) = cgpu::parse_tag(tag)
-                {
-                    installer_version.get_or_insert(t.core);
+                let version = inst
+                    .image()
+                    .and_then(|(img, _)| img.as_str())
+                    .and_then(|s| cgpu::split_image(s).tag)
+                    .and_then(|tag| cgpu::parse_tag(tag).ok())
+                    .map(|t| t.core);
+                if let Some(v) = &version {
+                    installer_version.get_or_insert(v.clone());
                 }
+                facts.installers.push((pairs, version));
             }
         }
     }
@@ -173,8 +185,10 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
     facts
 }
 
-/// The rules over inputs that make one cluster (one input is a cluster of its own).
-fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions) -> Vec<Diagnostic> {
+/// The rules over inputs that make one cluster (one input is a cluster of its own). With
+/// `cluster`, inputs none of which holds values or an installer give one `cgpu-missing` for the
+/// cluster instead of one per input.
+fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut parsed = Vec::with_capacity(srcs.len());
     for src in srcs {
@@ -198,6 +212,26 @@ fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions) -> Vec<Diagnostic> {
         policies.extend(ps.into_iter().map(|p| (src.name.clone(), p)));
     }
     out.extend(policy_mismatches(&opts, &policies));
+    if cluster
+        && !facts.any_cgpu
+        && let Some(first) = srcs.first()
+    {
+        out.retain(|d| d.rule != "cgpu-missing");
+        let empty = Default::default();
+        let mut ctx = Ctx::new(&opts, 1, &empty);
+        let message = format!(
+            "no {} DaemonSet in kube-system: cGPU is not installed in this cluster (or not by ack-ai-installer); nothing to check",
+            cgpu::INSTALLER_NAMES.join(" or ")
+        );
+        values::missing(
+            &mut ctx,
+            first,
+            0..0,
+            message,
+            Some("install ack-ai-installer with cGPU enabled, or leave this cluster out".into()),
+        );
+        out.extend(ctx.out);
+    }
     out
 }
 
@@ -257,7 +291,17 @@ fn rules_source(
         if kind.nodes {
             checked_any = true;
             for node in nodes::nodes_of(&objects) {
-                nodes::check(&mut ctx, &node, &facts.nodes);
+                // The version of the installer that selects this node; without installers among
+                // the inputs, the one the values deploy.
+                let mut node_facts = facts.nodes.clone();
+                if !facts.installers.is_empty() {
+                    node_facts.cgpu = facts
+                        .installers
+                        .iter()
+                        .find(|(sel, _)| !sel.is_empty() && node.matches(sel))
+                        .and_then(|(_, v)| v.clone());
+                }
+                nodes::check(&mut ctx, &node, &node_facts);
             }
         }
         if !checked_any {
@@ -422,7 +466,7 @@ fn rules_stack(layers: &[Arc<Source>], opts: &RuleOptions) -> Vec<Diagnostic> {
         // Syntax problems and duplicates are reported per file, as for a plain check.
         if src.invalid.is_some() {
             out.extend(
-                rules_cluster(std::slice::from_ref(src), opts)
+                rules_cluster(std::slice::from_ref(src), opts, false)
                     .into_iter()
                     .filter(|d| d.rule == "yaml-syntax"),
             );

@@ -29,6 +29,8 @@ fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
             clap_complete::generate(*shell, &mut Cli::command(), "cgpu-lint", s.out);
             Ok(Exit::Clean)
         }
+        // `main` runs the server before taking the streams; nothing to do here.
+        Command::Server => Ok(Exit::Clean),
         Command::Man => {
             clap_mangen::Man::new(Cli::command()).render(s.out)?;
             Ok(Exit::Clean)
@@ -54,6 +56,16 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // The language server owns stdin and stdout (the protocol's framing) for its whole life.
+    if let Command::Server = cli.command {
+        return match cgpu_lint::server::run_stdio() {
+            Ok(code) => ExitCode::from(code),
+            Err(e) => {
+                eprintln!("cgpu-lint: error: server: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let mut out = stdout.lock();

@@ -3,9 +3,9 @@
 use std::sync::OnceLock;
 
 use crate::cgpu::is_finance_region as cgpu_is_finance_region;
-use crate::cgpu::{
+pub use crate::cgpu::{
     self as version, EXPECTED_IMAGE, KNOWN_KEYS, LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION,
-    POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION, split_image,
+    POLICY_EFFECTS, POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION, split_image,
 };
 use crate::diag::Severity;
 use crate::rules::{Ctx, child, edit_distance, insert_line_after, k8s, render_string, replace};

@@ -125,6 +125,9 @@ pub fn nodes_region(srcs: &[Arc<Source>]) -> Result<Option<String>, Vec<String>>
     }
 }
 
+/// A nodeSelector as label pairs.
+type Selector = Vec<(String, String)>;
+
 /// What the inputs of one cluster say about it, for the rules on each of them.
 #[derive(Debug, Default)]
 struct ClusterFacts {
@@ -132,7 +135,7 @@ struct ClusterFacts {
     nodes: NodeFacts,
     /// Each installer's nodeSelector and the cGPU version its image runs: a node is checked
     /// against the version of the installer that selects it.
-    installers: Vec<(Vec<(String, String)>, Option<Version>)>,
+    installers: Vec<(Selector, Option<Version>)>,
     /// Whether any input holds a values `cgpu:` block or an installer.
     any_cgpu: bool,
 }

@@ -578,7 +578,7 @@ fn drift(ctx: &mut Ctx, inst: &Installer) {
 pub fn mismatches(policies: &[(String, InstallerPolicy)]) -> Vec<(usize, String)> {
     let Some(reference) = policies
         .iter()
-        .position(|(_, p)| p.name == "cgpu-installer")
+        .position(|(_, p)| p.name == cgpu::INSTALLER)
         .or((!policies.is_empty()).then_some(0))
     else {
         return Vec::new();
@@ -592,13 +592,13 @@ pub fn mismatches(policies: &[(String, InstallerPolicy)]) -> Vec<(usize, String)
             (
                 i,
                 format!(
-                    "{} uses policy {} but {} uses {} ({}document {}): all GPU-sharing nodes of a cluster must use one policy",
+                    "{} uses policy {} but {} uses {} ({}line {}): all GPU-sharing nodes of a cluster must use one policy",
                     p.name,
                     p.policy,
                     rp.name,
                     rp.policy,
                     if file == rf { String::new() } else { format!("{rf} ") },
-                    rp.document
+                    rp.node.src.line_col(rp.node.span.start).line
                 ),
             )
         })

@@ -443,3 +443,24 @@ fn schema_id_names_no_invented_address() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(v.get("$id").is_none(), "{:?}", v.get("$id"));
 }
+
+#[test]
+fn exit_status_table_rows_for_the_other_commands() {
+    // README "Exit statuses": generate refuses a value with 1; an unknown rule, an unwritable
+    // man folder or --report file, and a usage error are 2; --help is 0.
+    let code = |args: &[&str]| bin().args(args).output().unwrap().status.code();
+    assert_eq!(code(&["generate", "--policy", "9"]), Some(1));
+    assert_eq!(code(&["generate", "--tag", "v1.0.3"]), Some(1));
+    assert_eq!(code(&["generate", "patch", "--policy", "9"]), Some(1));
+    assert_eq!(code(&["explain", "no-such-rule"]), Some(2));
+    assert_eq!(code(&["man", "--out", "/proc/no-such-folder"]), Some(2));
+    assert_eq!(code(&["check", "--no-such-flag"]), Some(2));
+    assert_eq!(code(&["set", "policy=2"]), Some(2));
+    assert_eq!(code(&["--help"]), Some(0));
+    let out = bin()
+        .args(["post-render", "--report", "/proc/no-such-folder/report.txt"])
+        .write_stdin(std::fs::read(fixture("helm-template-rendered-stream.yaml")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}

@@ -437,3 +437,195 @@ fn helm3_breaks_when_the_helm4_plugin_is_in_the_shared_default_folder() {
         "{out:?}"
     );
 }
+
+/// GitHub's anchor for a heading: lower case, punctuation other than `-` and `_` dropped,
+/// spaces as `-`.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// The headings of a markdown file outside code blocks: (level, text).
+fn headings(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fence: Option<String> = None;
+    for l in text.lines() {
+        let t = l.trim_start();
+        if t.starts_with("```") {
+            let ticks: String = t.chars().take_while(|c| *c == '`').collect();
+            match &fence {
+                Some(f) if t.trim_end() == f.as_str() => fence = None,
+                None => fence = Some(ticks),
+                _ => {}
+            }
+            continue;
+        }
+        if fence.is_none() && l.starts_with('#') {
+            let level = l.chars().take_while(|c| *c == '#').count();
+            out.push((level, l[level..].trim().to_string()));
+        }
+    }
+    out
+}
+
+#[test]
+fn readme_links_to_sections_all_resolve() {
+    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let anchors: Vec<String> = headings(&text).iter().map(|(_, h)| slug(h)).collect();
+    let mut links = 0;
+    for (i, _) in text.match_indices("](#") {
+        let rest = &text[i + 3..];
+        let anchor = &rest[..rest.find(')').unwrap()];
+        assert!(
+            anchors.iter().any(|a| a == anchor),
+            "README links to #{anchor}, which is no heading"
+        );
+        links += 1;
+    }
+    assert!(links >= 20, "the table of contents links to the sections");
+    for (rel, _) in text.match_indices("](") {
+        let rest = &text[rel + 2..];
+        let target = &rest[..rest.find(')').unwrap()];
+        if !target.starts_with('#') && !target.starts_with("http") {
+            assert!(
+                root().join(target).exists(),
+                "README links to missing {target}"
+            );
+        }
+    }
+}
+
+/// The first screen: what it is, install, a check with its output and exit status, links; then
+/// a table of contents with the user sections before the contract, and development elsewhere.
+#[test]
+fn readme_first_screen_and_order_of_sections() {
+    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let h: Vec<String> = headings(&text)
+        .into_iter()
+        .filter(|(l, _)| *l == 2)
+        .map(|(_, t)| t)
+        .collect();
+    let pos = |name: &str| {
+        h.iter()
+            .position(|t| t == name)
+            .unwrap_or_else(|| panic!("no `## {name}` in {h:?}"))
+    };
+    assert_eq!(&h[..3], ["Install", "Check a values file", "Contents"]);
+    let first_screen = &text[..text.find("## Contents").unwrap()];
+    assert!(first_screen.contains("cargo install --locked --git"));
+    assert!(first_screen.contains("cargo install --locked --path ."));
+    assert!(first_screen.contains("$ cgpu-lint check values.yaml"));
+    assert!(first_screen.contains("$ echo $?"));
+    assert!(first_screen.contains("(#exit-statuses)"));
+    assert!(first_screen.contains("scripts/test"));
+    assert!(
+        first_screen.lines().count() < 80,
+        "the first screen is short"
+    );
+    // Users first, then the contract.
+    let user = [
+        "Checking files",
+        "Fixing and changing values",
+        "Helm post-renderer",
+        "Node-reboot checklist",
+        "CI and pre-commit",
+        "Editors",
+        "Configuration and suppressions",
+        "Output formats",
+        "Rules",
+    ];
+    for w in user.windows(2) {
+        assert!(pos(w[0]) < pos(w[1]), "{} before {}", w[0], w[1]);
+    }
+    for contract in [
+        "Exit statuses",
+        "JSON output",
+        "Reading YAML the way Helm does",
+    ] {
+        assert!(
+            pos(contract) > pos("Rules"),
+            "{contract} after the user sections"
+        );
+    }
+    for gone in ["Performance", "Robustness", "Quick start", "Usage"] {
+        assert!(
+            !h.iter().any(|t| t == gone),
+            "`## {gone}` belongs in CONTRIBUTING.md"
+        );
+    }
+    let contributing = std::fs::read_to_string(root().join("CONTRIBUTING.md")).unwrap();
+    for section in [
+        "## Performance",
+        "## Robustness",
+        "## How the code is laid out",
+    ] {
+        assert!(contributing.contains(section), "{section}");
+    }
+    // Sub-commands with their own headings, and named places for the sections other work adds.
+    let all: Vec<String> = headings(&text).into_iter().map(|(_, t)| t).collect();
+    for sub in [
+        "fix",
+        "set",
+        "generate",
+        "generate patch",
+        "Helm 3",
+        "Helm 4",
+        "GitHub Actions",
+        "GitLab CI",
+        "pre-commit",
+        "JSON Schema",
+        "Language server",
+        "How exact is it",
+        "Checking a live cluster",
+    ] {
+        assert!(all.iter().any(|t| t == sub), "no heading `{sub}`");
+    }
+}
+
+/// CONTRIBUTING's benchmark table says how many runs it was recorded with, and what the
+/// script's default is, and both agree with scripts/bench.py.
+#[test]
+fn benchmark_run_counts_agree_with_the_script() {
+    let text = std::fs::read_to_string(root().join("CONTRIBUTING.md")).unwrap();
+    let script = std::fs::read_to_string(root().join("scripts/bench.py")).unwrap();
+    let default = script
+        .split_once("os.environ.get(\"RUNS\", \"")
+        .and_then(|(_, r)| r.split_once('"'))
+        .map(|(n, _)| n.to_string())
+        .expect("RUNS default in scripts/bench.py");
+    assert!(
+        text.contains(&format!("the script's default is {default} runs each")),
+        "CONTRIBUTING.md must state the default of {default} runs"
+    );
+    let recorded = text
+        .split_once("`RUNS=")
+        .and_then(|(_, r)| r.split_once(' '))
+        .map(|(n, _)| n.to_string())
+        .expect("the recorded RUNS");
+    assert!(text.contains(&format!("{recorded} runs each, median")));
+}
+
+/// The editor modeline in the README points, from a values file in examples/, at the schema
+/// `cgpu-lint schema` prints (JSON Schema 2020-12, which yaml-language-server reads).
+#[test]
+fn readme_editor_modeline_points_at_the_schema() {
+    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("# yaml-language-server: $schema="))
+        .expect("a modeline");
+    let rel = line.trim_start_matches("# yaml-language-server: $schema=");
+    let schema = std::fs::read_to_string(root().join("examples").join(rel)).unwrap();
+    let printed = Command::new(env!("CARGO_BIN_EXE_cgpu-lint"))
+        .arg("schema")
+        .output()
+        .unwrap()
+        .stdout;
+    assert_eq!(schema.as_bytes(), printed.as_slice());
+    assert!(schema.contains("\"$schema\": \"https://json-schema.org/draft/2020-12/schema\""));
+}

@@ -431,6 +431,70 @@ fn readme_github_job_steps_run_as_written() {
             );
         }
     }
+    // The resolve step gives the commit of the branch, for the cache key and `--rev`.
+    let upstream = tempfile::tempdir().unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &[
+            "-c",
+            "user.email=a@b",
+            "-c",
+            "user.name=a",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+    ] {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(upstream.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let rev_step = steps.iter().find(|s| s["id"] == "rev").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("github_output");
+    let mut vars: Vec<(&str, String)> = env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    vars.retain(|(k, _)| *k != "CGPU_LINT_GIT");
+    vars.push((
+        "CGPU_LINT_GIT",
+        format!("file://{}", upstream.path().display()),
+    ));
+    vars.push(("GITHUB_OUTPUT", output.to_string_lossy().into_owned()));
+    let out = run_script(dir.path(), rev_step["run"].as_str().unwrap(), &vars);
+    assert!(out.status.success(), "{out:?}");
+    let written = std::fs::read_to_string(&output).unwrap();
+    let sha = written.trim().strip_prefix("sha=").expect("sha=…");
+    assert!(
+        sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{written}"
+    );
+    let install = steps
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .find(|r| r.contains("cargo install"))
+        .unwrap();
+    assert!(
+        install.contains("--rev \"${{ steps.rev.outputs.sha }}\""),
+        "{install}"
+    );
+    let cache = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/cache"))
+        })
+        .unwrap();
+    assert!(
+        cache["with"]["key"]
+            .as_str()
+            .unwrap()
+            .contains("steps.rev.outputs.sha")
+    );
     let sarif_step = steps.iter().find(|s| s["id"] == "sarif").unwrap();
     let upload = steps
         .iter()
@@ -504,13 +568,19 @@ fn readme_gitlab_job_runs_as_written() {
         &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/values.yaml"))
             .unwrap(),
     );
-    std::fs::create_dir_all(dir.path().join(".cargo/bin")).unwrap();
-    std::os::unix::fs::symlink(
-        env!("CARGO_BIN_EXE_cgpu-lint"),
-        dir.path().join(".cargo/bin/cgpu-lint"),
-    )
-    .unwrap();
-    // The cached binary is there: the install line is skipped, the check line runs.
+    // A stand-in `cargo` that records its arguments and "installs" this build into
+    // $CARGO_HOME/bin, as `cargo install` does (or leaves it when up to date).
+    let fake = dir.path().join("fake-bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    write(
+        &fake.join("cargo"),
+        &format!(
+            "#!/bin/sh\nmkdir -p \"$CARGO_HOME/bin\"\necho \"$@\" > \"$CARGO_HOME/cargo-args\"\nln -sf {} \"$CARGO_HOME/bin/cgpu-lint\"\n",
+            env!("CARGO_BIN_EXE_cgpu-lint")
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(fake.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
     let env: Vec<(&str, String)> = vars
         .iter()
         .map(|(k, v)| {
@@ -522,8 +592,34 @@ fn readme_gitlab_job_runs_as_written() {
             )
         })
         .collect();
+    let mut env = env;
+    env.push((
+        "PATH",
+        format!("{}:{}", fake.display(), std::env::var("PATH").unwrap()),
+    ));
     let out = run_script(dir.path(), &script.join("\n"), &env);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let args = std::fs::read_to_string(dir.path().join(".cargo/cargo-args")).unwrap();
+    assert_eq!(
+        args.trim(),
+        format!(
+            "install --locked --git {} --branch {} cgpu-lint",
+            vars["CGPU_LINT_GIT"].as_str().unwrap(),
+            vars["CGPU_LINT_BRANCH"].as_str().unwrap()
+        )
+    );
+    // What the job caches is where cargo installs and records what it installed.
+    let paths: Vec<&str> = job["cache"]["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [".cargo/bin/", ".cargo/.crates.toml", ".cargo/.crates2.json"]
+    );
+    assert_eq!(vars["CARGO_HOME"], "$CI_PROJECT_DIR/.cargo");
     let xml = std::fs::read_to_string(dir.path().join("cgpu-lint.xml")).unwrap();
     assert!(xml.contains("<failure"), "{xml}");
 }

@@ -11,8 +11,8 @@ use crate::output::Format;
     about = "Check, fix and post-render the cGPU settings of ACK's ack-ai-installer chart",
     long_about = "Check, fix and post-render the cGPU settings of Alibaba Cloud ACK's ack-ai-installer \
 chart: the `cgpu:` values block and the cgpu-installer DaemonSet.\n\nExit status: 0 no error \
-(warnings allowed unless --deny-warnings); 1 an error finding, or `fix` changed a file; 2 the tool \
-could not do its job."
+(warnings allowed unless --deny-warnings); 1 an error finding, or `fix`/`set` changed a file (or \
+would, with --diff); 2 the tool could not do its job (a bad argument, a file it could not read)."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -495,6 +495,14 @@ fn readme_github_job_steps_run_as_written() {
             .unwrap()
             .contains("steps.rev.outputs.sha")
     );
+    // The checks run over the values files, not the whole repository (`check .` would give
+    // every other YAML file a cgpu-missing info, as annotations and SARIF notes).
+    for script in runs.iter().filter(|r| r.contains("cgpu-lint check")) {
+        for line in script.lines().filter(|l| l.contains("cgpu-lint check")) {
+            assert!(line.contains(" $VALUES"), "{line}");
+            assert!(!line.contains(" . "), "{line}");
+        }
+    }
     let sarif_step = steps.iter().find(|s| s["id"] == "sarif").unwrap();
     let upload = steps
         .iter()

@@ -629,3 +629,48 @@ fn readme_editor_modeline_points_at_the_schema() {
     assert_eq!(schema.as_bytes(), printed.as_slice());
     assert!(schema.contains("\"$schema\": \"https://json-schema.org/draft/2020-12/schema\""));
 }
+
+/// The README's first newcomer command, run literally from the repository root with cargo,
+/// prints what the first-screen example shows (for `examples/values.yaml`) and exits 1.
+#[test]
+fn readme_newcomer_command_builds_and_runs_the_example() {
+    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let (_, after) = text
+        .split_once("From a clone of this repository")
+        .expect("the newcomer commands");
+    let block = after.split_once("```sh\n").unwrap().1;
+    let block = block.split_once("```").unwrap().0;
+    let lines: Vec<&str> = block.lines().collect();
+    assert_eq!(lines.len(), 2, "exactly two newcomer commands: {lines:?}");
+    assert_eq!(lines[1], "scripts/test");
+    assert!(lines[0].starts_with("cargo run --locked -- check examples/values.yaml"));
+    let mut cmd = Command::new("sh");
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if k.starts_with("CARGO_") && k != "CARGO_HOME" || k == "RUSTFLAGS" {
+            cmd.env_remove(&*k);
+        }
+    }
+    let out = cmd
+        .args(["-c", lines[0]])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let first = console_blocks("README.md")
+        .into_iter()
+        .flat_map(|b| b.commands)
+        .find(|c| c.text == "cgpu-lint check values.yaml")
+        .expect("the first-screen example");
+    let printed: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .replace("examples/values.yaml", "values.yaml")
+        .lines()
+        .map(|l| l.trim_end().to_string())
+        .collect();
+    assert!(
+        matches(&first.expected, &printed),
+        "{}\n---\n{}",
+        printed.join("\n"),
+        first.expected.join("\n")
+    );
+}

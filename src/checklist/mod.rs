@@ -10,12 +10,13 @@ use std::sync::Arc;
 
 use semver::Version;
 
-use crate::check::{CHART_DEFAULTS, DEFAULT_MAX_FILE_SIZE, InputError, coalesce, read_input};
+use crate::cgpu::CHART_DEFAULTS;
+use crate::cgpu::SCHEDULE_LABEL;
+use crate::cgpu::{POLICY_TITLES, Tag, parse_tag, split_image};
+use crate::check::{DEFAULT_MAX_FILE_SIZE, InputError, coalesce, read_input};
 use crate::diag::{Diagnostic, Severity};
 use crate::manifest::{Objects, Toleration, daemonset_default_tolerations, scalar_text};
-use crate::rules::nodes::{self, NodeView, SCHEDULE_LABEL};
-use crate::rules::values::{POLICY_TITLES, split_image};
-use crate::rules::version::{Tag, parse_tag};
+use crate::rules::nodes::{self, NodeFacts, NodeView};
 use crate::rules::{Ctx, RuleOptions, k8s};
 use crate::yaml::{self, Node, Scalar, Source};
 
@@ -23,7 +24,7 @@ use crate::yaml::{self, Node, Scalar, Source};
 /// published the installer's built-in default (domain.md §10.3); the chart documents `policy: 1`,
 /// so that is what a DaemonSet rendered from the chart would have carried. The assumption is
 /// reported (installer-policy-missing) so a reader can check `/proc/cgpu_km/0/policy` on a node.
-pub const ASSUMED_DEFAULT_POLICY: u8 = 1;
+pub const ASSUMED_DEFAULT_POLICY: u8 = crate::cgpu::CHART_DEFAULT_POLICY;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ChecklistFormat {
@@ -323,9 +324,7 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
                     "installer-policy-missing",
                     at,
                     pointer,
-                    format!(
-                        "cgpu-installer has no POLICY env; the checklist assumes {ASSUMED_DEFAULT_POLICY} (the chart's documented default). Check `/proc/cgpu_km/0/policy` on one node before relying on it"
-                    ),
+                    crate::cgpu::policy_missing_message(inst.name()),
                 );
                 diagnostics.extend(ctx.out);
                 ASSUMED_DEFAULT_POLICY
@@ -564,7 +563,11 @@ fn read_nodes(list: &mut Checklist, input: &Inputs) -> Result<(), ChecklistError
             let selected = node.matches(&list.placement.selector);
             // The driver check only matters where the installer puts cGPU.
             let version = selected.then_some(cgpu_version.as_ref()).flatten();
-            nodes::check(&mut ctx, &node, version);
+            let facts = NodeFacts {
+                cgpu: version.cloned(),
+                legacy_installer: Some(crate::cgpu::selects_legacy(&list.placement.selector)),
+            };
+            nodes::check(&mut ctx, &node, &facts);
             if let Some(item) = classify(list, &node, selected, path)? {
                 match item {
                     Classified::Target(t) => targets.push(t),

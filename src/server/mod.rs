@@ -709,16 +709,12 @@ impl Ctx {
             Some(p) => crate::check::read_input(&p.to_string_lossy(), max).ok(),
             None => None,
         };
-        let mut diags = crate::check::check_stack_sources(
-            base,
-            &layers,
-            &setup.settings.opts,
-            &setup.settings.filter,
-        );
-        if let Some(c) = &setup.settings.config {
-            c.retain(&mut diags);
-        }
-        diags
+        let base = base.unwrap_or_else(|| {
+            Source::new("<chart defaults>", crate::cgpu::CHART_DEFAULTS.to_string())
+        });
+        let mut all = vec![base];
+        all.extend(layers);
+        lint::lint_stack(&all, &setup.settings)
     }
 }
 

@@ -348,34 +348,14 @@ pub fn installers_of(src: &Arc<Source>) -> Vec<Placed> {
     out
 }
 
-/// The one region (`topology.kubernetes.io/region`) the nodes of these sources carry, if they
-/// agree on one.
-pub fn nodes_region(srcs: &[Arc<Source>]) -> Result<Option<String>, Vec<String>> {
-    let mut regions = std::collections::BTreeSet::new();
-    for src in srcs {
-        let parsed = yaml::parse(src);
-        for root in parsed.documents.iter().filter_map(|d| d.root.as_ref()) {
-            let objects = crate::manifest::Objects::of(root);
-            regions.extend(
-                crate::rules::nodes::nodes_of(&objects)
-                    .iter()
-                    .filter_map(|n| n.region()),
-            );
-        }
-    }
-    match regions.len() {
-        0 => Ok(None),
-        1 => Ok(regions.into_iter().next()),
-        _ => Err(regions.into_iter().collect()),
-    }
-}
-
 /// The node rules over the nodes of a source: a node selected by an installer is checked
-/// against the cGPU version that installer runs (the driver matrix).
+/// against the cGPU version that installer runs (the driver matrix). The nodes'
+/// `topology.kubernetes.io/region` labels are added to `regions`.
 pub fn check_nodes(
     src: &Arc<Source>,
     opts: &RuleOptions,
     installers: &[Placed],
+    regions: &mut std::collections::BTreeSet<String>,
 ) -> Vec<Diagnostic> {
     let parsed = yaml::parse(src);
     let mut out = Vec::new();
@@ -384,6 +364,7 @@ pub fn check_nodes(
         let objects = crate::manifest::Objects::of(root);
         let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
         for node in crate::rules::nodes::nodes_of(&objects) {
+            regions.extend(node.region());
             let version = installers
                 .iter()
                 .find(|i| !i.selector.is_empty() && node.matches(&i.selector))

@@ -38,31 +38,42 @@ pub fn lint_file(src: &Arc<Source>, settings: &Settings) -> Vec<Diagnostic> {
 /// as files give the same findings.
 pub fn lint_cluster(srcs: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic> {
     let mut opts = settings.opts.clone();
-    if opts.region.is_none() {
-        // Nodes in several regions are not one ACK cluster: no region is assumed then.
-        opts.region = check::nodes_region(srcs).ok().flatten();
-    }
-    let mut found = Vec::new();
-    let mut policies = Vec::new();
+    let mut checked: Vec<_> = srcs
+        .iter()
+        .map(|src| check::check_source_held(src, &opts))
+        .collect();
     let mut installers = Vec::new();
-    let mut node_sources = Vec::new();
-    let mut any_cgpu = false;
-    for src in srcs {
-        let (diags, ps, held) = check::check_source_held(src, &opts);
-        found.extend(diags);
+    for (src, (_, ps, held)) in srcs.iter().zip(&checked) {
         if !ps.is_empty() || held.cgpu {
             installers.extend(check::installers_of(src));
         }
-        any_cgpu |= held.cgpu;
+    }
+    let mut node_findings = Vec::new();
+    let mut regions = std::collections::BTreeSet::new();
+    for (src, (_, _, held)) in srcs.iter().zip(&checked) {
         if held.nodes {
-            node_sources.push(src);
+            node_findings.extend(check::check_nodes(src, &opts, &installers, &mut regions));
         }
+    }
+    // The nodes' region for the installer rules, when --region is not given and the nodes agree
+    // on one (nodes in several regions are not one ACK cluster: no region is assumed then).
+    if opts.region.is_none() && regions.len() == 1 {
+        opts.region = regions.into_iter().next();
+        for (src, c) in srcs.iter().zip(checked.iter_mut()) {
+            if c.2.cgpu {
+                *c = check::check_source_held(src, &opts);
+            }
+        }
+    }
+    let any_cgpu = checked.iter().any(|c| c.2.cgpu);
+    let mut found = Vec::new();
+    let mut policies = Vec::new();
+    for (src, (diags, ps, _)) in srcs.iter().zip(checked) {
+        found.extend(diags);
         policies.extend(ps.into_iter().map(|p| (src.name.clone(), p)));
     }
     found.extend(check::policy_mismatches(&opts, &policies));
-    for src in node_sources {
-        found.extend(check::check_nodes(src, &opts, &installers));
-    }
+    found.extend(node_findings);
     if !any_cgpu && let Some(first) = srcs.first() {
         found.retain(|d| d.rule != "cgpu-missing");
         found.extend(check::cluster_missing(first, &opts));

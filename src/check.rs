@@ -32,6 +32,29 @@ pub enum InputError {
     Walk { path: String, message: String },
 }
 
+impl InputError {
+    /// The input the error is about.
+    pub fn path(&self) -> &str {
+        match self {
+            InputError::Io { path, .. }
+            | InputError::IsDirectory { path }
+            | InputError::TooLarge { path, .. }
+            | InputError::Walk { path, .. } => path,
+        }
+    }
+
+    /// The error as an `io-error` finding on its input, so that every output format carries it.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let path = self.path();
+        let full = self.to_string();
+        let reason = full
+            .strip_prefix(&format!("{path}: "))
+            .unwrap_or(&full)
+            .to_string();
+        Diagnostic::io_error(path, reason)
+    }
+}
+
 /// Which rules to report.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {
@@ -541,7 +564,7 @@ pub fn check_stack(
         },
         None => Source::new("<chart defaults>", CHART_DEFAULTS.to_string()),
     };
-    let mut layers = vec![base_src];
+    let mut layers = Vec::new();
     for p in paths {
         match read_input(p, max_size) {
             Ok(s) => layers.push(s),
@@ -549,6 +572,25 @@ pub fn check_stack(
         }
     }
     report.files = paths.len();
+    report.diagnostics = check_stack_sources(Some(base_src), &layers, opts, filter);
+    report
+}
+
+/// The findings of a values stack already read: `base` (the chart's values; the documented
+/// defaults when `None`) under `layers` in `-f` order. `check --stack` and the language server
+/// call this.
+pub fn check_stack_sources(
+    base: Option<Arc<Source>>,
+    layers: &[Arc<Source>],
+    opts: &RuleOptions,
+    filter: &Filter,
+) -> Vec<Diagnostic> {
+    let mut report = Report::default();
+    let base_src =
+        base.unwrap_or_else(|| Source::new("<chart defaults>", CHART_DEFAULTS.to_string()));
+    let mut all = vec![base_src];
+    all.extend(layers.iter().cloned());
+    let layers = all;
     let mut merged: Option<Node> = None;
     for src in &layers {
         // Syntax problems and duplicates are reported per file, as for a plain check.
@@ -596,5 +638,5 @@ pub fn check_stack(
         report.diagnostics = crate::suppress::apply(src, std::mem::take(&mut report.diagnostics));
     }
     report.diagnostics.retain(|d| filter.allows(d.rule));
-    report
+    report.diagnostics
 }

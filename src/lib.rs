@@ -17,6 +17,7 @@ pub mod manifest;
 pub mod output;
 pub mod postrender;
 pub mod rules;
+pub mod server;
 pub mod set;
 pub mod spill;
 pub mod suppress;

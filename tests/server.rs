@@ -580,6 +580,15 @@ fn hover_on_keys_policies_and_tags() {
         .unwrap()
         .to_string();
     assert!(v.contains("**cGPU "), "{v}");
+    // env POLICY's value, line 26 of the fixture: `          value: "2"`.
+    let v = hover_text(&mut c, &du, 25, 19)["contents"]["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        v.starts_with("**cGPU policy 2: weight-based preemptive**"),
+        "{v}"
+    );
 }
 
 #[test]

@@ -48,6 +48,8 @@ pub enum AppError {
     Checklist(#[from] crate::checklist::ChecklistError),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -150,6 +152,14 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let (c, config) = with_config(&args.common)?;
     let c = &c;
     let filter = filter(c)?;
+    if args.cluster.cluster {
+        let settings = crate::lint::Settings {
+            opts: rule_options(c),
+            filter,
+            config: config.map(std::sync::Arc::new),
+        };
+        return check_cluster(s, c, &settings, &args.cluster);
+    }
     let mut opts = rule_options(c);
     if opts.region.is_none()
         && let Some(nodes) = &args.nodes
@@ -193,6 +203,87 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     } else {
         Exit::Trouble
     })
+}
+
+/// One cluster's outcome in `check --cluster`.
+struct ClusterOutcome {
+    label: String,
+    result: Result<(crate::cluster::Fetched, Vec<Diagnostic>), crate::cluster::ClusterError>,
+}
+
+/// `check --cluster`: read each context's objects (in parallel, a few contexts at a time) and
+/// lint each cluster with [`crate::lint::lint_cluster`], as if its objects were files. A context
+/// that cannot be read is one error line and exit status 2; the others go on.
+fn check_cluster(
+    s: &mut Streams,
+    c: &CommonArgs,
+    settings: &crate::lint::Settings,
+    args: &crate::cli::ClusterArgs,
+) -> Result<Exit, AppError> {
+    use crate::cluster::ClusterError;
+    let options = args.options();
+    let targets = options.targets()?;
+    let label_of = |t: &Result<crate::cluster::Target, ClusterError>| match t {
+        Ok(t) => t.label.clone(),
+        Err(ClusterError::ContextNotFound { context, .. }) => context.clone(),
+        Err(_) => String::new(),
+    };
+    let mut outcomes: Vec<ClusterOutcome> = Vec::new();
+    // kubectl does the waiting; its JSON decoding and our lint are the CPU work.
+    for chunk in targets.chunks(8) {
+        let done: Vec<ClusterOutcome> = std::thread::scope(|scope| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|t| {
+                    let options = &options;
+                    scope.spawn(move || ClusterOutcome {
+                        label: label_of(t),
+                        result: t.clone().and_then(|t| {
+                            let fetched = options.fetch(&t)?;
+                            let diags = crate::lint::lint_cluster(&fetched.sources(), settings);
+                            Ok((fetched, diags))
+                        }),
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a cluster thread panicked"))
+                .collect()
+        });
+        outcomes.extend(done);
+    }
+    let mut diags = Vec::new();
+    let mut lines = Vec::new();
+    let mut objects = 0;
+    let mut trouble = false;
+    for o in outcomes {
+        match o.result {
+            Ok((fetched, d)) => {
+                let count = |sev| d.iter().filter(|x| x.severity == sev).count();
+                lines.push(crate::cluster::summary_line(
+                    &fetched,
+                    count(Severity::Error),
+                    count(Severity::Warning),
+                ));
+                objects += fetched.installers.len() + fetched.nodes.len();
+                diags.extend(d);
+            }
+            Err(e) => {
+                writeln!(s.err, "cgpu-lint: error: {e}")?;
+                lines.push(format!("cluster {}: not read (error above)", o.label));
+                trouble = true;
+            }
+        }
+    }
+    print_report(s, c, &mut diags, objects)?;
+    if c.format == Format::Human && lines.len() > 1 && !c.quiet {
+        for l in &lines {
+            writeln!(s.out, "{l}")?;
+        }
+    }
+    let exit = verdict(&diags, c.deny_warnings);
+    Ok(if trouble { Exit::Trouble } else { exit })
 }
 
 /// The cluster region from a nodes file: the one `topology.kubernetes.io/region` its nodes carry.
@@ -456,7 +547,43 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             ));
         }
     };
-    let list = checklist::build(&args.current, &desired, args.nodes.as_deref())?;
+    let list = if args.cluster.cluster {
+        let options = args.cluster.options();
+        if options.all_contexts || options.contexts.len() > 1 {
+            return Err(AppError::Usage(
+                "checklist --cluster plans one cluster: give at most one --context".into(),
+            ));
+        }
+        let target = options
+            .targets()?
+            .into_iter()
+            .next()
+            .expect("one target without --all-contexts")?;
+        let fetched = options.fetch(&target)?;
+        if !fetched.installers.iter().any(|src| {
+            src.name.ends_with(&format!(
+                ":DaemonSet/kube-system/{}",
+                crate::cluster::INSTALLERS[0]
+            ))
+        }) {
+            return Err(AppError::Usage(format!(
+                "cluster {}: no cgpu-installer DaemonSet in kube-system: cGPU is not installed there, nothing to plan",
+                target.label
+            )));
+        }
+        let current = checklist::Inputs {
+            label: format!("{}:DaemonSet/kube-system", target.label),
+            sources: fetched.installers.clone(),
+        };
+        let nodes = checklist::Inputs {
+            label: format!("{}:nodes", target.label),
+            sources: fetched.nodes.clone(),
+        };
+        checklist::build_from(&current, &desired, Some(&nodes))?
+    } else {
+        let current = args.current.as_deref().expect("clap requires --current");
+        checklist::build(current, &desired, args.nodes.as_deref())?
+    };
     let text = checklist::render(&list, args.format, args.yes)?;
     s.out.write_all(text.as_bytes())?;
     Ok(if list.has_errors() {

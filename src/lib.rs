@@ -6,6 +6,7 @@ pub mod app;
 pub mod check;
 pub mod checklist;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod diag;
 pub mod edit;

@@ -30,16 +30,43 @@ pub fn lint_file(src: &Arc<Source>, settings: &Settings) -> Vec<Diagnostic> {
 }
 
 /// The findings of inputs that describe one cluster (installer DaemonSets, node lists, values):
-/// each input's own findings plus those across them (`cluster-policy-mismatch`).
+/// each input's own findings plus those across them: `cluster-policy-mismatch`, the region of
+/// the nodes (when no `--region` is set) for the installer rules, the node rules with the cGPU
+/// version of the installer that selects each node, and one `cgpu-missing` for the cluster when
+/// no input holds an installer or values (instead of one per input). `check --cluster` calls
+/// this with the objects it read from a kubeconfig context, so a cluster and the same objects
+/// as files give the same findings.
 pub fn lint_cluster(srcs: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic> {
+    let mut opts = settings.opts.clone();
+    if opts.region.is_none() {
+        // Nodes in several regions are not one ACK cluster: no region is assumed then.
+        opts.region = check::nodes_region(srcs).ok().flatten();
+    }
     let mut found = Vec::new();
     let mut policies = Vec::new();
+    let mut installers = Vec::new();
+    let mut node_sources = Vec::new();
+    let mut any_cgpu = false;
     for src in srcs {
-        let (diags, ps) = check::check_source_with_policies(src, &settings.opts);
+        let (diags, ps, held) = check::check_source_held(src, &opts);
         found.extend(diags);
+        if !ps.is_empty() || held.cgpu {
+            installers.extend(check::installers_of(src));
+        }
+        any_cgpu |= held.cgpu;
+        if held.nodes {
+            node_sources.push(src);
+        }
         policies.extend(ps.into_iter().map(|p| (src.name.clone(), p)));
     }
-    found.extend(check::policy_mismatches(&settings.opts, &policies));
+    found.extend(check::policy_mismatches(&opts, &policies));
+    for src in node_sources {
+        found.extend(check::check_nodes(src, &opts, &installers));
+    }
+    if !any_cgpu && let Some(first) = srcs.first() {
+        found.retain(|d| d.rule != "cgpu-missing");
+        found.extend(check::cluster_missing(first, &opts));
+    }
     finish(srcs, found, settings)
 }
 

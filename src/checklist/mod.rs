@@ -184,15 +184,43 @@ pub fn policy_title(p: u8) -> &'static str {
     POLICY_TITLES.get(p as usize).copied().unwrap_or("?")
 }
 
+/// One side's input: a file, or the objects `--cluster` read from a kubeconfig context (one
+/// source per object). `label` names it in messages (the path, or the context).
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub label: String,
+    pub sources: Vec<Arc<Source>>,
+}
+
+impl Inputs {
+    pub fn file(path: &str) -> Result<Inputs, ChecklistError> {
+        Ok(Inputs {
+            label: path.to_string(),
+            sources: vec![read_input(path, DEFAULT_MAX_FILE_SIZE)?],
+        })
+    }
+
+    /// Every source parsed, in order; a source that does not parse stops the checklist.
+    fn parsed(&self) -> Result<Vec<yaml::Parsed>, ChecklistError> {
+        self.sources.iter().map(parse_source).collect()
+    }
+}
+
 fn load(path: &str) -> Result<(Arc<Source>, yaml::Parsed), ChecklistError> {
     let src = read_input(path, DEFAULT_MAX_FILE_SIZE)?;
+    let parsed = parse_source(&src)?;
+    Ok((src, parsed))
+}
+
+fn parse_source(src: &Arc<Source>) -> Result<yaml::Parsed, ChecklistError> {
+    let path = src.name.as_str();
     if let Some(bad) = &src.invalid {
         return Err(ChecklistError::Syntax {
             path: path.into(),
             message: bad.message.clone(),
         });
     }
-    let parsed = yaml::parse(&src);
+    let parsed = yaml::parse(src);
     if let Some(err) = &parsed.error {
         let lc = src.line_col(err.offset);
         return Err(ChecklistError::Syntax {
@@ -200,7 +228,7 @@ fn load(path: &str) -> Result<(Arc<Source>, yaml::Parsed), ChecklistError> {
             message: format!("line {}, column {}: {}", lc.line, lc.column, err.message),
         });
     }
-    Ok((src, parsed))
+    Ok(parsed)
 }
 
 fn chart_defaults() -> Node {
@@ -254,13 +282,13 @@ fn coalesced_values(root: &Node, base: Node) -> Node {
     merged
 }
 
-fn read_current(path: &str) -> Result<Current, ChecklistError> {
-    let (_src, parsed) = load(path)?;
+fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
+    let path = input.label.as_str();
+    let parsed_all = input.parsed()?;
+    let documents = || parsed_all.iter().flat_map(|p| p.documents.iter());
     // `kubectl get ds cgpu-installer cgpu-core-installer -n kube-system -o yaml` gives both: the
     // core installer's policy then tells core_mem nodes what to change.
-    let core_policy = parsed
-        .documents
-        .iter()
+    let core_policy = documents()
         .filter_map(|d| d.root.as_ref())
         .find_map(|root| {
             Objects::of(root)
@@ -270,7 +298,7 @@ fn read_current(path: &str) -> Result<Current, ChecklistError> {
                 .and_then(|i| i.policy())
         });
     // A DaemonSet first (a `kind: List` or a stream may hold other objects too).
-    for doc in &parsed.documents {
+    for doc in documents() {
         let Some(root) = &doc.root else { continue };
         let objects = Objects::of(root);
         let Some(inst) = objects
@@ -339,13 +367,11 @@ fn read_current(path: &str) -> Result<Current, ChecklistError> {
         });
     }
     // Else the values now deployed, over the chart defaults.
-    let root = parsed
-        .documents
-        .into_iter()
-        .filter_map(|d| d.root)
+    let root = documents()
+        .filter_map(|d| d.root.as_ref())
         .find(|r| r.get("cgpu").is_some())
         .ok_or_else(|| ChecklistError::NotCurrent { path: path.into() })?;
-    let merged = coalesced_values(&root, chart_defaults());
+    let merged = coalesced_values(root, chart_defaults());
     let settings = values_settings(&merged, path)?;
     // The chart's DaemonSet selects ack.node.gpu.schedule=cgpu; values' nodeSelector adds to it
     // (domain.md §10.1: merged, an inference). It declares no tolerations of its own that we
@@ -453,13 +479,26 @@ fn refuse_name(name: &str, path: &str) -> Result<(), ChecklistError> {
     }
 }
 
-/// Build the checklist.
+/// Build the checklist from files.
 pub fn build(
     current_path: &str,
     desired: &Desired,
     nodes_path: Option<&str>,
 ) -> Result<Checklist, ChecklistError> {
-    let current = read_current(current_path)?;
+    let current = Inputs::file(current_path)?;
+    let nodes = nodes_path.map(Inputs::file).transpose()?;
+    build_from(&current, desired, nodes.as_ref())
+}
+
+/// Build the checklist from inputs read anywhere (files, or a cluster's objects).
+pub fn build_from(
+    current_input: &Inputs,
+    desired: &Desired,
+    nodes_input: Option<&Inputs>,
+) -> Result<Checklist, ChecklistError> {
+    let current_path = current_input.label.as_str();
+    let nodes_path = nodes_input.map(|n| n.label.as_str());
+    let current = read_current(current_input)?;
     let desired_settings = read_desired(desired, &current)?;
     let cur = &current.settings;
     let policy_change =
@@ -496,14 +535,15 @@ pub fn build(
         },
         nodes_path: nodes_path.map(str::to_string),
     };
-    if let Some(path) = nodes_path {
-        read_nodes(&mut list, path)?;
+    if let Some(nodes) = nodes_input {
+        read_nodes(&mut list, nodes)?;
     }
     Ok(list)
 }
 
-fn read_nodes(list: &mut Checklist, path: &str) -> Result<(), ChecklistError> {
-    let (_src, parsed) = load(path)?;
+fn read_nodes(list: &mut Checklist, input: &Inputs) -> Result<(), ChecklistError> {
+    let path = input.label.as_str();
+    let parsed_all = input.parsed()?;
     let opts = RuleOptions::default();
     // The version that will run after the change is the one the driver must fit.
     let cgpu_version = list
@@ -514,7 +554,7 @@ fn read_nodes(list: &mut Checklist, path: &str) -> Result<(), ChecklistError> {
         .map(|t| t.core.clone());
     let mut found = false;
     let mut targets = Vec::new();
-    for doc in &parsed.documents {
+    for doc in parsed_all.iter().flat_map(|p| p.documents.iter()) {
         let Some(root) = &doc.root else { continue };
         let objects = Objects::of(root);
         let mut ctx = Ctx::new(&opts, doc.index, &doc.alias_uses);

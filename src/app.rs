@@ -201,7 +201,7 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
         check::check_paths(&paths, &settings, c.max_file_size)
     };
     for e in &report.errors {
-        writeln!(s.err, "cgpu-lint: error: {e}")?;
+        input_error(s, e, &mut report.diagnostics)?;
     }
     print_report(s, c, &mut report.diagnostics, report.files)?;
     let exit = verdict(&report.diagnostics, c.deny_warnings);
@@ -293,6 +293,18 @@ fn check_cluster(
     Ok(if trouble { Exit::Trouble } else { exit })
 }
 
+/// An input that could not be read: a line on stderr (so a CI log shows it beside a redirected
+/// report) and an `io-error` finding in the report, in every format (the run exits 2).
+fn input_error(
+    s: &mut Streams,
+    e: &InputError,
+    diags: &mut Vec<Diagnostic>,
+) -> Result<(), AppError> {
+    writeln!(s.err, "cgpu-lint: error: {e}")?;
+    diags.push(e.to_diagnostic());
+    Ok(())
+}
+
 pub fn schema(s: &mut Streams) -> Result<Exit, AppError> {
     s.out
         .write_all(crate::rules::values::schema_text().as_bytes())?;
@@ -313,6 +325,7 @@ pub fn rules(s: &mut Streams, args: &RulesArgs) -> Result<Exit, AppError> {
                         "summary": r.summary,
                         "fix": r.fix,
                         "help": r.help,
+                        "sources": r.sources(),
                     })
                 })
                 .collect();
@@ -361,6 +374,14 @@ pub fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
             }),
         help = r.help,
     );
+    let mut text = text;
+    text.push_str("Sources:\n");
+    for src in r.sources() {
+        match src.url {
+            Some(url) => text.push_str(&format!("  - {}\n    {url}\n", src.title)),
+            None => text.push_str(&format!("  - {}\n", src.title)),
+        }
+    }
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
 }
@@ -511,16 +532,16 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
     }
     let color = use_color(c.color, s.out_is_terminal);
     let mut trouble = !walk_errors.is_empty();
+    let mut remaining = Vec::new();
     for e in &walk_errors {
-        writeln!(s.err, "cgpu-lint: error: {e}")?;
+        input_error(s, e, &mut remaining)?;
     }
     let mut changed = false;
-    let mut remaining = Vec::new();
     for p in &files {
         let src = match check::read_input(p, c.max_file_size) {
             Ok(src) => src,
             Err(e) => {
-                writeln!(s.err, "cgpu-lint: error: {e}")?;
+                input_error(s, &e, &mut remaining)?;
                 trouble = true;
                 continue;
             }
@@ -577,7 +598,7 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
 /// `cgpu-lint set KEY=VALUE... PATH`.
 pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError> {
     use crate::set::{Assignment, SetError};
-    let (path, pairs) = args.args.split_last().expect("clap requires two arguments");
+    let (path, pairs) = (&args.path, &args.pairs);
     let assignments = pairs
         .iter()
         .map(|p| Assignment::parse(p))
@@ -604,20 +625,23 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
             d.message
         )?;
     }
+    // Like `fix` (pre-commit's convention): 1 when the file changed or `--diff` shows a change.
+    let changes = outcome.text != src.text;
     if args.stdout || path == "-" {
         s.out.write_all(outcome.text.as_bytes())?;
+        return Ok(Exit::Clean);
     } else if args.diff {
         let color = use_color(args.color, s.out_is_terminal);
         let d = crate::fix::unified_diff(path, &src.text, &outcome.text, color);
         s.out.write_all(d.as_bytes())?;
-    } else if outcome.text == src.text {
+    } else if !changes {
         writeln!(s.err, "cgpu-lint: {path}: already set, nothing to change")?;
     } else {
         crate::fix::write_in_place(path, &outcome.text, &opts)
             .map_err(|e| AppError::Usage(e.to_string()))?;
         writeln!(s.err, "cgpu-lint: {path}: set {}", pairs.join(" "))?;
     }
-    Ok(Exit::Clean)
+    Ok(if changes { Exit::Findings } else { Exit::Clean })
 }
 
 /// `cgpu-lint generate` and `cgpu-lint generate patch`.

@@ -31,6 +31,29 @@ pub enum InputError {
     Walk { path: String, message: String },
 }
 
+impl InputError {
+    /// The input the error is about.
+    pub fn path(&self) -> &str {
+        match self {
+            InputError::Io { path, .. }
+            | InputError::IsDirectory { path }
+            | InputError::TooLarge { path, .. }
+            | InputError::Walk { path, .. } => path,
+        }
+    }
+
+    /// The error as an `io-error` finding on its input, so that every output format carries it.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let path = self.path();
+        let full = self.to_string();
+        let reason = full
+            .strip_prefix(&format!("{path}: "))
+            .unwrap_or(&full)
+            .to_string();
+        Diagnostic::io_error(path, reason)
+    }
+}
+
 /// Which rules to report.
 #[derive(Debug, Clone, Default)]
 pub struct Filter {

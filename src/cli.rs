@@ -11,8 +11,8 @@ use crate::output::Format;
     about = "Check, fix and post-render the cGPU settings of ACK's ack-ai-installer chart",
     long_about = "Check, fix and post-render the cGPU settings of Alibaba Cloud ACK's ack-ai-installer \
 chart: the `cgpu:` values block and the cgpu-installer DaemonSet.\n\nExit status: 0 no error \
-(warnings allowed unless --deny-warnings); 1 an error finding, or `fix` changed a file; 2 the tool \
-could not do its job."
+(warnings allowed unless --deny-warnings); 1 an error finding, or `fix`/`set` changed a file (or \
+would, with --diff); 2 the tool could not do its job (a bad argument, a file it could not read)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -87,8 +87,12 @@ pub enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff)
-    Man,
+    /// Print the man page (roff), or with --out write one page per subcommand into DIR
+    Man {
+        /// Write cgpu-lint.1 and cgpu-lint-SUBCOMMAND.1 (each with its flags) into DIR
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -323,9 +327,12 @@ pub struct FixArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct SetArgs {
-    /// KEY=VALUE pairs, then the values file: policy=2 tag=v1.5.10-… nodeSelector.ack.node.gpu.schedule=cgpu
-    #[arg(value_name = "KEY=VALUE... PATH", required = true, num_args = 2..)]
-    pub args: Vec<String>,
+    /// What to set: policy=2 tag=v1.5.10-… nodeSelector.ack.node.gpu.schedule=cgpu
+    #[arg(value_name = "KEY=VALUE", required = true, num_args = 1..)]
+    pub pairs: Vec<String>,
+    /// The values file to change (- for stdin, printed on stdout)
+    #[arg(value_name = "PATH", required = true)]
+    pub path: String,
     /// Print a unified diff and write nothing
     #[arg(long, conflicts_with = "stdout")]
     pub diff: bool,

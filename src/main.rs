@@ -31,8 +31,26 @@ fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
         }
         // `main` runs the server before taking the streams; nothing to do here.
         Command::Server => Ok(Exit::Clean),
-        Command::Man => {
+        Command::Man { out: None } => {
             clap_mangen::Man::new(Cli::command()).render(s.out)?;
+            Ok(Exit::Clean)
+        }
+        Command::Man { out: Some(dir) } => {
+            let failed = |e: std::io::Error| AppError::Usage(format!("{}: {e}", dir.display()));
+            std::fs::create_dir_all(dir).map_err(failed)?;
+            clap_mangen::generate_to(Cli::command(), dir).map_err(failed)?;
+            let mut pages: Vec<_> = std::fs::read_dir(dir)
+                .map_err(failed)?
+                .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+                .filter(|n| n.starts_with("cgpu-lint") && n.ends_with(".1"))
+                .collect();
+            pages.sort();
+            writeln!(
+                s.err,
+                "cgpu-lint: wrote {} man pages to {}",
+                pages.len(),
+                dir.display()
+            )?;
             Ok(Exit::Clean)
         }
     }

@@ -598,9 +598,13 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 v,
                 path.to_string(),
                 format!(
-                    "label value `{raw}` is read as the {} {}, not a string; the API server rejects it",
-                    other.type_name(),
-                    other.canonical().unwrap_or_default()
+                    "label value `{raw}` is read as {}, not a string; the API server rejects it",
+                    // `~` is "the null", `yes` "the boolean true", `010` "the integer 8".
+                    match other.canonical() {
+                        Some(c) if c != other.type_name() =>
+                            format!("the {} {c}", other.type_name()),
+                        _ => format!("the {}", other.type_name()),
+                    }
                 ),
             );
             if v.style == Style::Plain && k8s::label_value(raw).is_ok() {

@@ -1113,6 +1113,23 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
             )
         })
         .collect();
+    let keys_of_report = |report: &Value| -> Vec<String> {
+        let mut k: Vec<String> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                key(
+                    d["rule"].as_str().unwrap(),
+                    d["severity"].as_str().unwrap(),
+                    d["path"].as_str().unwrap(),
+                    d["message"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        k.sort();
+        k
+    };
     let mut b: Vec<String> = diags
         .iter()
         .map(|d| key(d.rule, d.severity.as_str(), &d.path, &d.message))
@@ -1121,11 +1138,32 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
     b.sort();
     assert!(a.iter().any(|k| k.starts_with("cluster-policy-mismatch")));
     assert!(a.iter().any(|k| k.starts_with("legacy-cgpu-label")));
-    let only_a: Vec<&String> = a.iter().filter(|k| !b.contains(k)).collect();
-    let only_b: Vec<&String> = b.iter().filter(|k| !a.contains(k)).collect();
-    assert!(
-        only_a.is_empty() && only_b.is_empty() && a.len() == b.len(),
-        "from the cluster only: {only_a:#?}\nfrom the files only: {only_b:#?}"
+    let same = |a: &Vec<String>, b: &Vec<String>, what: &str| {
+        let only_a: Vec<&String> = a.iter().filter(|k| !b.contains(k)).collect();
+        let only_b: Vec<&String> = b.iter().filter(|k| !a.contains(k)).collect();
+        assert!(
+            only_a.is_empty() && only_b.is_empty() && a.len() == b.len(),
+            "{what}: from the cluster only: {only_a:#?}\nfrom the files only: {only_b:#?}"
+        );
+    };
+    same(&a, &b, "lint_cluster on the files");
+    // And the command line on the same files: `check --nodes NODES LIVE` is one cluster too.
+    let o = cgpu(
+        s.home.path(),
+        &[
+            "check",
+            "--format",
+            "json",
+            "--nodes",
+            &srcs[1].name,
+            &srcs[0].name,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    same(
+        &a,
+        &keys_of_report(&json_of(&o)),
+        "check --nodes on the files",
     );
 }
 

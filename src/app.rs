@@ -89,6 +89,7 @@ pub fn rule_options(c: &CommonArgs) -> RuleOptions {
     RuleOptions {
         region: c.region.clone(),
         require_cgpu: c.require_cgpu,
+        ..RuleOptions::default()
     }
 }
 
@@ -456,7 +457,18 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             ));
         }
     };
-    let list = checklist::build(&args.current, &desired, args.nodes.as_deref())?;
+    validate_rule_names(&args.select)?;
+    validate_rule_names(&args.ignore)?;
+    let options = checklist::Options {
+        max_unavailable: args.max_unavailable,
+        include_cordoned: args.include_cordoned,
+        drain_timeout: args.drain_timeout.clone(),
+        filter: Filter {
+            select: args.select.clone(),
+            ignore: args.ignore.clone(),
+        },
+    };
+    let list = checklist::build(&args.current, &desired, args.nodes.as_deref(), &options)?;
     let text = checklist::render(&list, args.format, args.yes)?;
     s.out.write_all(text.as_bytes())?;
     Ok(if list.has_errors() {

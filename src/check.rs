@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::diag::Diagnostic;
 use crate::rules::installer::{self, InstallerPolicy};
-use crate::rules::{Ctx, RuleOptions, values};
+use crate::rules::{Ctx, RuleOptions, nodes, values};
 use crate::yaml::{self, Node, Source, Value};
 
 /// The largest values file or manifest `check` reads (post-render streams have no limit).
@@ -163,6 +163,8 @@ enum Kind<'a> {
     Values(&'a Node),
     /// Kubernetes objects among which is a cgpu installer DaemonSet.
     Installers(&'a Node),
+    /// `kubectl get nodes -o yaml|json`: Node objects.
+    Nodes(&'a Node),
     Other,
 }
 
@@ -172,6 +174,9 @@ fn classify(root: &Node) -> Kind<'_> {
     }
     if installer::has_installer(root) {
         return Kind::Installers(root);
+    }
+    if !nodes::nodes_of(&crate::manifest::Objects::of(root)).is_empty() {
+        return Kind::Nodes(root);
     }
     Kind::Other
 }
@@ -255,6 +260,14 @@ pub fn check_source_with_policies(
                 checked_any = true;
                 duplicates(&mut ctx, src, doc);
                 policies.extend(installer::check_document(&mut ctx, root));
+            }
+            Kind::Nodes(root) => {
+                checked_any = true;
+                duplicates(&mut ctx, src, doc);
+                let objects = crate::manifest::Objects::of(root);
+                for node in nodes::nodes_of(&objects) {
+                    nodes::check(&mut ctx, &node);
+                }
             }
             Kind::Other => {}
         }

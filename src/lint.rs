@@ -9,7 +9,10 @@ use std::sync::Arc;
 use crate::check::{self, Filter};
 use crate::config::Loaded;
 use crate::diag::Diagnostic;
-use crate::rules::RuleOptions;
+use crate::manifest::Objects;
+use crate::rules::values::split_image;
+use crate::rules::version::parse_tag;
+use crate::rules::{NodeContext, RuleOptions};
 use crate::yaml::Source;
 
 /// Everything that decides which findings a run reports, besides the bytes.
@@ -34,13 +37,50 @@ pub fn lint_file(src: &Arc<Source>, settings: &Settings) -> Vec<Diagnostic> {
 pub fn lint_cluster(srcs: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     let mut policies = Vec::new();
+    // The node rules read the cluster's installer (its selector and cGPU version): from the
+    // caller (the checklist knows the desired side), else from the installer among the inputs.
+    let mut opts = settings.opts.clone();
+    if opts.nodes.selector.is_none() && opts.nodes.cgpu.is_none() {
+        opts.nodes = installer_context(srcs);
+    }
     for src in srcs {
-        let (diags, ps) = check::check_source_with_policies(src, &settings.opts);
+        let (diags, ps) = check::check_source_with_policies(src, &opts);
         found.extend(diags);
         policies.extend(ps.into_iter().map(|p| (src.name.clone(), p)));
     }
-    found.extend(check::policy_mismatches(&settings.opts, &policies));
+    found.extend(check::policy_mismatches(&opts, &policies));
     finish(srcs, found, settings)
+}
+
+/// The first cgpu-installer DaemonSet among `srcs`: its nodeSelector and its image's cGPU version.
+fn installer_context(srcs: &[Arc<Source>]) -> NodeContext {
+    for src in srcs {
+        if src.invalid.is_some() {
+            continue;
+        }
+        let parsed = crate::yaml::parse(src);
+        for root in parsed.documents.iter().filter_map(|d| d.root.as_ref()) {
+            let objects = Objects::of(root);
+            let Some(inst) = objects
+                .iter()
+                .filter_map(|o| o.installer())
+                .find(|i| i.name() == "cgpu-installer")
+            else {
+                continue;
+            };
+            let cgpu = inst
+                .image()
+                .and_then(|(n, _)| n.as_str().map(str::to_string))
+                .and_then(|img| split_image(&img).tag.map(str::to_string))
+                .and_then(|t| parse_tag(&t).ok())
+                .map(|t| t.core);
+            return NodeContext {
+                cgpu,
+                selector: Some(inst.node_selector_pairs()),
+            };
+        }
+    }
+    NodeContext::default()
 }
 
 /// Inline suppressions of every source, then the command line's and the config's filters.

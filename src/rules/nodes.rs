@@ -218,10 +218,13 @@ pub fn driver_supported(cgpu: &Version, driver: &str) -> Option<bool> {
     None
 }
 
-/// The node rules over one node. `cgpu` is the cGPU version that will run on it, when known.
-pub fn check(ctx: &mut Ctx, node: &NodeView, cgpu: Option<&Version>) {
+/// The node rules over one node. The cGPU version and the installer's selector come from
+/// `ctx.opts.nodes` (the other inputs of the same cluster).
+pub fn check(ctx: &mut Ctx, node: &NodeView) {
     let schedule = node.schedule();
     let isolating = matches!(schedule.as_deref(), Some("cgpu" | "core_mem"));
+    let selector = ctx.opts.nodes.selector.clone();
+    let selected = selector.as_ref().map(|s| node.matches(s));
     if node.is_virtual() && (isolating || node.legacy_cgpu()) {
         let key = if isolating {
             SCHEDULE_LABEL
@@ -240,24 +243,40 @@ pub fn check(ctx: &mut Ctx, node: &NodeView, cgpu: Option<&Version>) {
             ),
         );
     }
+    // An older ack-cgpu installer selects `cgpu: "true"` itself: there the label is how the
+    // installer finds the node (domain.md §10), not something to relabel.
     if node.legacy_cgpu()
         && schedule.is_none()
+        && selected != Some(true)
         && let Some(label) = node.label_node(LEGACY_LABEL)
     {
+        let selecting = match &selector {
+            Some(s) if !s.is_empty() => s
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(","),
+            _ => format!("{SCHEDULE_LABEL}=cgpu"),
+        };
         ctx.at(
             "legacy-cgpu-label",
             label,
             node.label_pointer(LEGACY_LABEL),
             format!(
-                "node `{}` has the legacy label cgpu=true but no {SCHEDULE_LABEL}: cgpu-installer (selecting {SCHEDULE_LABEL}=cgpu) does not run there, yet cGPU may be active and must use the cluster's policy",
+                "node `{}` has the legacy label cgpu=true but no {SCHEDULE_LABEL}: cgpu-installer (selecting {selecting}) does not run there, yet cGPU may be active and must use the cluster's policy",
                 node.name()
             ),
         );
     }
-    if let (Some(cgpu), Some(label)) = (cgpu, node.label_node(DRIVER_LABEL))
+    // The driver check matters where the installer puts cGPU: the nodes it selects when it is
+    // known, else the nodes labelled for cGPU isolation.
+    let runs_cgpu = selected.unwrap_or(isolating || node.legacy_cgpu());
+    if runs_cgpu
+        && let (Some(cgpu), Some(label)) = (&ctx.opts.nodes.cgpu, node.label_node(DRIVER_LABEL))
         && let Some(driver) = scalar_text(label)
         && driver_supported(cgpu, &driver) == Some(false)
     {
+        let cgpu = cgpu.clone();
         ctx.at(
             "driver-incompatible",
             label,

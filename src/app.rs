@@ -48,6 +48,8 @@ pub enum AppError {
     Checklist(#[from] crate::checklist::ChecklistError),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -151,6 +153,14 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let (c, config) = with_config(&args.common)?;
     let c = &c;
     let filter = filter(c)?;
+    if args.cluster.cluster {
+        let settings = crate::lint::Settings {
+            opts: rule_options(c),
+            filter,
+            config: config.map(std::sync::Arc::new),
+        };
+        return check_cluster(s, c, &settings, &args.cluster);
+    }
     let mut opts = rule_options(c);
     if opts.region.is_none()
         && let Some(nodes) = &args.nodes
@@ -185,7 +195,7 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
         config.retain(&mut report.diagnostics);
     }
     for e in &report.errors {
-        writeln!(s.err, "cgpu-lint: error: {e}")?;
+        input_error(s, e, &mut report.diagnostics)?;
     }
     print_report(s, c, &mut report.diagnostics, report.files)?;
     let exit = verdict(&report.diagnostics, c.deny_warnings);
@@ -194,6 +204,99 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     } else {
         Exit::Trouble
     })
+}
+
+/// One cluster's outcome in `check --cluster`.
+struct ClusterOutcome {
+    label: String,
+    result: Result<(crate::cluster::Fetched, Vec<Diagnostic>), crate::cluster::ClusterError>,
+}
+
+/// `check --cluster`: read each context's objects (in parallel, a few contexts at a time) and
+/// lint each cluster with [`crate::lint::lint_cluster`], as if its objects were files. A context
+/// that cannot be read is one error line and exit status 2; the others go on.
+fn check_cluster(
+    s: &mut Streams,
+    c: &CommonArgs,
+    settings: &crate::lint::Settings,
+    args: &crate::cli::ClusterArgs,
+) -> Result<Exit, AppError> {
+    use crate::cluster::ClusterError;
+    let options = args.options();
+    let targets = options.targets()?;
+    let label_of = |t: &Result<crate::cluster::Target, ClusterError>| match t {
+        Ok(t) => t.label.clone(),
+        Err(ClusterError::ContextNotFound { context, .. }) => context.clone(),
+        Err(_) => String::new(),
+    };
+    let mut outcomes: Vec<ClusterOutcome> = Vec::new();
+    // kubectl does the waiting; its JSON decoding and our lint are the CPU work.
+    for chunk in targets.chunks(8) {
+        let done: Vec<ClusterOutcome> = std::thread::scope(|scope| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|t| {
+                    let options = &options;
+                    scope.spawn(move || ClusterOutcome {
+                        label: label_of(t),
+                        result: t.clone().and_then(|t| {
+                            let fetched = options.fetch(&t)?;
+                            let diags = crate::lint::lint_cluster(&fetched.sources(), settings);
+                            Ok((fetched, diags))
+                        }),
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a cluster thread panicked"))
+                .collect()
+        });
+        outcomes.extend(done);
+    }
+    let mut diags = Vec::new();
+    let mut lines = Vec::new();
+    let mut objects = 0;
+    let mut trouble = false;
+    for o in outcomes {
+        match o.result {
+            Ok((fetched, d)) => {
+                let count = |sev| d.iter().filter(|x| x.severity == sev).count();
+                lines.push(crate::cluster::summary_line(
+                    &fetched,
+                    count(Severity::Error),
+                    count(Severity::Warning),
+                ));
+                objects += fetched.installers.len() + fetched.nodes.len();
+                diags.extend(d);
+            }
+            Err(e) => {
+                writeln!(s.err, "cgpu-lint: error: {e}")?;
+                lines.push(format!("cluster {}: not read (error above)", o.label));
+                trouble = true;
+            }
+        }
+    }
+    print_report(s, c, &mut diags, objects)?;
+    if c.format == Format::Human && lines.len() > 1 && !c.quiet {
+        for l in &lines {
+            writeln!(s.out, "{l}")?;
+        }
+    }
+    let exit = verdict(&diags, c.deny_warnings);
+    Ok(if trouble { Exit::Trouble } else { exit })
+}
+
+/// An input that could not be read: a line on stderr (so a CI log shows it beside a redirected
+/// report) and an `io-error` finding in the report, in every format (the run exits 2).
+fn input_error(
+    s: &mut Streams,
+    e: &InputError,
+    diags: &mut Vec<Diagnostic>,
+) -> Result<(), AppError> {
+    writeln!(s.err, "cgpu-lint: error: {e}")?;
+    diags.push(e.to_diagnostic());
+    Ok(())
 }
 
 /// The cluster region from a nodes file: the one `topology.kubernetes.io/region` its nodes carry.
@@ -241,6 +344,7 @@ pub fn rules(s: &mut Streams, args: &RulesArgs) -> Result<Exit, AppError> {
                         "summary": r.summary,
                         "fix": r.fix,
                         "help": r.help,
+                        "sources": r.sources(),
                     })
                 })
                 .collect();
@@ -289,6 +393,14 @@ pub fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
             }),
         help = r.help,
     );
+    let mut text = text;
+    text.push_str("Sources:\n");
+    for src in r.sources() {
+        match src.url {
+            Some(url) => text.push_str(&format!("  - {}\n    {url}\n", src.title)),
+            None => text.push_str(&format!("  - {}\n", src.title)),
+        }
+    }
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
 }
@@ -468,7 +580,43 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             ignore: args.ignore.clone(),
         },
     };
-    let list = checklist::build(&args.current, &desired, args.nodes.as_deref(), &options)?;
+    let list = if args.cluster.cluster {
+        let cluster = args.cluster.options();
+        if cluster.all_contexts || cluster.contexts.len() > 1 {
+            return Err(AppError::Usage(
+                "checklist --cluster plans one cluster: give at most one --context".into(),
+            ));
+        }
+        let target = cluster
+            .targets()?
+            .into_iter()
+            .next()
+            .expect("one target without --all-contexts")?;
+        let fetched = cluster.fetch(&target)?;
+        if !fetched.installers.iter().any(|src| {
+            src.name.ends_with(&format!(
+                ":DaemonSet/kube-system/{}",
+                crate::cluster::INSTALLERS[0]
+            ))
+        }) {
+            return Err(AppError::Usage(format!(
+                "cluster {}: no cgpu-installer DaemonSet in kube-system: cGPU is not installed there, nothing to plan",
+                target.label
+            )));
+        }
+        let current = checklist::Inputs {
+            label: format!("{}:DaemonSet/kube-system", target.label),
+            sources: fetched.installers.clone(),
+        };
+        let nodes = checklist::Inputs {
+            label: format!("{}:nodes", target.label),
+            sources: fetched.nodes.clone(),
+        };
+        checklist::build_from(&current, &desired, Some(&nodes), &options)?
+    } else {
+        let current = args.current.as_deref().expect("clap requires --current");
+        checklist::build(current, &desired, args.nodes.as_deref(), &options)?
+    };
     let text = checklist::render(&list, args.format, args.yes)?;
     s.out.write_all(text.as_bytes())?;
     Ok(if list.has_errors() {
@@ -521,30 +669,22 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
     }
     let color = use_color(c.color, s.out_is_terminal);
     let mut trouble = !walk_errors.is_empty();
+    let mut remaining = Vec::new();
     for e in &walk_errors {
-        writeln!(s.err, "cgpu-lint: error: {e}")?;
+        input_error(s, e, &mut remaining)?;
     }
     let mut changed = false;
-    let mut remaining = Vec::new();
     for p in &files {
         let src = match check::read_input(p, c.max_file_size) {
             Ok(src) => src,
             Err(e) => {
-                writeln!(s.err, "cgpu-lint: error: {e}")?;
+                input_error(s, &e, &mut remaining)?;
                 trouble = true;
                 continue;
             }
         };
         // per-file-ignores of the config: those rules are neither fixed nor reported here.
-        let mut file_filter = filter.clone();
-        if let Some(config) = &config {
-            file_filter.ignore.extend(
-                crate::rules::catalogue::RULES
-                    .iter()
-                    .filter(|r| !config.allows(p, r.name))
-                    .map(|r| r.name.to_string()),
-            );
-        }
+        let file_filter = crate::fix::file_filter(&filter, config.as_ref(), p);
         let fixed = crate::fix::fix_source(&src, &opts, &file_filter);
         if let Some(why) = &fixed.refused {
             writeln!(s.err, "cgpu-lint: {p}: {why}")?;
@@ -597,7 +737,7 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
 /// `cgpu-lint set KEY=VALUE... PATH`.
 pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError> {
     use crate::set::{Assignment, SetError};
-    let (path, pairs) = args.args.split_last().expect("clap requires two arguments");
+    let (path, pairs) = (&args.path, &args.pairs);
     let assignments = pairs
         .iter()
         .map(|p| Assignment::parse(p))
@@ -624,20 +764,23 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
             d.message
         )?;
     }
+    // Like `fix` (pre-commit's convention): 1 when the file changed or `--diff` shows a change.
+    let changes = outcome.text != src.text;
     if args.stdout || path == "-" {
         s.out.write_all(outcome.text.as_bytes())?;
+        return Ok(Exit::Clean);
     } else if args.diff {
         let color = use_color(args.color, s.out_is_terminal);
         let d = crate::fix::unified_diff(path, &src.text, &outcome.text, color);
         s.out.write_all(d.as_bytes())?;
-    } else if outcome.text == src.text {
+    } else if !changes {
         writeln!(s.err, "cgpu-lint: {path}: already set, nothing to change")?;
     } else {
         crate::fix::write_in_place(path, &outcome.text, &opts)
             .map_err(|e| AppError::Usage(e.to_string()))?;
         writeln!(s.err, "cgpu-lint: {path}: set {}", pairs.join(" "))?;
     }
-    Ok(Exit::Clean)
+    Ok(if changes { Exit::Findings } else { Exit::Clean })
 }
 
 /// `cgpu-lint generate` and `cgpu-lint generate patch`.

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::diag::Diagnostic;
 use crate::rules::installer::{self, InstallerPolicy};
-use crate::rules::{Ctx, RuleOptions, nodes, values};
+use crate::rules::{Ctx, RuleOptions, values};
 use crate::yaml::{self, Node, Source, Value};
 
 /// The largest values file or manifest `check` reads (post-render streams have no limit).
@@ -30,6 +30,29 @@ pub enum InputError {
     TooLarge { path: String, size: u64, limit: u64 },
     #[error("{path}: {message}")]
     Walk { path: String, message: String },
+}
+
+impl InputError {
+    /// The input the error is about.
+    pub fn path(&self) -> &str {
+        match self {
+            InputError::Io { path, .. }
+            | InputError::IsDirectory { path }
+            | InputError::TooLarge { path, .. }
+            | InputError::Walk { path, .. } => path,
+        }
+    }
+
+    /// The error as an `io-error` finding on its input, so that every output format carries it.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let path = self.path();
+        let full = self.to_string();
+        let reason = full
+            .strip_prefix(&format!("{path}: "))
+            .unwrap_or(&full)
+            .to_string();
+        Diagnostic::io_error(path, reason)
+    }
 }
 
 /// Which rules to report.
@@ -163,8 +186,10 @@ enum Kind<'a> {
     Values(&'a Node),
     /// Kubernetes objects among which is a cgpu installer DaemonSet.
     Installers(&'a Node),
-    /// `kubectl get nodes -o yaml|json`: Node objects.
-    Nodes(&'a Node),
+    /// Node objects (`kubectl get nodes -o yaml|json`, one Node): their rules need the cluster
+    /// (which installer selects a node, which cGPU version it runs), so they run in
+    /// [`crate::lint::lint_cluster`]; on its own such a document is not a skipped values file.
+    Nodes,
     Other,
 }
 
@@ -175,10 +200,22 @@ fn classify(root: &Node) -> Kind<'_> {
     if installer::has_installer(root) {
         return Kind::Installers(root);
     }
-    if !nodes::nodes_of(&crate::manifest::Objects::of(root)).is_empty() {
-        return Kind::Nodes(root);
+    if crate::manifest::Objects::of(root)
+        .iter()
+        .any(|o| o.kind == "Node")
+    {
+        return Kind::Nodes;
     }
     Kind::Other
+}
+
+/// What a source held, for the checks across the sources of one cluster.
+#[derive(Debug, Default)]
+pub struct Held {
+    /// A values `cgpu:` block or an installer DaemonSet.
+    pub cgpu: bool,
+    /// Node objects.
+    pub nodes: bool,
 }
 
 /// Check one source with every rule; findings unfiltered, in source order. The installers of
@@ -233,12 +270,23 @@ pub fn check_source_with_policies(
     src: &Arc<Source>,
     opts: &RuleOptions,
 ) -> (Vec<Diagnostic>, Vec<InstallerPolicy>) {
+    let (out, policies, _) = check_source_held(src, opts);
+    (out, policies)
+}
+
+/// [`check_source_with_policies`], also saying what the source held.
+pub fn check_source_held(
+    src: &Arc<Source>,
+    opts: &RuleOptions,
+) -> (Vec<Diagnostic>, Vec<InstallerPolicy>, Held) {
     let mut policies = Vec::new();
     let mut out = Vec::new();
+    let mut held = Held::default();
     if let Some(bad) = &src.invalid {
         return (
             syntax_finding(opts, src, 1, bad.offset, &bad.message),
             policies,
+            held,
         );
     }
     let parsed = yaml::parse(src);
@@ -253,21 +301,20 @@ pub fn check_source_with_policies(
         match classify(root) {
             Kind::Values(root) => {
                 checked_any = true;
+                held.cgpu = true;
                 duplicates(&mut ctx, src, doc);
                 values::check(&mut ctx, root);
             }
             Kind::Installers(root) => {
                 checked_any = true;
+                held.cgpu = true;
                 duplicates(&mut ctx, src, doc);
                 policies.extend(installer::check_document(&mut ctx, root));
             }
-            Kind::Nodes(root) => {
+            Kind::Nodes => {
                 checked_any = true;
+                held.nodes = true;
                 duplicates(&mut ctx, src, doc);
-                let objects = crate::manifest::Objects::of(root);
-                for node in nodes::nodes_of(&objects) {
-                    nodes::check(&mut ctx, &node);
-                }
             }
             Kind::Other => {}
         }
@@ -288,7 +335,108 @@ pub fn check_source_with_policies(
         values::missing(&mut ctx, src, span);
         out.extend(ctx.out);
     }
-    (out, policies)
+    (out, policies, held)
+}
+
+/// An installer of a cluster as the node rules need it: which nodes it selects and the cGPU
+/// version its image runs.
+#[derive(Debug, Clone)]
+pub struct Placed {
+    pub name: String,
+    pub selector: Vec<(String, String)>,
+    pub version: Option<semver::Version>,
+}
+
+/// The installers of a source (their nodeSelector and image version).
+pub fn installers_of(src: &Arc<Source>) -> Vec<Placed> {
+    let parsed = yaml::parse(src);
+    let mut out = Vec::new();
+    for root in parsed.documents.iter().filter_map(|d| d.root.as_ref()) {
+        for obj in crate::manifest::Objects::of(root).iter() {
+            if let Some(inst) = obj.installer() {
+                let version = inst
+                    .image()
+                    .and_then(|(n, _)| n.as_str().map(str::to_string))
+                    .and_then(|img| values::split_image(&img).tag.map(str::to_string))
+                    .and_then(|t| crate::rules::version::parse_tag(&t).ok())
+                    .map(|t| t.core);
+                out.push(Placed {
+                    name: inst.name().to_string(),
+                    selector: inst.node_selector_pairs(),
+                    version,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The one region (`topology.kubernetes.io/region`) the nodes of these sources carry, if they
+/// agree on one.
+pub fn nodes_region(srcs: &[Arc<Source>]) -> Result<Option<String>, Vec<String>> {
+    let mut regions = std::collections::BTreeSet::new();
+    for src in srcs {
+        let parsed = yaml::parse(src);
+        for root in parsed.documents.iter().filter_map(|d| d.root.as_ref()) {
+            let objects = crate::manifest::Objects::of(root);
+            regions.extend(
+                crate::rules::nodes::nodes_of(&objects)
+                    .iter()
+                    .filter_map(|n| n.region()),
+            );
+        }
+    }
+    match regions.len() {
+        0 => Ok(None),
+        1 => Ok(regions.into_iter().next()),
+        _ => Err(regions.into_iter().collect()),
+    }
+}
+
+/// The node rules over the nodes of a source: a node selected by an installer is checked
+/// against the cGPU version that installer runs (the driver matrix).
+pub fn check_nodes(
+    src: &Arc<Source>,
+    opts: &RuleOptions,
+    installers: &[Placed],
+) -> Vec<Diagnostic> {
+    let parsed = yaml::parse(src);
+    let mut out = Vec::new();
+    for doc in &parsed.documents {
+        let Some(root) = &doc.root else { continue };
+        let objects = crate::manifest::Objects::of(root);
+        let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+        for node in crate::rules::nodes::nodes_of(&objects) {
+            let version = installers
+                .iter()
+                .find(|i| !i.selector.is_empty() && node.matches(&i.selector))
+                .and_then(|i| i.version.as_ref());
+            let selector = installers
+                .iter()
+                .find(|i| i.name == "cgpu-installer")
+                .map(|i| i.selector.as_slice());
+            crate::rules::nodes::check(&mut ctx, &node, version, selector);
+        }
+        out.extend(ctx.out);
+    }
+    out
+}
+
+/// `cgpu-missing` for a cluster whose inputs hold no installer and no values: cGPU is not
+/// installed there (or not by ack-ai-installer). Reported at the start of `src`.
+pub fn cluster_missing(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut ctx = Ctx::new(opts, 1, &empty);
+    values::missing(&mut ctx, src, 0..0);
+    if let Some(d) = ctx.out.last_mut() {
+        d.message = if opts.require_cgpu {
+            "no cgpu-installer or cgpu-core-installer DaemonSet in kube-system, and --require-cgpu is set".into()
+        } else {
+            "no cgpu-installer or cgpu-core-installer DaemonSet in kube-system: cGPU is not installed in this cluster (or not by ack-ai-installer); nothing to check".into()
+        };
+        d.help = "install ack-ai-installer with cGPU enabled, or leave this cluster out".into();
+    }
+    ctx.out
 }
 
 /// `--same-cluster`: the installers of all `paths` belong to one cluster. Returns the
@@ -439,7 +587,7 @@ pub fn check_stack(
         },
         None => Source::new("<chart defaults>", CHART_DEFAULTS.to_string()),
     };
-    let mut layers = vec![base_src];
+    let mut layers = Vec::new();
     for p in paths {
         match read_input(p, max_size) {
             Ok(s) => layers.push(s),
@@ -447,6 +595,25 @@ pub fn check_stack(
         }
     }
     report.files = paths.len();
+    report.diagnostics = check_stack_sources(Some(base_src), &layers, opts, filter);
+    report
+}
+
+/// The findings of a values stack already read: `base` (the chart's values; the documented
+/// defaults when `None`) under `layers` in `-f` order. `check --stack` and the language server
+/// call this.
+pub fn check_stack_sources(
+    base: Option<Arc<Source>>,
+    layers: &[Arc<Source>],
+    opts: &RuleOptions,
+    filter: &Filter,
+) -> Vec<Diagnostic> {
+    let mut report = Report::default();
+    let base_src =
+        base.unwrap_or_else(|| Source::new("<chart defaults>", CHART_DEFAULTS.to_string()));
+    let mut all = vec![base_src];
+    all.extend(layers.iter().cloned());
+    let layers = all;
     let mut merged: Option<Node> = None;
     for src in &layers {
         // Syntax problems and duplicates are reported per file, as for a plain check.
@@ -494,5 +661,5 @@ pub fn check_stack(
         report.diagnostics = crate::suppress::apply(src, std::mem::take(&mut report.diagnostics));
     }
     report.diagnostics.retain(|d| filter.allows(d.rule));
-    report
+    report.diagnostics
 }

@@ -57,6 +57,21 @@ fn parses(diags: &[Diagnostic]) -> bool {
     !diags.iter().any(|d| d.rule == "yaml-syntax")
 }
 
+/// The filter `fix` uses for the file `path`: `filter` plus the rules the config's
+/// per-file-ignores hide there (those are neither fixed nor reported).
+pub fn file_filter(filter: &Filter, config: Option<&crate::config::Loaded>, path: &str) -> Filter {
+    let mut out = filter.clone();
+    if let Some(config) = config {
+        out.ignore.extend(
+            crate::rules::catalogue::RULES
+                .iter()
+                .filter(|r| !config.allows(path, r.name))
+                .map(|r| r.name.to_string()),
+        );
+    }
+    out
+}
+
 /// Fix `src` to a fixpoint (at most [`MAX_ROUNDS`] rounds). Findings the filter rejects are
 /// neither fixed nor reported.
 pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fixed {

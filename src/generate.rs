@@ -5,7 +5,7 @@
 
 use crate::check::check_source;
 use crate::diag::{Diagnostic, Severity};
-use crate::rules::values::POLICY_TITLES;
+use crate::rules::values::{POLICY_EFFECTS, POLICY_TITLES};
 use crate::rules::{RuleOptions, render_string};
 use crate::yaml::{Source, Style};
 
@@ -54,15 +54,7 @@ pub fn values(req: &ValuesRequest) -> Result<Generated, GenerateError> {
         .unwrap_or_else(|| DEFAULT_FINANCE_TAG.to_string());
     let s = |v: &str| render_string(v, Style::Plain);
     let mut policies = String::new();
-    for (i, t) in POLICY_TITLES.iter().enumerate() {
-        let what = match i {
-            0 => "each container gets a fixed slice, 1/max instances",
-            1 => "each container gets 1/(containers running now)",
-            2 => "like 1, weighted by ALIYUN_COM_GPU_SCHD_WEIGHT (> 1) on workloads",
-            3 => "each container gets a fixed percentage",
-            4 => "a container may use idle GPU time beyond its share",
-            _ => "the NVIDIA driver's own time slicing",
-        };
+    for (i, (t, what)) in POLICY_TITLES.iter().zip(POLICY_EFFECTS).enumerate() {
         policies.push_str(&format!("  #   {i} {t}: {what}\n"));
     }
     let selector = if req.node_selector.is_empty() {

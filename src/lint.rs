@@ -9,10 +9,7 @@ use std::sync::Arc;
 use crate::check::{self, Filter};
 use crate::config::Loaded;
 use crate::diag::Diagnostic;
-use crate::manifest::Objects;
-use crate::rules::values::split_image;
-use crate::rules::version::parse_tag;
-use crate::rules::{NodeContext, RuleOptions};
+use crate::rules::RuleOptions;
 use crate::yaml::Source;
 
 /// Everything that decides which findings a run reports, besides the bytes.
@@ -33,54 +30,57 @@ pub fn lint_file(src: &Arc<Source>, settings: &Settings) -> Vec<Diagnostic> {
 }
 
 /// The findings of inputs that describe one cluster (installer DaemonSets, node lists, values):
-/// each input's own findings plus those across them (`cluster-policy-mismatch`).
+/// each input's own findings plus those across them: `cluster-policy-mismatch`, the region of
+/// the nodes (when no `--region` is set) for the installer rules, the node rules with the cGPU
+/// version of the installer that selects each node, and one `cgpu-missing` for the cluster when
+/// no input holds an installer or values (instead of one per input). `check --cluster` calls
+/// this with the objects it read from a kubeconfig context, so a cluster and the same objects
+/// as files give the same findings.
 pub fn lint_cluster(srcs: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic> {
+    let mut opts = settings.opts.clone();
+    if opts.region.is_none() {
+        // Nodes in several regions are not one ACK cluster: no region is assumed then.
+        opts.region = check::nodes_region(srcs).ok().flatten();
+    }
     let mut found = Vec::new();
     let mut policies = Vec::new();
-    // The node rules read the cluster's installer (its selector and cGPU version): from the
-    // caller (the checklist knows the desired side), else from the installer among the inputs.
-    let mut opts = settings.opts.clone();
-    if opts.nodes.selector.is_none() && opts.nodes.cgpu.is_none() {
-        opts.nodes = installer_context(srcs);
-    }
+    let mut installers = Vec::new();
+    let mut node_sources = Vec::new();
+    let mut any_cgpu = false;
     for src in srcs {
-        let (diags, ps) = check::check_source_with_policies(src, &opts);
+        let (diags, ps, held) = check::check_source_held(src, &opts);
         found.extend(diags);
+        if !ps.is_empty() || held.cgpu {
+            installers.extend(check::installers_of(src));
+        }
+        any_cgpu |= held.cgpu;
+        if held.nodes {
+            node_sources.push(src);
+        }
         policies.extend(ps.into_iter().map(|p| (src.name.clone(), p)));
     }
-    found.extend(check::policy_mismatches(&opts, &policies));
-    finish(srcs, found, settings)
-}
-
-/// The first cgpu-installer DaemonSet among `srcs`: its nodeSelector and its image's cGPU version.
-fn installer_context(srcs: &[Arc<Source>]) -> NodeContext {
-    for src in srcs {
-        if src.invalid.is_some() {
-            continue;
-        }
-        let parsed = crate::yaml::parse(src);
-        for root in parsed.documents.iter().filter_map(|d| d.root.as_ref()) {
-            let objects = Objects::of(root);
-            let Some(inst) = objects
-                .iter()
-                .filter_map(|o| o.installer())
-                .find(|i| i.name() == "cgpu-installer")
-            else {
-                continue;
-            };
-            let cgpu = inst
-                .image()
-                .and_then(|(n, _)| n.as_str().map(str::to_string))
-                .and_then(|img| split_image(&img).tag.map(str::to_string))
-                .and_then(|t| parse_tag(&t).ok())
-                .map(|t| t.core);
-            return NodeContext {
-                cgpu,
-                selector: Some(inst.node_selector_pairs()),
-            };
-        }
+    // The checklist plans the installer as it will be after the change: its selector and
+    // cGPU version stand in for the cgpu-installer read from the inputs.
+    if let Some(selector) = &opts.nodes.selector {
+        installers.retain(|i| i.name != "cgpu-installer");
+        installers.insert(
+            0,
+            check::Placed {
+                name: "cgpu-installer".into(),
+                selector: selector.clone(),
+                version: opts.nodes.cgpu.clone(),
+            },
+        );
     }
-    NodeContext::default()
+    found.extend(check::policy_mismatches(&opts, &policies));
+    for src in node_sources {
+        found.extend(check::check_nodes(src, &opts, &installers));
+    }
+    if !any_cgpu && let Some(first) = srcs.first() {
+        found.retain(|d| d.rule != "cgpu-missing");
+        found.extend(check::cluster_missing(first, &opts));
+    }
+    finish(srcs, found, settings)
 }
 
 /// Inline suppressions of every source, then the command line's and the config's filters.

@@ -127,7 +127,8 @@ impl Default for Options {
 
 /// The deployed side as read from `--current`.
 struct Current {
-    src: Arc<Source>,
+    /// The sources `--current` was read from (one file, or a cluster's objects).
+    srcs: Vec<Arc<Source>>,
     settings: Settings,
     placement: Placement,
     /// The coalesced values root when `--current` is a values file (the base for `--desired`).
@@ -275,15 +276,43 @@ pub fn policy_title(p: u8) -> &'static str {
     POLICY_TITLES.get(p as usize).copied().unwrap_or("?")
 }
 
+/// One side's input: a file, or the objects `--cluster` read from a kubeconfig context (one
+/// source per object). `label` names it in messages (the path, or the context).
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub label: String,
+    pub sources: Vec<Arc<Source>>,
+}
+
+impl Inputs {
+    pub fn file(path: &str) -> Result<Inputs, ChecklistError> {
+        Ok(Inputs {
+            label: path.to_string(),
+            sources: vec![read_input(path, DEFAULT_MAX_FILE_SIZE)?],
+        })
+    }
+
+    /// Every source parsed, in order; a source that does not parse stops the checklist.
+    fn parsed(&self) -> Result<Vec<yaml::Parsed>, ChecklistError> {
+        self.sources.iter().map(parse_source).collect()
+    }
+}
+
 fn load(path: &str) -> Result<(Arc<Source>, yaml::Parsed), ChecklistError> {
     let src = read_input(path, DEFAULT_MAX_FILE_SIZE)?;
+    let parsed = parse_source(&src)?;
+    Ok((src, parsed))
+}
+
+fn parse_source(src: &Arc<Source>) -> Result<yaml::Parsed, ChecklistError> {
+    let path = src.name.as_str();
     if let Some(bad) = &src.invalid {
         return Err(ChecklistError::Syntax {
             path: path.into(),
             message: bad.message.clone(),
         });
     }
-    let parsed = yaml::parse(&src);
+    let parsed = yaml::parse(src);
     if let Some(err) = &parsed.error {
         let lc = src.line_col(err.offset);
         return Err(ChecklistError::Syntax {
@@ -291,7 +320,7 @@ fn load(path: &str) -> Result<(Arc<Source>, yaml::Parsed), ChecklistError> {
             message: format!("line {}, column {}: {}", lc.line, lc.column, err.message),
         });
     }
-    Ok((src, parsed))
+    Ok(parsed)
 }
 
 fn chart_defaults() -> Node {
@@ -345,13 +374,13 @@ fn coalesced_values(root: &Node, base: Node) -> Node {
     merged
 }
 
-fn read_current(path: &str) -> Result<Current, ChecklistError> {
-    let (src, parsed) = load(path)?;
+fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
+    let path = input.label.as_str();
+    let parsed_all = input.parsed()?;
+    let documents = || parsed_all.iter().flat_map(|p| p.documents.iter());
     // `kubectl get ds cgpu-installer cgpu-core-installer -n kube-system -o yaml` gives both: the
     // core installer's policy then tells core_mem nodes what to change.
-    let core_policy = parsed
-        .documents
-        .iter()
+    let core_policy = documents()
         .filter_map(|d| d.root.as_ref())
         .find_map(|root| {
             Objects::of(root)
@@ -361,7 +390,7 @@ fn read_current(path: &str) -> Result<Current, ChecklistError> {
                 .and_then(|i| i.policy())
         });
     // A DaemonSet first (a `kind: List` or a stream may hold other objects too).
-    for doc in &parsed.documents {
+    for doc in documents() {
         let Some(root) = &doc.root else { continue };
         let objects = Objects::of(root);
         let Some(inst) = objects
@@ -413,7 +442,7 @@ fn read_current(path: &str) -> Result<Current, ChecklistError> {
         let status = count("/status/desiredNumberScheduled")
             .map(|d| (d, count("/status/numberReady").unwrap_or(0)));
         return Ok(Current {
-            src,
+            srcs: input.sources.clone(),
             settings: Settings {
                 policy,
                 version: tag_version(tag.as_deref()),
@@ -431,17 +460,15 @@ fn read_current(path: &str) -> Result<Current, ChecklistError> {
         });
     }
     // Else the values now deployed, over the chart defaults.
-    let root = parsed
-        .documents
-        .into_iter()
-        .filter_map(|d| d.root)
+    let root = documents()
+        .filter_map(|d| d.root.as_ref())
         .find(|r| r.get("cgpu").is_some())
         .ok_or_else(|| ChecklistError::NotCurrent { path: path.into() })?;
-    let merged = coalesced_values(&root, chart_defaults());
+    let merged = coalesced_values(root, chart_defaults());
     let settings = values_settings(&merged, path)?;
     let selector = chart_selector(merged.pointer("/cgpu/nodeSelector"));
     Ok(Current {
-        src,
+        srcs: input.sources.clone(),
         settings,
         // The chart declares no tolerations of its own that we know of, so only the DaemonSet
         // controller's defaults apply.
@@ -586,14 +613,28 @@ fn refuse_name(name: &str, path: &str) -> Result<(), ChecklistError> {
     }
 }
 
-/// Build the checklist.
+/// Build the checklist from files.
 pub fn build(
     current_path: &str,
     desired: &Desired,
     nodes_path: Option<&str>,
     options: &Options,
 ) -> Result<Checklist, ChecklistError> {
-    let current = read_current(current_path)?;
+    let current = Inputs::file(current_path)?;
+    let nodes = nodes_path.map(Inputs::file).transpose()?;
+    build_from(&current, desired, nodes.as_ref(), options)
+}
+
+/// Build the checklist from inputs read anywhere (files, or a cluster's objects).
+pub fn build_from(
+    current_input: &Inputs,
+    desired: &Desired,
+    nodes_input: Option<&Inputs>,
+    options: &Options,
+) -> Result<Checklist, ChecklistError> {
+    let current_path = current_input.label.as_str();
+    let nodes_path = nodes_input.map(|n| n.label.as_str());
+    let current = read_current(current_input)?;
     let desired_side = read_desired(desired, &current)?;
     let desired_settings = desired_side.settings.clone();
     let cur = &current.settings;
@@ -647,13 +688,12 @@ pub fn build(
         not_ready_now: Vec::new(),
         error_findings: false,
     };
-    let mut srcs = vec![current.src.clone()];
+    let mut srcs = current.srcs.clone();
     srcs.extend(desired_side.src.clone());
     let mut region = None;
-    if let Some(path) = nodes_path {
-        let (src, r) = read_nodes(&mut list, path, &current.placement.selector)?;
-        srcs.push(src);
-        region = r;
+    if let Some(nodes) = nodes_input {
+        region = read_nodes(&mut list, nodes, &current.placement.selector)?;
+        srcs.extend(nodes.sources.iter().cloned());
     }
     // Every finding comes from the one pipeline, over the inputs as one cluster. The node rules
     // read the installer as it will be after the change.
@@ -682,13 +722,15 @@ pub fn build(
     // Nothing to restart, nothing to block (the findings are still listed, and errors still
     // fail the run).
     if list.reboot_required() {
-        list.blocking = unsafe_findings;
+        list.blocking = unsafe_findings.clone();
     }
     if list
         .diagnostics
         .iter()
         .any(|d| d.rule == "rollout-incomplete")
-        && !list.blocking.iter().any(|d| d.rule == "rollout-incomplete")
+        && !unsafe_findings
+            .iter()
+            .any(|d| d.rule == "rollout-incomplete")
     {
         list.plan_notes.push(format!(
             "rollout-incomplete is explained by the NotReady node(s) {}: the run skips them and is not done until they show the target",
@@ -705,7 +747,7 @@ pub fn build(
 /// on a NotReady node of the list (which the run skips).
 fn blockers(list: &Checklist, current: &Current, desired: &DesiredSide) -> Vec<Diagnostic> {
     let not_ready = list.not_ready_now.len() as u64;
-    let from_current = |d: &Diagnostic| Arc::ptr_eq(&d.src, &current.src);
+    let from_current = |d: &Diagnostic| current.srcs.iter().any(|s| Arc::ptr_eq(&d.src, s));
     list.diagnostics
         .iter()
         .filter(|d| match d.rule {
@@ -725,17 +767,18 @@ fn blockers(list: &Checklist, current: &Current, desired: &DesiredSide) -> Vec<D
 }
 
 /// The Node objects: who runs the installer (restart candidates) and who is listed apart.
-/// Returns the source (for the findings) and the cluster region when every node agrees.
+/// Returns the cluster region when every node agrees.
 fn read_nodes(
     list: &mut Checklist,
-    path: &str,
+    input: &Inputs,
     current_selector: &[(String, String)],
-) -> Result<(Arc<Source>, Option<String>), ChecklistError> {
-    let (src, parsed) = load(path)?;
+) -> Result<Option<String>, ChecklistError> {
+    let path = input.label.as_str();
+    let parsed_all = input.parsed()?;
     let mut found = false;
     let mut targets = Vec::new();
     let mut regions = std::collections::BTreeSet::new();
-    for doc in &parsed.documents {
+    for doc in parsed_all.iter().flat_map(|p| p.documents.iter()) {
         let Some(root) = &doc.root else { continue };
         let objects = Objects::of(root);
         for node in nodes::nodes_of(&objects) {
@@ -769,8 +812,7 @@ fn read_nodes(
         targets.insert(0, canary);
     }
     list.nodes = targets;
-    let region = (regions.len() == 1).then(|| regions.pop_first()).flatten();
-    Ok((src, region))
+    Ok((regions.len() == 1).then(|| regions.pop_first()).flatten())
 }
 
 enum Classified {

@@ -73,7 +73,14 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
         .with_severity(severity(d.severity))
         .with_help(help)
         .with_labels(labels);
-    let report = miette::Report::new(diag).with_source_code(Src(d.src.clone()));
+    // An input that could not be read (`io-error`) has no text to show: the message alone.
+    let report = if d.src.text.is_empty() {
+        let mut diag = diag;
+        diag.labels = None;
+        miette::Report::new(diag)
+    } else {
+        miette::Report::new(diag).with_source_code(Src(d.src.clone()))
+    };
     let mut out = format!(
         "{}:{}:{}: {}[{}] document {} {}\n",
         d.file(),

@@ -360,6 +360,16 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 ctx.fix_last(v, vec![replace(v, quoted_policy(n, v.style))]);
             }
         }
+        Value::Scalar(Scalar::Null) => {
+            // `value:` with nothing (or `~`): the API server takes it as an empty string.
+            ctx.at(
+                "installer-policy-invalid",
+                v,
+                path.to_string(),
+                "POLICY has no value (the installer gets an empty string), not one of \"0\" … \"5\""
+                    .to_string(),
+            );
+        }
         Value::Scalar(sc) => {
             let raw = v.raw();
             ctx.at(

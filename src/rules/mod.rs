@@ -4,6 +4,7 @@ pub mod catalogue;
 pub mod installer;
 pub mod k8s;
 pub mod nodes;
+pub mod sources;
 pub mod values;
 pub mod version;
 

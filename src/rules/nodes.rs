@@ -218,13 +218,17 @@ pub fn driver_supported(cgpu: &Version, driver: &str) -> Option<bool> {
     None
 }
 
-/// The node rules over one node. The cGPU version and the installer's selector come from
-/// `ctx.opts.nodes` (the other inputs of the same cluster).
-pub fn check(ctx: &mut Ctx, node: &NodeView) {
+/// The node rules over one node. `cgpu` is the cGPU version of the installer that selects the
+/// node (the version that will run there, for the checklist); `installer_selector` is the
+/// cgpu-installer's nodeSelector when an installer is known.
+pub fn check(
+    ctx: &mut Ctx,
+    node: &NodeView,
+    cgpu: Option<&Version>,
+    installer_selector: Option<&[(String, String)]>,
+) {
     let schedule = node.schedule();
     let isolating = matches!(schedule.as_deref(), Some("cgpu" | "core_mem"));
-    let selector = ctx.opts.nodes.selector.clone();
-    let selected = selector.as_ref().map(|s| node.matches(s));
     if node.is_virtual() && (isolating || node.legacy_cgpu()) {
         let key = if isolating {
             SCHEDULE_LABEL
@@ -245,12 +249,13 @@ pub fn check(ctx: &mut Ctx, node: &NodeView) {
     }
     // An older ack-cgpu installer selects `cgpu: "true"` itself: there the label is how the
     // installer finds the node (domain.md §10), not something to relabel.
+    let selected = installer_selector.is_some_and(|s| !s.is_empty() && node.matches(s));
     if node.legacy_cgpu()
         && schedule.is_none()
-        && selected != Some(true)
+        && !selected
         && let Some(label) = node.label_node(LEGACY_LABEL)
     {
-        let selecting = match &selector {
+        let selecting = match installer_selector {
             Some(s) if !s.is_empty() => s
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
@@ -268,15 +273,10 @@ pub fn check(ctx: &mut Ctx, node: &NodeView) {
             ),
         );
     }
-    // The driver check matters where the installer puts cGPU: the nodes it selects when it is
-    // known, else the nodes labelled for cGPU isolation.
-    let runs_cgpu = selected.unwrap_or(isolating || node.legacy_cgpu());
-    if runs_cgpu
-        && let (Some(cgpu), Some(label)) = (&ctx.opts.nodes.cgpu, node.label_node(DRIVER_LABEL))
+    if let (Some(cgpu), Some(label)) = (cgpu, node.label_node(DRIVER_LABEL))
         && let Some(driver) = scalar_text(label)
         && driver_supported(cgpu, &driver) == Some(false)
     {
-        let cgpu = cgpu.clone();
         ctx.at(
             "driver-incompatible",
             label,

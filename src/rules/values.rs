@@ -44,6 +44,18 @@ pub const POLICY_TITLES: [&str; 6] = [
     "native",
 ];
 
+/// What each policy does, one line each (ACK: Configure a computing power allocation policy for
+/// GPU sharing). `generate` comments its values file with these; the language server's hover
+/// and completion show them.
+pub const POLICY_EFFECTS: [&str; 6] = [
+    "each container gets a fixed slice, 1/max instances",
+    "each container gets 1/(containers running now)",
+    "like 1, weighted by ALIYUN_COM_GPU_SCHD_WEIGHT (> 1) on workloads",
+    "each container gets a fixed percentage",
+    "a container may use idle GPU time beyond its share",
+    "the NVIDIA driver's own time slicing",
+];
+
 const EXPECTED_IMAGE: &str = "acs/cgpu-installer";
 
 pub fn schema_text() -> &'static str {
@@ -667,9 +679,13 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 v,
                 path.to_string(),
                 format!(
-                    "label value `{raw}` is read as the {} {}, not a string; the API server rejects it",
-                    other.type_name(),
-                    other.canonical().unwrap_or_default()
+                    "label value `{raw}` is read as {}, not a string; the API server rejects it",
+                    // `~` is "the null", `yes` "the boolean true", `010` "the integer 8".
+                    match other.canonical() {
+                        Some(c) if c != other.type_name() =>
+                            format!("the {} {c}", other.type_name()),
+                        _ => format!("the {}", other.type_name()),
+                    }
                 ),
             );
             if v.style == Style::Plain && k8s::label_value(raw).is_ok() {

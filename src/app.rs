@@ -149,25 +149,27 @@ pub fn with_config(
     Ok((merged, loaded))
 }
 
+/// The pipeline settings of a command: rule options, filters, and the config for its
+/// per-file-ignores.
+pub fn settings(
+    c: &CommonArgs,
+    config: Option<crate::config::Loaded>,
+) -> Result<crate::lint::Settings, AppError> {
+    Ok(crate::lint::Settings {
+        opts: rule_options(c),
+        filter: filter(c)?,
+        config: config.map(std::sync::Arc::new),
+    })
+}
+
 pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let (c, config) = with_config(&args.common)?;
     let c = &c;
-    let filter = filter(c)?;
+    let settings = settings(c, config)?;
     if args.cluster.cluster {
-        let settings = crate::lint::Settings {
-            opts: rule_options(c),
-            filter,
-            config: config.map(std::sync::Arc::new),
-        };
         return check_cluster(s, c, &settings, &args.cluster);
     }
-    let mut opts = rule_options(c);
-    if opts.region.is_none()
-        && let Some(nodes) = &args.nodes
-    {
-        opts.region = region_from_nodes(nodes, c.max_file_size)?;
-    }
-    let paths = if args.paths.is_empty() {
+    let mut paths = if args.paths.is_empty() {
         vec![".".to_string()]
     } else {
         args.paths.clone()
@@ -176,24 +178,29 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
         check::check_stack(
             &paths,
             args.chart_values.as_deref(),
-            &opts,
-            &filter,
+            &settings,
             c.max_file_size,
         )
+    } else if args.nodes.is_some() || args.same_cluster {
+        // The inputs (and the nodes) describe one cluster: the node rules run on the nodes with
+        // what the installers say, the installers are checked against the nodes' region, and
+        // their policies must agree.
+        if let Some(nodes) = &args.nodes {
+            let src = check::read_input(nodes, c.max_file_size)?;
+            if settings.opts.region.is_none()
+                && let Err(regions) = crate::lint::nodes_region(&[src])
+            {
+                return Err(AppError::Usage(format!(
+                    "--nodes {nodes}: the nodes are in several regions ({}); give --region",
+                    regions.join(", ")
+                )));
+            }
+            paths.push(nodes.clone());
+        }
+        check::check_cluster(&paths, &settings, c.max_file_size)
     } else {
-        check::check_paths(&paths, &opts, &filter, c.max_file_size)
+        check::check_paths(&paths, &settings, c.max_file_size)
     };
-    if args.same_cluster {
-        report.diagnostics.extend(check::same_cluster_mismatches(
-            &paths,
-            &opts,
-            &filter,
-            c.max_file_size,
-        ));
-    }
-    if let Some(config) = &config {
-        config.retain(&mut report.diagnostics);
-    }
     for e in &report.errors {
         input_error(s, e, &mut report.diagnostics)?;
     }
@@ -299,31 +306,6 @@ fn input_error(
     Ok(())
 }
 
-/// The cluster region from a nodes file: the one `topology.kubernetes.io/region` its nodes carry.
-pub fn region_from_nodes(path: &str, max_size: u64) -> Result<Option<String>, AppError> {
-    let src = check::read_input(path, max_size)?;
-    let parsed = crate::yaml::parse(&src);
-    let mut regions = std::collections::BTreeSet::new();
-    for doc in &parsed.documents {
-        if let Some(root) = &doc.root {
-            let objects = crate::manifest::Objects::of(root);
-            regions.extend(
-                crate::rules::nodes::nodes_of(&objects)
-                    .iter()
-                    .filter_map(|n| n.region()),
-            );
-        }
-    }
-    match regions.len() {
-        0 => Ok(None),
-        1 => Ok(regions.into_iter().next()),
-        _ => Err(AppError::Usage(format!(
-            "--nodes {path}: the nodes are in several regions ({}); give --region",
-            regions.into_iter().collect::<Vec<_>>().join(", ")
-        ))),
-    }
-}
-
 pub fn schema(s: &mut Streams) -> Result<Exit, AppError> {
     s.out
         .write_all(crate::rules::values::schema_text().as_bytes())?;
@@ -405,154 +387,48 @@ pub fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
     Ok(Exit::Clean)
 }
 
-/// `post-render`: stdin → stdout through a [`crate::spill::Spill`] buffer, so that a failed render writes
-/// nothing to stdout (Helm 3 would print a partial stream; Helm 4 would try to parse it).
+/// `post-render`: the settings from the command line and `.cgpu-lint.toml`; the stream handling
+/// is [`crate::postrender::serve`].
 pub fn post_render(
     s: &mut Streams,
     args: &crate::cli::PostRenderArgs,
     input: impl std::io::BufRead,
     seekable: Option<std::fs::File>,
 ) -> Result<Exit, AppError> {
-    use crate::cli::{FailOn, TtyMode};
     validate_rule_names(&args.ignore)?;
+    validate_rule_names(&args.select)?;
+    let config = crate::config::find(args.config.as_deref(), args.no_config)?;
+    let mut filter = Filter {
+        select: args.select.clone(),
+        ignore: args.ignore.clone(),
+    };
+    let mut region = args.region.clone();
+    if let Some(l) = &config {
+        if filter.select.is_empty() {
+            filter.select = l.config.select.clone().unwrap_or_default();
+        }
+        for r in l.config.ignore.iter().flatten() {
+            if !filter.ignore.contains(r) {
+                filter.ignore.push(r.clone());
+            }
+        }
+        region = region.or_else(|| l.config.region.clone());
+    }
     let opts = crate::postrender::Options {
         policy: args.policy,
         fix: args.fix,
         region: args.region.clone(),
-        filter: Filter {
-            select: Vec::new(),
-            ignore: args.ignore.clone(),
+        settings: crate::lint::Settings {
+            opts: RuleOptions {
+                region,
+                require_cgpu: false,
+                ..RuleOptions::default()
+            },
+            filter,
+            config: config.map(std::sync::Arc::new),
         },
     };
-    // A regular file on stdin (`post-render < rendered.yaml`) is read twice instead of being
-    // held: pass 1 checks and computes the edited documents, pass 2 lets the kernel copy
-    // everything between them (copy_file_range/sendfile). A pipe (Helm) is held in a Spill.
-    let mut held = crate::spill::Spill::new();
-    let mut outcome = match &seekable {
-        Some(file) => {
-            use std::io::Seek;
-            let start = (&*file).stream_position()?;
-            let reader = std::io::BufReader::with_capacity(1 << 20, file);
-            let mut o = crate::postrender::run(reader, &mut std::io::sink(), &opts)?;
-            for (range, _) in &mut o.replacements {
-                *range = range.start + start..range.end + start;
-            }
-            (&*file).seek(std::io::SeekFrom::Start(start))?;
-            o
-        }
-        None => crate::postrender::run(input, &mut held, &opts)?,
-    };
-    held.flush()?;
-    outcome
-        .diagnostics
-        .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    let summary = Summary::of(1, &outcome.diagnostics);
-    let failed = match args.fail_on {
-        FailOn::Error => summary.errors > 0,
-        FailOn::Warning => summary.errors + summary.warnings > 0,
-        FailOn::Never => false,
-    };
-    let mut text = String::new();
-    for c in &outcome.changes {
-        text.push_str(&format!("cgpu-lint post-render: {c}\n"));
-    }
-    for d in &outcome.diagnostics {
-        text.push_str(&output::human::render_one(d, false));
-        text.push('\n');
-    }
-    text.push_str(&format!(
-        "cgpu-lint post-render: {} documents, {} installer DaemonSets: {} errors, {} warnings, {} infos; {}\n",
-        outcome.documents,
-        outcome.installers,
-        summary.errors,
-        summary.warnings,
-        summary.infos,
-        if failed {
-            "render refused, nothing written to stdout"
-        } else {
-            "stream written to stdout"
-        }
-    ));
-    s.err.write_all(text.as_bytes())?;
-    if let Some(path) = &args.report {
-        std::fs::write(path, &text)
-            .map_err(|e| AppError::Usage(format!("--report {path}: {e}")))?;
-    }
-    if failed {
-        let to_tty = match args.tty {
-            TtyMode::Always => true,
-            TtyMode::Never => false,
-            TtyMode::Auto => std::env::var_os("HELM_PLUGIN_NAME").is_some(),
-        };
-        if to_tty {
-            tty_summary(&outcome.diagnostics, summary, args.report.as_deref());
-        }
-        return Ok(Exit::Findings);
-    }
-    if let Some(file) = &seekable {
-        s.out.flush()?;
-        if s.out_is_stdout {
-            splice_edits(file, &outcome.replacements, &mut std::io::stdout().lock())?;
-        } else {
-            splice_edits(file, &outcome.replacements, &mut s.out)?;
-        }
-    } else if s.out_is_stdout {
-        // Concrete types let std copy the spilled tail with copy_file_range/sendfile/splice.
-        s.out.flush()?;
-        held.drain_into(&mut std::io::stdout().lock())?;
-    } else {
-        held.drain_into_dyn(s.out)?;
-    }
-    Ok(Exit::Clean)
-}
-
-/// Pass 2 of a seekable post-render: copy `file` from its current position to `out`, with each
-/// replaced range (absolute offsets, in order) written from memory instead.
-fn splice_edits<W: Write + ?Sized>(
-    file: &std::fs::File,
-    replacements: &[(std::ops::Range<u64>, Vec<u8>)],
-    out: &mut W,
-) -> std::io::Result<()> {
-    use std::io::{Read, Seek};
-    let mut f = file;
-    let mut pos = f.stream_position()?;
-    for (range, bytes) in replacements {
-        std::io::copy(&mut f.take(range.start - pos), out)?;
-        out.write_all(bytes)?;
-        pos = f.seek(std::io::SeekFrom::Start(range.end))?;
-    }
-    std::io::copy(&mut f, out)?;
-    Ok(())
-}
-
-/// Helm 4 discards a plugin's stderr; the controlling terminal, when there is one, is the only
-/// way to reach the person who ran `helm`. Best effort: no terminal, no message.
-fn tty_summary(diags: &[Diagnostic], summary: Summary, report: Option<&str>) {
-    let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") else {
-        return;
-    };
-    let mut text = format!(
-        "cgpu-lint post-render: render refused: {} error(s), {} warning(s)\n",
-        summary.errors, summary.warnings
-    );
-    for d in diags.iter().filter(|d| d.severity != Severity::Info) {
-        let at = d.start();
-        text.push_str(&format!(
-            "  {}[{}] document {} line {}: {}\n",
-            d.severity.as_str(),
-            d.rule,
-            d.document,
-            at.line,
-            d.message
-        ));
-    }
-    match report {
-        Some(r) => text.push_str(&format!("  full report: {r}\n")),
-        None => text.push_str(
-            "  full report: add --post-renderer-args=--report --post-renderer-args=FILE\n",
-        ),
-    }
-    let _ = tty.write_all(text.as_bytes());
+    crate::postrender::serve(s, args, &opts, input, seekable)
 }
 
 pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
@@ -653,8 +529,8 @@ fn report_to(
 pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError> {
     let (c, config) = with_config(&args.common)?;
     let c = &c;
-    let filter = filter(c)?;
-    let opts = rule_options(c);
+    let settings = settings(c, config)?;
+    let opts = &settings.opts;
     let paths = if args.paths.is_empty() {
         vec![".".to_string()]
     } else {
@@ -683,9 +559,7 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
                 continue;
             }
         };
-        // per-file-ignores of the config: those rules are neither fixed nor reported here.
-        let file_filter = crate::fix::file_filter(&filter, config.as_ref(), p);
-        let fixed = crate::fix::fix_source(&src, &opts, &file_filter);
+        let fixed = crate::lint::lint_fix(&src, &settings);
         if let Some(why) = &fixed.refused {
             writeln!(s.err, "cgpu-lint: {p}: {why}")?;
         }
@@ -696,7 +570,7 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
             let d = crate::fix::unified_diff(p, &src.text, &fixed.text, color);
             s.out.write_all(d.as_bytes())?;
         } else if fixed.changed() {
-            match crate::fix::write_in_place(p, &fixed.text, &opts) {
+            match crate::fix::write_in_place(p, &fixed.text, opts) {
                 Ok(_) => {
                     let mut rules: Vec<&str> = Vec::new();
                     for a in &fixed.applied {

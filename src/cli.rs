@@ -243,6 +243,23 @@ pub struct PostRenderArgs {
     /// Do not report these rules (comma-separated or repeated)
     #[arg(long, value_delimiter = ',', value_name = "RULE")]
     pub ignore: Vec<String>,
+    /// Report only these rules (comma-separated or repeated)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub select: Vec<String>,
+    /// Format of the report on stderr and in --report (json: the `check --format json` document)
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// Fail (nothing written to stdout) when the stream holds no cgpu-installer or
+    /// cgpu-core-installer DaemonSet; implied by --policy
+    #[arg(long)]
+    pub require_installer: bool,
+    /// Read settings from this file instead of the nearest .cgpu-lint.toml upward from the
+    /// working directory
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<std::path::PathBuf>,
+    /// Do not read any .cgpu-lint.toml
+    #[arg(long)]
+    pub no_config: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

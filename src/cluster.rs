@@ -461,9 +461,9 @@ fn objects(target: &Target, out: &[u8]) -> Result<Vec<Value>, ClusterError> {
 fn gpu_sharing(node: &Value) -> bool {
     let labels = &node["metadata"]["labels"];
     matches!(
-        labels[crate::rules::nodes::SCHEDULE_LABEL].as_str(),
+        labels[crate::cgpu::SCHEDULE_LABEL].as_str(),
         Some("cgpu" | "core_mem")
-    ) || labels[crate::rules::nodes::LEGACY_LABEL].as_str() == Some("true")
+    ) || labels[crate::cgpu::LEGACY_LABEL].as_str() == Some("true")
 }
 
 fn last_line(stderr: &[u8]) -> String {
@@ -598,12 +598,8 @@ pub fn facts(fetched: &Fetched) -> Facts {
                 let version = inst
                     .image()
                     .and_then(|(n, _)| n.as_str().map(str::to_string))
-                    .and_then(|i| {
-                        crate::rules::values::split_image(&i)
-                            .tag
-                            .map(str::to_string)
-                    })
-                    .and_then(|t| crate::rules::version::parse_tag(&t).ok())
+                    .and_then(|i| crate::cgpu::split_image(&i).tag.map(str::to_string))
+                    .and_then(|t| crate::cgpu::parse_tag(&t).ok())
                     .map(|t| t.core.to_string());
                 if f.version.is_none() || inst.name() == INSTALLERS[0] {
                     f.version = version.or(f.version.take());

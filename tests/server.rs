@@ -580,6 +580,15 @@ fn hover_on_keys_policies_and_tags() {
         .unwrap()
         .to_string();
     assert!(v.contains("**cGPU "), "{v}");
+    // env POLICY's value, line 26 of the fixture: `          value: "2"`.
+    let v = hover_text(&mut c, &du, 25, 19)["contents"]["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        v.starts_with("**cGPU policy 2: weight-based preemptive**"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -850,5 +859,164 @@ fn a_document_over_max_file_size_is_not_checked_and_the_user_is_told() {
         c.diagnostics("file:///nowhere/small.yaml", Some(1))[0]["code"],
         "policy-quoted"
     );
+    assert_eq!(c.finish(), 0);
+}
+
+/// A UTF-16 position → byte offset, written independently of the server's.
+fn utf16_offset(text: &str, line: usize, character: usize) -> usize {
+    let start: usize = text.split_inclusive('\n').take(line).map(str::len).sum();
+    let mut units = 0;
+    for (i, ch) in text[start..].char_indices() {
+        if ch == '\n' || units >= character {
+            return start + i;
+        }
+        units += ch.len_utf16();
+    }
+    text.len()
+}
+
+/// (line, character-column) of `check` (1-based, characters) → an LSP UTF-16 position.
+fn utf16_position(text: &str, line: u64, column: u64) -> (u64, u64) {
+    let l = text
+        .split_inclusive('\n')
+        .nth(line as usize - 1)
+        .unwrap_or("");
+    let units: usize = l
+        .chars()
+        .take(column as usize - 1)
+        .map(char::len_utf16)
+        .sum();
+    (line - 1, units as u64)
+}
+
+/// Random incremental edits (UTF-16 ranges, multi-byte and astral text, CRLF, broken YAML) keep
+/// the server's copy of the document and its findings equal to what `check` says about the same
+/// bytes, after every edit.
+#[test]
+fn random_incremental_edits_match_check_after_every_edit() {
+    let pieces = [
+        "\"1\"",
+        "yes",
+        "On",
+        "policy: ",
+        "\n  ",
+        "é",
+        "😀",
+        "\r\n",
+        ": ",
+        "- a=b\n",
+        "{",
+        "}",
+        "[",
+        "#",
+        "  enabled: \"false\"\n",
+        "tag: v1.5.3-8d3fc1b-aliyun",
+        "'",
+        "&a ",
+        "*a",
+        "polcy: 2\n",
+        "",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: usize| -> usize {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let (mut c, _) = Client::start(&fixtures(), json!({}), json!({"debounceMs": 0}));
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("doc.yaml");
+    let u = uri(&file);
+    let severities = json!({"error": 1, "warning": 2, "info": 3});
+    for name in [
+        "values-warn-yaml11-scalars-nodeselector",
+        "values-invalid-duplicate-keys",
+        "values-warn-unknown-keys-typo",
+    ] {
+        let mut text = std::fs::read_to_string(fixtures().join(format!("{name}.yaml"))).unwrap();
+        c.open(&u, &text);
+        c.diagnostics(&u, Some(1));
+        for version in 2..42 {
+            let lines = text.split_inclusive('\n').count().max(1);
+            let (l1, c1) = (next(lines), next(30));
+            let (l2, c2) = if next(2) == 0 {
+                (l1, c1 + next(6))
+            } else {
+                (l1 + next(3), next(30))
+            };
+            // Never between the \r and \n of a CRLF: no lone \r is made, whose line break
+            // counts for LSP but not for `check`'s line numbers.
+            let unsplit = |o: usize| {
+                if o > 0 && text[..o].ends_with('\r') {
+                    o - 1
+                } else {
+                    o
+                }
+            };
+            let a = unsplit(utf16_offset(&text, l1, c1));
+            let b = unsplit(utf16_offset(&text, l2, c2)).max(a);
+            // The positions the server gets are those of the offsets (clamped to line ends).
+            let pos = |o: usize| {
+                let line = text[..o].matches('\n').count();
+                let start = text[..o].rfind('\n').map_or(0, |i| i + 1);
+                json!({"line": line, "character": text[start..o].encode_utf16().count()})
+            };
+            let insert = pieces[next(pieces.len())];
+            let range = json!({"start": pos(a), "end": pos(b)});
+            text.replace_range(a..b, insert);
+            c.notify(
+                "textDocument/didChange",
+                json!({"textDocument": {"uri": u, "version": version}, "contentChanges": [{"range": range, "text": insert}]}),
+            );
+            let got = c.diagnostics(&u, Some(version));
+            std::fs::write(&file, &text).unwrap();
+            let run = check_json(&[file.to_str().unwrap()]);
+            let mut want: Vec<String> = run
+                .diagnostics()
+                .iter()
+                .map(|d| {
+                    let n = |k: &str| d[k].as_u64().unwrap();
+                    let s = utf16_position(&text, n("line"), n("column"));
+                    let e = utf16_position(&text, n("end_line"), n("end_column"));
+                    format!(
+                        "{} {} {s:?}-{e:?} {}",
+                        d["rule"],
+                        severities[d["severity"].as_str().unwrap()],
+                        d["message"].as_str().unwrap()
+                    )
+                })
+                .collect();
+            let mut have: Vec<String> = got
+                .iter()
+                .map(|d| {
+                    let p = |k: &str| {
+                        (
+                            d["range"][k]["line"].as_u64().unwrap(),
+                            d["range"][k]["character"].as_u64().unwrap(),
+                        )
+                    };
+                    let msg = d["message"]
+                        .as_str()
+                        .unwrap()
+                        .split("\nhelp: ")
+                        .next()
+                        .unwrap();
+                    format!(
+                        "{} {} {:?}-{:?} {msg}",
+                        d["code"],
+                        d["severity"],
+                        p("start"),
+                        p("end")
+                    )
+                })
+                .collect();
+            want.sort();
+            have.sort();
+            assert_eq!(have, want, "{name} after edit {version}:\n{text}");
+        }
+        c.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
+        c.diagnostics(&u, None);
+    }
     assert_eq!(c.finish(), 0);
 }

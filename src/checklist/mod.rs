@@ -10,15 +10,14 @@ use std::sync::Arc;
 
 use semver::Version;
 
-use crate::check::{
-    CHART_DEFAULTS, DEFAULT_MAX_FILE_SIZE, Filter, InputError, coalesce, read_input,
-};
+use crate::cgpu::CHART_DEFAULTS;
+use crate::cgpu::SCHEDULE_LABEL;
+use crate::cgpu::{POLICY_TITLES, Tag, parse_tag, split_image};
+use crate::check::{DEFAULT_MAX_FILE_SIZE, Filter, InputError, coalesce, read_input};
 use crate::diag::{Diagnostic, Severity};
 use crate::lint;
 use crate::manifest::{Objects, Toleration, daemonset_default_tolerations, scalar_text};
-use crate::rules::nodes::{self, NodeView, SCHEDULE_LABEL};
-use crate::rules::values::{POLICY_TITLES, split_image};
-use crate::rules::version::{Tag, parse_tag};
+use crate::rules::nodes::{self, NodeView};
 use crate::rules::{NodeContext, RuleOptions, k8s};
 use crate::yaml::{self, Node, Scalar, Source};
 
@@ -26,7 +25,7 @@ use crate::yaml::{self, Node, Scalar, Source};
 /// published the installer's built-in default (domain.md §10.3); the chart documents `policy: 1`,
 /// so that is what a DaemonSet rendered from the chart would have carried. The assumption is
 /// reported (installer-policy-missing) so a reader can check `/proc/cgpu_km/0/policy` on a node.
-pub const ASSUMED_DEFAULT_POLICY: u8 = 1;
+pub const ASSUMED_DEFAULT_POLICY: u8 = crate::cgpu::CHART_DEFAULT_POLICY;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ChecklistFormat {

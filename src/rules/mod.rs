@@ -142,6 +142,33 @@ impl<'a> Ctx<'a> {
     }
 }
 
+/// `duplicate-key` for every key a mapping of `doc` holds twice (Helm keeps the last).
+pub fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &crate::yaml::Document) {
+    for d in &doc.duplicates {
+        let first = src.line_col(d.first.start).line;
+        let second = src.line_col(d.second.start).line;
+        let path = format!(
+            "{}/{}",
+            d.map_pointer,
+            crate::yaml::tree::escape_pointer(&d.key)
+        );
+        ctx.report(
+            "duplicate-key",
+            src,
+            d.second.clone(),
+            path,
+            format!(
+                "key `{}` appears twice in this mapping (lines {first} and {second}); Helm keeps the last one (line {second})",
+                d.key
+            ),
+        );
+        ctx.relate_last(
+            d.first.clone(),
+            format!("first `{}` here (ignored by Helm)", d.key),
+        );
+    }
+}
+
 /// An edit replacing a node's whole text.
 pub fn replace(node: &Node, replacement: impl Into<String>) -> Edit {
     Edit {

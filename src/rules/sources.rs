@@ -1,8 +1,8 @@
 //! Where each rule's facts come from: a public document with its address, or the Kubernetes /
 //! Helm / YAML source the rule mirrors. `explain`, `rules --format json` and SARIF's `helpUri`
-//! read them through [`crate::rules::catalogue::Rule::sources`]. Every address here is one that
-//! /work/shared/domain.md (the project's research notes) cites, or the public specification of
-//! the format concerned; a source without a public address (the ack-ai-installer chart is not
+//! read them through [`crate::rules::catalogue::Rule::sources`]. Every address here is one the
+//! project's domain research cites, or the public specification or documentation of the format
+//! or tool concerned; a source without a public address (the ack-ai-installer chart is not
 //! published) has `url: None` and says so.
 
 /// One source of a rule's facts.

@@ -4,12 +4,9 @@
 
 use std::sync::OnceLock;
 
-use crate::check::CHART_DEFAULTS;
-use crate::rules::values::{
-    KNOWN_KEYS, POLICY_EFFECTS, POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, split_image,
-};
-use crate::rules::version::{
-    LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION, RECOMMENDED_VERSION, parse_tag,
+use crate::cgpu::{
+    CHART_DEFAULTS, KNOWN_KEYS, LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION, POLICY_EFFECTS,
+    POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION, parse_tag, split_image,
 };
 use crate::yaml::{self, Entry, Node, Scalar, Source, Value};
 

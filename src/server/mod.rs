@@ -33,7 +33,7 @@ use crate::diag::{Diagnostic, Severity};
 use crate::lint::{self, Settings};
 use crate::rules::RuleOptions;
 use crate::yaml::Source;
-use position::Encoding;
+use position::{Encoding, LineIndex};
 
 /// The code action kind of "fix all cgpu-lint findings".
 pub const FIX_ALL_KIND: &str = "source.fixAll.cgpu-lint";
@@ -452,6 +452,7 @@ impl Server {
             enc: self.enc,
             setup: self.setup.clone(),
             docs: self.docs.clone(),
+            lines: std::sync::OnceLock::new(),
         };
         let out = self.out.clone();
         let method = req.method;
@@ -517,7 +518,7 @@ impl Server {
                 };
                 let mut src = doc.src.clone();
                 for c in p.content_changes {
-                    let text = position::apply_change(&src, c.range, &c.text, self.enc);
+                    let text = position::apply_change(&src.text, c.range, &c.text, self.enc);
                     src = Source::new(src.name.clone(), text);
                 }
                 doc.src = src;
@@ -611,6 +612,7 @@ impl Server {
             enc: self.enc,
             setup: self.setup.clone(),
             docs: self.docs.clone(),
+            lines: std::sync::OnceLock::new(),
         };
         let out = self.out.clone();
         let _ = self.jobs.send(Box::new(move || {
@@ -651,9 +653,24 @@ struct Ctx {
     enc: Encoding,
     setup: Arc<Setup>,
     docs: Docs,
+    /// The protocol's lines of `src`, built on the worker when first needed.
+    lines: std::sync::OnceLock<LineIndex>,
 }
 
 impl Ctx {
+    fn lines(&self) -> &LineIndex {
+        self.lines.get_or_init(|| LineIndex::new(&self.src.text))
+    }
+
+    /// A byte range of the document as an LSP range.
+    fn range(&self, span: &std::ops::Range<usize>) -> lsp::Range {
+        self.lines().range(&self.src.text, span, self.enc)
+    }
+
+    fn offset(&self, pos: lsp::Position) -> usize {
+        self.lines().offset(&self.src.text, pos, self.enc)
+    }
+
     /// Whether the snapshot is still the document's text.
     fn is_current(&self) -> bool {
         self.docs
@@ -709,16 +726,12 @@ impl Ctx {
             Some(p) => crate::check::read_input(&p.to_string_lossy(), max).ok(),
             None => None,
         };
-        let mut diags = crate::check::check_stack_sources(
-            base,
-            &layers,
-            &setup.settings.opts,
-            &setup.settings.filter,
-        );
-        if let Some(c) = &setup.settings.config {
-            c.retain(&mut diags);
-        }
-        diags
+        let base = base.unwrap_or_else(|| {
+            Source::new("<chart defaults>", crate::cgpu::CHART_DEFAULTS.to_string())
+        });
+        let mut all = vec![base];
+        all.extend(layers);
+        lint::lint_stack(&all, &setup.settings)
     }
 }
 
@@ -753,7 +766,7 @@ fn to_lsp(ctx: &Ctx, d: &Diagnostic) -> lsp::Diagnostic {
                 .map(|r| lsp::DiagnosticRelatedInformation {
                     location: lsp::Location {
                         uri: uri.clone(),
-                        range: position::range(&d.src, &r.span, ctx.enc),
+                        range: ctx.range(&r.span),
                     },
                     message: r.message.clone(),
                 })
@@ -771,7 +784,7 @@ fn to_lsp(ctx: &Ctx, d: &Diagnostic) -> lsp::Diagnostic {
         message.push_str(note);
     }
     lsp::Diagnostic {
-        range: position::range(&d.src, &d.span, ctx.enc),
+        range: ctx.range(&d.span),
         severity: Some(severity(d.severity)),
         code: Some(lsp::NumberOrString::String(d.rule.to_string())),
         code_description: None,
@@ -821,7 +834,7 @@ fn code_actions(ctx: &Ctx, p: lsp::CodeActionParams) -> serde_json::Value {
                 .edits
                 .iter()
                 .map(|e| lsp::TextEdit {
-                    range: position::range(&ctx.src, &e.range, ctx.enc),
+                    range: ctx.range(&e.range),
                     new_text: e.replacement.clone(),
                 })
                 .collect();
@@ -850,7 +863,7 @@ fn code_actions(ctx: &Ctx, p: lsp::CodeActionParams) -> serde_json::Value {
                 ),
                 kind: Some(lsp::CodeActionKind::new(FIX_ALL_KIND)),
                 edit: Some(edit_of(vec![lsp::TextEdit {
-                    range: position::range(&ctx.src, &span, ctx.enc),
+                    range: ctx.range(&span),
                     new_text,
                 }])),
                 ..Default::default()
@@ -893,14 +906,14 @@ fn hover(ctx: &Ctx, p: lsp::HoverParams) -> serde_json::Value {
     if ctx.src.text.len() as u64 > ctx.setup.max_size {
         return serde_json::Value::Null;
     }
-    let at = position::offset(&ctx.src, p.text_document_position_params.position, ctx.enc);
+    let at = ctx.offset(p.text_document_position_params.position);
     match knowledge::hover(&ctx.src, at) {
         Some((text, span)) => serde_json::to_value(lsp::Hover {
             contents: lsp::HoverContents::Markup(lsp::MarkupContent {
                 kind: lsp::MarkupKind::Markdown,
                 value: text,
             }),
-            range: Some(position::range(&ctx.src, &span, ctx.enc)),
+            range: Some(ctx.range(&span)),
         })
         .unwrap_or_default(),
         None => serde_json::Value::Null,
@@ -908,11 +921,11 @@ fn hover(ctx: &Ctx, p: lsp::HoverParams) -> serde_json::Value {
 }
 
 fn completion(ctx: &Ctx, p: lsp::CompletionParams) -> serde_json::Value {
-    let at = position::offset(&ctx.src, p.text_document_position.position, ctx.enc);
+    let at = ctx.offset(p.text_document_position.position);
     let Some((candidates, span)) = knowledge::complete(&ctx.src, at) else {
         return serde_json::Value::Null;
     };
-    let range = position::range(&ctx.src, &span, ctx.enc);
+    let range = ctx.range(&span);
     let items: Vec<lsp::CompletionItem> = candidates
         .into_iter()
         .enumerate()

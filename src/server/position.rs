@@ -1,12 +1,9 @@
 //! LSP positions ↔ byte offsets. A position's `character` counts code units of the negotiated
-//! encoding (LSP 3.17 `positionEncoding`: UTF-16 unless client and server agree on another);
-//! `line` is 0-based and a line ends at `\n` (a `\r` before it is not part of the line).
-
-use std::sync::Arc;
+//! encoding (LSP 3.17 `positionEncoding`: UTF-16 unless client and server agree on another).
+//! Lines are the protocol's: they end at `\n`, `\r\n` or a lone `\r`, and a line's characters do
+//! not include its terminator.
 
 use lsp_types::{Position, PositionEncodingKind, Range};
-
-use crate::yaml::Source;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Encoding {
@@ -16,9 +13,8 @@ pub enum Encoding {
 }
 
 impl Encoding {
-    /// The encoding to use given the client's `general.positionEncodings` (in its order of
-    /// preference). UTF-8 is taken when offered (no conversion), then UTF-32, else the mandatory
-    /// UTF-16.
+    /// The encoding to use given the client's `general.positionEncodings`. UTF-8 is taken when
+    /// offered (no conversion), then UTF-32, else the mandatory UTF-16.
     pub fn negotiate(offered: Option<&[PositionEncodingKind]>) -> Encoding {
         let offered = offered.unwrap_or_default();
         if offered.contains(&PositionEncodingKind::UTF8) {
@@ -47,70 +43,107 @@ impl Encoding {
     }
 }
 
-/// The position of byte `offset` in `src` (clamped to the text; an offset inside a character
-/// counts from that character's start).
-pub fn position(src: &Source, offset: usize, enc: Encoding) -> Position {
-    let text = &src.text;
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let line = src.line_col(offset).line;
-    let start = src.line_start(line);
-    let character = text[start..offset].chars().map(|c| enc.units(c)).sum();
-    Position {
-        line: (line - 1) as u32,
-        character,
-    }
+/// Where the protocol's lines of one text start.
+#[derive(Debug, Clone)]
+pub struct LineIndex {
+    starts: Vec<usize>,
 }
 
-pub fn range(src: &Source, span: &std::ops::Range<usize>, enc: Encoding) -> Range {
-    Range {
-        start: position(src, span.start, enc),
-        end: position(src, span.end.max(span.start), enc),
-    }
-}
-
-/// The byte offset of `pos` in `src`. A line past the end is the end of the text; a character
-/// past the end of its line is the end of that line (before its line break), as LSP says; a
-/// position inside a character (half a surrogate pair) is that character's start.
-pub fn offset(src: &Source, pos: Position, enc: Encoding) -> usize {
-    let line = pos.line as usize + 1;
-    if line > src.line_count() {
-        return src.text.len();
-    }
-    let start = src.line_start(line);
-    let end = src.text[start..]
-        .find('\n')
-        .map_or(src.text.len(), |i| start + i);
-    let end = if end > start && src.text.as_bytes()[end - 1] == b'\r' {
-        end - 1
-    } else {
-        end
-    };
-    let mut units = 0u32;
-    for (i, c) in src.text[start..end].char_indices() {
-        let next = units + enc.units(c);
-        if next > pos.character {
-            return start + i;
+impl LineIndex {
+    pub fn new(text: &str) -> LineIndex {
+        let b = text.as_bytes();
+        let mut starts = vec![0];
+        let mut i = 0;
+        while let Some(j) = memchr::memchr2(b'\n', b'\r', &b[i..]) {
+            let at = i + j;
+            let next = if b[at] == b'\r' && b.get(at + 1) == Some(&b'\n') {
+                at + 2
+            } else {
+                at + 1
+            };
+            starts.push(next);
+            i = next;
         }
-        units = next;
+        LineIndex { starts }
     }
-    end
+
+    /// The bytes of 0-based `line` without its terminator.
+    fn line(&self, text: &str, line: usize) -> std::ops::Range<usize> {
+        let start = self.starts[line];
+        let mut end = self.starts.get(line + 1).copied().unwrap_or(text.len());
+        let b = text.as_bytes();
+        if end > start && b[end - 1] == b'\n' {
+            end -= 1;
+        }
+        if end > start && b[end - 1] == b'\r' {
+            end -= 1;
+        }
+        start..end
+    }
+
+    /// The position of byte `offset` (clamped to the text; an offset inside a character counts
+    /// from that character's start, one inside a `\r\n` is the end of its line).
+    pub fn position(&self, text: &str, offset: usize, enc: Encoding) -> Position {
+        let mut offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = match self.starts.binary_search(&offset) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let r = self.line(text, line);
+        let character = text[r.start..offset.min(r.end)]
+            .chars()
+            .map(|c| enc.units(c))
+            .sum();
+        Position {
+            line: line as u32,
+            character,
+        }
+    }
+
+    pub fn range(&self, text: &str, span: &std::ops::Range<usize>, enc: Encoding) -> Range {
+        Range {
+            start: self.position(text, span.start, enc),
+            end: self.position(text, span.end.max(span.start), enc),
+        }
+    }
+
+    /// The byte offset of `pos`. A line past the end is the end of the text; a character past
+    /// the end of its line is the end of that line (before its terminator), as LSP says; a
+    /// position inside a character (half a surrogate pair) is that character's start.
+    pub fn offset(&self, text: &str, pos: Position, enc: Encoding) -> usize {
+        let line = pos.line as usize;
+        if line >= self.starts.len() {
+            return text.len();
+        }
+        let r = self.line(text, line);
+        let mut units = 0u32;
+        for (i, c) in text[r.clone()].char_indices() {
+            let next = units + enc.units(c);
+            if next > pos.character {
+                return r.start + i;
+            }
+            units = next;
+        }
+        r.end
+    }
 }
 
-/// `src` with the bytes of `range` replaced by `text` (one `contentChanges` entry of an
-/// incremental `didChange`); a change without a range replaces the whole text.
-pub fn apply_change(src: &Arc<Source>, range: Option<Range>, text: &str, enc: Encoding) -> String {
+/// `text` with `range` replaced by `new` (one `contentChanges` entry of an incremental
+/// `didChange`); a change without a range replaces the whole text.
+pub fn apply_change(text: &str, range: Option<Range>, new: &str, enc: Encoding) -> String {
     match range {
-        None => text.to_string(),
+        None => new.to_string(),
         Some(r) => {
-            let a = offset(src, r.start, enc);
-            let b = offset(src, r.end, enc).max(a);
-            let mut out = String::with_capacity(src.text.len() + text.len());
-            out.push_str(&src.text[..a]);
-            out.push_str(text);
-            out.push_str(&src.text[b..]);
+            let index = LineIndex::new(text);
+            let a = index.offset(text, r.start, enc);
+            let b = index.offset(text, r.end, enc).max(a);
+            let mut out = String::with_capacity(text.len() + new.len());
+            out.push_str(&text[..a]);
+            out.push_str(new);
+            out.push_str(&text[b..]);
             out
         }
     }
@@ -127,41 +160,58 @@ mod tests {
     #[test]
     fn astral_characters_are_two_utf16_units_and_one_utf32_unit() {
         // "😀" is U+1F600: 4 bytes, 2 UTF-16 units, 1 UTF-32 unit.
-        let s = Source::new("t", "a: 😀x\nb: é\n".to_string());
-        let x = s.text.find('x').unwrap();
-        assert_eq!(position(&s, x, Encoding::Utf16), pos(0, 5));
-        assert_eq!(position(&s, x, Encoding::Utf32), pos(0, 4));
-        assert_eq!(position(&s, x, Encoding::Utf8), pos(0, 7));
+        let t = "a: 😀x\nb: é\n";
+        let ix = LineIndex::new(t);
+        let x = t.find('x').unwrap();
+        assert_eq!(ix.position(t, x, Encoding::Utf16), pos(0, 5));
+        assert_eq!(ix.position(t, x, Encoding::Utf32), pos(0, 4));
+        assert_eq!(ix.position(t, x, Encoding::Utf8), pos(0, 7));
         for enc in [Encoding::Utf8, Encoding::Utf16, Encoding::Utf32] {
-            assert_eq!(offset(&s, position(&s, x, enc), enc), x, "{enc:?}");
+            assert_eq!(ix.offset(t, ix.position(t, x, enc), enc), x, "{enc:?}");
         }
         // Half a surrogate pair is the character's start.
-        assert_eq!(offset(&s, pos(0, 4), Encoding::Utf16), 3);
-        let e_end = s.text.len() - 1;
-        assert_eq!(position(&s, e_end, Encoding::Utf16), pos(1, 4));
+        assert_eq!(ix.offset(t, pos(0, 4), Encoding::Utf16), 3);
+        assert_eq!(ix.position(t, t.len() - 1, Encoding::Utf16), pos(1, 4));
+    }
+
+    #[test]
+    fn lines_end_at_lf_crlf_and_lone_cr() {
+        let t = "ab\r\ncd\ref\ngh";
+        let ix = LineIndex::new(t);
+        assert_eq!(
+            ix.position(t, t.find('e').unwrap(), Encoding::Utf16),
+            pos(2, 0)
+        );
+        assert_eq!(
+            ix.position(t, t.find('h').unwrap(), Encoding::Utf16),
+            pos(3, 1)
+        );
+        // Inside "\r\n": the end of the line.
+        assert_eq!(ix.position(t, 3, Encoding::Utf16), pos(0, 2));
+        assert_eq!(ix.offset(t, pos(1, 1), Encoding::Utf16), 5);
     }
 
     #[test]
     fn positions_past_a_line_or_the_text_clamp() {
-        let s = Source::new("t", "ab\r\ncd\n".to_string());
-        assert_eq!(offset(&s, pos(0, 99), Encoding::Utf16), 2);
-        assert_eq!(offset(&s, pos(1, 1), Encoding::Utf16), 5);
-        assert_eq!(offset(&s, pos(9, 0), Encoding::Utf16), s.text.len());
-        assert_eq!(position(&s, 999, Encoding::Utf16), pos(2, 0));
+        let t = "ab\r\ncd\n";
+        let ix = LineIndex::new(t);
+        assert_eq!(ix.offset(t, pos(0, 99), Encoding::Utf16), 2);
+        assert_eq!(ix.offset(t, pos(9, 0), Encoding::Utf16), t.len());
+        assert_eq!(ix.position(t, 999, Encoding::Utf16), pos(2, 0));
     }
 
     #[test]
     fn incremental_changes_splice() {
-        let s = Source::new("t", "cgpu:\n  policy: 😀\"1\"\n".to_string());
+        let t = "cgpu:\n  policy: 😀\"1\"\n";
+        // after "  policy: " (10 units) and the emoji (2 units): the quoted "1"
         let r = Range {
-            // after "  policy: " (10 units) and the emoji (2 units): the quoted "1"
             start: pos(1, 12),
             end: pos(1, 15),
         };
         assert_eq!(
-            apply_change(&s, Some(r), "1", Encoding::Utf16),
+            apply_change(t, Some(r), "1", Encoding::Utf16),
             "cgpu:\n  policy: 😀1\n"
         );
-        assert_eq!(apply_change(&s, None, "x", Encoding::Utf16), "x");
+        assert_eq!(apply_change(t, None, "x", Encoding::Utf16), "x");
     }
 }

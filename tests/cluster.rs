@@ -976,7 +976,10 @@ fn export(s: &One, dir: &Path) -> (String, String) {
 /// A checklist's JSON without where its findings sit in which input (a List's `/items/N`
 /// prefix, file, line and column), which is all that may differ between the two readings.
 fn comparable(mut v: Value) -> Value {
-    if let Some(ds) = v["diagnostics"].as_array_mut() {
+    for key in ["diagnostics", "blocking"] {
+        let Some(ds) = v[key].as_array_mut() else {
+            continue;
+        };
         for d in ds.iter_mut() {
             let m = d.as_object_mut().unwrap();
             for k in ["file", "line", "column", "end_line", "end_column"] {
@@ -985,9 +988,23 @@ fn comparable(mut v: Value) -> Value {
             if let Some(p) = m.get("path").and_then(Value::as_str) {
                 m.insert("path".into(), json!(strip_items(p)));
             }
+            if let Some(msg) = m.get("message").and_then(Value::as_str) {
+                m.insert("message".into(), json!(without_source_name(msg)));
+            }
         }
     }
     v
+}
+
+/// cluster-policy-mismatch names the other input: `(NAME document N)` becomes `(document N)`.
+fn without_source_name(msg: &str) -> String {
+    let Some(j) = msg.find(" document ") else {
+        return msg.to_string();
+    };
+    match msg[..j].rfind('(') {
+        Some(i) if !msg[i + 1..j].contains(' ') => format!("{}({}", &msg[..i], &msg[j + 1..]),
+        _ => msg.to_string(),
+    }
 }
 
 /// A markdown finding (`- **warning** `rule` FILE:LINE:COL: message`) without FILE:LINE:COL.
@@ -1062,9 +1079,13 @@ fn the_checklist_from_the_cluster_equals_the_checklist_from_the_same_objects_as_
                             .lines()
                             .filter(|l| {
                                 !(l.starts_with("Current: ")
-                                    || l.starts_with("# cGPU node-reboot checklist, generated"))
+                                    || l.starts_with("# cGPU node-reboot checklist, generated")
+                                    // The script's blocking findings, with their locations
+                                    // (compared in the JSON above).
+                                    || l.starts_with("BLOCKED=("))
                             })
                             .map(without_location)
+                            .map(|l| without_source_name(&l))
                             .collect::<Vec<_>>()
                     };
                     assert_eq!(

@@ -89,6 +89,7 @@ pub fn rule_options(c: &CommonArgs) -> RuleOptions {
     RuleOptions {
         region: c.region.clone(),
         require_cgpu: c.require_cgpu,
+        helm: c.helm.map(crate::cli::HelmArg::version),
     }
 }
 
@@ -168,6 +169,7 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
             &opts,
             &filter,
             c.max_file_size,
+            c.helm.map(crate::cli::HelmArg::version),
         )
     } else {
         check::check_paths(&paths, &opts, &filter, c.max_file_size)
@@ -456,7 +458,12 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             ));
         }
     };
-    let list = checklist::build(&args.current, &desired, args.nodes.as_deref())?;
+    let list = checklist::build_with(
+        &args.current,
+        &desired,
+        args.nodes.as_deref(),
+        args.helm.map(crate::cli::HelmArg::version),
+    )?;
     let text = checklist::render(&list, args.format, args.yes)?;
     s.out.write_all(text.as_bytes())?;
     Ok(if list.has_errors() {
@@ -592,7 +599,10 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| AppError::Usage(e.to_string()))?;
     let src = check::read_input(path, check::DEFAULT_MAX_FILE_SIZE)?;
-    let opts = RuleOptions::default();
+    let opts = RuleOptions {
+        helm: args.helm.map(crate::cli::HelmArg::version),
+        ..RuleOptions::default()
+    };
     let outcome = match crate::set::set(&src, &assignments, &opts) {
         Ok(o) => o,
         Err(SetError::Usage(m)) => return Err(AppError::Usage(m)),

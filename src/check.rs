@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::diag::Diagnostic;
 use crate::rules::installer::{self, InstallerPolicy};
 use crate::rules::{Ctx, RuleOptions, values};
-use crate::yaml::{self, Node, Source, Value};
+use crate::yaml::{self, Node, Source};
 
 /// The largest values file or manifest `check` reads (post-render streams have no limit).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
@@ -238,6 +238,7 @@ pub fn check_source_with_policies(
     }
     let parsed = yaml::parse(src);
     let mut checked_any = false;
+    let mut values_docs = 0;
     let mut first_content: Option<(usize, std::ops::Range<usize>)> = None;
     for doc in &parsed.documents {
         let Some(root) = &doc.root else { continue };
@@ -249,7 +250,16 @@ pub fn check_source_with_policies(
             Kind::Values(root) => {
                 checked_any = true;
                 duplicates(&mut ctx, src, doc);
-                values::check(&mut ctx, root);
+                // The rules read the document as Helm hands it over; what Helm refuses is
+                // reported where it is.
+                match crate::helm::view(root) {
+                    Ok(view) => values::check(&mut ctx, &view),
+                    Err(r) => {
+                        ctx.report("yaml-syntax", &r.src, r.offset..r.offset, "", r.message);
+                        values::check(&mut ctx, root);
+                    }
+                }
+                values_docs += 1;
             }
             Kind::Installers(root) => {
                 checked_any = true;
@@ -261,6 +271,9 @@ pub fn check_source_with_policies(
         out.extend(ctx.out);
     }
     let empty = Default::default();
+    if values_docs > 0 && parsed.documents.len() > 1 && opts.helm.is_none() {
+        out.extend(crate::helm::stack::versions_differ_in(opts, src));
+    }
     if let Some(err) = &parsed.error {
         out.extend(syntax_finding(
             opts,
@@ -309,7 +322,7 @@ pub fn same_cluster_mismatches(
         .collect()
 }
 
-fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &yaml::Document) {
+pub(crate) fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &yaml::Document) {
     for d in &doc.duplicates {
         let first = src.line_col(d.first.start).line;
         let second = src.line_col(d.second.start).line;
@@ -384,102 +397,15 @@ cgpu:
   checkRegions: true
 ";
 
-/// Merge `over` into `base` the way `helm -f a -f b` layers values: mappings merge key by key,
-/// anything else replaces, and null deletes the key.
-pub fn coalesce(base: &mut Node, over: &Node) {
-    let (Value::Map(base_entries), Value::Map(over_entries)) = (&mut base.value, &over.value)
-    else {
-        *base = over.clone();
-        return;
-    };
-    for e in over_entries {
-        if matches!(e.value.scalar(), Some(yaml::Scalar::Null)) {
-            base_entries.retain(|b| b.key != e.key);
-            continue;
-        }
-        match base_entries.iter_mut().find(|b| b.key == e.key) {
-            Some(b) if b.value.as_map().is_some() && e.value.as_map().is_some() => {
-                coalesce(&mut b.value, &e.value);
-            }
-            Some(b) => *b = e.clone(),
-            None => base_entries.push(e.clone()),
-        }
-    }
-}
-
-/// Check files as one Helm values stack over the chart defaults (or `chart_values`).
+/// Check files as one Helm values stack over the chart defaults (or `chart_values`), read as
+/// `helm` reads them (both Helm 3 and Helm 4 when None): see [`crate::helm::stack`].
 pub fn check_stack(
     paths: &[String],
     chart_values: Option<&str>,
     opts: &RuleOptions,
     filter: &Filter,
     max_size: u64,
+    helm: Option<crate::helm::Version>,
 ) -> Report {
-    let mut report = Report::default();
-    let base_src = match chart_values {
-        Some(p) => match read_input(p, max_size) {
-            Ok(s) => s,
-            Err(e) => {
-                report.errors.push(e);
-                return report;
-            }
-        },
-        None => Source::new("<chart defaults>", CHART_DEFAULTS.to_string()),
-    };
-    let mut layers = vec![base_src];
-    for p in paths {
-        match read_input(p, max_size) {
-            Ok(s) => layers.push(s),
-            Err(e) => report.errors.push(e),
-        }
-    }
-    report.files = paths.len();
-    let mut merged: Option<Node> = None;
-    for src in &layers {
-        // Syntax problems and duplicates are reported per file, as for a plain check.
-        let parsed = yaml::parse(src);
-        let empty = Default::default();
-        if src.invalid.is_some() || parsed.error.is_some() {
-            report.diagnostics.extend(
-                check_source(src, opts)
-                    .into_iter()
-                    .filter(|d| d.rule == "yaml-syntax" && filter.allows(d.rule)),
-            );
-            continue;
-        }
-        // Helm reads the first document of a values file.
-        let Some(doc) = parsed.documents.into_iter().find(|d| d.root.is_some()) else {
-            continue;
-        };
-        let mut ctx = Ctx::new(opts, doc.index, &empty);
-        duplicates(&mut ctx, src, &doc);
-        report
-            .diagnostics
-            .extend(ctx.out.into_iter().filter(|d| filter.allows(d.rule)));
-        let root = doc.root.expect("filtered on root");
-        match &mut merged {
-            None => merged = Some(root),
-            Some(m) => coalesce(m, &root),
-        }
-    }
-    if let Some(root) = merged {
-        let empty = Default::default();
-        let mut ctx = Ctx::new(opts, 1, &empty);
-        if root.entry("cgpu").is_some() {
-            values::check(&mut ctx, &root);
-        } else {
-            values::missing(&mut ctx, &layers[layers.len() - 1], 0..0);
-        }
-        report
-            .diagnostics
-            .extend(ctx.out.into_iter().filter(|d| filter.allows(d.rule)));
-    }
-    // Inline suppressions of every layer. Here they come after --select/--ignore, so an ignore
-    // whose rule the command line filtered out counts as unused (then filtered out itself when
-    // the command line hides unused-ignore).
-    for src in &layers {
-        report.diagnostics = crate::suppress::apply(src, std::mem::take(&mut report.diagnostics));
-    }
-    report.diagnostics.retain(|d| filter.allows(d.rule));
-    report
+    crate::helm::stack::check_stack(paths, chart_values, opts, filter, max_size, helm)
 }

@@ -11,6 +11,7 @@ pub mod diag;
 pub mod edit;
 pub mod fix;
 pub mod generate;
+pub mod helm;
 pub mod lint;
 pub mod manifest;
 pub mod output;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use semver::Version;
 
-use crate::check::{CHART_DEFAULTS, DEFAULT_MAX_FILE_SIZE, InputError, coalesce, read_input};
+use crate::check::{CHART_DEFAULTS, DEFAULT_MAX_FILE_SIZE, InputError, read_input};
 use crate::diag::{Diagnostic, Severity};
 use crate::manifest::{Objects, Toleration, daemonset_default_tolerations, scalar_text};
 use crate::rules::nodes::{self, NodeView, SCHEDULE_LABEL};
@@ -216,6 +216,8 @@ fn chart_defaults() -> Node {
 fn values_policy(v: &Node) -> Option<u8> {
     match v.scalar()? {
         Scalar::Int(i) if (0..=5).contains(i) => Some(*i as u8),
+        // Helm holds every number as a float64: `3.0` renders as 3.
+        Scalar::Float(f) if f.fract() == 0.0 && (0.0..=5.0).contains(f) => Some(*f as u8),
         Scalar::Str(s) => s.trim().parse().ok().filter(|n| *n <= 5),
         _ => None,
     }
@@ -248,14 +250,40 @@ fn values_settings(root: &Node, path: &str) -> Result<Settings, ChecklistError> 
     })
 }
 
+/// The user's values over `base` as Helm coalesces them (a null deletes a default).
 fn coalesced_values(root: &Node, base: Node) -> Node {
-    let mut merged = base;
-    coalesce(&mut merged, root);
-    merged
+    let mut user = crate::helm::view(root).unwrap_or_else(|_| root.clone());
+    crate::helm::coalesce(&mut user, &base);
+    user
 }
 
-fn read_current(path: &str) -> Result<Current, ChecklistError> {
-    let (_src, parsed) = load(path)?;
+/// The values of a values file: as `helm` reads it, else its first document with a cgpu key.
+/// None when there is no cgpu key.
+fn values_root(
+    src: &Arc<Source>,
+    parsed: yaml::Parsed,
+    helm: Option<crate::helm::Version>,
+    path: &str,
+) -> Option<Result<Node, ChecklistError>> {
+    match helm {
+        Some(v) => match crate::helm::read_file(src, v) {
+            Ok(root) => root.get("cgpu").is_some().then_some(Ok(root)),
+            Err(r) => Some(Err(ChecklistError::Unreadable {
+                what: path.to_string(),
+                message: format!("{r} ({} refuses it)", v.name()),
+            })),
+        },
+        None => parsed
+            .documents
+            .into_iter()
+            .filter_map(|d| d.root)
+            .find(|r| r.get("cgpu").is_some())
+            .map(Ok),
+    }
+}
+
+fn read_current(path: &str, helm: Option<crate::helm::Version>) -> Result<Current, ChecklistError> {
+    let (src, parsed) = load(path)?;
     // `kubectl get ds cgpu-installer cgpu-core-installer -n kube-system -o yaml` gives both: the
     // core installer's policy then tells core_mem nodes what to change.
     let core_policy = parsed
@@ -339,12 +367,8 @@ fn read_current(path: &str) -> Result<Current, ChecklistError> {
         });
     }
     // Else the values now deployed, over the chart defaults.
-    let root = parsed
-        .documents
-        .into_iter()
-        .filter_map(|d| d.root)
-        .find(|r| r.get("cgpu").is_some())
-        .ok_or_else(|| ChecklistError::NotCurrent { path: path.into() })?;
+    let root = values_root(&src, parsed, helm, path)
+        .ok_or_else(|| ChecklistError::NotCurrent { path: path.into() })??;
     let merged = coalesced_values(&root, chart_defaults());
     let settings = values_settings(&merged, path)?;
     // The chart's DaemonSet selects ack.node.gpu.schedule=cgpu; values' nodeSelector adds to it
@@ -371,7 +395,11 @@ fn read_current(path: &str) -> Result<Current, ChecklistError> {
     })
 }
 
-fn read_desired(desired: &Desired, current: &Current) -> Result<Settings, ChecklistError> {
+fn read_desired(
+    desired: &Desired,
+    current: &Current,
+    helm: Option<crate::helm::Version>,
+) -> Result<Settings, ChecklistError> {
     match desired {
         Desired::Policy { policy, tag } => {
             let tag = tag.map(str::to_string).or(current.settings.tag.clone());
@@ -390,15 +418,12 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<Settings, Checkl
             })
         }
         Desired::Values(path) => {
-            let (_src, parsed) = load(path)?;
-            let root = parsed
-                .documents
-                .into_iter()
-                .filter_map(|d| d.root)
-                .find(|r| r.get("cgpu").is_some())
-                .ok_or_else(|| ChecklistError::NotValues {
+            let (src, parsed) = load(path)?;
+            let root = values_root(&src, parsed, helm, path).ok_or_else(|| {
+                ChecklistError::NotValues {
                     path: path.to_string(),
-                })?;
+                }
+            })??;
             // `helm upgrade -f VALUES` layers the file over the chart defaults; when the current
             // side is values too, over those (as `--reuse-values` would).
             let base = current.values.clone().unwrap_or_else(chart_defaults);
@@ -459,8 +484,19 @@ pub fn build(
     desired: &Desired,
     nodes_path: Option<&str>,
 ) -> Result<Checklist, ChecklistError> {
-    let current = read_current(current_path)?;
-    let desired_settings = read_desired(desired, &current)?;
+    build_with(current_path, desired, nodes_path, None)
+}
+
+/// [`build`], reading values files as `helm` reads them (None: the first document with a cgpu
+/// key).
+pub fn build_with(
+    current_path: &str,
+    desired: &Desired,
+    nodes_path: Option<&str>,
+    helm: Option<crate::helm::Version>,
+) -> Result<Checklist, ChecklistError> {
+    let current = read_current(current_path, helm)?;
+    let desired_settings = read_desired(desired, &current, helm)?;
     let cur = &current.settings;
     let policy_change =
         (cur.policy != desired_settings.policy).then_some((cur.policy, desired_settings.policy));

@@ -20,6 +20,8 @@ pub struct RuleOptions {
     /// The cluster's region, from `--region` or from the nodes' topology label.
     pub region: Option<String>,
     pub require_cgpu: bool,
+    /// `--helm 3|4` / config `helm`: read values as that Helm does (None: as both do).
+    pub helm: Option<crate::helm::Version>,
 }
 
 /// Where rules put their findings. One per document checked.

@@ -190,7 +190,128 @@ def table(title, rows, size_bytes=None):
         print(line)
 
 
+def big_values_file(lines: int) -> str:
+    """A values file of `lines` lines: the cgpu block near the top, then the other blocks a large
+    ack-ai-installer values file carries (here: many node pools' settings)."""
+    head = values_file(0, random.Random(0))
+    out = [head]
+    n = head.count("\n")
+    i = 0
+    while n < lines:
+        block = f"""pool{i:04d}:
+  enabled: true
+  labels:
+    ack.node.gpu.schedule: cgpu
+    alibabacloud.com/nodepool-id: np{i:010x}
+  # a comment line
+  resources: {{cpu: "{i % 8 + 1}", memory: {i % 64 + 1}Gi}}
+"""
+        out.append(block)
+        n += block.count("\n")
+        i += 1
+    return "\n".join("".join(out).split("\n")[:lines]) + "\n"
+
+
+class Lsp:
+    """A minimal LSP client over the server's stdio."""
+
+    def __init__(self, options):
+        import json
+        self.json = json
+        self.p = subprocess.Popen([str(CGPU), "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL)
+        self.next_id = 1
+        self.request("initialize", {"processId": None, "rootUri": None, "capabilities": {},
+                                    "initializationOptions": options})
+        self.notify("initialized", {})
+
+    def send(self, msg):
+        body = self.json.dumps(msg).encode()
+        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.p.stdin.flush()
+
+    def read(self):
+        length = None
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                sys.exit("bench: the server closed its output")
+            line = line.strip()
+            if not line:
+                break
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+        return self.json.loads(self.p.stdout.read(length))
+
+    def notify(self, method, params):
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method, params):
+        i = self.next_id
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": i, "method": method, "params": params})
+        while True:
+            m = self.read()
+            if m.get("id") == i and "method" not in m:
+                return m
+
+    def diagnostics(self, uri, version):
+        while True:
+            m = self.read()
+            if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == uri \
+                    and m["params"].get("version") == version:
+                return m["params"]["diagnostics"]
+
+    def close(self):
+        self.request("shutdown", None)
+        self.notify("exit", None)
+        self.p.wait(timeout=30)
+
+
+def server_latency(edits: int):
+    """Time from sending a didChange to receiving the publishDiagnostics of that version, on a
+    1,000-line values file, one edit at a time (each waits for its diagnostics): the server's
+    debounce (the default, and 0 for the bare lint + protocol cost) plus linting plus framing."""
+    text = big_values_file(1000)
+    assert text.count("\n") == 1000
+    line = next(i for i, l in enumerate(text.split("\n")) if l.startswith("  policy: "))
+    uri = "file:///bench/values-1000-lines.yaml"
+    print(f"\n### Language server: didChange → publishDiagnostics, 1,000-line values file, {edits} edits\n")
+    print("| debounce | median | p90 | min | max | findings after the edit |")
+    print("|---|---|---|---|---|---|")
+    for debounce in (None, 0):
+        lsp = Lsp({} if debounce is None else {"debounceMs": debounce})
+        lsp.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}})
+        lsp.diagnostics(uri, 1)
+        times, counts = [], set()
+        for v in range(2, edits + 2):
+            # Alternate the policy between a clean value and a quoted one (policy-quoted).
+            new = '"1"' if v % 2 else "1"
+            old_len = 1 if v % 2 else 3
+            start = time.perf_counter()
+            lsp.notify("textDocument/didChange", {
+                "textDocument": {"uri": uri, "version": v},
+                "contentChanges": [{"range": {"start": {"line": line, "character": 10},
+                                              "end": {"line": line, "character": 10 + old_len}},
+                                    "text": new}],
+            })
+            d = lsp.diagnostics(uri, v)
+            times.append(time.perf_counter() - start)
+            counts.add(len(d))
+        lsp.close()
+        times.sort()
+        p90 = times[int(len(times) * 0.9) - 1]
+        label = "default (100 ms)" if debounce is None else f"{debounce} ms"
+        print(f"| {label} | {fmt_time(statistics.median(times))} | {fmt_time(p90)} | {fmt_time(times[0])} "
+              f"| {fmt_time(times[-1])} | {sorted(counts)} |")
+
+
 def main():
+    if sys.argv[1:] == ["server"]:
+        if not CGPU.exists():
+            sys.exit(f"bench: {CGPU} is missing (scripts/bench builds it)")
+        server_latency(int(os.environ.get("EDITS", "200")))
+        return
     for tool in [CGPU, VENV / "check-jsonschema", VENV / "yamllint", TOOLS / "helm3"]:
         if not tool.exists():
             sys.exit(f"bench: {tool} is missing (scripts/bench installs it)")
@@ -238,6 +359,8 @@ def main():
         measure([str(CGPU), "post-render", "--fail-on", "never"], stdin=s, stdout=out)
         same = out.read_bytes() == s.read_bytes()
         print(f"\noutput byte-identical to input: {'yes' if same else 'NO'}")
+
+    server_latency(int(os.environ.get("EDITS", "200")))
 
 
 if __name__ == "__main__":

@@ -48,6 +48,8 @@ pub enum AppError {
     Checklist(#[from] crate::checklist::ChecklistError),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
     #[error("writing output: {0}")]
     Io(#[from] std::io::Error),
 }
@@ -147,17 +149,27 @@ pub fn with_config(
     Ok((merged, loaded))
 }
 
+/// The pipeline settings of a command: rule options, filters, and the config for its
+/// per-file-ignores.
+pub fn settings(
+    c: &CommonArgs,
+    config: Option<crate::config::Loaded>,
+) -> Result<crate::lint::Settings, AppError> {
+    Ok(crate::lint::Settings {
+        opts: rule_options(c),
+        filter: filter(c)?,
+        config: config.map(std::sync::Arc::new),
+    })
+}
+
 pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let (c, config) = with_config(&args.common)?;
     let c = &c;
-    let filter = filter(c)?;
-    let mut opts = rule_options(c);
-    if opts.region.is_none()
-        && let Some(nodes) = &args.nodes
-    {
-        opts.region = region_from_nodes(nodes, c.max_file_size)?;
+    let settings = settings(c, config)?;
+    if args.cluster.cluster {
+        return check_cluster(s, c, &settings, &args.cluster);
     }
-    let paths = if args.paths.is_empty() {
+    let mut paths = if args.paths.is_empty() {
         vec![".".to_string()]
     } else {
         args.paths.clone()
@@ -166,27 +178,31 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
         check::check_stack(
             &paths,
             args.chart_values.as_deref(),
-            &opts,
-            &filter,
+            &settings,
             c.max_file_size,
-            c.helm.map(crate::cli::HelmArg::version),
         )
+    } else if args.nodes.is_some() || args.same_cluster {
+        // The inputs (and the nodes) describe one cluster: the node rules run on the nodes with
+        // what the installers say, the installers are checked against the nodes' region, and
+        // their policies must agree.
+        if let Some(nodes) = &args.nodes {
+            let src = check::read_input(nodes, c.max_file_size)?;
+            if settings.opts.region.is_none()
+                && let Err(regions) = crate::lint::nodes_region(&[src])
+            {
+                return Err(AppError::Usage(format!(
+                    "--nodes {nodes}: the nodes are in several regions ({}); give --region",
+                    regions.join(", ")
+                )));
+            }
+            paths.push(nodes.clone());
+        }
+        check::check_cluster(&paths, &settings, c.max_file_size)
     } else {
-        check::check_paths(&paths, &opts, &filter, c.max_file_size)
+        check::check_paths(&paths, &settings, c.max_file_size)
     };
-    if args.same_cluster {
-        report.diagnostics.extend(check::same_cluster_mismatches(
-            &paths,
-            &opts,
-            &filter,
-            c.max_file_size,
-        ));
-    }
-    if let Some(config) = &config {
-        config.retain(&mut report.diagnostics);
-    }
     for e in &report.errors {
-        writeln!(s.err, "cgpu-lint: error: {e}")?;
+        input_error(s, e, &mut report.diagnostics)?;
     }
     print_report(s, c, &mut report.diagnostics, report.files)?;
     let exit = verdict(&report.diagnostics, c.deny_warnings);
@@ -197,29 +213,97 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     })
 }
 
-/// The cluster region from a nodes file: the one `topology.kubernetes.io/region` its nodes carry.
-pub fn region_from_nodes(path: &str, max_size: u64) -> Result<Option<String>, AppError> {
-    let src = check::read_input(path, max_size)?;
-    let parsed = crate::yaml::parse(&src);
-    let mut regions = std::collections::BTreeSet::new();
-    for doc in &parsed.documents {
-        if let Some(root) = &doc.root {
-            let objects = crate::manifest::Objects::of(root);
-            regions.extend(
-                crate::rules::nodes::nodes_of(&objects)
-                    .iter()
-                    .filter_map(|n| n.region()),
-            );
+/// One cluster's outcome in `check --cluster`.
+struct ClusterOutcome {
+    label: String,
+    result: Result<(crate::cluster::Fetched, Vec<Diagnostic>), crate::cluster::ClusterError>,
+}
+
+/// `check --cluster`: read each context's objects (in parallel, a few contexts at a time) and
+/// lint each cluster with [`crate::lint::lint_cluster`], as if its objects were files. A context
+/// that cannot be read is one error line and exit status 2; the others go on.
+fn check_cluster(
+    s: &mut Streams,
+    c: &CommonArgs,
+    settings: &crate::lint::Settings,
+    args: &crate::cli::ClusterArgs,
+) -> Result<Exit, AppError> {
+    use crate::cluster::ClusterError;
+    let options = args.options();
+    let targets = options.targets()?;
+    let label_of = |t: &Result<crate::cluster::Target, ClusterError>| match t {
+        Ok(t) => t.label.clone(),
+        Err(ClusterError::ContextNotFound { context, .. }) => context.clone(),
+        Err(_) => String::new(),
+    };
+    let mut outcomes: Vec<ClusterOutcome> = Vec::new();
+    // kubectl does the waiting; its JSON decoding and our lint are the CPU work.
+    for chunk in targets.chunks(8) {
+        let done: Vec<ClusterOutcome> = std::thread::scope(|scope| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|t| {
+                    let options = &options;
+                    scope.spawn(move || ClusterOutcome {
+                        label: label_of(t),
+                        result: t.clone().and_then(|t| {
+                            let fetched = options.fetch(&t)?;
+                            let diags = crate::lint::lint_cluster(&fetched.sources(), settings);
+                            Ok((fetched, diags))
+                        }),
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a cluster thread panicked"))
+                .collect()
+        });
+        outcomes.extend(done);
+    }
+    let mut diags = Vec::new();
+    let mut lines = Vec::new();
+    let mut objects = 0;
+    let mut trouble = false;
+    for o in outcomes {
+        match o.result {
+            Ok((fetched, d)) => {
+                let count = |sev| d.iter().filter(|x| x.severity == sev).count();
+                lines.push(crate::cluster::summary_line(
+                    &fetched,
+                    count(Severity::Error),
+                    count(Severity::Warning),
+                ));
+                objects += fetched.installers.len() + fetched.nodes.len();
+                diags.extend(d);
+            }
+            Err(e) => {
+                writeln!(s.err, "cgpu-lint: error: {e}")?;
+                lines.push(format!("cluster {}: not read (error above)", o.label));
+                trouble = true;
+            }
         }
     }
-    match regions.len() {
-        0 => Ok(None),
-        1 => Ok(regions.into_iter().next()),
-        _ => Err(AppError::Usage(format!(
-            "--nodes {path}: the nodes are in several regions ({}); give --region",
-            regions.into_iter().collect::<Vec<_>>().join(", ")
-        ))),
+    print_report(s, c, &mut diags, objects)?;
+    if c.format == Format::Human && lines.len() > 1 && !c.quiet {
+        for l in &lines {
+            writeln!(s.out, "{l}")?;
+        }
     }
+    let exit = verdict(&diags, c.deny_warnings);
+    Ok(if trouble { Exit::Trouble } else { exit })
+}
+
+/// An input that could not be read: a line on stderr (so a CI log shows it beside a redirected
+/// report) and an `io-error` finding in the report, in every format (the run exits 2).
+fn input_error(
+    s: &mut Streams,
+    e: &InputError,
+    diags: &mut Vec<Diagnostic>,
+) -> Result<(), AppError> {
+    writeln!(s.err, "cgpu-lint: error: {e}")?;
+    diags.push(e.to_diagnostic());
+    Ok(())
 }
 
 pub fn schema(s: &mut Streams) -> Result<Exit, AppError> {
@@ -242,6 +326,7 @@ pub fn rules(s: &mut Streams, args: &RulesArgs) -> Result<Exit, AppError> {
                         "summary": r.summary,
                         "fix": r.fix,
                         "help": r.help,
+                        "sources": r.sources(),
                     })
                 })
                 .collect();
@@ -290,164 +375,69 @@ pub fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
             }),
         help = r.help,
     );
+    let mut text = text;
+    text.push_str("Sources:\n");
+    for src in r.sources() {
+        match src.url {
+            Some(url) => text.push_str(&format!("  - {}\n    {url}\n", src.title)),
+            None => text.push_str(&format!("  - {}\n", src.title)),
+        }
+    }
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
 }
 
-/// `post-render`: stdin → stdout through a [`crate::spill::Spill`] buffer, so that a failed render writes
-/// nothing to stdout (Helm 3 would print a partial stream; Helm 4 would try to parse it).
+/// `post-render`: the settings from the command line and `.cgpu-lint.toml`; the stream handling
+/// is [`crate::postrender::serve`].
 pub fn post_render(
     s: &mut Streams,
     args: &crate::cli::PostRenderArgs,
     input: impl std::io::BufRead,
     seekable: Option<std::fs::File>,
 ) -> Result<Exit, AppError> {
-    use crate::cli::{FailOn, TtyMode};
     validate_rule_names(&args.ignore)?;
+    validate_rule_names(&args.select)?;
+    let config = crate::config::find(args.config.as_deref(), args.no_config)?;
+    let mut filter = Filter {
+        select: args.select.clone(),
+        ignore: args.ignore.clone(),
+    };
+    let mut region = args.region.clone();
+    if let Some(l) = &config {
+        if filter.select.is_empty() {
+            filter.select = l.config.select.clone().unwrap_or_default();
+        }
+        for r in l.config.ignore.iter().flatten() {
+            if !filter.ignore.contains(r) {
+                filter.ignore.push(r.clone());
+            }
+        }
+        region = region.or_else(|| l.config.region.clone());
+    }
     let opts = crate::postrender::Options {
         policy: args.policy,
         fix: args.fix,
         region: args.region.clone(),
-        filter: Filter {
-            select: Vec::new(),
-            ignore: args.ignore.clone(),
+        settings: crate::lint::Settings {
+            opts: RuleOptions {
+                region,
+                require_cgpu: false,
+                helm: None,
+            },
+            filter,
+            config: config.map(std::sync::Arc::new),
         },
     };
-    // A regular file on stdin (`post-render < rendered.yaml`) is read twice instead of being
-    // held: pass 1 checks and computes the edited documents, pass 2 lets the kernel copy
-    // everything between them (copy_file_range/sendfile). A pipe (Helm) is held in a Spill.
-    let mut held = crate::spill::Spill::new();
-    let mut outcome = match &seekable {
-        Some(file) => {
-            use std::io::Seek;
-            let start = (&*file).stream_position()?;
-            let reader = std::io::BufReader::with_capacity(1 << 20, file);
-            let mut o = crate::postrender::run(reader, &mut std::io::sink(), &opts)?;
-            for (range, _) in &mut o.replacements {
-                *range = range.start + start..range.end + start;
-            }
-            (&*file).seek(std::io::SeekFrom::Start(start))?;
-            o
-        }
-        None => crate::postrender::run(input, &mut held, &opts)?,
-    };
-    held.flush()?;
-    outcome
-        .diagnostics
-        .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    let summary = Summary::of(1, &outcome.diagnostics);
-    let failed = match args.fail_on {
-        FailOn::Error => summary.errors > 0,
-        FailOn::Warning => summary.errors + summary.warnings > 0,
-        FailOn::Never => false,
-    };
-    let mut text = String::new();
-    for c in &outcome.changes {
-        text.push_str(&format!("cgpu-lint post-render: {c}\n"));
-    }
-    for d in &outcome.diagnostics {
-        text.push_str(&output::human::render_one(d, false));
-        text.push('\n');
-    }
-    text.push_str(&format!(
-        "cgpu-lint post-render: {} documents, {} installer DaemonSets: {} errors, {} warnings, {} infos; {}\n",
-        outcome.documents,
-        outcome.installers,
-        summary.errors,
-        summary.warnings,
-        summary.infos,
-        if failed {
-            "render refused, nothing written to stdout"
-        } else {
-            "stream written to stdout"
-        }
-    ));
-    s.err.write_all(text.as_bytes())?;
-    if let Some(path) = &args.report {
-        std::fs::write(path, &text)
-            .map_err(|e| AppError::Usage(format!("--report {path}: {e}")))?;
-    }
-    if failed {
-        let to_tty = match args.tty {
-            TtyMode::Always => true,
-            TtyMode::Never => false,
-            TtyMode::Auto => std::env::var_os("HELM_PLUGIN_NAME").is_some(),
-        };
-        if to_tty {
-            tty_summary(&outcome.diagnostics, summary, args.report.as_deref());
-        }
-        return Ok(Exit::Findings);
-    }
-    if let Some(file) = &seekable {
-        s.out.flush()?;
-        if s.out_is_stdout {
-            splice_edits(file, &outcome.replacements, &mut std::io::stdout().lock())?;
-        } else {
-            splice_edits(file, &outcome.replacements, &mut s.out)?;
-        }
-    } else if s.out_is_stdout {
-        // Concrete types let std copy the spilled tail with copy_file_range/sendfile/splice.
-        s.out.flush()?;
-        held.drain_into(&mut std::io::stdout().lock())?;
-    } else {
-        held.drain_into_dyn(s.out)?;
-    }
-    Ok(Exit::Clean)
-}
-
-/// Pass 2 of a seekable post-render: copy `file` from its current position to `out`, with each
-/// replaced range (absolute offsets, in order) written from memory instead.
-fn splice_edits<W: Write + ?Sized>(
-    file: &std::fs::File,
-    replacements: &[(std::ops::Range<u64>, Vec<u8>)],
-    out: &mut W,
-) -> std::io::Result<()> {
-    use std::io::{Read, Seek};
-    let mut f = file;
-    let mut pos = f.stream_position()?;
-    for (range, bytes) in replacements {
-        std::io::copy(&mut f.take(range.start - pos), out)?;
-        out.write_all(bytes)?;
-        pos = f.seek(std::io::SeekFrom::Start(range.end))?;
-    }
-    std::io::copy(&mut f, out)?;
-    Ok(())
-}
-
-/// Helm 4 discards a plugin's stderr; the controlling terminal, when there is one, is the only
-/// way to reach the person who ran `helm`. Best effort: no terminal, no message.
-fn tty_summary(diags: &[Diagnostic], summary: Summary, report: Option<&str>) {
-    let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") else {
-        return;
-    };
-    let mut text = format!(
-        "cgpu-lint post-render: render refused: {} error(s), {} warning(s)\n",
-        summary.errors, summary.warnings
-    );
-    for d in diags.iter().filter(|d| d.severity != Severity::Info) {
-        let at = d.start();
-        text.push_str(&format!(
-            "  {}[{}] document {} line {}: {}\n",
-            d.severity.as_str(),
-            d.rule,
-            d.document,
-            at.line,
-            d.message
-        ));
-    }
-    match report {
-        Some(r) => text.push_str(&format!("  full report: {r}\n")),
-        None => text.push_str(
-            "  full report: add --post-renderer-args=--report --post-renderer-args=FILE\n",
-        ),
-    }
-    let _ = tty.write_all(text.as_bytes());
+    crate::postrender::serve(s, args, &opts, input, seekable)
 }
 
 pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
     use crate::checklist::{self, Desired};
     let desired = match (&args.desired, args.policy) {
-        (Some(path), _) => Desired::Values(path),
+        (Some(path), _) => match args.helm {
+            Some(h) => Desired::ValuesAs(path, h.version()),
+            None => Desired::Values(path),
+        },
         (None, Some(policy)) => Desired::Policy {
             policy,
             tag: args.tag.as_deref(),
@@ -458,12 +448,43 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             ));
         }
     };
-    let list = checklist::build_with(
-        &args.current,
-        &desired,
-        args.nodes.as_deref(),
-        args.helm.map(crate::cli::HelmArg::version),
-    )?;
+    let list = if args.cluster.cluster {
+        let options = args.cluster.options();
+        if options.all_contexts || options.contexts.len() > 1 {
+            return Err(AppError::Usage(
+                "checklist --cluster plans one cluster: give at most one --context".into(),
+            ));
+        }
+        let target = options
+            .targets()?
+            .into_iter()
+            .next()
+            .expect("one target without --all-contexts")?;
+        let fetched = options.fetch(&target)?;
+        if !fetched.installers.iter().any(|src| {
+            src.name.ends_with(&format!(
+                ":DaemonSet/kube-system/{}",
+                crate::cluster::INSTALLERS[0]
+            ))
+        }) {
+            return Err(AppError::Usage(format!(
+                "cluster {}: no cgpu-installer DaemonSet in kube-system: cGPU is not installed there, nothing to plan",
+                target.label
+            )));
+        }
+        let current = checklist::Inputs {
+            label: format!("{}:DaemonSet/kube-system", target.label),
+            sources: fetched.installers.clone(),
+        };
+        let nodes = checklist::Inputs {
+            label: format!("{}:nodes", target.label),
+            sources: fetched.nodes.clone(),
+        };
+        checklist::build_from(&current, &desired, Some(&nodes))?
+    } else {
+        let current = args.current.as_deref().expect("clap requires --current");
+        checklist::build(current, &desired, args.nodes.as_deref())?
+    };
     let text = checklist::render(&list, args.format, args.yes)?;
     s.out.write_all(text.as_bytes())?;
     Ok(if list.has_errors() {
@@ -500,8 +521,8 @@ fn report_to(
 pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError> {
     let (c, config) = with_config(&args.common)?;
     let c = &c;
-    let filter = filter(c)?;
-    let opts = rule_options(c);
+    let settings = settings(c, config)?;
+    let opts = &settings.opts;
     let paths = if args.paths.is_empty() {
         vec![".".to_string()]
     } else {
@@ -516,31 +537,21 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
     }
     let color = use_color(c.color, s.out_is_terminal);
     let mut trouble = !walk_errors.is_empty();
+    let mut remaining = Vec::new();
     for e in &walk_errors {
-        writeln!(s.err, "cgpu-lint: error: {e}")?;
+        input_error(s, e, &mut remaining)?;
     }
     let mut changed = false;
-    let mut remaining = Vec::new();
     for p in &files {
         let src = match check::read_input(p, c.max_file_size) {
             Ok(src) => src,
             Err(e) => {
-                writeln!(s.err, "cgpu-lint: error: {e}")?;
+                input_error(s, &e, &mut remaining)?;
                 trouble = true;
                 continue;
             }
         };
-        // per-file-ignores of the config: those rules are neither fixed nor reported here.
-        let mut file_filter = filter.clone();
-        if let Some(config) = &config {
-            file_filter.ignore.extend(
-                crate::rules::catalogue::RULES
-                    .iter()
-                    .filter(|r| !config.allows(p, r.name))
-                    .map(|r| r.name.to_string()),
-            );
-        }
-        let fixed = crate::fix::fix_source(&src, &opts, &file_filter);
+        let fixed = crate::lint::lint_fix(&src, &settings);
         if let Some(why) = &fixed.refused {
             writeln!(s.err, "cgpu-lint: {p}: {why}")?;
         }
@@ -551,7 +562,7 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
             let d = crate::fix::unified_diff(p, &src.text, &fixed.text, color);
             s.out.write_all(d.as_bytes())?;
         } else if fixed.changed() {
-            match crate::fix::write_in_place(p, &fixed.text, &opts) {
+            match crate::fix::write_in_place(p, &fixed.text, opts) {
                 Ok(_) => {
                     let mut rules: Vec<&str> = Vec::new();
                     for a in &fixed.applied {
@@ -592,7 +603,7 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
 /// `cgpu-lint set KEY=VALUE... PATH`.
 pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError> {
     use crate::set::{Assignment, SetError};
-    let (path, pairs) = args.args.split_last().expect("clap requires two arguments");
+    let (path, pairs) = (&args.path, &args.pairs);
     let assignments = pairs
         .iter()
         .map(|p| Assignment::parse(p))
@@ -622,20 +633,23 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
             d.message
         )?;
     }
+    // Like `fix` (pre-commit's convention): 1 when the file changed or `--diff` shows a change.
+    let changes = outcome.text != src.text;
     if args.stdout || path == "-" {
         s.out.write_all(outcome.text.as_bytes())?;
+        return Ok(Exit::Clean);
     } else if args.diff {
         let color = use_color(args.color, s.out_is_terminal);
         let d = crate::fix::unified_diff(path, &src.text, &outcome.text, color);
         s.out.write_all(d.as_bytes())?;
-    } else if outcome.text == src.text {
+    } else if !changes {
         writeln!(s.err, "cgpu-lint: {path}: already set, nothing to change")?;
     } else {
         crate::fix::write_in_place(path, &outcome.text, &opts)
             .map_err(|e| AppError::Usage(e.to_string()))?;
         writeln!(s.err, "cgpu-lint: {path}: set {}", pairs.join(" "))?;
     }
-    Ok(Exit::Clean)
+    Ok(if changes { Exit::Findings } else { Exit::Clean })
 }
 
 /// `cgpu-lint generate` and `cgpu-lint generate patch`.

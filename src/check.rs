@@ -8,9 +8,8 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::diag::Diagnostic;
-use crate::rules::installer::{self, InstallerPolicy};
-use crate::rules::{Ctx, RuleOptions, values};
-use crate::yaml::{self, Node, Source};
+use crate::lint;
+use crate::yaml::{self, Source};
 
 /// The largest values file or manifest `check` reads (post-render streams have no limit).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
@@ -30,6 +29,29 @@ pub enum InputError {
     TooLarge { path: String, size: u64, limit: u64 },
     #[error("{path}: {message}")]
     Walk { path: String, message: String },
+}
+
+impl InputError {
+    /// The input the error is about.
+    pub fn path(&self) -> &str {
+        match self {
+            InputError::Io { path, .. }
+            | InputError::IsDirectory { path }
+            | InputError::TooLarge { path, .. }
+            | InputError::Walk { path, .. } => path,
+        }
+    }
+
+    /// The error as an `io-error` finding on its input, so that every output format carries it.
+    pub fn to_diagnostic(&self) -> Diagnostic {
+        let path = self.path();
+        let full = self.to_string();
+        let reason = full
+            .strip_prefix(&format!("{path}: "))
+            .unwrap_or(&full)
+            .to_string();
+        Diagnostic::io_error(path, reason)
+    }
 }
 
 /// Which rules to report.
@@ -141,209 +163,6 @@ pub fn is_chart_template(path: &Path) -> bool {
     path.ancestors().skip(1).any(is_chart_templates_dir)
 }
 
-/// A chart template named on the command line (pre-commit passes any matching file): skipped
-/// with an info instead of a flood of syntax errors about `{{ … }}`.
-fn chart_template_skipped(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnostic> {
-    let empty = Default::default();
-    let mut ctx = Ctx::new(opts, 1, &empty);
-    values::missing(&mut ctx, src, 0..0);
-    if let Some(d) = ctx.out.last_mut() {
-        d.message =
-            "a Helm chart template (Go template syntax, YAML only once rendered): skipped; \
-                     check the rendered stream with `helm template … | cgpu-lint check -`"
-                .into();
-        d.help = "nothing to fix here: cgpu-lint checks values files and rendered manifests".into();
-        d.severity = crate::diag::Severity::Info;
-    }
-    ctx.out
-}
-
-/// What one document is, judged by its content.
-enum Kind<'a> {
-    Values(&'a Node),
-    /// Kubernetes objects among which is a cgpu installer DaemonSet.
-    Installers(&'a Node),
-    Other,
-}
-
-fn classify(root: &Node) -> Kind<'_> {
-    if root.entry("cgpu").is_some() {
-        return Kind::Values(root);
-    }
-    if installer::has_installer(root) {
-        return Kind::Installers(root);
-    }
-    Kind::Other
-}
-
-/// Check one source with every rule; findings unfiltered, in source order. The installers of
-/// one source are one cluster: their policies must agree (`cluster-policy-mismatch`).
-pub fn check_source(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnostic> {
-    let (mut out, policies) = check_source_with_policies(src, opts);
-    let named: Vec<(String, InstallerPolicy)> = policies
-        .into_iter()
-        .map(|p| (src.name.clone(), p))
-        .collect();
-    out.extend(policy_mismatches(opts, &named));
-    out
-}
-
-/// `cluster-policy-mismatch` findings for installers that belong to one cluster.
-pub fn policy_mismatches(
-    opts: &RuleOptions,
-    policies: &[(String, InstallerPolicy)],
-) -> Vec<Diagnostic> {
-    let empty = Default::default();
-    let mut out = Vec::new();
-    for (i, message) in installer::mismatches(policies) {
-        let p = &policies[i].1;
-        let mut ctx = Ctx::new(opts, p.document, &empty);
-        ctx.at(
-            "cluster-policy-mismatch",
-            &p.node,
-            p.pointer.clone(),
-            message,
-        );
-        out.extend(ctx.out);
-    }
-    out
-}
-
-/// A `yaml-syntax` finding at one offset (not UTF-8, a parse error, an alias bomb, too deep).
-fn syntax_finding(
-    opts: &RuleOptions,
-    src: &Arc<Source>,
-    document: usize,
-    offset: usize,
-    message: &str,
-) -> Vec<Diagnostic> {
-    let empty = Default::default();
-    let mut ctx = Ctx::new(opts, document, &empty);
-    ctx.report("yaml-syntax", src, offset..offset, "", message);
-    ctx.out
-}
-
-/// [`check_source`] without the cross-installer check, returning the installers' policies.
-pub fn check_source_with_policies(
-    src: &Arc<Source>,
-    opts: &RuleOptions,
-) -> (Vec<Diagnostic>, Vec<InstallerPolicy>) {
-    let mut policies = Vec::new();
-    let mut out = Vec::new();
-    if let Some(bad) = &src.invalid {
-        return (
-            syntax_finding(opts, src, 1, bad.offset, &bad.message),
-            policies,
-        );
-    }
-    let parsed = yaml::parse(src);
-    let mut checked_any = false;
-    let mut values_docs = 0;
-    let mut first_content: Option<(usize, std::ops::Range<usize>)> = None;
-    for doc in &parsed.documents {
-        let Some(root) = &doc.root else { continue };
-        if first_content.is_none() {
-            first_content = Some((doc.index, root.span.start..root.span.start));
-        }
-        let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
-        match classify(root) {
-            Kind::Values(root) => {
-                checked_any = true;
-                duplicates(&mut ctx, src, doc);
-                // The rules read the document as Helm hands it over; what Helm refuses is
-                // reported where it is.
-                match crate::helm::view(root) {
-                    Ok(view) => values::check(&mut ctx, &view),
-                    Err(r) => {
-                        ctx.report("yaml-syntax", &r.src, r.offset..r.offset, "", r.message);
-                        values::check(&mut ctx, root);
-                    }
-                }
-                values_docs += 1;
-            }
-            Kind::Installers(root) => {
-                checked_any = true;
-                duplicates(&mut ctx, src, doc);
-                policies.extend(installer::check_document(&mut ctx, root));
-            }
-            Kind::Other => {}
-        }
-        out.extend(ctx.out);
-    }
-    let empty = Default::default();
-    if values_docs > 0 && parsed.documents.len() > 1 && opts.helm.is_none() {
-        out.extend(crate::helm::stack::versions_differ_in(opts, src));
-    }
-    if let Some(err) = &parsed.error {
-        out.extend(syntax_finding(
-            opts,
-            src,
-            err.document,
-            err.offset,
-            &err.message,
-        ));
-    } else if !checked_any {
-        let (doc, span) = first_content.unwrap_or((1, 0..0));
-        let mut ctx = Ctx::new(opts, doc, &empty);
-        values::missing(&mut ctx, src, span);
-        out.extend(ctx.out);
-    }
-    (out, policies)
-}
-
-/// `--same-cluster`: the installers of all `paths` belong to one cluster. Returns the
-/// `cluster-policy-mismatch` findings across files (a file's own mismatches are already reported
-/// by [`check_source`] and are left out here).
-pub fn same_cluster_mismatches(
-    paths: &[String],
-    opts: &RuleOptions,
-    filter: &Filter,
-    max_size: u64,
-) -> Vec<Diagnostic> {
-    let (files, _) = expand_paths(paths);
-    let mut all = Vec::new();
-    let mut own = std::collections::HashSet::new();
-    for f in &files {
-        let Ok(src) = read_input(f, max_size) else {
-            continue;
-        };
-        let (_, policies) = check_source_with_policies(&src, opts);
-        let named: Vec<(String, InstallerPolicy)> =
-            policies.into_iter().map(|p| (f.clone(), p)).collect();
-        for d in policy_mismatches(opts, &named) {
-            own.insert((d.src.name.clone(), d.document, d.path.clone()));
-        }
-        all.extend(named);
-    }
-    policy_mismatches(opts, &all)
-        .into_iter()
-        .filter(|d| !own.contains(&(d.src.name.clone(), d.document, d.path.clone())))
-        .filter(|d| filter.allows(d.rule))
-        .collect()
-}
-
-pub(crate) fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &yaml::Document) {
-    for d in &doc.duplicates {
-        let first = src.line_col(d.first.start).line;
-        let second = src.line_col(d.second.start).line;
-        let path = format!("{}/{}", d.map_pointer, yaml::tree::escape_pointer(&d.key));
-        ctx.report(
-            "duplicate-key",
-            src,
-            d.second.clone(),
-            path,
-            format!(
-                "key `{}` appears twice in this mapping (lines {first} and {second}); Helm keeps the last one (line {second})",
-                d.key
-            ),
-        );
-        ctx.relate_last(
-            d.first.clone(),
-            format!("first `{}` here (ignored by Helm)", d.key),
-        );
-    }
-}
-
 /// The outcome of checking several inputs.
 #[derive(Debug, Default)]
 pub struct Report {
@@ -352,15 +171,11 @@ pub struct Report {
     pub files: usize,
 }
 
-/// Check each path on its own, in parallel; findings sorted by file and position.
-pub fn check_paths(paths: &[String], opts: &RuleOptions, filter: &Filter, max_size: u64) -> Report {
+/// Check each path on its own through [`lint::lint_file`], in parallel; findings in input order.
+pub fn check_paths(paths: &[String], settings: &lint::Settings, max_size: u64) -> Report {
     let (files, mut errors) = expand_paths(paths);
     let one = |p: &String| -> Result<Vec<Diagnostic>, InputError> {
-        let src = read_input(p, max_size)?;
-        if p != "-" && is_chart_template(Path::new(p)) {
-            return Ok(chart_template_skipped(&src, opts));
-        }
-        Ok(crate::suppress::apply(&src, check_source(&src, opts)))
+        Ok(lint::lint_file(&read_input(p, max_size)?, settings))
     };
     // A pre-commit hook usually gets one or a few files: starting rayon's thread pool would
     // cost more than it saves.
@@ -372,7 +187,7 @@ pub fn check_paths(paths: &[String], opts: &RuleOptions, filter: &Filter, max_si
     let mut diagnostics = Vec::new();
     for r in results {
         match r {
-            Ok(d) => diagnostics.extend(d.into_iter().filter(|d| filter.allows(d.rule))),
+            Ok(d) => diagnostics.extend(d),
             Err(e) => errors.push(e),
         }
     }
@@ -383,29 +198,52 @@ pub fn check_paths(paths: &[String], opts: &RuleOptions, filter: &Filter, max_si
     }
 }
 
-/// The chart's documented defaults, as the bottom of a `--stack`.
-pub const CHART_DEFAULTS: &str = "\
-# ack-ai-installer chart defaults (documented), the base of every values stack
-cgpu:
-  enabled: true
-  image: acs/cgpu-installer
-  tag: v1.5.3-8d3fc1b-aliyun
-  financeCloudImageTag: v1.0.7-fin
-  imagePullPolicy: IfNotPresent
-  policy: 1
-  nodeSelector: {}
-  checkRegions: true
-";
+/// Check files as one cluster through [`lint::lint_cluster`] (`check --nodes`, `--same-cluster`).
+pub fn check_cluster(paths: &[String], settings: &lint::Settings, max_size: u64) -> Report {
+    let (files, mut errors) = expand_paths(paths);
+    let mut srcs = Vec::new();
+    for f in &files {
+        match read_input(f, max_size) {
+            Ok(s) => srcs.push(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    Report {
+        diagnostics: lint::lint_cluster(&srcs, settings),
+        errors,
+        files: files.len(),
+    }
+}
 
-/// Check files as one Helm values stack over the chart defaults (or `chart_values`), read as
-/// `helm` reads them (both Helm 3 and Helm 4 when None): see [`crate::helm::stack`].
+pub use crate::cgpu::CHART_DEFAULTS;
+
+/// Check files as one Helm values stack over the chart defaults (or `chart_values`), through
+/// [`lint::lint_stack`].
 pub fn check_stack(
     paths: &[String],
     chart_values: Option<&str>,
-    opts: &RuleOptions,
-    filter: &Filter,
+    settings: &lint::Settings,
     max_size: u64,
-    helm: Option<crate::helm::Version>,
 ) -> Report {
-    crate::helm::stack::check_stack(paths, chart_values, opts, filter, max_size, helm)
+    let mut report = Report::default();
+    let base_src = match chart_values {
+        Some(p) => match read_input(p, max_size) {
+            Ok(s) => s,
+            Err(e) => {
+                report.errors.push(e);
+                return report;
+            }
+        },
+        None => Source::new("<chart defaults>", CHART_DEFAULTS.to_string()),
+    };
+    let mut layers = vec![base_src];
+    for p in paths {
+        match read_input(p, max_size) {
+            Ok(s) => layers.push(s),
+            Err(e) => report.errors.push(e),
+        }
+    }
+    report.files = paths.len();
+    report.diagnostics = lint::lint_stack(&layers, settings);
+    report
 }

@@ -11,8 +11,8 @@ use crate::output::Format;
     about = "Check, fix and post-render the cGPU settings of ACK's ack-ai-installer chart",
     long_about = "Check, fix and post-render the cGPU settings of Alibaba Cloud ACK's ack-ai-installer \
 chart: the `cgpu:` values block and the cgpu-installer DaemonSet.\n\nExit status: 0 no error \
-(warnings allowed unless --deny-warnings); 1 an error finding, or `fix` changed a file; 2 the tool \
-could not do its job."
+(warnings allowed unless --deny-warnings); 1 an error finding, or `fix`/`set` changed a file (or \
+would, with --diff); 2 the tool could not do its job (a bad argument, a file it could not read)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -81,13 +81,20 @@ pub enum Command {
         /// A rule name, as `cgpu-lint rules` lists them
         rule: String,
     },
+    /// Language server (LSP 3.17) on stdin/stdout: findings, quick fixes, hover and completion in
+    /// the editor
+    Server,
     /// Print shell completions
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff)
-    Man,
+    /// Print the man page (roff), or with --out write one page per subcommand into DIR
+    Man {
+        /// Write cgpu-lint.1 and cgpu-lint-SUBCOMMAND.1 (each with its flags) into DIR
+        #[arg(long, value_name = "DIR")]
+        out: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -142,26 +149,65 @@ pub struct CommonArgs {
     pub format_given: bool,
 }
 
+/// `--cluster`: read the live cluster through kubectl (spec §8).
+#[derive(Debug, Clone, Args)]
+pub struct ClusterArgs {
+    /// Read the cgpu-installer and cgpu-core-installer DaemonSets (kube-system) and the nodes
+    /// from the cluster through kubectl, read-only (get and list)
+    #[arg(long)]
+    pub cluster: bool,
+    /// The kubeconfig (default: as kubectl finds it: KUBECONFIG, ~/.kube/config, or the pod's
+    /// service account)
+    #[arg(long, value_name = "FILE", requires = "cluster")]
+    pub kubeconfig: Option<String>,
+    /// A kubeconfig context (repeatable; default: the current context)
+    #[arg(long = "context", value_name = "NAME", requires = "cluster")]
+    pub contexts: Vec<String>,
+    /// Every context of the kubeconfig, one cluster each
+    #[arg(long, requires = "cluster", conflicts_with = "contexts")]
+    pub all_contexts: bool,
+    /// Limit for each request to the API server, in kubectl's syntax (5s, 1m; 0: none)
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub request_timeout: String,
+    /// The kubectl to run
+    #[arg(long, value_name = "PATH", default_value = "kubectl")]
+    pub kubectl: String,
+}
+
+impl ClusterArgs {
+    pub fn options(&self) -> crate::cluster::Options {
+        crate::cluster::Options {
+            kubectl: self.kubectl.clone(),
+            kubeconfig: self.kubeconfig.clone(),
+            contexts: self.contexts.clone(),
+            all_contexts: self.all_contexts,
+            request_timeout: self.request_timeout.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {
     /// Files, directories, or - for stdin (default: the current directory)
-    #[arg(value_name = "PATH")]
+    #[arg(value_name = "PATH", conflicts_with = "cluster")]
     pub paths: Vec<String>,
     #[command(flatten)]
     pub common: CommonArgs,
     /// Treat the files as one Helm values stack, in order (helm -f a -f b), over the chart defaults
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cluster")]
     pub stack: bool,
     /// With --stack: the chart's values.yaml to layer on instead of the documented defaults
     #[arg(long, value_name = "FILE", requires = "stack")]
     pub chart_values: Option<String>,
     /// Nodes (`kubectl get nodes -o yaml|json`): the cluster region is their
     /// topology.kubernetes.io/region label when --region is not given
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "cluster")]
     pub nodes: Option<String>,
     /// The inputs describe one cluster: every installer in them must use the same policy
-    #[arg(long)]
+    #[arg(long, conflicts_with = "cluster")]
     pub same_cluster: bool,
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -202,6 +248,23 @@ pub struct PostRenderArgs {
     /// Do not report these rules (comma-separated or repeated)
     #[arg(long, value_delimiter = ',', value_name = "RULE")]
     pub ignore: Vec<String>,
+    /// Report only these rules (comma-separated or repeated)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub select: Vec<String>,
+    /// Format of the report on stderr and in --report (json: the `check --format json` document)
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: Format,
+    /// Fail (nothing written to stdout) when the stream holds no cgpu-installer or
+    /// cgpu-core-installer DaemonSet; implied by --policy
+    #[arg(long)]
+    pub require_installer: bool,
+    /// Read settings from this file instead of the nearest .cgpu-lint.toml upward from the
+    /// working directory
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<std::path::PathBuf>,
+    /// Do not read any .cgpu-lint.toml
+    #[arg(long)]
+    pub no_config: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -222,8 +285,13 @@ pub struct RulesArgs {
 pub struct ChecklistArgs {
     /// The live DaemonSet (`kubectl get ds cgpu-installer -n kube-system -o yaml|json`) or the
     /// values deployed now
-    #[arg(long, value_name = "LIVE")]
-    pub current: String,
+    #[arg(
+        long,
+        value_name = "LIVE",
+        required_unless_present = "cluster",
+        conflicts_with = "cluster"
+    )]
+    pub current: Option<String>,
     /// The desired values file
     #[arg(long, value_name = "VALUES")]
     pub desired: Option<String>,
@@ -234,8 +302,11 @@ pub struct ChecklistArgs {
     #[arg(long, value_name = "TAG", requires = "policy")]
     pub tag: Option<String>,
     /// The cluster's nodes (`kubectl get nodes -o yaml|json`: a List, a NodeList or one Node)
-    #[arg(long, value_name = "NODES")]
+    #[arg(long, value_name = "NODES", conflicts_with = "cluster")]
     pub nodes: Option<String>,
+    /// With --cluster: the current state and the nodes come from the cluster (one context)
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
     /// Output format
     #[arg(long, value_enum, default_value = "markdown")]
     pub format: crate::checklist::ChecklistFormat,
@@ -265,9 +336,12 @@ pub struct FixArgs {
 
 #[derive(Debug, Clone, Args)]
 pub struct SetArgs {
-    /// KEY=VALUE pairs, then the values file: policy=2 tag=v1.5.10-… nodeSelector.ack.node.gpu.schedule=cgpu
-    #[arg(value_name = "KEY=VALUE... PATH", required = true, num_args = 2..)]
-    pub args: Vec<String>,
+    /// What to set: policy=2 tag=v1.5.10-… nodeSelector.ack.node.gpu.schedule=cgpu
+    #[arg(value_name = "KEY=VALUE", required = true, num_args = 1..)]
+    pub pairs: Vec<String>,
+    /// The values file to change (- for stdin, printed on stdout)
+    #[arg(value_name = "PATH", required = true)]
+    pub path: String,
     /// Print a unified diff and write nothing
     #[arg(long, conflicts_with = "stdout")]
     pub diff: bool,

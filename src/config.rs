@@ -216,10 +216,16 @@ impl Loaded {
 /// The config that applies to a command: `--config FILE`, else none with `--no-config`, else the
 /// nearest `.cgpu-lint.toml` upward from the working directory.
 pub fn for_command(c: &CommonArgs) -> Result<Option<Loaded>, ConfigError> {
-    if let Some(path) = &c.config {
+    find(c.config.as_deref(), c.no_config)
+}
+
+/// `--config FILE`, else none with `--no-config`, else the nearest `.cgpu-lint.toml` upward from
+/// the working directory (for commands without the common flags: post-render, set).
+pub fn find(config: Option<&Path>, no_config: bool) -> Result<Option<Loaded>, ConfigError> {
+    if let Some(path) = config {
         return load(path).map(Some);
     }
-    if c.no_config {
+    if no_config {
         return Ok(None);
     }
     let cwd = std::env::current_dir().unwrap_or_default();

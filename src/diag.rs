@@ -60,6 +60,25 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// An `io-error` finding: `path` could not be read (the run exits 2). It points at line 1,
+    /// column 1 of an empty source, as there is no text to point into.
+    pub fn io_error(path: &str, reason: String) -> Diagnostic {
+        let rule = crate::rules::catalogue::find("io-error").expect("io-error is in the catalogue");
+        Diagnostic {
+            rule: rule.name,
+            severity: rule.severity,
+            message: format!("could not read {path}: {reason}"),
+            help: rule.help.to_string(),
+            src: Source::new(path, String::new()),
+            document: 1,
+            path: String::new(),
+            span: 0..0,
+            edits: Vec::new(),
+            related: Vec::new(),
+            fix_note: None,
+        }
+    }
+
     pub fn file(&self) -> &str {
         &self.src.name
     }

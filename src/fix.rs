@@ -2,123 +2,46 @@
 //! check again, repeat until nothing fixable is left. Only the bytes of the offending scalars
 //! change; comments, key order, quoting elsewhere, CRLF, a BOM and indentation are copied through.
 //!
-//! Fixing, `fix --diff` and `fix --stdout` share everything here and differ only in what they do
+//! The fixing loop itself is [`lint::lint_fix`], over the one pipeline. Fixing, `fix --diff` and
+//! `fix --stdout` share everything and differ only in what they do
 //! with [`Fixed::text`]; writing a file in place is [`write_in_place`].
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::check::{Filter, check_source};
-use crate::diag::{Diagnostic, Edit};
-use crate::edit;
+use crate::check::Filter;
+use crate::lint;
 use crate::rules::RuleOptions;
 use crate::yaml::Source;
 
-/// How many check → splice rounds a fix may take. One is almost always enough; a second round
-/// picks up a fix that was held back because its range overlapped another fix of the first.
-pub const MAX_ROUNDS: usize = 5;
+pub use crate::lint::{Applied, Fixed, MAX_ROUNDS};
 
-/// One fix that was applied.
-#[derive(Debug, Clone)]
-pub struct Applied {
-    pub rule: &'static str,
-    /// 1-based line of the finding in the text the round started from.
-    pub line: usize,
-    pub message: String,
-}
-
-/// The outcome of fixing one source.
-#[derive(Debug)]
-pub struct Fixed {
-    pub original: Arc<Source>,
-    /// The fixed text (equal to the original when nothing was fixed).
-    pub text: String,
-    pub applied: Vec<Applied>,
-    /// Findings on the fixed text (those the filter allows): what is left for a person.
-    pub remaining: Vec<Diagnostic>,
-    /// Set when a round produced text that no longer parses; the fixes of that round and later
-    /// are dropped (this is a bug in a rule's edit, never expected).
-    pub refused: Option<String>,
-}
-
-impl Fixed {
-    pub fn changed(&self) -> bool {
-        self.text != self.original.text
-    }
-}
-
-/// Does this finding carry edits this round may apply (edits into `src` itself)?
-fn usable(d: &Diagnostic, src: &Arc<Source>, filter: &Filter) -> bool {
-    d.fixable() && filter.allows(d.rule) && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, src))
-}
-
-fn parses(diags: &[Diagnostic]) -> bool {
-    !diags.iter().any(|d| d.rule == "yaml-syntax")
-}
-
-/// Fix `src` to a fixpoint (at most [`MAX_ROUNDS`] rounds). Findings the filter rejects are
-/// neither fixed nor reported.
-pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fixed {
-    let mut current = src.clone();
-    // Inline `# cgpu-lint: ignore[...]` comments apply before fixing: a silenced finding is not fixed.
-    let mut diags = crate::suppress::apply(&current, check_source(&current, opts));
-    let mut applied = Vec::new();
-    let mut refused = None;
-    // Text that does not parse (or is not UTF-8) has no fixes: the rules only see parsed values.
-    if src.invalid.is_none() && parses(&diags) {
-        for _ in 0..MAX_ROUNDS {
-            let fixable: Vec<&Diagnostic> = diags
+/// Fix `src` with these rule options and filter (no config): [`lint::lint_fix`].
+/// The filter `fix` uses for the file `path`: `filter` plus the rules the config's
+/// per-file-ignores hide there (those are neither fixed nor reported).
+pub fn file_filter(filter: &Filter, config: Option<&crate::config::Loaded>, path: &str) -> Filter {
+    let mut out = filter.clone();
+    if let Some(config) = config {
+        out.ignore.extend(
+            crate::rules::catalogue::RULES
                 .iter()
-                .filter(|d| usable(d, &current, filter))
-                .collect();
-            if fixable.is_empty() {
-                break;
-            }
-            let groups: Vec<Vec<&Edit>> =
-                fixable.iter().map(|d| d.edits.iter().collect()).collect();
-            let chosen = edit::compatible_groups(&groups);
-            let edits: Vec<&Edit> = chosen.iter().flat_map(|&i| groups[i].clone()).collect();
-            let text = match edit::apply(&current.text, &edits) {
-                Ok(t) => t,
-                Err(e) => {
-                    refused = Some(format!("internal error splicing fixes: {e}"));
-                    break;
-                }
-            };
-            if text == current.text {
-                break;
-            }
-            let next = Source::new(current.name.clone(), text);
-            let next_diags = crate::suppress::apply(&next, check_source(&next, opts));
-            if !parses(&next_diags) {
-                refused = Some(
-                    "a fix produced YAML that does not parse; those fixes were not applied".into(),
-                );
-                break;
-            }
-            applied.extend(chosen.iter().map(|&i| {
-                let d = fixable[i];
-                Applied {
-                    rule: d.rule,
-                    line: d.start().line,
-                    message: d.message.clone(),
-                }
-            }));
-            current = next;
-            diags = next_diags;
-        }
+                .filter(|r| !config.allows(path, r.name))
+                .map(|r| r.name.to_string()),
+        );
     }
-    Fixed {
-        original: src.clone(),
-        text: current.text.clone(),
-        applied,
-        remaining: diags
-            .into_iter()
-            .filter(|d| filter.allows(d.rule))
-            .collect(),
-        refused,
-    }
+    out
+}
+
+pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fixed {
+    lint::lint_fix(
+        src,
+        &lint::Settings {
+            opts: opts.clone(),
+            filter: filter.clone(),
+            config: None,
+        },
+    )
 }
 
 /// A unified diff of the fix (`--- a/PATH`, `+++ b/PATH`, 3 lines of context); empty when nothing
@@ -184,7 +107,7 @@ pub enum WriteError {
 /// written, given the original's permissions, fsynced, then renamed over the target. A symlink
 /// is followed, so the link stays a link and its target gets the new text. An unchanged text is
 /// not written at all (the mtime stays), and a text that does not parse is refused.
-pub fn write_in_place(path: &str, text: &str, opts: &RuleOptions) -> Result<bool, WriteError> {
+pub fn write_in_place(path: &str, text: &str, _opts: &RuleOptions) -> Result<bool, WriteError> {
     let io = |source| WriteError::Io {
         path: path.to_string(),
         source,
@@ -194,8 +117,7 @@ pub fn write_in_place(path: &str, text: &str, opts: &RuleOptions) -> Result<bool
     if old == text.as_bytes() {
         return Ok(false);
     }
-    let check = check_source(&Source::new(path, text.to_string()), opts);
-    if !parses(&check) {
+    if !lint::text_parses(path, text) {
         return Err(WriteError::WouldNotParse {
             path: path.to_string(),
         });

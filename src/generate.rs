@@ -3,15 +3,12 @@
 //! Neither invents a tag: without `--tag` the chart's documented default is used, and the caller
 //! is told that it has the known deadlock.
 
-use crate::check::check_source;
+use crate::cgpu::{POLICY_EFFECTS, POLICY_TITLES};
 use crate::diag::{Diagnostic, Severity};
-use crate::rules::values::POLICY_TITLES;
-use crate::rules::{RuleOptions, render_string};
+use crate::rules::render_string;
 use crate::yaml::{Source, Style};
 
-/// The chart's documented default image tag (has `tag-known-deadlock`).
-pub const DEFAULT_TAG: &str = "v1.5.3-8d3fc1b-aliyun";
-pub const DEFAULT_FINANCE_TAG: &str = "v1.0.7-fin";
+pub use crate::cgpu::{DEFAULT_FINANCE_TAG, DEFAULT_TAG};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {
@@ -54,15 +51,7 @@ pub fn values(req: &ValuesRequest) -> Result<Generated, GenerateError> {
         .unwrap_or_else(|| DEFAULT_FINANCE_TAG.to_string());
     let s = |v: &str| render_string(v, Style::Plain);
     let mut policies = String::new();
-    for (i, t) in POLICY_TITLES.iter().enumerate() {
-        let what = match i {
-            0 => "each container gets a fixed slice, 1/max instances",
-            1 => "each container gets 1/(containers running now)",
-            2 => "like 1, weighted by ALIYUN_COM_GPU_SCHD_WEIGHT (> 1) on workloads",
-            3 => "each container gets a fixed percentage",
-            4 => "a container may use idle GPU time beyond its share",
-            _ => "the NVIDIA driver's own time slicing",
-        };
+    for (i, (t, what)) in POLICY_TITLES.iter().zip(POLICY_EFFECTS).enumerate() {
         policies.push_str(&format!("  #   {i} {t}: {what}\n"));
     }
     let selector = if req.node_selector.is_empty() {
@@ -111,7 +100,7 @@ cgpu:
 /// Check generated text with the rules: any error refuses, the rest is returned.
 fn verify(text: &str) -> Result<Vec<Diagnostic>, GenerateError> {
     let src = Source::new("<generated>", text.to_string());
-    let diags = check_source(&src, &RuleOptions::default());
+    let diags = crate::lint::lint_file(&src, &crate::lint::Settings::default());
     if let Some(d) = diags.iter().find(|d| d.severity == Severity::Error) {
         return Err(GenerateError::Rejected {
             rule: d.rule,

@@ -3,9 +3,11 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
+pub mod cgpu;
 pub mod check;
 pub mod checklist;
 pub mod cli;
+pub mod cluster;
 pub mod config;
 pub mod diag;
 pub mod edit;
@@ -17,6 +19,7 @@ pub mod manifest;
 pub mod output;
 pub mod postrender;
 pub mod rules;
+pub mod server;
 pub mod set;
 pub mod spill;
 pub mod suppress;

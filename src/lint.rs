@@ -1,16 +1,29 @@
-//! The one lint pipeline: bytes → documents → classify → rules → inline suppressions → config and
-//! command-line filters, in that order. Every front end (check, fix, set, post-render, checklist,
-//! the cluster mode, the language server) gets its findings from [`lint_file`] or
-//! [`lint_cluster`], so two commands cannot answer differently about the same bytes.
-//! Modelled on ruff's `linter.rs` (`check_path`, wrapped by `lint_only` and `lint_fix`).
+//! The one lint pipeline: bytes → documents → classify (values, installer, nodes, other) → rules →
+//! inline suppressions → config and command-line filters, in that order. Every front end (check,
+//! check --stack, check --nodes, fix, set, generate, post-render, checklist, the cluster mode, the
+//! language server) gets its findings from [`check_path`] through one of its wrappers
+//! ([`lint_file`], [`lint_cluster`], [`lint_stack`], [`lint_fix`]), so two commands cannot answer
+//! differently about the same bytes.
+//!
+//! Modelled on ruff's `crates/ruff_linter/src/linter.rs`: `check_path` does the work, `lint_only`
+//! and `lint_fix` wrap it.
 
+use std::ops::Range;
+use std::path::Path;
 use std::sync::Arc;
 
-use crate::check::{self, Filter};
+use semver::Version;
+
+use crate::cgpu;
+use crate::check::Filter;
 use crate::config::Loaded;
-use crate::diag::Diagnostic;
-use crate::rules::RuleOptions;
-use crate::yaml::Source;
+use crate::diag::{Diagnostic, Edit};
+use crate::edit;
+use crate::manifest::Objects;
+use crate::rules::installer::{self, InstallerPolicy};
+use crate::rules::nodes::{self, NodeFacts};
+use crate::rules::{Ctx, RuleOptions, values};
+use crate::yaml::{self, Node, Source};
 
 /// Everything that decides which findings a run reports, besides the bytes.
 #[derive(Debug, Clone, Default)]
@@ -23,24 +36,55 @@ pub struct Settings {
     pub config: Option<Arc<Loaded>>,
 }
 
-/// The findings of one input checked on its own, suppressed and filtered.
+/// What [`check_path`] is asked to look at.
+#[derive(Debug, Clone, Copy)]
+pub enum Inputs<'a> {
+    /// One input checked on its own (its own nodes and installers are its cluster).
+    File(&'a Arc<Source>),
+    /// Inputs that describe one cluster: installers, node lists, values. The region of the nodes,
+    /// the installers' node selectors and cGPU version apply to all of them, and the installers
+    /// must agree on the policy.
+    Cluster(&'a [Arc<Source>]),
+    /// A Helm values stack, bottom first (the chart defaults or `--chart-values`, then each `-f`
+    /// file): each layer's syntax and duplicates, then the rules on the coalesced values.
+    Stack(&'a [Arc<Source>]),
+}
+
+impl<'a> Inputs<'a> {
+    fn sources(&self) -> &'a [Arc<Source>] {
+        match *self {
+            Inputs::File(src) => std::slice::from_ref(src),
+            Inputs::Cluster(srcs) | Inputs::Stack(srcs) => srcs,
+        }
+    }
+}
+
+/// THE pipeline: rules over the inputs, then inline suppressions of every input, then the
+/// command line's and the config's filters. Every finding cgpu-lint prints comes from here.
+pub fn check_path(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
+    let found = match inputs {
+        Inputs::File(src) => rules_cluster(std::slice::from_ref(src), &settings.opts, false),
+        Inputs::Cluster(srcs) => rules_cluster(srcs, &settings.opts, true),
+        Inputs::Stack(layers) => rules_stack(layers, &settings.opts),
+    };
+    finish(inputs.sources(), found, settings)
+}
+
+/// The findings of one input checked on its own, suppressed and filtered (ruff's `lint_only`).
 pub fn lint_file(src: &Arc<Source>, settings: &Settings) -> Vec<Diagnostic> {
-    let found = check::check_source(src, &settings.opts);
-    finish(std::slice::from_ref(src), found, settings)
+    check_path(Inputs::File(src), settings)
 }
 
 /// The findings of inputs that describe one cluster (installer DaemonSets, node lists, values):
-/// each input's own findings plus those across them (`cluster-policy-mismatch`).
+/// each input's own findings, the node rules with what the other inputs say about the cluster,
+/// and those across inputs (`cluster-policy-mismatch`).
 pub fn lint_cluster(srcs: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic> {
-    let mut found = Vec::new();
-    let mut policies = Vec::new();
-    for src in srcs {
-        let (diags, ps) = check::check_source_with_policies(src, &settings.opts);
-        found.extend(diags);
-        policies.extend(ps.into_iter().map(|p| (src.name.clone(), p)));
-    }
-    found.extend(check::policy_mismatches(&settings.opts, &policies));
-    finish(srcs, found, settings)
+    check_path(Inputs::Cluster(srcs), settings)
+}
+
+/// The findings of a Helm values stack (`check --stack`): `layers[0]` is the chart's values.
+pub fn lint_stack(layers: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic> {
+    check_path(Inputs::Stack(layers), settings)
 }
 
 /// Inline suppressions of every source, then the command line's and the config's filters.
@@ -57,4 +101,489 @@ fn finish(
         config.retain(&mut diags);
     }
     diags
+}
+
+/// The cluster region of some inputs: `Ok(None)` when no node says, an error listing them when
+/// the nodes disagree.
+pub fn nodes_region(srcs: &[Arc<Source>]) -> Result<Option<String>, Vec<String>> {
+    let mut regions = std::collections::BTreeSet::new();
+    for src in srcs {
+        if src.invalid.is_some() {
+            continue;
+        }
+        for doc in &yaml::parse(src).documents {
+            if let Some(root) = &doc.root {
+                let objects = Objects::of(root);
+                regions.extend(nodes::nodes_of(&objects).iter().filter_map(|n| n.region()));
+            }
+        }
+    }
+    match regions.len() {
+        0 => Ok(None),
+        1 => Ok(regions.into_iter().next()),
+        _ => Err(regions.into_iter().collect()),
+    }
+}
+
+/// A nodeSelector as label pairs.
+type Selector = Vec<(String, String)>;
+
+/// What the inputs of one cluster say about it, for the rules on each of them.
+#[derive(Debug, Default)]
+struct ClusterFacts {
+    region: Option<String>,
+    nodes: NodeFacts,
+    /// Each installer's nodeSelector and the cGPU version its image runs: a node is checked
+    /// against the version of the installer that selects it.
+    installers: Vec<(Selector, Option<Version>)>,
+    /// Whether any input holds a values `cgpu:` block or an installer.
+    any_cgpu: bool,
+}
+
+/// Read the facts from parsed inputs: the nodes' region, the installers' selectors and the cGPU
+/// version the installer (else the values) deploys.
+fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
+    let mut regions = std::collections::BTreeSet::new();
+    let mut facts = ClusterFacts::default();
+    let mut installer_version: Option<Version> = None;
+    let mut values_version: Option<Version> = None;
+    for (_, p) in parsed {
+        for doc in &p.documents {
+            let Some(root) = &doc.root else { continue };
+            if root.entry("cgpu").is_some() {
+                facts.any_cgpu = true;
+            }
+            if let Some(tag) = root.pointer("/cgpu/tag").and_then(Node::as_str)
+                && let Ok(t) = cgpu::parse_tag(tag)
+            {
+                values_version.get_or_insert(t.core);
+            }
+            let objects = Objects::of(root);
+            regions.extend(nodes::nodes_of(&objects).iter().filter_map(|n| n.region()));
+            for inst in objects.iter().filter_map(|o| o.installer()) {
+                facts.any_cgpu = true;
+                let pairs = inst.node_selector_pairs();
+                if cgpu::selects_legacy(&pairs) {
+                    facts.nodes.legacy_installer = Some(true);
+                } else if inst.name() == cgpu::INSTALLER {
+                    facts.nodes.legacy_installer.get_or_insert(false);
+                }
+                let version = inst
+                    .image()
+                    .and_then(|(img, _)| img.as_str())
+                    .and_then(|s| cgpu::split_image(s).tag)
+                    .and_then(|tag| cgpu::parse_tag(tag).ok())
+                    .map(|t| t.core);
+                if let Some(v) = &version {
+                    installer_version.get_or_insert(v.clone());
+                }
+                facts.installers.push((pairs, version));
+            }
+        }
+    }
+    facts.nodes.cgpu = installer_version.or(values_version);
+    if regions.len() == 1 {
+        facts.region = regions.into_iter().next();
+    }
+    facts
+}
+
+/// The rules over inputs that make one cluster (one input is a cluster of its own). With
+/// `cluster`, inputs none of which holds values or an installer give one `cgpu-missing` for the
+/// cluster instead of one per input.
+fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let mut parsed = Vec::with_capacity(srcs.len());
+    for src in srcs {
+        if let Some(bad) = &src.invalid {
+            out.extend(syntax_finding(opts, src, 1, bad.offset, &bad.message));
+        } else if src.name != "-" && crate::check::is_chart_template(Path::new(&src.name)) {
+            out.extend(chart_template_skipped(src, opts));
+        } else {
+            parsed.push((src.clone(), yaml::parse(src)));
+        }
+    }
+    let facts = cluster_facts(&parsed);
+    let mut opts = opts.clone();
+    if opts.region.is_none() {
+        opts.region = facts.region.clone();
+    }
+    let mut policies: Vec<(String, InstallerPolicy)> = Vec::new();
+    for (src, p) in &parsed {
+        let (diags, ps) = rules_source(src, p, &opts, &facts);
+        out.extend(diags);
+        policies.extend(ps.into_iter().map(|p| (src.name.clone(), p)));
+    }
+    out.extend(policy_mismatches(&opts, &policies));
+    if cluster
+        && !facts.any_cgpu
+        && let Some(first) = srcs.first()
+    {
+        out.retain(|d| d.rule != "cgpu-missing");
+        let empty = Default::default();
+        let mut ctx = Ctx::new(&opts, 1, &empty);
+        let message = format!(
+            "no {} DaemonSet in kube-system: cGPU is not installed in this cluster (or not by ack-ai-installer); nothing to check",
+            cgpu::INSTALLER_NAMES.join(" or ")
+        );
+        values::missing(
+            &mut ctx,
+            first,
+            0..0,
+            message,
+            Some("install ack-ai-installer with cGPU enabled, or leave this cluster out".into()),
+        );
+        out.extend(ctx.out);
+    }
+    out
+}
+
+/// What one document is, judged by its content.
+#[derive(Default)]
+struct Kind {
+    values: bool,
+    installers: bool,
+    nodes: bool,
+}
+
+fn classify(root: &Node, objects: &Objects) -> Kind {
+    if root.entry("cgpu").is_some() {
+        return Kind {
+            values: true,
+            ..Kind::default()
+        };
+    }
+    Kind {
+        values: false,
+        installers: objects.iter().any(|o| o.is_installer()),
+        nodes: objects.iter().any(|o| o.kind == "Node"),
+    }
+}
+
+/// The rules on one parsed source; returns its installers' policies too.
+fn rules_source(
+    src: &Arc<Source>,
+    parsed: &yaml::Parsed,
+    opts: &RuleOptions,
+    facts: &ClusterFacts,
+) -> (Vec<Diagnostic>, Vec<InstallerPolicy>) {
+    let mut policies = Vec::new();
+    let mut out = Vec::new();
+    let mut checked_any = false;
+    let mut values_docs = 0;
+    let mut first_content: Option<(usize, Range<usize>)> = None;
+    let mut what = What::default();
+    for doc in &parsed.documents {
+        let Some(root) = &doc.root else { continue };
+        if first_content.is_none() {
+            first_content = Some((doc.index, root.span.start..root.span.start));
+        }
+        let objects = Objects::of(root);
+        let kind = classify(root, &objects);
+        let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+        if kind.values || kind.installers {
+            crate::rules::duplicates(&mut ctx, src, doc);
+        }
+        if kind.values {
+            checked_any = true;
+            values_docs += 1;
+            // The rules read the document as Helm hands it over; what Helm refuses is
+            // reported where it is.
+            match crate::helm::view(root) {
+                Ok(view) => values::check(&mut ctx, &view),
+                Err(r) => {
+                    ctx.report("yaml-syntax", &r.src, r.offset..r.offset, "", r.message);
+                    values::check(&mut ctx, root);
+                }
+            }
+        }
+        if kind.installers {
+            checked_any = true;
+            policies.extend(installer::check_document(&mut ctx, root));
+        }
+        if kind.nodes {
+            checked_any = true;
+            for node in nodes::nodes_of(&objects) {
+                // The version of the installer that selects this node; without installers among
+                // the inputs, the one the values deploy.
+                let mut node_facts = facts.nodes.clone();
+                if !facts.installers.is_empty() {
+                    node_facts.cgpu = facts
+                        .installers
+                        .iter()
+                        .find(|(sel, _)| !sel.is_empty() && node.matches(sel))
+                        .and_then(|(_, v)| v.clone());
+                }
+                nodes::check(&mut ctx, &node, &node_facts);
+            }
+        }
+        if !checked_any {
+            what.note(root, &objects);
+        }
+        out.extend(ctx.out);
+    }
+    let empty = Default::default();
+    if values_docs > 0 && parsed.documents.len() > 1 && opts.helm.is_none() {
+        out.extend(crate::helm::stack::versions_differ_in(opts, src));
+    }
+    if let Some(err) = &parsed.error {
+        out.extend(syntax_finding(
+            opts,
+            src,
+            err.document,
+            err.offset,
+            &err.message,
+        ));
+    } else if !checked_any {
+        let (doc, span) = first_content.unwrap_or((1, 0..0));
+        let mut ctx = Ctx::new(opts, doc, &empty);
+        let (message, help) = what.describe(src);
+        values::missing(&mut ctx, src, span, message, help);
+        out.extend(ctx.out);
+    }
+    (out, policies)
+}
+
+/// What a file without anything to check holds, so that `cgpu-missing` can say so instead of
+/// asking for a `cgpu:` block in a Job or a Chart.yaml.
+#[derive(Default)]
+struct What {
+    documents: usize,
+    objects: Vec<String>,
+    chart_yaml: bool,
+}
+
+impl What {
+    fn note(&mut self, root: &Node, objects: &Objects) {
+        self.documents += 1;
+        for o in objects.iter() {
+            if self.objects.len() < 3 {
+                self.objects.push(if o.name.is_empty() {
+                    o.kind.to_string()
+                } else {
+                    format!("{} `{}`", o.kind, o.name)
+                });
+            } else if self.objects.len() == 3 {
+                self.objects.push("…".into());
+            }
+        }
+        // Chart.yaml: apiVersion v1/v2, name and version, and no kind.
+        if root.get("kind").is_none()
+            && root.get("name").is_some()
+            && root.get("version").is_some()
+            && matches!(
+                root.get("apiVersion").and_then(Node::as_str),
+                Some("v1" | "v2")
+            )
+        {
+            self.chart_yaml = true;
+        }
+    }
+
+    fn describe(&self, src: &Source) -> (String, Option<String>) {
+        let installers = cgpu::INSTALLER_NAMES.join(" or ");
+        if self.chart_yaml {
+            return (
+                "a Helm chart's Chart.yaml (chart metadata, not values): skipped".into(),
+                Some(
+                    "nothing to do here: cgpu-lint checks the chart's values files and rendered manifests"
+                        .into(),
+                ),
+            );
+        }
+        if !self.objects.is_empty() {
+            let rendered = self.documents > 1 || src.text.contains("# Source: ");
+            let head = if rendered {
+                format!(
+                    "a rendered stream of {} documents ({}) without a {installers} DaemonSet",
+                    self.documents,
+                    self.objects.join(", ")
+                )
+            } else {
+                format!(
+                    "Kubernetes objects ({}) but no {installers} DaemonSet",
+                    self.objects.join(", ")
+                )
+            };
+            return (
+                format!("{head}: nothing for cgpu-lint to check, skipped"),
+                Some(format!(
+                    "cgpu-lint checks ack-ai-installer values (a `cgpu:` block), the {installers} DaemonSets and node lists; if this stream should hold the installer, is cgpu.enabled false?"
+                )),
+            );
+        }
+        (
+            "no `cgpu` key: not an ack-ai-installer values file, skipped".into(),
+            None,
+        )
+    }
+}
+
+/// `cluster-policy-mismatch` findings for installers that belong to one cluster.
+fn policy_mismatches(
+    opts: &RuleOptions,
+    policies: &[(String, InstallerPolicy)],
+) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut out = Vec::new();
+    for (i, message) in installer::mismatches(policies) {
+        let p = &policies[i].1;
+        let mut ctx = Ctx::new(opts, p.document, &empty);
+        ctx.at(
+            "cluster-policy-mismatch",
+            &p.node,
+            p.pointer.clone(),
+            message,
+        );
+        out.extend(ctx.out);
+    }
+    out
+}
+
+/// A `yaml-syntax` finding at one offset (not UTF-8, a parse error, an alias bomb, too deep).
+fn syntax_finding(
+    opts: &RuleOptions,
+    src: &Arc<Source>,
+    document: usize,
+    offset: usize,
+    message: &str,
+) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut ctx = Ctx::new(opts, document, &empty);
+    ctx.report("yaml-syntax", src, offset..offset, "", message);
+    ctx.out
+}
+
+/// A chart template named on the command line (pre-commit passes any matching file): skipped
+/// with an info instead of a flood of syntax errors about `{{ … }}`.
+fn chart_template_skipped(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut ctx = Ctx::new(opts, 1, &empty);
+    values::missing(
+        &mut ctx,
+        src,
+        0..0,
+        "a Helm chart template (Go template syntax, YAML only once rendered): skipped; \
+         check the rendered stream with `helm template … | cgpu-lint check -`"
+            .into(),
+        Some("nothing to fix here: cgpu-lint checks values files and rendered manifests".into()),
+    );
+    for d in &mut ctx.out {
+        d.severity = crate::diag::Severity::Info;
+    }
+    ctx.out
+}
+
+/// The rules of a values stack, before suppressions and filters: `layers[0]` is the chart's
+/// values, read and layered as Helm does ([`crate::helm::stack::rules`]).
+fn rules_stack(layers: &[Arc<Source>], opts: &RuleOptions) -> Vec<Diagnostic> {
+    let Some((chart, files)) = layers.split_first() else {
+        return Vec::new();
+    };
+    let layers = crate::helm::Layers {
+        chart: Some(chart.clone()),
+        files: files.to_vec(),
+        sets: Vec::new(),
+    };
+    crate::helm::stack::rules(&layers, opts)
+}
+
+/// How many check → splice rounds a fix may take. One is almost always enough; a second round
+/// picks up a fix that was held back because its range overlapped another fix of the first.
+pub const MAX_ROUNDS: usize = 5;
+
+/// One fix that was applied.
+#[derive(Debug, Clone)]
+pub struct Applied {
+    pub rule: &'static str,
+    /// 1-based line of the finding in the text the round started from.
+    pub line: usize,
+    pub message: String,
+}
+
+/// The outcome of fixing one source.
+#[derive(Debug)]
+pub struct Fixed {
+    pub original: Arc<Source>,
+    /// The fixed text (equal to the original when nothing was fixed).
+    pub text: String,
+    pub applied: Vec<Applied>,
+    /// Findings on the fixed text: what is left for a person.
+    pub remaining: Vec<Diagnostic>,
+    /// Set when a round produced text that no longer parses; the fixes of that round and later
+    /// are dropped (this is a bug in a rule's edit, never expected).
+    pub refused: Option<String>,
+}
+
+impl Fixed {
+    pub fn changed(&self) -> bool {
+        self.text != self.original.text
+    }
+}
+
+/// Fix `src` to a fixpoint (at most [`MAX_ROUNDS`] rounds) with the findings of [`lint_file`]:
+/// a finding that is suppressed or filtered out is neither fixed nor reported (ruff's `lint_fix`).
+pub fn lint_fix(src: &Arc<Source>, settings: &Settings) -> Fixed {
+    let mut current = src.clone();
+    let mut diags = lint_file(&current, settings);
+    let mut applied = Vec::new();
+    let mut refused = None;
+    // Text that does not parse (or is not UTF-8) has no fixes: the rules only see parsed values.
+    // (A suppressed yaml-syntax is still a file that does not parse.)
+    if src.invalid.is_none() && yaml::parse(src).error.is_none() {
+        for _ in 0..MAX_ROUNDS {
+            let fixable: Vec<&Diagnostic> = diags
+                .iter()
+                .filter(|d| d.fixable() && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &current)))
+                .collect();
+            if fixable.is_empty() {
+                break;
+            }
+            let groups: Vec<Vec<&Edit>> =
+                fixable.iter().map(|d| d.edits.iter().collect()).collect();
+            let chosen = edit::compatible_groups(&groups);
+            let edits: Vec<&Edit> = chosen.iter().flat_map(|&i| groups[i].clone()).collect();
+            let text = match edit::apply(&current.text, &edits) {
+                Ok(t) => t,
+                Err(e) => {
+                    refused = Some(format!("internal error splicing fixes: {e}"));
+                    break;
+                }
+            };
+            if text == current.text {
+                break;
+            }
+            let next = Source::new(current.name.clone(), text);
+            if yaml::parse(&next).error.is_some() {
+                refused = Some(
+                    "a fix produced YAML that does not parse; those fixes were not applied".into(),
+                );
+                break;
+            }
+            let next_diags = lint_file(&next, settings);
+            applied.extend(chosen.iter().map(|&i| {
+                let d = fixable[i];
+                Applied {
+                    rule: d.rule,
+                    line: d.start().line,
+                    message: d.message.clone(),
+                }
+            }));
+            current = next;
+            diags = next_diags;
+        }
+    }
+    Fixed {
+        original: src.clone(),
+        text: current.text.clone(),
+        applied,
+        remaining: diags,
+        refused,
+    }
+}
+
+/// Does `text` parse (the check before a file is written)?
+pub fn text_parses(name: &str, text: &str) -> bool {
+    let src = Source::new(name, text.to_string());
+    src.invalid.is_none() && yaml::parse(&src).error.is_none()
 }

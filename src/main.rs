@@ -30,8 +30,28 @@ fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
             clap_complete::generate(*shell, &mut Cli::command(), "cgpu-lint", s.out);
             Ok(Exit::Clean)
         }
-        Command::Man => {
+        // `main` runs the server before taking the streams; nothing to do here.
+        Command::Server => Ok(Exit::Clean),
+        Command::Man { out: None } => {
             clap_mangen::Man::new(Cli::command()).render(s.out)?;
+            Ok(Exit::Clean)
+        }
+        Command::Man { out: Some(dir) } => {
+            let failed = |e: std::io::Error| AppError::Usage(format!("{}: {e}", dir.display()));
+            std::fs::create_dir_all(dir).map_err(failed)?;
+            clap_mangen::generate_to(Cli::command(), dir).map_err(failed)?;
+            let mut pages: Vec<_> = std::fs::read_dir(dir)
+                .map_err(failed)?
+                .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+                .filter(|n| n.starts_with("cgpu-lint") && n.ends_with(".1"))
+                .collect();
+            pages.sort();
+            writeln!(
+                s.err,
+                "cgpu-lint: wrote {} man pages to {}",
+                pages.len(),
+                dir.display()
+            )?;
             Ok(Exit::Clean)
         }
     }
@@ -55,6 +75,16 @@ fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // The language server owns stdin and stdout (the protocol's framing) for its whole life.
+    if let Command::Server = cli.command {
+        return match cgpu_lint::server::run_stdio() {
+            Ok(code) => ExitCode::from(code),
+            Err(e) => {
+                eprintln!("cgpu-lint: error: server: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let mut out = stdout.lock();

@@ -5,8 +5,7 @@
 use crate::rules::child;
 use crate::yaml::{Node, Scalar};
 
-/// The DaemonSets that carry the cGPU policy.
-pub const INSTALLER_NAMES: [&str; 2] = ["cgpu-installer", "cgpu-core-installer"];
+pub use crate::cgpu::INSTALLER_NAMES;
 
 /// One Kubernetes object and where it sits in its document.
 #[derive(Debug, Clone, Copy)]

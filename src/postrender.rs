@@ -10,12 +10,14 @@
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 
-use crate::check::{self, Filter};
-use crate::diag::{Diagnostic, Edit};
+use crate::app::{AppError, Exit, Streams};
+use crate::cli::{FailOn, PostRenderArgs, TtyMode};
+use crate::diag::{Diagnostic, Edit, Severity, Summary};
 use crate::edit;
+use crate::lint;
 use crate::manifest::{INSTALLER_NAMES, Objects};
-use crate::rules::installer::{self, InstallerPolicy};
-use crate::rules::{Ctx, RuleOptions};
+use crate::output::Format;
+use crate::rules::installer;
 use crate::yaml::{self, Source};
 
 /// How findings name the stream.
@@ -31,9 +33,11 @@ pub struct Options {
     pub policy: Option<u8>,
     /// Apply the safe fixes.
     pub fix: bool,
-    /// The cluster region: rewrite registry hosts to it, and check against it.
+    /// The cluster region: rewrite registry hosts to it (and check against it: set it in
+    /// `settings.opts.region` too).
     pub region: Option<String>,
-    pub filter: Filter,
+    /// What the pipeline reports: rule options, --select/--ignore, `.cgpu-lint.toml`.
+    pub settings: lint::Settings,
 }
 
 /// What a run found and changed.
@@ -87,9 +91,10 @@ fn mentions_installer(chunk: &[u8]) -> bool {
 
 struct Run<'a> {
     opts: &'a Options,
-    rule_opts: RuleOptions,
     outcome: Outcome,
-    policies: Vec<(String, InstallerPolicy)>,
+    /// The installer documents as written to the output (and documents that mention an
+    /// installer but do not parse), with their number in the stream: one cluster for the pipeline.
+    docs: Vec<(Arc<Source>, usize)>,
     /// Lines before the current chunk, so findings carry the stream's line numbers.
     lines_before: usize,
     /// Bytes of the stream before the current chunk.
@@ -101,12 +106,8 @@ struct Run<'a> {
 pub fn run(mut input: impl BufRead, out: &mut impl Write, opts: &Options) -> io::Result<Outcome> {
     let mut r = Run {
         opts,
-        rule_opts: RuleOptions {
-            region: opts.region.clone(),
-            ..RuleOptions::default()
-        },
         outcome: Outcome::default(),
-        policies: Vec::new(),
+        docs: Vec::new(),
         lines_before: 0,
         offset: 0,
     };
@@ -136,10 +137,15 @@ pub fn run(mut input: impl BufRead, out: &mut impl Write, opts: &Options) -> io:
     if !chunk.is_empty() {
         r.chunk(&chunk, newlines, out)?;
     }
-    let found = check::policy_mismatches(&r.rule_opts, &r.policies);
-    r.outcome
-        .diagnostics
-        .extend(found.into_iter().filter(|d| opts.filter.allows(d.rule)));
+    // The installers of one stream are one cluster: their policies must agree.
+    let srcs: Vec<Arc<Source>> = r.docs.iter().map(|(s, _)| s.clone()).collect();
+    let mut found = lint::lint_cluster(&srcs, &opts.settings);
+    for d in &mut found {
+        if let Some((_, n)) = r.docs.iter().find(|(s, _)| Arc::ptr_eq(s, &d.src)) {
+            d.document = *n;
+        }
+    }
+    r.outcome.diagnostics = found;
     Ok(r.outcome)
 }
 
@@ -167,10 +173,7 @@ impl Run<'_> {
                         Ok(_) => unreachable!("from_utf8 failed"),
                     };
                     let src = Source::new_invalid(STDIN, lossy, at, message);
-                    for mut d in check::check_source(&src, &self.rule_opts) {
-                        d.document = self.outcome.documents;
-                        self.outcome.diagnostics.push(d);
-                    }
+                    self.docs.push((src, self.outcome.documents));
                     out.write_all(chunk)?;
                 }
             }
@@ -206,6 +209,7 @@ impl Run<'_> {
         let (src, pad) = self.source(text);
         let parsed = yaml::parse(&src);
         let mut groups: Vec<(Vec<Edit>, String)> = Vec::new();
+        let installers_before = self.outcome.installers;
         for doc in &parsed.documents {
             let Some(root) = &doc.root else { continue };
             let objects = Objects::of(root);
@@ -226,21 +230,27 @@ impl Run<'_> {
                         groups.push((edits, what));
                     }
                 }
-                if self.opts.fix {
-                    let mut ctx = Ctx::new(&self.rule_opts, document, &doc.alias_uses);
-                    installer::check(&mut ctx, &inst);
-                    for d in ctx.out {
-                        if !d.edits.is_empty() && self.opts.filter.allows(d.rule) {
-                            let what =
-                                format!("document {document}: fixed {}: {}", d.rule, d.message);
-                            groups.push((d.edits, what));
-                        }
-                    }
+            }
+        }
+        if self.opts.fix && self.outcome.installers > installers_before {
+            // The pipeline's findings on this document (suppressions and filters applied), for
+            // the edits they carry.
+            for d in lint::lint_file(&src, &self.opts.settings) {
+                if d.fixable() && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &src)) {
+                    let what = format!("document {document}: fixed {}: {}", d.rule, d.message);
+                    groups.push((d.edits, what));
                 }
+            }
+        }
+        // Then the region rewrite (a fix that switched the endpoint already carries the region).
+        for doc in &parsed.documents {
+            let Some(root) = &doc.root else { continue };
+            let objects = Objects::of(root);
+            for inst in objects.iter().filter_map(|o| o.installer()) {
                 if let Some(region) = &self.opts.region
                     && let Some((v, _)) = inst.image()
                     && let Some(s) = v.as_str()
-                    && let Some(new) = installer::rewrite_image(s, false, Some(region))
+                    && let Some(new) = crate::cgpu::rewrite_image(s, false, Some(region))
                 {
                     let edit = crate::rules::replace(v, crate::rules::render_string(&new, v.style));
                     groups.push((
@@ -271,18 +281,204 @@ impl Run<'_> {
             Some(t) => Source::new(src.name.clone(), t),
             None => src,
         };
-        let (diags, policies) = check::check_source_with_policies(&src, &self.rule_opts);
-        for mut d in diags {
-            if d.rule == "cgpu-missing" || !self.opts.filter.allows(d.rule) {
-                continue;
-            }
-            d.document = document;
-            self.outcome.diagnostics.push(d);
-        }
-        for mut p in policies {
-            p.document = document;
-            self.policies.push((STDIN.into(), p));
+        let parsed = yaml::parse(&src);
+        let installer_doc = parsed.error.is_some()
+            || parsed
+                .documents
+                .iter()
+                .filter_map(|d| d.root.as_ref())
+                .any(installer::has_installer);
+        if installer_doc {
+            self.docs.push((src.clone(), document));
         }
         src.text[pad..].to_string()
     }
+}
+
+/// `post-render` as a command: stdin → stdout through a [`crate::spill::Spill`] buffer, so that a
+/// failed render writes nothing to stdout (Helm 3 would print a partial stream; Helm 4 would try
+/// to parse it). The report goes to stderr, `--report FILE` and, on failure under Helm 4, the
+/// terminal.
+pub fn serve(
+    s: &mut Streams,
+    args: &PostRenderArgs,
+    opts: &Options,
+    input: impl BufRead,
+    seekable: Option<std::fs::File>,
+) -> Result<Exit, AppError> {
+    // A regular file on stdin (`post-render < rendered.yaml`) is read twice instead of being
+    // held: pass 1 checks and computes the edited documents, pass 2 lets the kernel copy
+    // everything between them (copy_file_range/sendfile). A pipe (Helm) is held in a Spill.
+    let mut held = crate::spill::Spill::new();
+    let mut outcome = match &seekable {
+        Some(file) => {
+            use std::io::Seek;
+            let start = (&*file).stream_position()?;
+            let reader = io::BufReader::with_capacity(1 << 20, file);
+            let mut o = run(reader, &mut io::sink(), opts)?;
+            for (range, _) in &mut o.replacements {
+                *range = range.start + start..range.end + start;
+            }
+            (&*file).seek(io::SeekFrom::Start(start))?;
+            o
+        }
+        None => run(input, &mut held, opts)?,
+    };
+    held.flush()?;
+    outcome
+        .diagnostics
+        .sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+    let summary = Summary::of(1, &outcome.diagnostics);
+    // `--policy N` on a stream without an installer would "succeed" while setting nothing, and
+    // Helm 3 hides our stderr when the render succeeds: refuse instead.
+    let missing_installer =
+        (opts.policy.is_some() || args.require_installer) && outcome.installers == 0;
+    let failed = missing_installer
+        || match args.fail_on {
+            FailOn::Error => summary.errors > 0,
+            FailOn::Warning => summary.errors + summary.warnings > 0,
+            FailOn::Never => false,
+        };
+    let verdict = if failed {
+        "render refused, nothing written to stdout"
+    } else {
+        "stream written to stdout"
+    };
+    let no_installer = missing_installer.then(|| {
+        format!(
+            "the stream holds no {} DaemonSet, so {} (is cgpu.enabled false, or is this another chart?)",
+            INSTALLER_NAMES.join(" or "),
+            match opts.policy {
+                Some(n) => format!("--policy {n} has nothing to set"),
+                None => "--require-installer fails".into(),
+            }
+        )
+    });
+    let text = match args.format {
+        Format::Json => crate::output::json::render(&outcome.diagnostics, summary),
+        _ => {
+            let mut text = String::new();
+            for c in &outcome.changes {
+                text.push_str(&format!("cgpu-lint post-render: {c}\n"));
+            }
+            for d in &outcome.diagnostics {
+                text.push_str(&crate::output::human::render_one(d, false));
+                text.push('\n');
+            }
+            if let Some(why) = &no_installer {
+                text.push_str(&format!("cgpu-lint post-render: error: {why}\n"));
+            }
+            text.push_str(&format!(
+                "cgpu-lint post-render: {} documents, {} installer DaemonSets: {} errors, {} warnings, {} infos; {verdict}\n",
+                outcome.documents,
+                outcome.installers,
+                summary.errors,
+                summary.warnings,
+                summary.infos,
+            ));
+            text
+        }
+    };
+    s.err.write_all(text.as_bytes())?;
+    if let Some(why) = &no_installer
+        && args.format == Format::Json
+    {
+        writeln!(s.err, "cgpu-lint post-render: error: {why}; {verdict}")?;
+    }
+    if let Some(path) = &args.report {
+        std::fs::write(path, &text)
+            .map_err(|e| AppError::Usage(format!("--report {path}: {e}")))?;
+    }
+    if failed {
+        let to_tty = match args.tty {
+            TtyMode::Always => true,
+            TtyMode::Never => false,
+            TtyMode::Auto => std::env::var_os("HELM_PLUGIN_NAME").is_some(),
+        };
+        if to_tty {
+            tty_summary(
+                &outcome.diagnostics,
+                summary,
+                no_installer.as_deref(),
+                args.report.as_deref(),
+            );
+        }
+        return Ok(if missing_installer {
+            Exit::Trouble
+        } else {
+            Exit::Findings
+        });
+    }
+    if let Some(file) = &seekable {
+        s.out.flush()?;
+        if s.out_is_stdout {
+            splice_edits(file, &outcome.replacements, &mut io::stdout().lock())?;
+        } else {
+            splice_edits(file, &outcome.replacements, &mut s.out)?;
+        }
+    } else if s.out_is_stdout {
+        // Concrete types let std copy the spilled tail with copy_file_range/sendfile/splice.
+        s.out.flush()?;
+        held.drain_into(&mut io::stdout().lock())?;
+    } else {
+        held.drain_into_dyn(s.out)?;
+    }
+    Ok(Exit::Clean)
+}
+
+/// Pass 2 of a seekable post-render: copy `file` from its current position to `out`, with each
+/// replaced range (absolute offsets, in order) written from memory instead.
+fn splice_edits<W: Write + ?Sized>(
+    file: &std::fs::File,
+    replacements: &[(std::ops::Range<u64>, Vec<u8>)],
+    out: &mut W,
+) -> io::Result<()> {
+    use std::io::{Read, Seek};
+    let mut f = file;
+    let mut pos = f.stream_position()?;
+    for (range, bytes) in replacements {
+        io::copy(&mut f.take(range.start - pos), out)?;
+        out.write_all(bytes)?;
+        pos = f.seek(io::SeekFrom::Start(range.end))?;
+    }
+    io::copy(&mut f, out)?;
+    Ok(())
+}
+
+/// Helm 4 discards a plugin's stderr; the controlling terminal, when there is one, is the only
+/// way to reach the person who ran `helm`. Best effort: no terminal, no message.
+fn tty_summary(
+    diags: &[Diagnostic],
+    summary: Summary,
+    no_installer: Option<&str>,
+    report: Option<&str>,
+) {
+    let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") else {
+        return;
+    };
+    let mut text = format!(
+        "cgpu-lint post-render: render refused: {} error(s), {} warning(s)\n",
+        summary.errors, summary.warnings
+    );
+    if let Some(why) = no_installer {
+        text.push_str(&format!("  {why}\n"));
+    }
+    for d in diags.iter().filter(|d| d.severity != Severity::Info) {
+        let at = d.start();
+        text.push_str(&format!(
+            "  {}[{}] document {} line {}: {}\n",
+            d.severity.as_str(),
+            d.rule,
+            d.document,
+            at.line,
+            d.message
+        ));
+    }
+    match report {
+        Some(r) => text.push_str(&format!("  full report: {r}\n")),
+        None => text.push_str(
+            "  full report: add --post-renderer-args=--report --post-renderer-args=FILE\n",
+        ),
+    }
+    let _ = tty.write_all(text.as_bytes());
 }

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use crate::check::check_source;
 use crate::diag::{Diagnostic, Edit, Severity};
 use crate::rules::{RuleOptions, child, render_string};
 use crate::yaml::{self, Node, Scalar, Source, Style, Value, resolve};
@@ -117,7 +116,11 @@ pub fn set(
     assignments: &[Assignment],
     opts: &RuleOptions,
 ) -> Result<SetOutcome, SetError> {
-    let before = check_source(src, opts);
+    let settings = crate::lint::Settings {
+        opts: opts.clone(),
+        ..Default::default()
+    };
+    let before = crate::lint::lint_file(src, &settings);
     if let Some(d) = before.iter().find(|d| d.rule == "yaml-syntax") {
         return Err(SetError::Cannot(format!(
             "{}: does not parse ({}); fix that first",
@@ -131,7 +134,7 @@ pub fn set(
             .map_err(|e| SetError::Cannot(format!("internal error: {e}")))?;
         current = Source::new(src.name.clone(), text);
     }
-    let after = check_source(&current, opts);
+    let after = crate::lint::lint_file(&current, &settings);
     if let Some(d) = after.iter().find(|d| d.rule == "yaml-syntax") {
         return Err(SetError::Cannot(format!(
             "internal error: the change would not parse ({}); file left as it was",

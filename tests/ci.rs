@@ -332,3 +332,302 @@ fn readme_ci_jobs_match_the_github_and_gitlab_schemas() {
         );
     }
 }
+
+/// A README CI job as JSON (PyYAML from target/venv, installed with pre-commit).
+fn readme_job(section: &str) -> serde_json::Value {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let at = readme.find(section).expect(section);
+    let start = at + readme[at..].find("```yaml\n").unwrap() + 8;
+    let end = start + readme[start..].find("```").unwrap();
+    let python =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/venv/bin/python");
+    assert!(python.exists(), "run scripts/install-test-tools");
+    let mut child = std::process::Command::new(python)
+        .args([
+            "-c",
+            "import sys, yaml, json; print(json.dumps(yaml.safe_load(sys.stdin)))",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&readme.as_bytes()[start..end])
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The shell variables a script uses (`$NAME`, `${NAME}`; not GitHub's `${{ … }}`).
+fn variables_of(script: &str) -> Vec<String> {
+    let b = script.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'$' {
+            let mut j = i + 1;
+            if b.get(j) == Some(&b'{') {
+                j += 1;
+            }
+            let s = j;
+            while j < b.len() && (b[j].is_ascii_alphanumeric() || b[j] == b'_') {
+                j += 1;
+            }
+            if j > s && !b[s].is_ascii_digit() {
+                out.push(script[s..j].to_string());
+            }
+            i = j.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+fn run_script(dir: &Path, script: &str, env: &[(&str, String)]) -> std::process::Output {
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let link = bin.join("cgpu-lint");
+    if !link.exists() {
+        std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_cgpu-lint"), &link).unwrap();
+    }
+    let mut cmd = std::process::Command::new("bash");
+    cmd.args(["-e", "-c", script]).current_dir(dir).env(
+        "PATH",
+        format!("{}:{}", bin.display(), std::env::var("PATH").unwrap()),
+    );
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().unwrap()
+}
+
+/// The README's GitHub job: every variable its steps use is defined in the job, the SARIF step
+/// reports `report=yes` whenever cgpu-lint wrote a report (findings, or a file it could not
+/// read: an io-error result), and the annotation step fails with 1 on an error finding and 2
+/// on an unreadable path.
+#[test]
+fn readme_github_job_steps_run_as_written() {
+    let job = &readme_job("### GitHub Actions")["jobs"]["cgpu-lint"];
+    let env: Vec<(String, String)> = job["env"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+        .collect();
+    let steps = job["steps"].as_array().unwrap();
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    for script in &runs {
+        for v in variables_of(script) {
+            assert!(
+                v == "GITHUB_OUTPUT" || env.iter().any(|(k, _)| *k == v),
+                "${v} in `{script}` is not defined in the job's env"
+            );
+        }
+    }
+    // The resolve step gives the commit of the branch, for the cache key and `--rev`.
+    let upstream = tempfile::tempdir().unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &[
+            "-c",
+            "user.email=a@b",
+            "-c",
+            "user.name=a",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+    ] {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(upstream.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    }
+    let rev_step = steps.iter().find(|s| s["id"] == "rev").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("github_output");
+    let mut vars: Vec<(&str, String)> = env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    vars.retain(|(k, _)| *k != "CGPU_LINT_GIT");
+    vars.push((
+        "CGPU_LINT_GIT",
+        format!("file://{}", upstream.path().display()),
+    ));
+    vars.push(("GITHUB_OUTPUT", output.to_string_lossy().into_owned()));
+    let out = run_script(dir.path(), rev_step["run"].as_str().unwrap(), &vars);
+    assert!(out.status.success(), "{out:?}");
+    let written = std::fs::read_to_string(&output).unwrap();
+    let sha = written.trim().strip_prefix("sha=").expect("sha=…");
+    assert!(
+        sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{written}"
+    );
+    let install = steps
+        .iter()
+        .filter_map(|s| s["run"].as_str())
+        .find(|r| r.contains("cargo install"))
+        .unwrap();
+    assert!(
+        install.contains("--rev \"${{ steps.rev.outputs.sha }}\""),
+        "{install}"
+    );
+    let cache = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/cache"))
+        })
+        .unwrap();
+    assert!(
+        cache["with"]["key"]
+            .as_str()
+            .unwrap()
+            .contains("steps.rev.outputs.sha")
+    );
+    // The checks run over the values files, not the whole repository (`check .` would give
+    // every other YAML file a cgpu-missing info, as annotations and SARIF notes).
+    for script in runs.iter().filter(|r| r.contains("cgpu-lint check")) {
+        for line in script.lines().filter(|l| l.contains("cgpu-lint check")) {
+            assert!(line.contains(" $VALUES"), "{line}");
+            assert!(!line.contains(" . "), "{line}");
+        }
+    }
+    let sarif_step = steps.iter().find(|s| s["id"] == "sarif").unwrap();
+    let upload = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.contains("upload-sarif"))
+        })
+        .unwrap();
+    assert_eq!(upload["if"], "steps.sarif.outputs.report == 'yes'");
+    let annotate = runs.last().unwrap();
+    for (values, annotate_code) in [("values/", 1), ("no-such-folder/", 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            &dir.path().join("values/values.yaml"),
+            &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/values.yaml"))
+                .unwrap(),
+        );
+        let output = dir.path().join("github_output");
+        let mut vars: Vec<(&str, String)> =
+            env.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+        vars.retain(|(k, _)| *k != "VALUES");
+        vars.push(("VALUES", values.to_string()));
+        vars.push(("GITHUB_OUTPUT", output.to_string_lossy().into_owned()));
+        let out = run_script(dir.path(), sarif_step["run"].as_str().unwrap(), &vars);
+        assert!(out.status.success(), "{out:?}");
+        assert!(
+            std::fs::read_to_string(&output)
+                .unwrap()
+                .contains("report=yes")
+        );
+        let sarif: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(dir.path().join("cgpu-lint.sarif")).unwrap(),
+        )
+        .unwrap();
+        assert!(!sarif["runs"][0]["results"].as_array().unwrap().is_empty());
+        let out = run_script(dir.path(), annotate, &vars);
+        assert_eq!(out.status.code(), Some(annotate_code), "{values}: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).starts_with("::error file="));
+    }
+}
+
+/// The README's GitLab job defines every variable its script uses (GitLab's own CI_* aside)
+/// and its check line writes a JUnit report that fails on the example's error.
+#[test]
+fn readme_gitlab_job_runs_as_written() {
+    let job = &readme_job("### GitLab CI")["cgpu-lint"];
+    let vars = job["variables"].as_object().unwrap();
+    let script: Vec<&str> = job["script"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    for line in &script {
+        for v in variables_of(line) {
+            assert!(
+                v.starts_with("CI_") || vars.contains_key(&v),
+                "${v} in `{line}` is not in the job's variables"
+            );
+        }
+    }
+    for v in vars.values() {
+        for inner in variables_of(v.as_str().unwrap()) {
+            assert!(inner.starts_with("CI_"), "{inner}");
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        &dir.path().join("values/values.yaml"),
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/values.yaml"))
+            .unwrap(),
+    );
+    // A stand-in `cargo` that records its arguments and "installs" this build into
+    // $CARGO_HOME/bin, as `cargo install` does (or leaves it when up to date).
+    let fake = dir.path().join("fake-bin");
+    std::fs::create_dir_all(&fake).unwrap();
+    write(
+        &fake.join("cargo"),
+        &format!(
+            "#!/bin/sh\nmkdir -p \"$CARGO_HOME/bin\"\necho \"$@\" > \"$CARGO_HOME/cargo-args\"\nln -sf {} \"$CARGO_HOME/bin/cgpu-lint\"\n",
+            env!("CARGO_BIN_EXE_cgpu-lint")
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(fake.join("cargo"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let env: Vec<(&str, String)> = vars
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str(),
+                v.as_str()
+                    .unwrap()
+                    .replace("$CI_PROJECT_DIR", &dir.path().to_string_lossy()),
+            )
+        })
+        .collect();
+    let mut env = env;
+    env.push((
+        "PATH",
+        format!("{}:{}", fake.display(), std::env::var("PATH").unwrap()),
+    ));
+    let out = run_script(dir.path(), &script.join("\n"), &env);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let args = std::fs::read_to_string(dir.path().join(".cargo/cargo-args")).unwrap();
+    assert_eq!(
+        args.trim(),
+        format!(
+            "install --locked --git {} --branch {} cgpu-lint",
+            vars["CGPU_LINT_GIT"].as_str().unwrap(),
+            vars["CGPU_LINT_BRANCH"].as_str().unwrap()
+        )
+    );
+    // What the job caches is where cargo installs and records what it installed.
+    let paths: Vec<&str> = job["cache"]["paths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        paths,
+        [".cargo/bin/", ".cargo/.crates.toml", ".cargo/.crates2.json"]
+    );
+    assert_eq!(vars["CARGO_HOME"], "$CI_PROJECT_DIR/.cargo");
+    let xml = std::fs::read_to_string(dir.path().join("cgpu-lint.xml")).unwrap();
+    assert!(xml.contains("<failure"), "{xml}");
+}

@@ -252,3 +252,215 @@ fn chart_templates_are_skipped_by_the_walk_and_named_as_templates_when_given() {
     );
     assert_eq!(r.code, 0);
 }
+
+#[test]
+fn exit_2_carries_the_reason_into_every_format() {
+    // A missing file and a file over --max-file-size: exit 2, and each format names the file
+    // and the reason (an `io-error` finding), never a clean empty report.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big-values.yaml");
+    std::fs::write(&big, "cgpu:\n  policy: 1\n").unwrap();
+    let cases: [(&str, &[&str]); 2] = [
+        ("missing-values.yaml", &[]),
+        ("big-values.yaml", &["--max-file-size", "4"]),
+    ];
+    for (file, extra) in cases {
+        for format in ["human", "json", "sarif", "github", "junit"] {
+            let out = bin()
+                .current_dir(dir.path())
+                .args(["check", "--format", format, file])
+                .args(extra)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{file} {format}");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(stdout.contains("io-error"), "{file} {format}: {stdout}");
+            assert!(stdout.contains(file), "{file} {format}: {stdout}");
+            assert!(
+                String::from_utf8_lossy(&out.stderr).contains(file),
+                "{file} {format}: the reason is on stderr too"
+            );
+            match format {
+                "json" => {
+                    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                    assert_eq!(v["summary"]["errors"], 1);
+                    assert_eq!(v["diagnostics"][0]["rule"], "io-error");
+                    assert_eq!(v["diagnostics"][0]["file"], file);
+                }
+                "sarif" => {
+                    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+                    let run = &v["runs"][0];
+                    assert_eq!(run["invocations"][0]["executionSuccessful"], false);
+                    assert_eq!(run["results"][0]["ruleId"], "io-error");
+                    assert_eq!(run["results"][0]["level"], "error");
+                }
+                "junit" => assert!(stdout.contains("<failure"), "{stdout}"),
+                "github" => assert!(stdout.starts_with("::error file="), "{stdout}"),
+                _ => assert!(stdout.contains("1 error"), "{stdout}"),
+            }
+        }
+    }
+    // The same for fix, and an io-error cannot be hidden by --ignore.
+    let out = bin()
+        .current_dir(dir.path())
+        .args([
+            "fix",
+            "--format",
+            "json",
+            "--ignore",
+            "io-error",
+            "missing-values.yaml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["diagnostics"][0]["rule"], "io-error");
+}
+
+#[test]
+fn explain_names_a_public_source_for_every_rule() {
+    let out = bin().args(["rules", "--format", "json"]).output().unwrap();
+    let rules: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    for r in rules {
+        let name = r["name"].as_str().unwrap();
+        let sources = r["sources"].as_array().unwrap();
+        assert!(
+            sources
+                .iter()
+                .any(|s| s["url"].as_str().is_some_and(|u| u.starts_with("https://"))),
+            "{name} has no source with an address"
+        );
+        let text =
+            String::from_utf8(bin().args(["explain", name]).output().unwrap().stdout).unwrap();
+        let (_, listed) = text.split_once("\nSources:\n").expect("a Sources section");
+        for s in sources {
+            assert!(listed.contains(s["title"].as_str().unwrap()), "{name}");
+            if let Some(u) = s["url"].as_str() {
+                assert!(listed.contains(u), "{name}: {u}");
+            }
+        }
+    }
+}
+
+#[test]
+fn man_out_writes_one_page_per_subcommand_with_its_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let man = dir.path().join("man1"); // does not exist yet: created
+    let out = bin().args(["man", "--out"]).arg(&man).output().unwrap();
+    assert!(out.status.success());
+    let main = std::fs::read_to_string(man.join("cgpu-lint.1")).unwrap();
+    for sub in [
+        "check",
+        "post-render",
+        "checklist",
+        "fix",
+        "set",
+        "generate",
+        "schema",
+        "rules",
+        "explain",
+        "completions",
+        "man",
+    ] {
+        let page = man.join(format!("cgpu-lint-{sub}.1"));
+        let text = std::fs::read_to_string(&page).unwrap_or_else(|_| panic!("{page:?}"));
+        // The main page refers to it by that name, and the page has the subcommand's flags.
+        assert!(main.contains(&format!("cgpu\\-lint\\-{}(1)", sub.replace('-', "\\-"))));
+        assert!(text.contains(".SH OPTIONS"), "{sub}");
+    }
+    let check = std::fs::read_to_string(man.join("cgpu-lint-check.1")).unwrap();
+    for flag in ["\\-\\-format", "\\-\\-deny\\-warnings", "\\-\\-stack"] {
+        assert!(check.contains(flag), "check page lacks {flag}");
+    }
+    assert!(man.join("cgpu-lint-generate-patch.1").is_file());
+}
+
+#[test]
+fn messages_read_well_for_null_and_empty_values() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("values.yaml"),
+        "cgpu:\n  nodeSelector:\n    gpu-pool: ~\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("ds.yaml"),
+        [
+            "apiVersion: apps/v1",
+            "kind: DaemonSet",
+            "metadata:",
+            "  name: cgpu-installer",
+            "  namespace: kube-system",
+            "spec:",
+            "  template:",
+            "    spec:",
+            "      containers:",
+            "      - name: cgpu-installer",
+            "        image: registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun",
+            "        env:",
+            "        - name: POLICY",
+            "          value:",
+            "",
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["check", "--format", "json", "values.yaml", "ds.yaml"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let messages: Vec<&str> = v["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["message"].as_str().unwrap())
+        .collect();
+    assert!(
+        messages.contains(
+            &"label value `~` is read as the null, not a string; the API server rejects it"
+        ),
+        "{messages:?}"
+    );
+    let policy: Vec<_> = messages.iter().filter(|m| m.contains("POLICY")).collect();
+    assert_eq!(
+        policy.len(),
+        1,
+        "one finding for an empty POLICY: {policy:?}"
+    );
+    assert!(policy[0].starts_with("POLICY has no value"), "{policy:?}");
+    for m in &messages {
+        assert!(!m.contains("  "), "double space in {m:?}");
+        assert!(!m.contains("null null"), "{m:?}");
+    }
+}
+
+#[test]
+fn schema_id_names_no_invented_address() {
+    let out = bin().arg("schema").output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v.get("$id").is_none(), "{:?}", v.get("$id"));
+}
+
+#[test]
+fn exit_status_table_rows_for_the_other_commands() {
+    // README "Exit statuses": generate refuses a value with 1; an unknown rule, an unwritable
+    // man folder or --report file, and a usage error are 2; --help is 0.
+    let code = |args: &[&str]| bin().args(args).output().unwrap().status.code();
+    assert_eq!(code(&["generate", "--policy", "9"]), Some(1));
+    assert_eq!(code(&["generate", "--tag", "v1.0.3"]), Some(1));
+    assert_eq!(code(&["generate", "patch", "--policy", "9"]), Some(1));
+    assert_eq!(code(&["explain", "no-such-rule"]), Some(2));
+    assert_eq!(code(&["man", "--out", "/proc/no-such-folder"]), Some(2));
+    assert_eq!(code(&["check", "--no-such-flag"]), Some(2));
+    assert_eq!(code(&["set", "policy=2"]), Some(2));
+    assert_eq!(code(&["--help"]), Some(0));
+    let out = bin()
+        .args(["post-render", "--report", "/proc/no-such-folder/report.txt"])
+        .write_stdin(std::fs::read(fixture("helm-template-rendered-stream.yaml")).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}

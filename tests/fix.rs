@@ -199,9 +199,10 @@ fn set_changes_only_the_value_and_keeps_comments() {
         .arg(&p)
         .output()
         .unwrap();
+    // Like `fix`: exit 1 when the file changed (spec §4, pre-commit's convention).
     assert_eq!(
         out.status.code(),
-        Some(0),
+        Some(1),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -334,4 +335,48 @@ fn fix_diff_is_coloured_only_when_asked_or_on_a_terminal() {
         "{diff:?}"
     );
     assert!(diff.contains("\x1b[32m+  policy: 1\x1b[0m\n"), "{diff:?}");
+}
+
+#[test]
+fn set_exits_like_fix() {
+    // --diff: 1 when it would change the file, 0 when the value is already set; nothing written.
+    let (_d, p) = temp_copy("values-valid-full-default.yaml");
+    let before = std::fs::read(&p).unwrap();
+    let code = |args: &[&str]| {
+        bin()
+            .arg("set")
+            .args(args)
+            .arg(&p)
+            .output()
+            .unwrap()
+            .status
+            .code()
+    };
+    assert_eq!(code(&["--diff", "policy=2"]), Some(1));
+    assert_eq!(std::fs::read(&p).unwrap(), before, "--diff wrote the file");
+    assert_eq!(code(&["--stdout", "policy=2"]), Some(0));
+    // In place: 1 after changing it, then 0 when it is already set.
+    assert_eq!(code(&["policy=2"]), Some(1));
+    assert_ne!(std::fs::read(&p).unwrap(), before);
+    assert_eq!(code(&["policy=2"]), Some(0));
+    assert_eq!(code(&["--diff", "policy=2"]), Some(0));
+    // A refused value: 1, file untouched; an unreadable file: 2.
+    let now = std::fs::read(&p).unwrap();
+    assert_eq!(code(&["policy=9"]), Some(1));
+    assert_eq!(std::fs::read(&p).unwrap(), now);
+    let out = bin()
+        .args(["set", "policy=2", "/nonexistent/values.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn set_usage_names_pairs_then_the_file() {
+    let out = bin().args(["set", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("Usage: cgpu-lint set [OPTIONS] <KEY=VALUE>... <PATH>"),
+        "{help}"
+    );
 }

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 
-use cgpu_lint::check::{Filter, check_source};
+use cgpu_lint::check::Filter;
 use cgpu_lint::diag::Edit;
 use cgpu_lint::edit;
 use cgpu_lint::fix::fix_source;
+use cgpu_lint::lint::{Settings, lint_file};
 use cgpu_lint::rules::{RuleOptions, render_string};
 use cgpu_lint::yaml::{self, Node, Source, Value};
 
@@ -224,7 +225,7 @@ proptest! {
         }
         prop_assert_eq!(&out.as_bytes()[o..], &text.as_bytes()[i..]);
         // A string rendered in the node's style parses back.
-        let after = check_source(&Source::new("p.yaml", out.clone()), &opts());
+        let after = lint_file(&Source::new("p.yaml", out.clone()), &Settings { opts: opts(), ..Default::default() });
         prop_assert!(!after.iter().any(|d| d.rule == "yaml-syntax"), "{out}");
     }
 
@@ -237,7 +238,7 @@ proptest! {
         let src2: Arc<Source> = Source::new("p.yaml", once.text.clone());
         let twice = fix_source(&src2, &opts(), &Filter::default());
         prop_assert_eq!(&twice.text, &once.text, "fix twice != fix once\ninput:\n{}", text);
-        let left = check_source(&src2, &opts());
+        let left = lint_file(&src2, &Settings { opts: opts(), ..Default::default() });
         prop_assert!(!left.iter().any(|d| d.rule == "yaml-syntax"), "{}", once.text);
         let fixable: Vec<_> = left.iter().filter(|d| d.fixable()).map(|d| (d.rule, d.message.clone())).collect();
         prop_assert!(fixable.is_empty(), "still fixable: {:?}\ninput:\n{}\noutput:\n{}", fixable, text, once.text);

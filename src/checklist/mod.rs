@@ -10,12 +10,13 @@ use std::sync::Arc;
 
 use semver::Version;
 
-use crate::check::{CHART_DEFAULTS, DEFAULT_MAX_FILE_SIZE, InputError, read_input};
+use crate::cgpu::CHART_DEFAULTS;
+use crate::cgpu::SCHEDULE_LABEL;
+use crate::cgpu::{POLICY_TITLES, Tag, parse_tag, split_image};
+use crate::check::{DEFAULT_MAX_FILE_SIZE, InputError, read_input};
 use crate::diag::{Diagnostic, Severity};
 use crate::manifest::{Objects, Toleration, daemonset_default_tolerations, scalar_text};
-use crate::rules::nodes::{self, NodeView, SCHEDULE_LABEL};
-use crate::rules::values::{POLICY_TITLES, split_image};
-use crate::rules::version::{Tag, parse_tag};
+use crate::rules::nodes::{self, NodeFacts, NodeView};
 use crate::rules::{Ctx, RuleOptions, k8s};
 use crate::yaml::{self, Node, Scalar, Source};
 
@@ -23,7 +24,7 @@ use crate::yaml::{self, Node, Scalar, Source};
 /// published the installer's built-in default (domain.md §10.3); the chart documents `policy: 1`,
 /// so that is what a DaemonSet rendered from the chart would have carried. The assumption is
 /// reported (installer-policy-missing) so a reader can check `/proc/cgpu_km/0/policy` on a node.
-pub const ASSUMED_DEFAULT_POLICY: u8 = 1;
+pub const ASSUMED_DEFAULT_POLICY: u8 = crate::cgpu::CHART_DEFAULT_POLICY;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ChecklistFormat {
@@ -177,22 +178,56 @@ impl Checklist {
 /// What the desired side is.
 pub enum Desired<'a> {
     Values(&'a str),
-    Policy { policy: u8, tag: Option<&'a str> },
+    /// A values file read as this Helm reads it (`--helm`: Helm 3 its first document, Helm 4 all
+    /// of them merged).
+    ValuesAs(&'a str, crate::helm::Version),
+    Policy {
+        policy: u8,
+        tag: Option<&'a str>,
+    },
 }
 
 pub fn policy_title(p: u8) -> &'static str {
     POLICY_TITLES.get(p as usize).copied().unwrap_or("?")
 }
 
+/// One side's input: a file, or the objects `--cluster` read from a kubeconfig context (one
+/// source per object). `label` names it in messages (the path, or the context).
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub label: String,
+    pub sources: Vec<Arc<Source>>,
+}
+
+impl Inputs {
+    pub fn file(path: &str) -> Result<Inputs, ChecklistError> {
+        Ok(Inputs {
+            label: path.to_string(),
+            sources: vec![read_input(path, DEFAULT_MAX_FILE_SIZE)?],
+        })
+    }
+
+    /// Every source parsed, in order; a source that does not parse stops the checklist.
+    fn parsed(&self) -> Result<Vec<yaml::Parsed>, ChecklistError> {
+        self.sources.iter().map(parse_source).collect()
+    }
+}
+
 fn load(path: &str) -> Result<(Arc<Source>, yaml::Parsed), ChecklistError> {
     let src = read_input(path, DEFAULT_MAX_FILE_SIZE)?;
+    let parsed = parse_source(&src)?;
+    Ok((src, parsed))
+}
+
+fn parse_source(src: &Arc<Source>) -> Result<yaml::Parsed, ChecklistError> {
+    let path = src.name.as_str();
     if let Some(bad) = &src.invalid {
         return Err(ChecklistError::Syntax {
             path: path.into(),
             message: bad.message.clone(),
         });
     }
-    let parsed = yaml::parse(&src);
+    let parsed = yaml::parse(src);
     if let Some(err) = &parsed.error {
         let lc = src.line_col(err.offset);
         return Err(ChecklistError::Syntax {
@@ -200,7 +235,7 @@ fn load(path: &str) -> Result<(Arc<Source>, yaml::Parsed), ChecklistError> {
             message: format!("line {}, column {}: {}", lc.line, lc.column, err.message),
         });
     }
-    Ok((src, parsed))
+    Ok(parsed)
 }
 
 fn chart_defaults() -> Node {
@@ -257,38 +292,13 @@ fn coalesced_values(root: &Node, base: Node) -> Node {
     user
 }
 
-/// The values of a values file: as `helm` reads it, else its first document with a cgpu key.
-/// None when there is no cgpu key.
-fn values_root(
-    src: &Arc<Source>,
-    parsed: yaml::Parsed,
-    helm: Option<crate::helm::Version>,
-    path: &str,
-) -> Option<Result<Node, ChecklistError>> {
-    match helm {
-        Some(v) => match crate::helm::read_file(src, v) {
-            Ok(root) => root.get("cgpu").is_some().then_some(Ok(root)),
-            Err(r) => Some(Err(ChecklistError::Unreadable {
-                what: path.to_string(),
-                message: format!("{r} ({} refuses it)", v.name()),
-            })),
-        },
-        None => parsed
-            .documents
-            .into_iter()
-            .filter_map(|d| d.root)
-            .find(|r| r.get("cgpu").is_some())
-            .map(Ok),
-    }
-}
-
-fn read_current(path: &str, helm: Option<crate::helm::Version>) -> Result<Current, ChecklistError> {
-    let (src, parsed) = load(path)?;
+fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
+    let path = input.label.as_str();
+    let parsed_all = input.parsed()?;
+    let documents = || parsed_all.iter().flat_map(|p| p.documents.iter());
     // `kubectl get ds cgpu-installer cgpu-core-installer -n kube-system -o yaml` gives both: the
     // core installer's policy then tells core_mem nodes what to change.
-    let core_policy = parsed
-        .documents
-        .iter()
+    let core_policy = documents()
         .filter_map(|d| d.root.as_ref())
         .find_map(|root| {
             Objects::of(root)
@@ -298,7 +308,7 @@ fn read_current(path: &str, helm: Option<crate::helm::Version>) -> Result<Curren
                 .and_then(|i| i.policy())
         });
     // A DaemonSet first (a `kind: List` or a stream may hold other objects too).
-    for doc in &parsed.documents {
+    for doc in documents() {
         let Some(root) = &doc.root else { continue };
         let objects = Objects::of(root);
         let Some(inst) = objects
@@ -323,9 +333,7 @@ fn read_current(path: &str, helm: Option<crate::helm::Version>) -> Result<Curren
                     "installer-policy-missing",
                     at,
                     pointer,
-                    format!(
-                        "cgpu-installer has no POLICY env; the checklist assumes {ASSUMED_DEFAULT_POLICY} (the chart's documented default). Check `/proc/cgpu_km/0/policy` on one node before relying on it"
-                    ),
+                    crate::cgpu::policy_missing_message(inst.name()),
                 );
                 diagnostics.extend(ctx.out);
                 ASSUMED_DEFAULT_POLICY
@@ -367,9 +375,11 @@ fn read_current(path: &str, helm: Option<crate::helm::Version>) -> Result<Curren
         });
     }
     // Else the values now deployed, over the chart defaults.
-    let root = values_root(&src, parsed, helm, path)
-        .ok_or_else(|| ChecklistError::NotCurrent { path: path.into() })??;
-    let merged = coalesced_values(&root, chart_defaults());
+    let root = documents()
+        .filter_map(|d| d.root.as_ref())
+        .find(|r| r.get("cgpu").is_some())
+        .ok_or_else(|| ChecklistError::NotCurrent { path: path.into() })?;
+    let merged = coalesced_values(root, chart_defaults());
     let settings = values_settings(&merged, path)?;
     // The chart's DaemonSet selects ack.node.gpu.schedule=cgpu; values' nodeSelector adds to it
     // (domain.md §10.1: merged, an inference). It declares no tolerations of its own that we
@@ -395,11 +405,7 @@ fn read_current(path: &str, helm: Option<crate::helm::Version>) -> Result<Curren
     })
 }
 
-fn read_desired(
-    desired: &Desired,
-    current: &Current,
-    helm: Option<crate::helm::Version>,
-) -> Result<Settings, ChecklistError> {
+fn read_desired(desired: &Desired, current: &Current) -> Result<Settings, ChecklistError> {
     match desired {
         Desired::Policy { policy, tag } => {
             let tag = tag.map(str::to_string).or(current.settings.tag.clone());
@@ -417,13 +423,29 @@ fn read_desired(
                 tag,
             })
         }
-        Desired::Values(path) => {
+        Desired::Values(path) | Desired::ValuesAs(path, _) => {
             let (src, parsed) = load(path)?;
-            let root = values_root(&src, parsed, helm, path).ok_or_else(|| {
-                ChecklistError::NotValues {
-                    path: path.to_string(),
+            let root = match desired {
+                Desired::ValuesAs(_, v) => {
+                    crate::helm::read_file(&src, *v).map_err(|r| ChecklistError::Unreadable {
+                        what: path.to_string(),
+                        message: format!("{r} ({} refuses it)", v.name()),
+                    })?
                 }
-            })??;
+                _ => parsed
+                    .documents
+                    .into_iter()
+                    .filter_map(|d| d.root)
+                    .find(|r| r.get("cgpu").is_some())
+                    .ok_or_else(|| ChecklistError::NotValues {
+                        path: path.to_string(),
+                    })?,
+            };
+            if root.get("cgpu").is_none() {
+                return Err(ChecklistError::NotValues {
+                    path: path.to_string(),
+                });
+            }
             // `helm upgrade -f VALUES` layers the file over the chart defaults; when the current
             // side is values too, over those (as `--reuse-values` would).
             let base = current.values.clone().unwrap_or_else(chart_defaults);
@@ -478,25 +500,27 @@ fn refuse_name(name: &str, path: &str) -> Result<(), ChecklistError> {
     }
 }
 
-/// Build the checklist.
+/// Build the checklist from files.
 pub fn build(
     current_path: &str,
     desired: &Desired,
     nodes_path: Option<&str>,
 ) -> Result<Checklist, ChecklistError> {
-    build_with(current_path, desired, nodes_path, None)
+    let current = Inputs::file(current_path)?;
+    let nodes = nodes_path.map(Inputs::file).transpose()?;
+    build_from(&current, desired, nodes.as_ref())
 }
 
-/// [`build`], reading values files as `helm` reads them (None: the first document with a cgpu
-/// key).
-pub fn build_with(
-    current_path: &str,
+/// Build the checklist from inputs read anywhere (files, or a cluster's objects).
+pub fn build_from(
+    current_input: &Inputs,
     desired: &Desired,
-    nodes_path: Option<&str>,
-    helm: Option<crate::helm::Version>,
+    nodes_input: Option<&Inputs>,
 ) -> Result<Checklist, ChecklistError> {
-    let current = read_current(current_path, helm)?;
-    let desired_settings = read_desired(desired, &current, helm)?;
+    let current_path = current_input.label.as_str();
+    let nodes_path = nodes_input.map(|n| n.label.as_str());
+    let current = read_current(current_input)?;
+    let desired_settings = read_desired(desired, &current)?;
     let cur = &current.settings;
     let policy_change =
         (cur.policy != desired_settings.policy).then_some((cur.policy, desired_settings.policy));
@@ -524,7 +548,7 @@ pub fn build_with(
         core_policy: current.core_policy,
         current_path: current_path.to_string(),
         desired_label: match desired {
-            Desired::Values(p) => p.to_string(),
+            Desired::Values(p) | Desired::ValuesAs(p, _) => p.to_string(),
             Desired::Policy { policy, tag } => match tag {
                 Some(t) => format!("--policy {policy} --tag {t}"),
                 None => format!("--policy {policy}"),
@@ -532,14 +556,15 @@ pub fn build_with(
         },
         nodes_path: nodes_path.map(str::to_string),
     };
-    if let Some(path) = nodes_path {
-        read_nodes(&mut list, path)?;
+    if let Some(nodes) = nodes_input {
+        read_nodes(&mut list, nodes)?;
     }
     Ok(list)
 }
 
-fn read_nodes(list: &mut Checklist, path: &str) -> Result<(), ChecklistError> {
-    let (_src, parsed) = load(path)?;
+fn read_nodes(list: &mut Checklist, input: &Inputs) -> Result<(), ChecklistError> {
+    let path = input.label.as_str();
+    let parsed_all = input.parsed()?;
     let opts = RuleOptions::default();
     // The version that will run after the change is the one the driver must fit.
     let cgpu_version = list
@@ -550,7 +575,7 @@ fn read_nodes(list: &mut Checklist, path: &str) -> Result<(), ChecklistError> {
         .map(|t| t.core.clone());
     let mut found = false;
     let mut targets = Vec::new();
-    for doc in &parsed.documents {
+    for doc in parsed_all.iter().flat_map(|p| p.documents.iter()) {
         let Some(root) = &doc.root else { continue };
         let objects = Objects::of(root);
         let mut ctx = Ctx::new(&opts, doc.index, &doc.alias_uses);
@@ -560,7 +585,11 @@ fn read_nodes(list: &mut Checklist, path: &str) -> Result<(), ChecklistError> {
             let selected = node.matches(&list.placement.selector);
             // The driver check only matters where the installer puts cGPU.
             let version = selected.then_some(cgpu_version.as_ref()).flatten();
-            nodes::check(&mut ctx, &node, version);
+            let facts = NodeFacts {
+                cgpu: version.cloned(),
+                legacy_installer: Some(crate::cgpu::selects_legacy(&list.placement.selector)),
+            };
+            nodes::check(&mut ctx, &node, &facts);
             if let Some(item) = classify(list, &node, selected, path)? {
                 match item {
                     Classified::Target(t) => targets.push(t),

@@ -26,7 +26,8 @@ pub mod strvals;
 
 use std::sync::Arc;
 
-use crate::yaml::{self, Entry, KeyKind, Node, Scalar, Source, Style, Value};
+pub use crate::yaml::Node;
+use crate::yaml::{self, Entry, KeyKind, Scalar, Source, Style, Value};
 
 /// Which Helm reads the values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -233,8 +234,8 @@ fn read_document(src: &Arc<Source>) -> Result<Node, Refusal> {
 }
 
 /// Helm 4's document split (`YAMLReader.Read`): a line that starts with `---` ends a document;
-/// anything but spaces or a comment after the `---` is an error. Each document keeps its byte
-/// offsets: the rest of the file is blanked (line breaks kept), so positions stay the file's.
+/// anything but spaces or a comment after the `---` is an error. Each document is preceded by
+/// as many empty lines as come before it in the file, so lines and columns stay the file's.
 fn split_documents(src: &Arc<Source>) -> Result<Vec<Arc<Source>>, Refusal> {
     let text = &src.text;
     let mut chunks = Vec::new();
@@ -242,15 +243,10 @@ fn split_documents(src: &Arc<Source>) -> Result<Vec<Arc<Source>>, Refusal> {
     let mut pos = 0usize;
     let mut has_content = false;
     let flush = |from: usize, to: usize, chunks: &mut Vec<Arc<Source>>| {
-        let mut masked = String::with_capacity(to);
-        for (i, c) in text[..to].char_indices() {
-            if i >= from || c == '\n' {
-                masked.push(c);
-            } else {
-                masked.extend(std::iter::repeat_n(' ', c.len_utf8()));
-            }
-        }
-        chunks.push(Source::new(src.name.clone(), masked));
+        let line = src.line_col(from).line;
+        let mut chunk = "\n".repeat(line - 1);
+        chunk.push_str(&text[from..to]);
+        chunks.push(Source::new(src.name.clone(), chunk));
     };
     while pos < text.len() {
         let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);

@@ -4,65 +4,35 @@
 use std::collections::HashSet;
 
 use super::{Layers, Version};
-use crate::check::{Filter, Report, read_input};
 use crate::diag::Diagnostic;
 use crate::rules::{Ctx, RuleOptions, values};
 use crate::yaml;
 
-/// Check files as one Helm values stack over the chart defaults (or `chart_values`).
-pub fn check_stack(
-    paths: &[String],
-    chart_values: Option<&str>,
-    opts: &RuleOptions,
-    filter: &Filter,
-    max_size: u64,
-    version: Option<Version>,
-) -> Report {
-    let mut report = Report::default();
-    let chart = match chart_values {
-        Some(p) => match read_input(p, max_size) {
-            Ok(s) => Some(s),
-            Err(e) => {
-                report.errors.push(e);
-                return report;
-            }
-        },
-        None => None,
-    };
-    let mut files = Vec::new();
-    for p in paths {
-        match read_input(p, max_size) {
-            Ok(s) => files.push(s),
-            Err(e) => report.errors.push(e),
-        }
-    }
-    report.files = paths.len();
-    let layers = Layers {
-        chart,
-        files,
-        sets: Vec::new(),
-    };
+/// The rules over the values `layers` make, read as `opts.helm` reads them (as both Helm 3 and
+/// Helm 4 do when None): per file its duplicate keys, then Helm's refusal or the values rules on
+/// the coalesced tree, and `helm-versions-differ` when the two Helms compute different values.
+/// Unfiltered and unsuppressed (the lint pipeline does that).
+pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
     let empty = Default::default();
     let mut found: Vec<Diagnostic> = Vec::new();
-    // Duplicate keys, per file, as a plain check reports them.
     for src in layers.files.iter().chain(layers.chart.iter()) {
         if src.invalid.is_some() {
             continue;
         }
         for doc in yaml::parse(src).documents {
             let mut ctx = Ctx::new(opts, doc.index, &empty);
-            crate::check::duplicates(&mut ctx, src, &doc);
+            crate::rules::duplicates(&mut ctx, src, &doc);
             found.extend(ctx.out);
         }
     }
-    let versions = match version {
+    let versions = match opts.helm {
         Some(v) => vec![v],
         None => Version::BOTH.to_vec(),
     };
     let mut views = Vec::new();
     for &v in &versions {
         let mut ctx = Ctx::new(opts, 1, &empty);
-        match super::effective(&layers, v) {
+        match super::effective(layers, v) {
             Err(r) => {
                 let mut message = r.message.clone();
                 if versions.len() == 1 {
@@ -73,8 +43,14 @@ pub fn check_stack(
             Ok(tree) => {
                 if tree.entry("cgpu").is_some() {
                     values::check(&mut ctx, &tree);
-                } else if let Some(last) = layers.files.last() {
-                    values::missing(&mut ctx, last, 0..0);
+                } else if let Some(top) = layers.files.last() {
+                    values::missing(
+                        &mut ctx,
+                        top,
+                        0..0,
+                        "no `cgpu` key in the stack: not ack-ai-installer values, skipped".into(),
+                        None,
+                    );
                 }
                 views.push((v, super::json::to_string(&tree)));
             }
@@ -84,7 +60,7 @@ pub fn check_stack(
     if let [(v3, a), (v4, b)] = views.as_slice()
         && a != b
     {
-        found.extend(versions_differ(opts, &layers, *v3, *v4));
+        found.extend(versions_differ(opts, layers, *v3, *v4));
     }
     // The same finding from both readings once.
     let mut seen = HashSet::new();
@@ -96,12 +72,7 @@ pub fn check_stack(
             d.message.clone(),
         ))
     });
-    report.diagnostics = found;
-    for src in layers.files.iter().chain(layers.chart.iter()) {
-        report.diagnostics = crate::suppress::apply(src, std::mem::take(&mut report.diagnostics));
-    }
-    report.diagnostics.retain(|d| filter.allows(d.rule));
-    report
+    found
 }
 
 /// `helm-versions-differ`: at the second document of each multi-document values file.
@@ -136,12 +107,23 @@ pub fn versions_differ_in(
     opts: &RuleOptions,
     src: &std::sync::Arc<crate::yaml::Source>,
 ) -> Vec<Diagnostic> {
-    let read = |v| {
-        super::read_file(src, v)
-            .map(|n| super::json::to_string(&n))
-            .ok()
-    };
-    match (read(Version::Three), read(Version::Four)) {
+    // One parse for both readings (a file of thousands of documents stays linear): Helm 3's
+    // first document, and every document merged as Helm 4 merges them.
+    let parsed = yaml::parse(src);
+    let mut docs = parsed.documents.iter().map(|d| match &d.root {
+        None => Some(super::empty_map(src)),
+        Some(r) => super::view(r).ok().filter(|n| n.as_map().is_some()),
+    });
+    let first = docs.next().flatten();
+    let mut all = first.clone();
+    for d in docs {
+        match (&mut all, d) {
+            (Some(a), Some(d)) => super::merge_maps(a, d),
+            _ => all = None,
+        }
+    }
+    let json = |n: Option<super::Node>| n.map(|n| super::json::to_string(&n));
+    match (json(first), json(all)) {
         (Some(a), Some(b)) if a != b => {
             let layers = Layers {
                 chart: None,

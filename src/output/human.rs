@@ -26,12 +26,22 @@ impl SourceCode for Src {
             .0
             .text
             .read_span(span, context_lines_before, context_lines_after)?;
+        // miette counts the column in bytes; the header (`[file:line:column]`) must agree with
+        // our locations, which count characters (spec §5).
+        let text = &self.0.text;
+        let at = inner.span().offset().min(text.len());
+        let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let column = if text.is_char_boundary(line_start) && text.is_char_boundary(at) {
+            text[line_start..at].chars().count()
+        } else {
+            inner.column()
+        };
         Ok(Box::new(MietteSpanContents::new_named(
             self.0.name.clone(),
             inner.data(),
             *inner.span(),
             inner.line(),
-            inner.column(),
+            column,
             inner.line_count(),
         )))
     }
@@ -73,7 +83,14 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
         .with_severity(severity(d.severity))
         .with_help(help)
         .with_labels(labels);
-    let report = miette::Report::new(diag).with_source_code(Src(d.src.clone()));
+    // An input that could not be read (`io-error`) has no text to show: the message alone.
+    let report = if d.src.text.is_empty() {
+        let mut diag = diag;
+        diag.labels = None;
+        miette::Report::new(diag)
+    } else {
+        miette::Report::new(diag).with_source_code(Src(d.src.clone()))
+    };
     let mut out = format!(
         "{}:{}:{}: {}[{}] document {} {}\n",
         d.file(),

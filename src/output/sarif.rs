@@ -58,10 +58,19 @@ fn driver_rules() -> Vec<Value> {
         .iter()
         .map(|r| {
             let mut help = r.help.to_string();
+            let sources: Vec<String> = r
+                .sources()
+                .iter()
+                .map(|s| match s.url {
+                    Some(u) => format!("{}: {u}", s.title),
+                    None => s.title.to_string(),
+                })
+                .collect();
             if let Some(fix) = r.fix {
                 help.push_str(&format!("\n\n`cgpu-lint fix` does this on its own: {fix}."));
             }
-            json!({
+            help.push_str(&format!("\n\nSources:\n{}", sources.join("\n")));
+            let mut rule = json!({
                 "id": r.name,
                 "name": r.name,
                 "shortDescription": {"text": r.summary},
@@ -69,7 +78,11 @@ fn driver_rules() -> Vec<Value> {
                 "help": {"text": help},
                 "defaultConfiguration": {"level": level(r.severity)},
                 "properties": {"tags": [r.group.title()]},
-            })
+            });
+            if let Some(url) = r.sources().iter().find_map(|s| s.url) {
+                rule["helpUri"] = json!(url);
+            }
+            rule
         })
         .collect()
 }
@@ -152,6 +165,11 @@ pub fn render(diags: &[Diagnostic], cwd: Option<&Path>) -> String {
                 "rules": driver_rules(),
             }},
             "columnKind": "unicodeCodePoints",
+            // An input that could not be read (an `io-error` result) means the run did not do
+            // its job: exit status 2.
+            "invocations": [{
+                "executionSuccessful": !diags.iter().any(|d| d.rule == "io-error"),
+            }],
             "results": diags.iter().map(|d| result(d, cwd)).collect::<Vec<_>>(),
         }],
     });

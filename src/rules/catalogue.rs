@@ -363,6 +363,16 @@ start on its own line or on the line below. When none of the named rules reports
 was fixed, the rule name is misspelt, or the comment drifted away from its line), the comment only \
 hides future findings by accident, so it is reported. Rule names that are not in the catalogue are \
 named in the message."),
+    rule!("io-error", Error, Tool,
+        "an input that could not be read: missing, unreadable, a directory where a file is needed, or over --max-file-size",
+        fix: None,
+        help: "check the path and its permissions, or raise --max-file-size",
+        "When cgpu-lint cannot read an input it cannot say anything about it, so the run ends with \
+exit status 2 (the tool could not do its job), not 0 or 1. The reason is also a finding on that \
+file, in every output format (an `io-error` entry in JSON, a SARIF result, a JUnit failure, a \
+GitHub annotation), so that a CI report never looks clean when a file was not checked. This \
+finding is reported even under --select/--ignore and inline suppressions, which cannot apply to \
+a file that was not read."),
     // --- nodes ---
     rule!("virtual-node-cgpu", Warning, Nodes,
         "a cgpu or core_mem label on a virtual (non-ECS) node",
@@ -384,6 +394,13 @@ Such a node may still run cGPU and must use the cluster's policy."),
 ≤ 470.161.03, 510 ≤ 510.108.03, 515 ≤ 515.86.01, 525 ≤ 525.89.03; 0.8.13–1.0.3 support 460 and \
 470 ≤ 470.161.03."),
 ];
+
+impl Rule {
+    /// Where the rule's facts come from (see [`crate::rules::sources`]).
+    pub fn sources(&self) -> &'static [crate::rules::sources::Source] {
+        crate::rules::sources::of(self.name)
+    }
+}
 
 pub fn find(name: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.name == name)

@@ -4,153 +4,15 @@
 
 use std::collections::BTreeSet;
 
+use crate::cgpu::{
+    self, RegistryHost, parse_registry_host, region_known, region_well_formed, rewrite_image,
+    split_image,
+};
 use crate::diag::Edit;
 use crate::manifest::{Installer, Object, Objects};
-use crate::rules::values::{check_tag, node_selector, pull_policy, split_image};
+use crate::rules::values::{check_tag, node_selector, pull_policy};
 use crate::rules::{Ctx, child, replace};
 use crate::yaml::{Node, Scalar, Style, Value};
-
-/// Alibaba Cloud region ids known to this release (domain.md §7: terraform-provider-alicloud's
-/// list, finance and gov regions, and the ids SDK endpoint maps add). Lists go stale, so an id
-/// missing here is only `region-unknown`, a warning.
-pub const KNOWN_REGIONS: &[&str] = &[
-    "cn-hangzhou",
-    "cn-qingdao",
-    "cn-beijing",
-    "cn-hongkong",
-    "cn-shenzhen",
-    "cn-shanghai",
-    "cn-zhangjiakou",
-    "cn-huhehaote",
-    "cn-chengdu",
-    "cn-heyuan",
-    "cn-wulanchabu",
-    "cn-guangzhou",
-    "cn-nanjing",
-    "cn-fuzhou",
-    "cn-wuhan-lr",
-    "ap-southeast-1",
-    "ap-northeast-1",
-    "ap-northeast-2",
-    "ap-southeast-2",
-    "ap-southeast-3",
-    "ap-southeast-5",
-    "ap-southeast-6",
-    "ap-southeast-7",
-    "ap-south-1",
-    "us-west-1",
-    "us-east-1",
-    "me-east-1",
-    "me-central-1",
-    "eu-central-1",
-    "eu-west-1",
-    "rus-west-1",
-    // finance clouds, and the internal aliases the SDKs use for them
-    "cn-hangzhou-finance",
-    "cn-beijing-finance-1",
-    "cn-shanghai-finance-1",
-    "cn-shenzhen-finance-1",
-    "cn-hzfinance",
-    "cn-hzjbp",
-    "cn-szfinance",
-    "cn-shenzhen-finance",
-    // gov cloud
-    "cn-north-2-gov-1",
-];
-
-/// Is `r` shaped like a region id: lower-case words joined by hyphens (`cn-hangzhou`,
-/// `ap-southeast-1`, `cn-shanghai-finance-1`)? The first word is letters only.
-pub fn region_well_formed(r: &str) -> bool {
-    let mut parts = r.split('-');
-    let first = parts.next().unwrap_or("");
-    let rest: Vec<&str> = parts.collect();
-    !first.is_empty()
-        && first.bytes().all(|b| b.is_ascii_lowercase())
-        && !rest.is_empty()
-        && rest.iter().all(|p| {
-            !p.is_empty()
-                && p.bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        })
-}
-
-pub fn region_known(r: &str) -> bool {
-    KNOWN_REGIONS.contains(&r)
-        || (r.ends_with("-pub") && KNOWN_REGIONS.contains(&&r[..r.len() - 4]))
-}
-
-/// The two ACK registry host families.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostForm {
-    /// `registry[-vpc].<r>.aliyuncs.com` (ACR)
-    Acr,
-    /// `registry-<r>[-vpc].ack.aliyuncs.com` (ACR EE "ack" registry)
-    Ack,
-}
-
-/// An ACK registry host taken apart.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegistryHost<'a> {
-    pub form: HostForm,
-    pub region: &'a str,
-    pub vpc: bool,
-}
-
-impl RegistryHost<'_> {
-    pub fn render(form: HostForm, region: &str, vpc: bool) -> String {
-        match (form, vpc) {
-            (HostForm::Acr, true) => format!("registry-vpc.{region}.aliyuncs.com"),
-            (HostForm::Acr, false) => format!("registry.{region}.aliyuncs.com"),
-            (HostForm::Ack, true) => format!("registry-{region}-vpc.ack.aliyuncs.com"),
-            (HostForm::Ack, false) => format!("registry-{region}.ack.aliyuncs.com"),
-        }
-    }
-}
-
-/// Parse `registry-vpc.<r>.aliyuncs.com`, `registry.<r>.aliyuncs.com`,
-/// `registry-<r>-vpc.ack.aliyuncs.com` or `registry-<r>.ack.aliyuncs.com`. The region part is
-/// returned as written (it may be malformed: that is `region-invalid`).
-pub fn parse_registry_host(host: &str) -> Option<RegistryHost<'_>> {
-    if let Some(mid) = host.strip_suffix(".ack.aliyuncs.com") {
-        let r = mid.strip_prefix("registry-")?;
-        return Some(match r.strip_suffix("-vpc") {
-            Some(region) => RegistryHost {
-                form: HostForm::Ack,
-                region,
-                vpc: true,
-            },
-            None => RegistryHost {
-                form: HostForm::Ack,
-                region: r,
-                vpc: false,
-            },
-        });
-    }
-    let mid = host.strip_suffix(".aliyuncs.com")?;
-    if let Some(region) = mid.strip_prefix("registry-vpc.") {
-        return (!region.contains('.')).then_some(RegistryHost {
-            form: HostForm::Acr,
-            region,
-            vpc: true,
-        });
-    }
-    let region = mid.strip_prefix("registry.")?;
-    (!region.contains('.')).then_some(RegistryHost {
-        form: HostForm::Acr,
-        region,
-        vpc: false,
-    })
-}
-
-/// The image with its registry host switched to the `-vpc` endpoint (`vpc`) and/or to another
-/// region. `None` when the host is not an ACK registry host or nothing would change.
-pub fn rewrite_image(image: &str, vpc: bool, region: Option<&str>) -> Option<String> {
-    let r = split_image(image);
-    let host = r.host?;
-    let h = parse_registry_host(host)?;
-    let new_host = RegistryHost::render(h.form, region.unwrap_or(h.region), vpc || h.vpc);
-    (new_host != host).then(|| format!("{new_host}{}", &image[host.len()..]))
-}
 
 /// The policy one installer uses, for `cluster-policy-mismatch`.
 #[derive(Debug, Clone)]
@@ -360,6 +222,16 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 ctx.fix_last(v, vec![replace(v, quoted_policy(n, v.style))]);
             }
         }
+        Value::Scalar(Scalar::Null) => {
+            // `value:` with nothing (or `~`): the API server takes it as an empty string.
+            ctx.at(
+                "installer-policy-invalid",
+                v,
+                path.to_string(),
+                "POLICY has no value (the installer gets an empty string), not one of \"0\" … \"5\""
+                    .to_string(),
+            );
+        }
         Value::Scalar(sc) => {
             let raw = v.raw();
             ctx.at(
@@ -523,7 +395,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
 fn selector(ctx: &mut Ctx, inst: &Installer) {
     let sel = inst.node_selector();
     let path = child(&inst.pod_spec_pointer(), "nodeSelector");
-    let core = inst.name() == "cgpu-core-installer";
+    let core = inst.name() == cgpu::CORE_INSTALLER;
     if let Some(sel) = sel {
         let before = ctx.out.len();
         node_selector(ctx, sel, &path);
@@ -540,11 +412,7 @@ fn selector(ctx: &mut Ctx, inst: &Installer) {
         }
     }
     let pairs = inst.node_selector_pairs();
-    let ok = pairs.iter().any(|(k, v)| {
-        (k == "ack.node.gpu.schedule" && (v == "cgpu" || (core && v == "core_mem")))
-            || (k == "cgpu" && v == "true")
-    });
-    if !ok {
+    if cgpu::product_of(inst.name(), &pairs).is_none() {
         let node = sel.unwrap_or_else(|| name_node(&inst.obj));
         ctx.at(
             "installer-selector",
@@ -822,85 +690,6 @@ fn add_policy_env(c: &Node, n: u8) -> Option<Edit> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn region_ids() {
-        for r in [
-            "cn-hangzhou",
-            "ap-southeast-1",
-            "cn-shanghai-finance-1",
-            "cn-north-2-gov-1",
-        ] {
-            assert!(region_well_formed(r), "{r}");
-            assert!(region_known(r), "{r}");
-        }
-        assert!(region_well_formed("xx-newregion-9"));
-        assert!(!region_known("xx-newregion-9"));
-        for r in [
-            "cn_hangzhou",
-            "CN-hangzhou",
-            "hangzhou",
-            "cn-",
-            "-cn",
-            "1cn-x",
-            "",
-        ] {
-            assert!(!region_well_formed(r), "{r}");
-        }
-    }
-
-    #[test]
-    fn the_four_host_forms() {
-        let h = parse_registry_host("registry-vpc.cn-hangzhou.aliyuncs.com").unwrap();
-        assert_eq!(
-            (h.form, h.region, h.vpc),
-            (HostForm::Acr, "cn-hangzhou", true)
-        );
-        let h = parse_registry_host("registry.cn-beijing.aliyuncs.com").unwrap();
-        assert_eq!(
-            (h.form, h.region, h.vpc),
-            (HostForm::Acr, "cn-beijing", false)
-        );
-        let h = parse_registry_host("registry-cn-shanghai-finance-1-vpc.ack.aliyuncs.com").unwrap();
-        assert_eq!(
-            (h.form, h.region, h.vpc),
-            (HostForm::Ack, "cn-shanghai-finance-1", true)
-        );
-        let h = parse_registry_host("registry-ap-southeast-1.ack.aliyuncs.com").unwrap();
-        assert_eq!(
-            (h.form, h.region, h.vpc),
-            (HostForm::Ack, "ap-southeast-1", false)
-        );
-        assert!(parse_registry_host("docker.io").is_none());
-        assert!(parse_registry_host("my-mirror.example.com").is_none());
-        assert!(parse_registry_host("cr.cn-hangzhou.aliyuncs.com").is_none());
-    }
-
-    #[test]
-    fn rewrites_keep_form_path_and_tag() {
-        assert_eq!(
-            rewrite_image(
-                "registry.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3",
-                true,
-                None
-            )
-            .as_deref(),
-            Some("registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3")
-        );
-        assert_eq!(
-            rewrite_image(
-                "registry-cn-beijing-vpc.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10",
-                false,
-                Some("cn-hangzhou")
-            )
-            .as_deref(),
-            Some("registry-cn-hangzhou-vpc.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10")
-        );
-        assert_eq!(
-            rewrite_image("registry-vpc.cn-hangzhou.aliyuncs.com/acs/x:v1", true, None),
-            None
-        );
-    }
 
     #[test]
     fn policy_normalisation() {

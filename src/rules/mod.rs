@@ -4,6 +4,7 @@ pub mod catalogue;
 pub mod installer;
 pub mod k8s;
 pub mod nodes;
+pub mod sources;
 pub mod values;
 pub mod version;
 
@@ -128,6 +129,33 @@ impl<'a> Ctx<'a> {
         if let Some(d) = self.out.last_mut() {
             d.severity = severity;
         }
+    }
+}
+
+/// `duplicate-key` for every key a mapping of `doc` holds twice (Helm keeps the last).
+pub fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &crate::yaml::Document) {
+    for d in &doc.duplicates {
+        let first = src.line_col(d.first.start).line;
+        let second = src.line_col(d.second.start).line;
+        let path = format!(
+            "{}/{}",
+            d.map_pointer,
+            crate::yaml::tree::escape_pointer(&d.key)
+        );
+        ctx.report(
+            "duplicate-key",
+            src,
+            d.second.clone(),
+            path,
+            format!(
+                "key `{}` appears twice in this mapping (lines {first} and {second}); Helm keeps the last one (line {second})",
+                d.key
+            ),
+        );
+        ctx.relate_last(
+            d.first.clone(),
+            format!("first `{}` here (ignored by Helm)", d.key),
+        );
     }
 }
 

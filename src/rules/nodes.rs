@@ -3,14 +3,26 @@
 
 use semver::Version;
 
+use crate::cgpu::driver_supported;
+
 use crate::manifest::{Object, Objects, Toleration, scalar_text};
 use crate::rules::{Ctx, child};
 use crate::yaml::Node;
 
-pub const SCHEDULE_LABEL: &str = "ack.node.gpu.schedule";
-pub const REGION_LABEL: &str = "topology.kubernetes.io/region";
-pub const DRIVER_LABEL: &str = "ack.aliyun.com/nvidia-driver-version";
-pub const LEGACY_LABEL: &str = "cgpu";
+use crate::cgpu::{
+    DRIVER_LABEL, ISOLATING_SCHEDULES, LEGACY_LABEL, LEGACY_VALUE, REGION_LABELS, SCHEDULE_LABEL,
+};
+
+/// What the rest of the cluster says, for the node rules.
+#[derive(Debug, Clone, Default)]
+pub struct NodeFacts {
+    /// The cGPU version the installer deploys, when known (for `driver-incompatible`).
+    pub cgpu: Option<Version>,
+    /// Whether the cluster's cgpu-installer selects the legacy `cgpu: "true"` nodes
+    /// (`Some(true)`), ACK Pro's `ack.node.gpu.schedule=cgpu` ones (`Some(false)`), or is not
+    /// among the inputs (`None`).
+    pub legacy_installer: Option<bool>,
+}
 
 /// A node taint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -155,8 +167,10 @@ impl<'a> NodeView<'a> {
             || (self.provider_id().is_some() && self.ecs_instance().is_none())
     }
 
+    /// The node's region: `topology.kubernetes.io/region`, else the deprecated
+    /// `failure-domain.beta.kubernetes.io/region` of older clusters.
     pub fn region(&self) -> Option<String> {
-        self.label(REGION_LABEL)
+        REGION_LABELS.iter().find_map(|l| self.label(l))
     }
 
     pub fn schedule(&self) -> Option<String> {
@@ -165,7 +179,7 @@ impl<'a> NodeView<'a> {
 
     /// Legacy dedicated-cluster label `cgpu=true`.
     pub fn legacy_cgpu(&self) -> bool {
-        self.label(LEGACY_LABEL).as_deref() == Some("true")
+        self.label(LEGACY_LABEL).as_deref() == Some(LEGACY_VALUE)
     }
 
     /// Does a nodeSelector select this node?
@@ -176,54 +190,22 @@ impl<'a> NodeView<'a> {
     }
 }
 
-/// Parse a driver version (`550.144.03`) into its numeric parts.
-fn driver_parts(s: &str) -> Option<Vec<u64>> {
-    let parts: Option<Vec<u64>> = s.trim().split('.').map(|p| p.parse().ok()).collect();
-    parts.filter(|p| !p.is_empty())
+/// Does cGPU isolate GPUs on this node (the FAQ: `ack.node.gpu.schedule` cgpu or core_mem, or
+/// the legacy `cgpu=true`)?
+pub fn isolating(node: &NodeView) -> bool {
+    node.schedule()
+        .is_some_and(|s| ISOLATING_SCHEDULES.contains(&s.as_str()))
+        || node.legacy_cgpu()
 }
 
-/// Can cGPU `cgpu` run NVIDIA driver `driver` (domain.md §4, the cGPU FAQ matrix)?
-/// `Some(false)` only where the matrix says so; `None` when the matrix does not say
-/// (unknown cGPU range, an unparsable driver version).
-pub fn driver_supported(cgpu: &Version, driver: &str) -> Option<bool> {
-    let d = driver_parts(driver)?;
-    let major = d[0];
-    let at_most = |max: &[u64]| d.as_slice() <= max;
-    let v = |a, b, c| Version::new(a, b, c);
-    if *cgpu >= v(1, 5, 3) {
-        // 460 … 575 supported; the FAQ says nothing about other series.
-        return (460..=575).contains(&major).then_some(true);
-    }
-    if *cgpu >= v(1, 0, 5) {
-        return Some(match major {
-            460 => true,
-            470 => at_most(&[470, 161, 3]),
-            510 => at_most(&[510, 108, 3]),
-            515 => at_most(&[515, 86, 1]),
-            525 => at_most(&[525, 89, 3]),
-            m if m >= 535 => false,
-            m if m > 460 => false,
-            _ => return None,
-        });
-    }
-    if *cgpu >= v(0, 8, 13) {
-        return Some(match major {
-            460 => true,
-            470 => at_most(&[470, 161, 3]),
-            m if m >= 510 => false,
-            m if m > 460 => false,
-            _ => return None,
-        });
-    }
-    None
-}
-
-/// The node rules over one node. `cgpu` is the cGPU version that will run on it, when known.
-pub fn check(ctx: &mut Ctx, node: &NodeView, cgpu: Option<&Version>) {
+/// The node rules over one node.
+pub fn check(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
     let schedule = node.schedule();
-    let isolating = matches!(schedule.as_deref(), Some("cgpu" | "core_mem"));
-    if node.is_virtual() && (isolating || node.legacy_cgpu()) {
-        let key = if isolating {
+    let isolating_schedule = schedule
+        .as_deref()
+        .is_some_and(|s| ISOLATING_SCHEDULES.contains(&s));
+    if node.is_virtual() && (isolating_schedule || node.legacy_cgpu()) {
+        let key = if isolating_schedule {
             SCHEDULE_LABEL
         } else {
             LEGACY_LABEL
@@ -240,21 +222,32 @@ pub fn check(ctx: &mut Ctx, node: &NodeView, cgpu: Option<&Version>) {
             ),
         );
     }
+    // Where the cluster's installer is the legacy ack-cgpu one (it selects cgpu=true), the
+    // legacy label is exactly where it runs: nothing to relabel.
     if node.legacy_cgpu()
         && schedule.is_none()
+        && facts.legacy_installer != Some(true)
         && let Some(label) = node.label_node(LEGACY_LABEL)
     {
+        let message = match facts.legacy_installer {
+            Some(_) => format!(
+                "node `{}` has the legacy label cgpu=true but no {SCHEDULE_LABEL}: cgpu-installer (selecting {SCHEDULE_LABEL}=cgpu) does not run there, yet cGPU may be active and must use the cluster's policy",
+                node.name()
+            ),
+            None => format!(
+                "node `{}` has the legacy label cgpu=true but no {SCHEDULE_LABEL}: ACK Pro's cgpu-installer (selecting {SCHEDULE_LABEL}=cgpu) does not run there, unless this cluster still runs the legacy ack-cgpu installer (selecting cgpu=true); cGPU may be active and must use the cluster's policy",
+                node.name()
+            ),
+        };
         ctx.at(
             "legacy-cgpu-label",
             label,
             node.label_pointer(LEGACY_LABEL),
-            format!(
-                "node `{}` has the legacy label cgpu=true but no {SCHEDULE_LABEL}: cgpu-installer (selecting {SCHEDULE_LABEL}=cgpu) does not run there, yet cGPU may be active and must use the cluster's policy",
-                node.name()
-            ),
+            message,
         );
     }
-    if let (Some(cgpu), Some(label)) = (cgpu, node.label_node(DRIVER_LABEL))
+    if let (Some(cgpu), Some(label)) = (&facts.cgpu, node.label_node(DRIVER_LABEL))
+        && isolating(node)
         && let Some(driver) = scalar_text(label)
         && driver_supported(cgpu, &driver) == Some(false)
     {
@@ -267,41 +260,5 @@ pub fn check(ctx: &mut Ctx, node: &NodeView, cgpu: Option<&Version>) {
                 node.name()
             ),
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn driver_matrix() {
-        let v = |s: &str| Version::parse(s).unwrap();
-        let table = [
-            ("1.5.3", "550.144.03", Some(true)),
-            ("1.5.20", "575.51.03", Some(true)),
-            ("1.5.3", "460.106.00", Some(true)),
-            ("1.5.3", "590.1", None),
-            ("1.5.2", "535.161.08", Some(false)),
-            ("1.0.6", "470.161.03", Some(true)),
-            ("1.0.6", "470.182.03", Some(false)),
-            ("1.0.9", "525.89.03", Some(true)),
-            ("1.0.9", "525.105.17", Some(false)),
-            ("1.0.9", "515.86.01", Some(true)),
-            ("1.0.9", "510.108.03", Some(true)),
-            ("1.0.9", "510.47.03", Some(true)),
-            ("1.0.3", "510.47.03", Some(false)),
-            ("0.8.13", "460.91.03", Some(true)),
-            ("0.8.13", "470.199.02", Some(false)),
-            ("0.8.10", "470.199.02", None),
-            ("1.5.3", "not-a-version", None),
-        ];
-        for (cgpu, driver, want) in table {
-            assert_eq!(
-                driver_supported(&v(cgpu), driver),
-                want,
-                "cGPU {cgpu} with driver {driver}"
-            );
-        }
     }
 }

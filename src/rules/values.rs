@@ -2,49 +2,15 @@
 
 use std::sync::OnceLock;
 
+use crate::cgpu::is_finance_region as cgpu_is_finance_region;
+pub use crate::cgpu::{
+    self as version, EXPECTED_IMAGE, KNOWN_KEYS, LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION,
+    POLICY_EFFECTS, POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION, split_image,
+};
 use crate::diag::Severity;
-use crate::rules::version::{self, LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION, RECOMMENDED_VERSION};
 use crate::rules::{Ctx, child, edit_distance, insert_line_after, k8s, render_string, replace};
 use crate::yaml::resolve::{self, yaml11_disagreement};
 use crate::yaml::{Node, Scalar, Style, Value};
-
-pub const KNOWN_KEYS: &[&str] = &[
-    "enabled",
-    "image",
-    "tag",
-    "financeCloudImageTag",
-    "imagePullPolicy",
-    "policy",
-    "nodeSelector",
-    "checkRegions",
-];
-
-pub const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
-
-/// Documented policy names (and the aliases ACK's pages use) → number.
-pub const POLICY_NAMES: &[(&str, i128)] = &[
-    ("fair-share", 0),
-    ("fair", 0),
-    ("average", 0),
-    ("preemptive", 1),
-    ("weighted", 2),
-    ("weight-based", 2),
-    ("fixed", 3),
-    ("soft", 4),
-    ("weak", 4),
-    ("native", 5),
-];
-
-pub const POLICY_TITLES: [&str; 6] = [
-    "fair share",
-    "preemptive",
-    "weight-based preemptive",
-    "fixed percentage",
-    "soft",
-    "native",
-];
-
-const EXPECTED_IMAGE: &str = "acs/cgpu-installer";
 
 pub fn schema_text() -> &'static str {
     include_str!("../../schemas/ack-ai-installer-values.schema.json")
@@ -394,41 +360,6 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
     }
 }
 
-/// A container image reference split into its parts.
-#[derive(Debug, PartialEq, Eq)]
-pub struct ImageRef<'a> {
-    pub host: Option<&'a str>,
-    pub path: &'a str,
-    pub tag: Option<&'a str>,
-    pub digest: Option<&'a str>,
-}
-
-/// Split `host/path:tag@digest` the way container runtimes do: the first component is a host
-/// when it has a `.` or `:` or is `localhost`, and there is a `/` after it.
-pub fn split_image(s: &str) -> ImageRef<'_> {
-    let (rest, digest) = match s.split_once('@') {
-        Some((r, d)) => (r, Some(d)),
-        None => (s, None),
-    };
-    let (host, rest) = match rest.split_once('/') {
-        Some((first, after)) if first.contains(['.', ':']) || first == "localhost" => {
-            (Some(first), after)
-        }
-        _ => (None, rest),
-    };
-    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
-    let (path, tag) = match rest[last_slash..].find(':') {
-        Some(i) => (&rest[..last_slash + i], Some(&rest[last_slash + i + 1..])),
-        None => (rest, None),
-    };
-    ImageRef {
-        host,
-        path,
-        tag,
-        digest,
-    }
-}
-
 fn image(ctx: &mut Ctx, cgpu: &Node, v: &Node, path: &str) {
     let Some(s) = v.as_str() else { return };
     let r = split_image(s);
@@ -548,7 +479,7 @@ pub fn check_tag(
         .opts
         .region
         .as_deref()
-        .is_some_and(|r| r.contains("finance"));
+        .is_some_and(cgpu_is_finance_region);
     if *core <= LAST_DEADLOCK_VERSION && (!finance_key || finance_region) {
         ctx.at(
             "tag-known-deadlock",
@@ -692,9 +623,13 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 v,
                 path.to_string(),
                 format!(
-                    "label value `{raw}` is read as the {} {}, not a string; the API server rejects it",
-                    other.type_name(),
-                    other.canonical().unwrap_or_default()
+                    "label value `{raw}` is read as {}, not a string; the API server rejects it",
+                    // `~` is "the null", `yes` "the boolean true", `010` "the integer 8".
+                    match other.canonical() {
+                        Some(c) if c != other.type_name() =>
+                            format!("the {} {c}", other.type_name()),
+                        _ => format!("the {}", other.type_name()),
+                    }
                 ),
             );
             if v.style == Style::Plain && k8s::label_value(raw).is_ok() {
@@ -815,23 +750,27 @@ fn unknown_key(ctx: &mut Ctx, cgpu: &Node, e: &crate::yaml::Entry) {
     }
 }
 
-/// `cgpu-missing` for a document without a cgpu key.
+/// `cgpu-missing` for a file without a cgpu key; `message` and `help` say what the file is.
 pub fn missing(
     ctx: &mut Ctx,
     src: &std::sync::Arc<crate::yaml::Source>,
     span: std::ops::Range<usize>,
+    message: String,
+    help: Option<String>,
 ) {
-    ctx.report(
-        "cgpu-missing",
-        src,
-        span,
-        "",
-        "no `cgpu` key: not an ack-ai-installer values file, skipped",
-    );
+    let d = ctx.report("cgpu-missing", src, span, "", message);
+    if let Some(h) = help {
+        d.help = h;
+    }
     if ctx.opts.require_cgpu {
         ctx.set_last_severity(Severity::Error);
-        ctx.out.last_mut().expect("finding").message =
-            "no `cgpu` key, and --require-cgpu is set".into();
+        let d = ctx.out.last_mut().expect("finding");
+        let what = d
+            .message
+            .trim_end_matches(", skipped")
+            .trim_end_matches(": skipped")
+            .to_string();
+        d.message = format!("{what}; --require-cgpu makes a file without a `cgpu:` block an error");
     }
 }
 

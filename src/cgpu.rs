@@ -1,0 +1,655 @@
+//! The cGPU model: every fact about ack-ai-installer, the cgpu installers, the nodes they run on
+//! and the cGPU versions, in one place. Rules, the checklist, `generate` and `set` import these;
+//! nothing else states them.
+//!
+//! Sources (public pages; the README lists them too):
+//! - Policies, the ≥ 1.0.6 minimum, the one-policy-per-cluster rule and the reboot:
+//!   "Configure a computing power allocation policy for GPU sharing",
+//!   <https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/configure-a-computing-power-allocation-policy-for-gpu-sharing-1>
+//! - Versions, the driver matrix, the ≤ 1.5.7 deadlock and the isolation labels: the cGPU FAQ,
+//!   <https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/usage-notes-for-memory-isolation-capability-of-cgpu>
+//! - Node labels (`ack.node.gpu.schedule`): "Enable scheduling",
+//!   <https://www.alibabacloud.com/help/doc-detail/191140.html>; the legacy ack-cgpu chart's
+//!   `cgpu=true` selectors: ACK "Install ack-cgpu" (mirrored in roura356a/csk@8f13e75).
+//! - Registry hosts: openyurtio/openyurt yurthub `imagecustomization` filter; region ids:
+//!   aliyun/terraform-provider-alicloud `alicloud/connectivity/regions.go`.
+//! - Region labels: Kubernetes well-known labels (`topology.kubernetes.io/region`, which replaced
+//!   the deprecated `failure-domain.beta.kubernetes.io/region`),
+//!   <https://kubernetes.io/docs/reference/labels-annotations-taints/>.
+
+use semver::Version;
+
+/// The DaemonSet that installs cGPU on `ack.node.gpu.schedule=cgpu` nodes (ACK Pro), and on
+/// `cgpu=true` nodes in the legacy ack-cgpu chart.
+pub const INSTALLER: &str = "cgpu-installer";
+/// The DaemonSet for `ack.node.gpu.schedule=core_mem` nodes (ACK Pro).
+pub const CORE_INSTALLER: &str = "cgpu-core-installer";
+/// The DaemonSets that carry the cGPU policy.
+pub const INSTALLER_NAMES: [&str; 2] = [INSTALLER, CORE_INSTALLER];
+
+/// ACK Pro's GPU scheduling label.
+pub const SCHEDULE_LABEL: &str = "ack.node.gpu.schedule";
+/// `ack.node.gpu.schedule` values with cGPU isolation (the FAQ: cgpu, core_mem).
+pub const ISOLATING_SCHEDULES: [&str; 2] = ["cgpu", "core_mem"];
+/// The legacy ack-cgpu chart's node label, `cgpu=true`.
+pub const LEGACY_LABEL: &str = "cgpu";
+pub const LEGACY_VALUE: &str = "true";
+
+/// The label ACK uses to pin a node's NVIDIA driver version.
+pub const DRIVER_LABEL: &str = "ack.aliyun.com/nvidia-driver-version";
+
+/// The node's region: the current well-known label first, then the deprecated beta label that
+/// older clusters (ACK 1.16 and before) carry alone.
+pub const REGION_LABELS: [&str; 2] = [
+    "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/region",
+];
+
+/// Which installer a selector belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Product {
+    /// ACK Pro's ack-ai-installer: `ack.node.gpu.schedule=cgpu` (or `core_mem` for the core
+    /// installer).
+    AckPro,
+    /// The legacy ack-cgpu chart (dedicated clusters): `cgpu=true`.
+    LegacyAckCgpu,
+}
+
+/// The label an installer selects, by product and DaemonSet name.
+pub fn installer_label(product: Product, name: &str) -> (&'static str, &'static str) {
+    match product {
+        Product::AckPro if name == CORE_INSTALLER => (SCHEDULE_LABEL, "core_mem"),
+        Product::AckPro => (SCHEDULE_LABEL, "cgpu"),
+        Product::LegacyAckCgpu => (LEGACY_LABEL, LEGACY_VALUE),
+    }
+}
+
+/// Does a nodeSelector select the legacy `cgpu=true` nodes?
+pub fn selects_legacy(selector: &[(String, String)]) -> bool {
+    selector
+        .iter()
+        .any(|(k, v)| k == LEGACY_LABEL && v == LEGACY_VALUE)
+}
+
+/// What an installer's own nodeSelector says about the product it comes from.
+pub fn product_of(name: &str, selector: &[(String, String)]) -> Option<Product> {
+    let (k, v) = installer_label(Product::AckPro, name);
+    if selector.iter().any(|(a, b)| a == k && b == v) {
+        Some(Product::AckPro)
+    } else if selects_legacy(selector) {
+        Some(Product::LegacyAckCgpu)
+    } else {
+        None
+    }
+}
+
+/// The policy the chart documents (`cgpu.policy: 1`).
+pub const CHART_DEFAULT_POLICY: u8 = 1;
+
+/// The message for an installer without a POLICY env (domain D03). No public source states what
+/// the installer does without it, so neither `check` nor `checklist` may claim a default.
+pub fn policy_missing_message(installer: &str) -> String {
+    format!(
+        "{installer} sets no POLICY env: no public source documents what the installer does without it (the chart's documented `policy: {CHART_DEFAULT_POLICY}` applies only through the values); set POLICY explicitly, or read /proc/cgpu_km/0/policy on a node"
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// The chart (ack-ai-installer). Its values.yaml is not public; these defaults are the documented
+// ones (the ACK "Configure a computing power allocation policy" page's values excerpt).
+
+/// The chart's documented default image tag (has `tag-known-deadlock`).
+pub const DEFAULT_TAG: &str = "v1.5.3-8d3fc1b-aliyun";
+/// The chart's documented default finance-cloud tag.
+pub const DEFAULT_FINANCE_TAG: &str = "v1.0.7-fin";
+
+/// The chart's documented defaults, as the bottom of a `--stack`.
+pub const CHART_DEFAULTS: &str = "\
+# ack-ai-installer chart defaults (documented), the base of every values stack
+cgpu:
+  enabled: true
+  image: acs/cgpu-installer
+  tag: v1.5.3-8d3fc1b-aliyun
+  financeCloudImageTag: v1.0.7-fin
+  imagePullPolicy: IfNotPresent
+  policy: 1
+  nodeSelector: {}
+  checkRegions: true
+";
+
+pub const KNOWN_KEYS: &[&str] = &[
+    "enabled",
+    "image",
+    "tag",
+    "financeCloudImageTag",
+    "imagePullPolicy",
+    "policy",
+    "nodeSelector",
+    "checkRegions",
+];
+
+pub const PULL_POLICIES: &[&str] = &["Always", "IfNotPresent", "Never"];
+
+/// Documented policy names (and the aliases ACK's pages use) → number.
+pub const POLICY_NAMES: &[(&str, i128)] = &[
+    ("fair-share", 0),
+    ("fair", 0),
+    ("average", 0),
+    ("preemptive", 1),
+    ("weighted", 2),
+    ("weight-based", 2),
+    ("fixed", 3),
+    ("soft", 4),
+    ("weak", 4),
+    ("native", 5),
+];
+
+pub const POLICY_TITLES: [&str; 6] = [
+    "fair share",
+    "preemptive",
+    "weight-based preemptive",
+    "fixed percentage",
+    "soft",
+    "native",
+];
+
+/// What each policy does, one line each (ACK: Configure a computing power allocation policy for
+/// GPU sharing). `generate` comments its values file with these; the language server's hover
+/// and completion show them.
+pub const POLICY_EFFECTS: [&str; 6] = [
+    "each container gets a fixed slice, 1/max instances",
+    "each container gets 1/(containers running now)",
+    "like 1, weighted by ALIYUN_COM_GPU_SCHD_WEIGHT (> 1) on workloads",
+    "each container gets a fixed percentage",
+    "a container may use idle GPU time beyond its share",
+    "the NVIDIA driver's own time slicing",
+];
+
+pub const EXPECTED_IMAGE: &str = "acs/cgpu-installer";
+
+// ---------------------------------------------------------------------------------------------
+// Images and registries.
+
+/// A container image reference split into its parts.
+#[derive(Debug, PartialEq, Eq)]
+pub struct ImageRef<'a> {
+    pub host: Option<&'a str>,
+    pub path: &'a str,
+    pub tag: Option<&'a str>,
+    pub digest: Option<&'a str>,
+}
+
+/// Split `host/path:tag@digest` the way container runtimes do: the first component is a host
+/// when it has a `.` or `:` or is `localhost`, and there is a `/` after it.
+pub fn split_image(s: &str) -> ImageRef<'_> {
+    let (rest, digest) = match s.split_once('@') {
+        Some((r, d)) => (r, Some(d)),
+        None => (s, None),
+    };
+    let (host, rest) = match rest.split_once('/') {
+        Some((first, after)) if first.contains(['.', ':']) || first == "localhost" => {
+            (Some(first), after)
+        }
+        _ => (None, rest),
+    };
+    let last_slash = rest.rfind('/').map_or(0, |i| i + 1);
+    let (path, tag) = match rest[last_slash..].find(':') {
+        Some(i) => (&rest[..last_slash + i], Some(&rest[last_slash + i + 1..])),
+        None => (rest, None),
+    };
+    ImageRef {
+        host,
+        path,
+        tag,
+        digest,
+    }
+}
+
+/// Alibaba Cloud region ids known to this release (domain.md §7: terraform-provider-alicloud's
+/// list, finance and gov regions, and the ids SDK endpoint maps add). Lists go stale, so an id
+/// missing here is only `region-unknown`, a warning.
+pub const KNOWN_REGIONS: &[&str] = &[
+    "cn-hangzhou",
+    "cn-qingdao",
+    "cn-beijing",
+    "cn-hongkong",
+    "cn-shenzhen",
+    "cn-shanghai",
+    "cn-zhangjiakou",
+    "cn-huhehaote",
+    "cn-chengdu",
+    "cn-heyuan",
+    "cn-wulanchabu",
+    "cn-guangzhou",
+    "cn-nanjing",
+    "cn-fuzhou",
+    "cn-wuhan-lr",
+    "ap-southeast-1",
+    "ap-northeast-1",
+    "ap-northeast-2",
+    "ap-southeast-2",
+    "ap-southeast-3",
+    "ap-southeast-5",
+    "ap-southeast-6",
+    "ap-southeast-7",
+    "ap-south-1",
+    "us-west-1",
+    "us-east-1",
+    "me-east-1",
+    "me-central-1",
+    "eu-central-1",
+    "eu-west-1",
+    "rus-west-1",
+    // finance clouds, and the internal aliases the SDKs use for them
+    "cn-hangzhou-finance",
+    "cn-beijing-finance-1",
+    "cn-shanghai-finance-1",
+    "cn-shenzhen-finance-1",
+    "cn-hzfinance",
+    "cn-hzjbp",
+    "cn-szfinance",
+    "cn-shenzhen-finance",
+    // gov cloud
+    "cn-north-2-gov-1",
+];
+
+/// Is `r` shaped like a region id: lower-case words joined by hyphens (`cn-hangzhou`,
+/// `ap-southeast-1`, `cn-shanghai-finance-1`)? The first word is letters only.
+pub fn region_well_formed(r: &str) -> bool {
+    let mut parts = r.split('-');
+    let first = parts.next().unwrap_or("");
+    let rest: Vec<&str> = parts.collect();
+    !first.is_empty()
+        && first.bytes().all(|b| b.is_ascii_lowercase())
+        && !rest.is_empty()
+        && rest.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+pub fn region_known(r: &str) -> bool {
+    KNOWN_REGIONS.contains(&r)
+        || (r.ends_with("-pub") && KNOWN_REGIONS.contains(&&r[..r.len() - 4]))
+}
+
+/// The two ACK registry host families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostForm {
+    /// `registry[-vpc].<r>.aliyuncs.com` (ACR)
+    Acr,
+    /// `registry-<r>[-vpc].ack.aliyuncs.com` (ACR EE "ack" registry)
+    Ack,
+}
+
+/// An ACK registry host taken apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryHost<'a> {
+    pub form: HostForm,
+    pub region: &'a str,
+    pub vpc: bool,
+}
+
+impl RegistryHost<'_> {
+    pub fn render(form: HostForm, region: &str, vpc: bool) -> String {
+        match (form, vpc) {
+            (HostForm::Acr, true) => format!("registry-vpc.{region}.aliyuncs.com"),
+            (HostForm::Acr, false) => format!("registry.{region}.aliyuncs.com"),
+            (HostForm::Ack, true) => format!("registry-{region}-vpc.ack.aliyuncs.com"),
+            (HostForm::Ack, false) => format!("registry-{region}.ack.aliyuncs.com"),
+        }
+    }
+}
+
+/// Parse `registry-vpc.<r>.aliyuncs.com`, `registry.<r>.aliyuncs.com`,
+/// `registry-<r>-vpc.ack.aliyuncs.com` or `registry-<r>.ack.aliyuncs.com`. The region part is
+/// returned as written (it may be malformed: that is `region-invalid`).
+pub fn parse_registry_host(host: &str) -> Option<RegistryHost<'_>> {
+    if let Some(mid) = host.strip_suffix(".ack.aliyuncs.com") {
+        let r = mid.strip_prefix("registry-")?;
+        return Some(match r.strip_suffix("-vpc") {
+            Some(region) => RegistryHost {
+                form: HostForm::Ack,
+                region,
+                vpc: true,
+            },
+            None => RegistryHost {
+                form: HostForm::Ack,
+                region: r,
+                vpc: false,
+            },
+        });
+    }
+    let mid = host.strip_suffix(".aliyuncs.com")?;
+    if let Some(region) = mid.strip_prefix("registry-vpc.") {
+        return (!region.contains('.')).then_some(RegistryHost {
+            form: HostForm::Acr,
+            region,
+            vpc: true,
+        });
+    }
+    let region = mid.strip_prefix("registry.")?;
+    (!region.contains('.')).then_some(RegistryHost {
+        form: HostForm::Acr,
+        region,
+        vpc: false,
+    })
+}
+
+/// The image with its registry host switched to the `-vpc` endpoint (`vpc`) and/or to another
+/// region. `None` when the host is not an ACK registry host or nothing would change.
+pub fn rewrite_image(image: &str, vpc: bool, region: Option<&str>) -> Option<String> {
+    let r = split_image(image);
+    let host = r.host?;
+    let h = parse_registry_host(host)?;
+    let new_host = RegistryHost::render(h.form, region.unwrap_or(h.region), vpc || h.vpc);
+    (new_host != host).then(|| format!("{new_host}{}", &image[host.len()..]))
+}
+
+/// A finance-cloud region (`cn-shanghai-finance-1`, `cn-hzfinance`): where `financeCloudImageTag`
+/// is deployed (domain.md §7, terraform-provider-alicloud's region list).
+pub fn is_finance_region(r: &str) -> bool {
+    r.contains("finance")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Versions: the tag grammar, the thresholds and the driver matrix (the cGPU FAQ).
+// The suffix of `v1.5.3-8d3fc1b-aliyun` is a build flavour (git SHA and vendor marker), not a
+// SemVer pre-release: strict SemVer would sort `1.0.6-abc-aliyun` below 1.0.6 and
+// `VersionReq::matches` would refuse `1.5.3-8d3fc1b-aliyun` for `>=1.0.6`, both wrong for cGPU.
+// So: strip one leading `v`, compare (major, minor, patch) numerically, keep the suffix aside.
+
+/// The minimum cGPU version that supports the policy setting.
+pub const MIN_POLICY_VERSION: Version = Version::new(1, 0, 6);
+/// The last version with the known kernel-driver deadlock.
+pub const LAST_DEADLOCK_VERSION: Version = Version::new(1, 5, 7);
+/// The version the FAQ recommends upgrading to.
+pub const RECOMMENDED_VERSION: &str = "1.5.10";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag {
+    /// The version core only; never carries a pre-release.
+    pub core: Version,
+    /// Everything after the first `-` of the tag (`8d3fc1b-aliyun`, `fin`), if any.
+    pub suffix: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TagError {
+    Empty,
+    Latest,
+    Malformed,
+}
+
+impl TagError {
+    pub fn message(&self, tag: &str) -> String {
+        match self {
+            TagError::Empty => "the tag is empty".into(),
+            TagError::Latest => {
+                "the tag is `latest`: the cGPU version cannot be known and changes under you".into()
+            }
+            TagError::Malformed => {
+                format!("`{tag}` is not a cGPU tag of the form v?MAJOR.MINOR.PATCH[-suffix]")
+            }
+        }
+    }
+}
+
+impl Tag {
+    /// A finance-cloud build (`-fin`).
+    pub fn is_finance(&self) -> bool {
+        self.suffix
+            .as_deref()
+            .is_some_and(|s| s == "fin" || s.ends_with("-fin"))
+    }
+}
+
+fn number(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) || (s.len() > 1 && s.starts_with('0'))
+    {
+        return None;
+    }
+    s.parse().ok()
+}
+
+/// Parse `v?MAJOR.MINOR.PATCH[-suffix]`, suffix `[0-9A-Za-z.-]+`.
+pub fn parse_tag(tag: &str) -> Result<Tag, TagError> {
+    if tag.trim().is_empty() {
+        return Err(TagError::Empty);
+    }
+    if tag == "latest" {
+        return Err(TagError::Latest);
+    }
+    let body = tag.strip_prefix('v').unwrap_or(tag);
+    let (core, suffix) = match body.split_once('-') {
+        Some((c, s)) => (c, Some(s)),
+        None => (body, None),
+    };
+    if let Some(s) = suffix
+        && (s.is_empty()
+            || !s
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-'))
+    {
+        return Err(TagError::Malformed);
+    }
+    let mut parts = core.split('.');
+    let (Some(a), Some(b), Some(c), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(TagError::Malformed);
+    };
+    let (Some(a), Some(b), Some(c)) = (number(a), number(b), number(c)) else {
+        return Err(TagError::Malformed);
+    };
+    Ok(Tag {
+        core: Version::new(a, b, c),
+        suffix: suffix.map(str::to_string),
+    })
+}
+
+/// Parse a driver version (`550.144.03`) into its numeric parts.
+fn driver_parts(s: &str) -> Option<Vec<u64>> {
+    let parts: Option<Vec<u64>> = s.trim().split('.').map(|p| p.parse().ok()).collect();
+    parts.filter(|p| !p.is_empty())
+}
+
+/// Can cGPU `cgpu` run NVIDIA driver `driver` (domain.md §4, the cGPU FAQ matrix)?
+/// `Some(false)` only where the matrix says so; `None` when the matrix does not say
+/// (unknown cGPU range, an unparsable driver version).
+pub fn driver_supported(cgpu: &Version, driver: &str) -> Option<bool> {
+    let d = driver_parts(driver)?;
+    let major = d[0];
+    let at_most = |max: &[u64]| d.as_slice() <= max;
+    let v = |a, b, c| Version::new(a, b, c);
+    if *cgpu >= v(1, 5, 3) {
+        // 460 … 575 supported; the FAQ says nothing about other series.
+        return (460..=575).contains(&major).then_some(true);
+    }
+    if *cgpu >= v(1, 0, 5) {
+        return Some(match major {
+            460 => true,
+            470 => at_most(&[470, 161, 3]),
+            510 => at_most(&[510, 108, 3]),
+            515 => at_most(&[515, 86, 1]),
+            525 => at_most(&[525, 89, 3]),
+            m if m >= 535 => false,
+            m if m > 460 => false,
+            _ => return None,
+        });
+    }
+    if *cgpu >= v(0, 8, 13) {
+        return Some(match major {
+            460 => true,
+            470 => at_most(&[470, 161, 3]),
+            m if m >= 510 => false,
+            m if m > 460 => false,
+            _ => return None,
+        });
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn core(t: &str) -> Version {
+        parse_tag(t).unwrap().core
+    }
+
+    #[test]
+    fn the_version_table() {
+        // (tag, parses, too old for policies (< 1.0.6), known deadlock (<= 1.5.7))
+        let table = [
+            ("1.0.5", true, true, true),
+            ("v1.0.5-4b4d9a1-aliyun", true, true, true),
+            ("1.0.6-abc-aliyun", true, false, true),
+            ("v1.0.6-abc1234-aliyun", true, false, true),
+            ("1.0.6-0123456", true, false, true),
+            ("v1.0.6-0a93c4e-aliyun", true, false, true),
+            ("v1.5.3-8d3fc1b-aliyun", true, false, true),
+            ("1.0.7-fin", true, false, true),
+            ("1.5.7", true, false, true),
+            ("v1.5.7-0d41c2a-aliyun", true, false, true),
+            ("1.5.8", true, false, false),
+            ("1.5.10", true, false, false),
+            ("v1.5.20-3c9d1e7-aliyun", true, false, false),
+            ("latest", false, false, false),
+            ("", false, false, false),
+            ("1.5", false, false, false),
+            ("v1.5.3_aliyun", false, false, false),
+            ("vv1.5.3", false, false, false),
+            ("01.5.3", false, false, false),
+            ("1.5.3-", false, false, false),
+        ];
+        for (tag, parses, too_old, deadlock) in table {
+            let parsed = parse_tag(tag);
+            assert_eq!(parsed.is_ok(), parses, "{tag:?} parses");
+            if let Ok(t) = parsed {
+                assert_eq!(t.core < MIN_POLICY_VERSION, too_old, "{tag} too old");
+                assert_eq!(t.core <= LAST_DEADLOCK_VERSION, deadlock, "{tag} deadlock");
+            }
+        }
+    }
+
+    #[test]
+    fn suffix_is_a_flavour_not_a_prerelease() {
+        assert_eq!(core("v1.0.6-abc-aliyun"), Version::new(1, 0, 6));
+        assert!(core("v1.0.6-abc-aliyun") >= MIN_POLICY_VERSION);
+        assert!(parse_tag("v1.0.7-fin").unwrap().is_finance());
+        assert!(!parse_tag("v1.5.3-8d3fc1b-aliyun").unwrap().is_finance());
+        assert_eq!(parse_tag("latest"), Err(TagError::Latest));
+    }
+
+    #[test]
+    fn driver_matrix() {
+        let v = |s: &str| Version::parse(s).unwrap();
+        let table = [
+            ("1.5.3", "550.144.03", Some(true)),
+            ("1.5.20", "575.51.03", Some(true)),
+            ("1.5.3", "460.106.00", Some(true)),
+            ("1.5.3", "590.1", None),
+            ("1.5.2", "535.161.08", Some(false)),
+            ("1.0.6", "470.161.03", Some(true)),
+            ("1.0.6", "470.182.03", Some(false)),
+            ("1.0.9", "525.89.03", Some(true)),
+            ("1.0.9", "525.105.17", Some(false)),
+            ("1.0.9", "515.86.01", Some(true)),
+            ("1.0.9", "510.108.03", Some(true)),
+            ("1.0.9", "510.47.03", Some(true)),
+            ("1.0.3", "510.47.03", Some(false)),
+            ("0.8.13", "460.91.03", Some(true)),
+            ("0.8.13", "470.199.02", Some(false)),
+            ("0.8.10", "470.199.02", None),
+            ("1.5.3", "not-a-version", None),
+        ];
+        for (cgpu, driver, want) in table {
+            assert_eq!(
+                driver_supported(&v(cgpu), driver),
+                want,
+                "cGPU {cgpu} with driver {driver}"
+            );
+        }
+    }
+
+    #[test]
+    fn region_ids() {
+        for r in [
+            "cn-hangzhou",
+            "ap-southeast-1",
+            "cn-shanghai-finance-1",
+            "cn-north-2-gov-1",
+        ] {
+            assert!(region_well_formed(r), "{r}");
+            assert!(region_known(r), "{r}");
+        }
+        assert!(region_well_formed("xx-newregion-9"));
+        assert!(!region_known("xx-newregion-9"));
+        for r in [
+            "cn_hangzhou",
+            "CN-hangzhou",
+            "hangzhou",
+            "cn-",
+            "-cn",
+            "1cn-x",
+            "",
+        ] {
+            assert!(!region_well_formed(r), "{r}");
+        }
+    }
+
+    #[test]
+    fn the_four_host_forms() {
+        let h = parse_registry_host("registry-vpc.cn-hangzhou.aliyuncs.com").unwrap();
+        assert_eq!(
+            (h.form, h.region, h.vpc),
+            (HostForm::Acr, "cn-hangzhou", true)
+        );
+        let h = parse_registry_host("registry.cn-beijing.aliyuncs.com").unwrap();
+        assert_eq!(
+            (h.form, h.region, h.vpc),
+            (HostForm::Acr, "cn-beijing", false)
+        );
+        let h = parse_registry_host("registry-cn-shanghai-finance-1-vpc.ack.aliyuncs.com").unwrap();
+        assert_eq!(
+            (h.form, h.region, h.vpc),
+            (HostForm::Ack, "cn-shanghai-finance-1", true)
+        );
+        let h = parse_registry_host("registry-ap-southeast-1.ack.aliyuncs.com").unwrap();
+        assert_eq!(
+            (h.form, h.region, h.vpc),
+            (HostForm::Ack, "ap-southeast-1", false)
+        );
+        assert!(parse_registry_host("docker.io").is_none());
+        assert!(parse_registry_host("my-mirror.example.com").is_none());
+        assert!(parse_registry_host("cr.cn-hangzhou.aliyuncs.com").is_none());
+    }
+
+    #[test]
+    fn rewrites_keep_form_path_and_tag() {
+        assert_eq!(
+            rewrite_image(
+                "registry.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3",
+                true,
+                None
+            )
+            .as_deref(),
+            Some("registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3")
+        );
+        assert_eq!(
+            rewrite_image(
+                "registry-cn-beijing-vpc.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10",
+                false,
+                Some("cn-hangzhou")
+            )
+            .as_deref(),
+            Some("registry-cn-hangzhou-vpc.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10")
+        );
+        assert_eq!(
+            rewrite_image("registry-vpc.cn-hangzhou.aliyuncs.com/acs/x:v1", true, None),
+            None
+        );
+    }
+}

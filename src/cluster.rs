@@ -1,0 +1,734 @@
+//! Reading a live cluster (spec §8), read-only, through `kubectl`.
+//!
+//! Cluster mode changes only where the bytes come from. Per kubeconfig context it runs
+//!
+//! ```text
+//! kubectl get daemonsets.v1.apps cgpu-installer cgpu-core-installer -n kube-system -o json \
+//!     --ignore-not-found --show-managed-fields
+//! kubectl get nodes -o json --chunk-size 500
+//! ```
+//!
+//! (GET and paged LIST requests only) and turns every object into its own in-memory
+//! [`Source`] named `CONTEXT:Kind/namespace/name`, whose text is what
+//! `kubectl get KIND NAME -o json` prints for that object. Those sources then go through
+//! [`crate::lint::lint_cluster`] and [`crate::checklist::build_from`], exactly as files do.
+//!
+//! Why kubectl and not a Rust client: the kubeconfig is then read *exactly* as kubectl reads it
+//! (several `KUBECONFIG` files, current-context, client certificates, tokens, exec credential
+//! plugins such as ACK's, `insecure-skip-tls-verify`, proxies, the in-cluster service account),
+//! by kubectl itself; and the crate builds no HTTP/TLS stack (kube-rs with rustls roughly
+//! doubles the cold build the pre-commit hook pays; the figures are in the README).
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::yaml::Source;
+
+/// The DaemonSets read from kube-system.
+pub const INSTALLERS: [&str; 2] = crate::manifest::INSTALLER_NAMES;
+/// Nodes per LIST page (`kubectl --chunk-size`).
+pub const CHUNK_SIZE: u32 = 500;
+
+/// Where and how to read.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub kubectl: String,
+    pub kubeconfig: Option<String>,
+    pub contexts: Vec<String>,
+    pub all_contexts: bool,
+    /// kubectl's `--request-timeout` syntax, checked by [`check_timeout`].
+    pub request_timeout: String,
+}
+
+/// One cluster to read: a kubeconfig context, or kubectl's default (the in-cluster service
+/// account when run in a pod without a kubeconfig).
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// How findings and messages name it: the context name, or `in-cluster`.
+    pub label: String,
+    /// `--context` for kubectl; `None`: kubectl's own default.
+    pub context: Option<String>,
+    /// The API server URL, when the kubeconfig names one (for messages).
+    pub server: Option<String>,
+}
+
+/// Why a cluster (or every cluster) could not be read: one line, exit status 2.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClusterError {
+    #[error(
+        "cannot run `{kubectl}`: {message}; cgpu-lint reads clusters through kubectl: install it or give --kubectl PATH"
+    )]
+    NoKubectl { kubectl: String, message: String },
+    #[error(
+        "--request-timeout {0}: not a duration in kubectl's syntax (an integer of seconds, or 5s, 1m, 1h)"
+    )]
+    BadTimeout(String),
+    #[error("kubeconfig: {0}")]
+    Kubeconfig(String),
+    #[error("context `{context}` not found in the kubeconfig (it has: {known})")]
+    ContextNotFound { context: String, known: String },
+    #[error("cluster {context}: API server {server} unreachable: {detail}")]
+    Unreachable {
+        context: String,
+        server: String,
+        detail: String,
+    },
+    #[error(
+        "cluster {context}: TLS failure with {server}: {detail} (check the cluster's certificate-authority in the kubeconfig)"
+    )]
+    Tls {
+        context: String,
+        server: String,
+        detail: String,
+    },
+    #[error(
+        "cluster {context}: 401 Unauthorized: {server} rejected the kubeconfig's credentials (expired token or certificate, or the exec plugin's login)"
+    )]
+    Unauthorized { context: String, server: String },
+    #[error(
+        "cluster {context}: 403 Forbidden: {user} may not {verb} {resource}{scope}; cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in the README)"
+    )]
+    Forbidden {
+        context: String,
+        user: String,
+        verb: String,
+        resource: String,
+        scope: String,
+    },
+    #[error(
+        "cluster {context}: timed out after {timeout} (--request-timeout) talking to {server}: {detail}"
+    )]
+    Timeout {
+        context: String,
+        server: String,
+        timeout: String,
+        detail: String,
+    },
+    #[error("cluster {context}: kubectl failed: {detail}")]
+    Kubectl { context: String, detail: String },
+    #[error("cluster {context}: kubectl printed something that is not JSON: {detail}")]
+    BadOutput { context: String, detail: String },
+}
+
+/// kubectl's `--request-timeout`: `0`, an integer of seconds, or a Go duration with units
+/// (`1m30s`, `500ms`). Checked here so a typo fails before any cluster is asked.
+pub fn check_timeout(t: &str) -> Result<(), ClusterError> {
+    parse_timeout(t).map(|_| ())
+}
+
+/// [`check_timeout`], returning the duration (`None` for no limit).
+pub fn parse_timeout(t: &str) -> Result<Option<std::time::Duration>, ClusterError> {
+    let bad = || ClusterError::BadTimeout(t.to_string());
+    if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) {
+        let secs: u64 = t.parse().map_err(|_| bad())?;
+        return Ok((secs > 0).then(|| std::time::Duration::from_secs(secs)));
+    }
+    let mut rest = t;
+    if rest.is_empty() {
+        return Err(bad());
+    }
+    let mut total = 0f64;
+    while !rest.is_empty() {
+        let num_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .ok_or_else(bad)?;
+        let num: f64 = rest[..num_len].parse().map_err(|_| bad())?;
+        rest = &rest[num_len..];
+        let (unit, secs) = [
+            ("ns", 1e-9),
+            ("us", 1e-6),
+            ("µs", 1e-6),
+            ("ms", 1e-3),
+            ("s", 1.0),
+            ("m", 60.0),
+            ("h", 3600.0),
+        ]
+        .into_iter()
+        .filter(|(u, _)| rest.starts_with(u))
+        .max_by_key(|(u, _)| u.len())
+        .ok_or_else(bad)?;
+        total += num * secs;
+        rest = &rest[unit.len()..];
+    }
+    Ok((total > 0.0).then(|| std::time::Duration::from_secs_f64(total)))
+}
+
+/// In a pod without a kubeconfig, kubectl falls back to the service account only when no
+/// connection flag is given: client-go's `DeferredLoadingClientConfig` takes a config with any
+/// override (`--request-timeout` included) for a real one and dials localhost:8080. So for the
+/// in-cluster target the limit is not passed to kubectl; each kubectl call is stopped after
+/// this many times the request timeout instead (discovery and a few pages of nodes).
+pub const IN_CLUSTER_DEADLINE_FACTOR: u32 = 10;
+
+impl Options {
+    fn base_args(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if let Some(k) = &self.kubeconfig {
+            a.push(format!("--kubeconfig={k}"));
+        }
+        a
+    }
+
+    fn spawn_error(&self, e: &std::io::Error) -> ClusterError {
+        ClusterError::NoKubectl {
+            kubectl: self.kubectl.clone(),
+            message: if e.kind() == std::io::ErrorKind::NotFound {
+                "not found".into()
+            } else {
+                e.to_string()
+            },
+        }
+    }
+
+    /// The clusters to read, from the kubeconfig as kubectl merges it (`kubectl config view`).
+    /// A named context that does not exist is an error of its own, so the others still run.
+    pub fn targets(&self) -> Result<Vec<Result<Target, ClusterError>>, ClusterError> {
+        check_timeout(&self.request_timeout)?;
+        let out = Command::new(&self.kubectl)
+            .args(self.base_args())
+            .args(["config", "view", "-o", "json"])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| self.spawn_error(&e))?;
+        if !out.status.success() {
+            return Err(ClusterError::Kubeconfig(last_line(&out.stderr)));
+        }
+        let view: Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+            ClusterError::Kubeconfig(format!(
+                "`kubectl config view -o json` printed no JSON: {e}"
+            ))
+        })?;
+        let contexts: Vec<(String, Option<String>)> = view["contexts"]
+            .as_array()
+            .map(|cs| {
+                cs.iter()
+                    .filter_map(|c| {
+                        let name = c["name"].as_str()?.to_string();
+                        let cluster = c["context"]["cluster"].as_str();
+                        let server = view["clusters"].as_array().and_then(|cl| {
+                            cl.iter()
+                                .find(|x| x["name"].as_str() == cluster)
+                                .and_then(|x| x["cluster"]["server"].as_str())
+                                .map(str::to_string)
+                        });
+                        Some((name, server))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let target = |name: &str| -> Result<Target, ClusterError> {
+            match contexts.iter().find(|(n, _)| n == name) {
+                Some((n, server)) => Ok(Target {
+                    label: n.clone(),
+                    context: Some(n.clone()),
+                    server: server.clone(),
+                }),
+                None => Err(ClusterError::ContextNotFound {
+                    context: name.to_string(),
+                    known: if contexts.is_empty() {
+                        "no contexts".into()
+                    } else {
+                        contexts
+                            .iter()
+                            .map(|(n, _)| n.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    },
+                }),
+            }
+        };
+        if self.all_contexts {
+            if contexts.is_empty() {
+                return Err(ClusterError::Kubeconfig(
+                    "--all-contexts: the kubeconfig has no contexts".into(),
+                ));
+            }
+            return Ok(contexts.iter().map(|(n, _)| target(n)).collect());
+        }
+        if !self.contexts.is_empty() {
+            return Ok(self.contexts.iter().map(|n| target(n)).collect());
+        }
+        match view["current-context"].as_str().filter(|c| !c.is_empty()) {
+            Some(current) => Ok(vec![target(current)]),
+            // No kubeconfig in a pod: kubectl uses the service account, as client-go does.
+            None if std::env::var_os("KUBERNETES_SERVICE_HOST").is_some() => Ok(vec![Ok(Target {
+                label: "in-cluster".into(),
+                context: None,
+                server: None,
+            })]),
+            None => Err(ClusterError::Kubeconfig(
+                "no current-context and not running in a pod: give --context NAME, --all-contexts or --kubeconfig FILE".into(),
+            )),
+        }
+    }
+
+    /// Read one cluster: the installer DaemonSets and the nodes, as one source per object.
+    pub fn fetch(&self, target: &Target) -> Result<Fetched, ClusterError> {
+        let mut common = self.base_args();
+        let mut deadline = None;
+        match &target.context {
+            Some(c) => {
+                common.push(format!("--context={c}"));
+                common.push(format!("--request-timeout={}", self.request_timeout));
+            }
+            None => {
+                deadline =
+                    parse_timeout(&self.request_timeout)?.map(|d| d * IN_CLUSTER_DEADLINE_FACTOR);
+            }
+        }
+        let mut ds_args = common.clone();
+        ds_args.extend(
+            [
+                "get",
+                "daemonsets.v1.apps",
+                INSTALLERS[0],
+                INSTALLERS[1],
+                "--namespace=kube-system",
+                "--output=json",
+                "--ignore-not-found",
+                "--show-managed-fields",
+            ]
+            .map(String::from),
+        );
+        let mut node_args = common;
+        node_args.extend(
+            [
+                "get",
+                "nodes",
+                "--output=json",
+                &format!("--chunk-size={CHUNK_SIZE}"),
+            ]
+            .map(String::from),
+        );
+        // Both requests at once: each is mostly waiting on the API server.
+        let ds = self.start(&ds_args)?;
+        let nodes = self.start(&node_args)?;
+        let ds = self.finish(target, ds, deadline)?;
+        let nodes = self.finish(target, nodes, deadline)?;
+        let installers = objects(target, &ds)?;
+        let nodes = objects(target, &nodes)?;
+        let gpu_sharing = nodes.iter().filter(|n| gpu_sharing(n)).count();
+        let to_sources = |objs: Vec<Value>| -> Vec<Arc<Source>> {
+            objs.iter()
+                .map(|o| Source::new(source_name(&target.label, o), kubectl_json(o)))
+                .collect()
+        };
+        Ok(Fetched {
+            target: target.clone(),
+            installers: to_sources(installers),
+            node_count: nodes.len(),
+            gpu_sharing,
+            nodes: to_sources(nodes),
+        })
+    }
+
+    fn start(&self, args: &[String]) -> Result<std::process::Child, ClusterError> {
+        Command::new(&self.kubectl)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| self.spawn_error(&e))
+    }
+
+    fn finish(
+        &self,
+        target: &Target,
+        mut child: std::process::Child,
+        deadline: Option<std::time::Duration>,
+    ) -> Result<Vec<u8>, ClusterError> {
+        // Both pipes are drained on threads, so neither can fill up and block kubectl.
+        fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = pipe.read_to_end(&mut buf);
+                buf
+            })
+        }
+        let err_reader = drain(child.stderr.take().expect("piped"));
+        let out_reader = drain(child.stdout.take().expect("piped"));
+        let status = match deadline {
+            None => child.wait().map_err(|e| self.spawn_error(&e))?,
+            Some(limit) => {
+                let start = std::time::Instant::now();
+                loop {
+                    if let Some(st) = child.try_wait().map_err(|e| self.spawn_error(&e))? {
+                        break st;
+                    }
+                    if start.elapsed() > limit {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        return Err(ClusterError::Timeout {
+                            context: target.label.clone(),
+                            server: "the API server".into(),
+                            timeout: self.request_timeout.clone(),
+                            detail: format!(
+                                "kubectl still ran after {limit:?}, {IN_CLUSTER_DEADLINE_FACTOR} times the limit (in a pod without a kubeconfig kubectl cannot take --request-timeout)"
+                            ),
+                        });
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+            }
+        };
+        let stdout = out_reader.join().unwrap_or_default();
+        let stderr = err_reader.join().unwrap_or_default();
+        if status.success() {
+            Ok(stdout)
+        } else {
+            Err(classify(target, &self.request_timeout, &stderr))
+        }
+    }
+}
+
+/// One cluster's objects.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub target: Target,
+    /// cgpu-installer and cgpu-core-installer, those that exist.
+    pub installers: Vec<Arc<Source>>,
+    /// One source per node, in the API server's order.
+    pub nodes: Vec<Arc<Source>>,
+    pub node_count: usize,
+    /// Nodes labelled for cGPU isolation (`ack.node.gpu.schedule` cgpu or core_mem, or the
+    /// legacy `cgpu=true`).
+    pub gpu_sharing: usize,
+}
+
+impl Fetched {
+    /// Everything the lint pipeline gets for this cluster. Without any installer, the empty
+    /// answer for the DaemonSets comes first, so the cluster's `cgpu-missing` names it.
+    pub fn sources(&self) -> Vec<Arc<Source>> {
+        let mut out = Vec::with_capacity(self.installers.len() + self.nodes.len() + 1);
+        if self.installers.is_empty() {
+            out.push(Source::new(
+                format!("{}:DaemonSet/kube-system", self.target.label),
+                String::new(),
+            ));
+        }
+        out.extend(self.installers.iter().cloned());
+        out.extend(self.nodes.iter().cloned());
+        out
+    }
+}
+
+/// `CONTEXT:Kind/namespace/name` (or `CONTEXT:Kind/name` for a cluster-scoped object).
+pub fn source_name(context: &str, obj: &Value) -> String {
+    let kind = obj["kind"].as_str().unwrap_or("Object");
+    let name = obj["metadata"]["name"].as_str().unwrap_or("");
+    match obj["metadata"]["namespace"].as_str() {
+        Some(ns) => format!("{context}:{kind}/{ns}/{name}"),
+        None => format!("{context}:{kind}/{name}"),
+    }
+}
+
+/// An object as `kubectl get KIND NAME -o json` prints it: keys sorted, four-space indent, a
+/// final newline.
+pub fn kubectl_json(obj: &Value) -> String {
+    use serde::Serialize;
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    obj.serialize(&mut ser).expect("a JSON value serializes");
+    buf.push(b'\n');
+    String::from_utf8(buf).expect("serde_json writes UTF-8")
+}
+
+/// The objects of kubectl's JSON output: a List's items, one object, or nothing
+/// (`--ignore-not-found` prints nothing when no object exists).
+fn objects(target: &Target, out: &[u8]) -> Result<Vec<Value>, ClusterError> {
+    if out.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Vec::new());
+    }
+    let v: Value = serde_json::from_slice(out).map_err(|e| ClusterError::BadOutput {
+        context: target.label.clone(),
+        detail: e.to_string(),
+    })?;
+    let is_list = v["kind"].as_str().is_some_and(|k| k.ends_with("List"));
+    Ok(match v {
+        Value::Object(mut m) if is_list => match m.remove("items") {
+            Some(Value::Array(items)) => items,
+            _ => Vec::new(),
+        },
+        other => vec![other],
+    })
+}
+
+fn gpu_sharing(node: &Value) -> bool {
+    let labels = &node["metadata"]["labels"];
+    matches!(
+        labels[crate::cgpu::SCHEDULE_LABEL].as_str(),
+        Some("cgpu" | "core_mem")
+    ) || labels[crate::cgpu::LEGACY_LABEL].as_str() == Some("true")
+}
+
+fn last_line(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    text.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("kubectl exited with an error and printed nothing")
+        .to_string()
+}
+
+/// Sort kubectl's failure into the error classes of spec §8, from what client-go prints.
+pub fn classify(target: &Target, timeout: &str, stderr: &[u8]) -> ClusterError {
+    let text = String::from_utf8_lossy(stderr);
+    let last = last_line(stderr);
+    let context = target.label.clone();
+    let server = target
+        .server
+        .clone()
+        .unwrap_or_else(|| "the API server".into());
+    let detail = last
+        .trim_start_matches("error: ")
+        .trim_start_matches("Unable to connect to the server: ")
+        .to_string();
+    let has = |s: &str| last.contains(s);
+    if text.contains("context was not found for specified context") {
+        return ClusterError::ContextNotFound {
+            context,
+            known: "see `kubectl config get-contexts`".into(),
+        };
+    }
+    if has("Error from server (Forbidden)") || has(" is forbidden: ") {
+        return forbidden(context, &last);
+    }
+    if has("(Unauthorized)") || has("You must be logged in to the server") {
+        return ClusterError::Unauthorized { context, server };
+    }
+    if has("Client.Timeout exceeded")
+        || has("context deadline exceeded")
+        || has("i/o timeout")
+        || has("TLS handshake timeout")
+        || has("Timeout: ")
+        || has("(Timeout)")
+    {
+        return ClusterError::Timeout {
+            context,
+            server,
+            timeout: timeout.to_string(),
+            detail,
+        };
+    }
+    if has("x509: ") || has("tls: ") || has("remote error: tls") || has("certificate") {
+        return ClusterError::Tls {
+            context,
+            server,
+            detail,
+        };
+    }
+    if has("connection refused")
+        || has("was refused")
+        || has("no such host")
+        || has("no route to host")
+        || has("network is unreachable")
+        || has("Unable to connect to the server")
+        || has("connection reset")
+        || has("EOF")
+    {
+        return ClusterError::Unreachable {
+            context,
+            server,
+            detail,
+        };
+    }
+    ClusterError::Kubectl { context, detail }
+}
+
+/// `… is forbidden: User "u" cannot list resource "nodes" in API group "" at the cluster scope`
+/// (the RBAC authorizer's words) → who, which verb, which resource, where.
+fn forbidden(context: String, line: &str) -> ClusterError {
+    let between = |start: &str, end: &str| -> Option<String> {
+        let i = line.find(start)? + start.len();
+        let j = line[i..].find(end)? + i;
+        Some(line[i..j].to_string())
+    };
+    let user = between("User \"", "\"").map_or_else(
+        || "the kubeconfig's user".into(),
+        |u| format!("user \"{u}\""),
+    );
+    let verb = between(" cannot ", " ").unwrap_or_else(|| "get or list".into());
+    let resource = between(" resource \"", "\"").unwrap_or_else(|| "an object".into());
+    let group = between(" in API group \"", "\"").unwrap_or_default();
+    let resource = if group.is_empty() {
+        resource
+    } else {
+        format!("{resource}.{group}")
+    };
+    let scope = match between(" in the namespace \"", "\"") {
+        Some(ns) => format!(" in namespace {ns}"),
+        None if line.contains("at the cluster scope") => " (cluster scope)".into(),
+        None => String::new(),
+    };
+    ClusterError::Forbidden {
+        context,
+        user,
+        verb,
+        resource,
+        scope,
+    }
+}
+
+/// What the per-cluster summary line says about a cluster's cGPU settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Facts {
+    /// POLICY of cgpu-installer and cgpu-core-installer, when set.
+    pub policies: Vec<(String, Option<u8>)>,
+    /// The cGPU version of cgpu-installer's image (else the core installer's).
+    pub version: Option<String>,
+}
+
+/// Read the facts of a cluster's installers (the typed view the rules use).
+pub fn facts(fetched: &Fetched) -> Facts {
+    let mut f = Facts::default();
+    for src in &fetched.installers {
+        let parsed = crate::yaml::parse(src);
+        for root in parsed.documents.iter().filter_map(|d| d.root.as_ref()) {
+            for obj in crate::manifest::Objects::of(root).iter() {
+                let Some(inst) = obj.installer() else {
+                    continue;
+                };
+                f.policies.push((inst.name().to_string(), inst.policy()));
+                let version = inst
+                    .image()
+                    .and_then(|(n, _)| n.as_str().map(str::to_string))
+                    .and_then(|i| crate::cgpu::split_image(&i).tag.map(str::to_string))
+                    .and_then(|t| crate::cgpu::parse_tag(&t).ok())
+                    .map(|t| t.core.to_string());
+                if f.version.is_none() || inst.name() == INSTALLERS[0] {
+                    f.version = version.or(f.version.take());
+                }
+            }
+        }
+    }
+    f.policies.sort();
+    f
+}
+
+/// `cluster prod: policy 1, cGPU 1.5.3, 1,556 GPU-sharing nodes of 2,000: 0 errors, 2 warnings`
+pub fn summary_line(fetched: &Fetched, errors: usize, warnings: usize) -> String {
+    let f = facts(fetched);
+    let policy = match f.policies.as_slice() {
+        [] => "cGPU not installed".to_string(),
+        ps => {
+            let mut distinct: Vec<String> = ps
+                .iter()
+                .map(|(_, p)| p.map_or("unset".into(), |p| p.to_string()))
+                .collect();
+            distinct.dedup();
+            if distinct.len() == 1 {
+                format!("policy {}", distinct[0])
+            } else {
+                format!(
+                    "policies differ ({})",
+                    ps.iter()
+                        .map(|(n, p)| format!(
+                            "{n} {}",
+                            p.map_or("unset".into(), |p| p.to_string())
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        }
+    };
+    let version = f
+        .version
+        .map_or_else(|| "cGPU version unknown".into(), |v| format!("cGPU {v}"));
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "cluster {}: {policy}, {version}, {} GPU-sharing of {}: {}, {}",
+        fetched.target.label,
+        fetched.gpu_sharing,
+        plural(fetched.node_count, "node"),
+        plural(errors, "error"),
+        plural(warnings, "warning"),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t() -> Target {
+        Target {
+            label: "prod".into(),
+            context: Some("prod".into()),
+            server: Some("https://10.0.0.1:6443".into()),
+        }
+    }
+
+    #[test]
+    fn timeouts_in_kubectl_syntax() {
+        for ok in ["0", "30", "5s", "1m", "1h", "1m30s", "500ms", "1.5s"] {
+            assert_eq!(check_timeout(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", "5x", "s", "-1s", "1 m", "5S", "1d"] {
+            assert!(check_timeout(bad).is_err(), "{bad}");
+        }
+        let d = |s: &str| parse_timeout(s).unwrap();
+        assert_eq!(d("0"), None);
+        assert_eq!(d("30"), Some(std::time::Duration::from_secs(30)));
+        assert_eq!(d("1m30s"), Some(std::time::Duration::from_secs(90)));
+        assert_eq!(d("250ms"), Some(std::time::Duration::from_millis(250)));
+    }
+
+    #[test]
+    fn client_go_messages_are_classified() {
+        let c = |s: &str| classify(&t(), "30s", s.as_bytes());
+        assert!(matches!(
+            c("error: You must be logged in to the server (Unauthorized)\n"),
+            ClusterError::Unauthorized { .. }
+        ));
+        assert!(matches!(
+            c(
+                "Unable to connect to the server: tls: failed to verify certificate: x509: certificate signed by unknown authority"
+            ),
+            ClusterError::Tls { .. }
+        ));
+        assert!(matches!(
+            c(
+                "The connection to the server 127.0.0.1:1 was refused - did you specify the right host or port?"
+            ),
+            ClusterError::Unreachable { .. }
+        ));
+        assert!(matches!(
+            c("Unable to connect to the server: context deadline exceeded"),
+            ClusterError::Timeout { .. }
+        ));
+        let e = c(
+            "Error from server (Forbidden): nodes is forbidden: User \"cgpu-audit\" cannot list resource \"nodes\" in API group \"\" at the cluster scope",
+        );
+        assert_eq!(
+            e.to_string(),
+            "cluster prod: 403 Forbidden: user \"cgpu-audit\" may not list nodes (cluster scope); cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in the README)"
+        );
+        let e = c(
+            "Error from server (Forbidden): daemonsets.apps \"cgpu-installer\" is forbidden: User \"system:serviceaccount:ops:audit\" cannot get resource \"daemonsets\" in API group \"apps\" in the namespace \"kube-system\"",
+        );
+        assert!(
+            e.to_string().contains(
+                "user \"system:serviceaccount:ops:audit\" may not get daemonsets.apps in namespace kube-system"
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn objects_are_printed_as_kubectl_prints_them() {
+        let v: Value =
+            serde_json::from_str(r#"{"kind":"Node","apiVersion":"v1","metadata":{"name":"n1"}}"#)
+                .unwrap();
+        assert_eq!(
+            kubectl_json(&v),
+            "{\n    \"apiVersion\": \"v1\",\n    \"kind\": \"Node\",\n    \"metadata\": {\n        \"name\": \"n1\"\n    }\n}\n"
+        );
+        assert_eq!(source_name("prod", &v), "prod:Node/n1");
+    }
+}

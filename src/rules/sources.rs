@@ -1,0 +1,231 @@
+//! Where each rule's facts come from: a public document with its address, or the Kubernetes /
+//! Helm / YAML source the rule mirrors. `explain`, `rules --format json` and SARIF's `helpUri`
+//! read them through [`crate::rules::catalogue::Rule::sources`]. Every address here is one the
+//! project's domain research cites, or the public specification or documentation of the format
+//! or tool concerned; a source without a public address (the ack-ai-installer chart is not
+//! published) has `url: None` and says so.
+
+/// One source of a rule's facts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Source {
+    /// The document's title, or the source file's repository and path.
+    pub title: &'static str,
+    /// Its public address, when it has one.
+    pub url: Option<&'static str>,
+}
+
+const fn src(title: &'static str, url: &'static str) -> Source {
+    Source {
+        title,
+        url: Some(url),
+    }
+}
+
+// Alibaba Cloud ACK / EGS documentation.
+const ACK_POLICY: Source = src(
+    "Alibaba Cloud ACK: Configure a computing power allocation policy for GPU sharing",
+    "https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/configure-a-computing-power-allocation-policy-for-gpu-sharing-1",
+);
+const ACK_CGPU_FAQ: Source = src(
+    "Alibaba Cloud ACK: Usage notes for the memory isolation capability of cGPU (versions, drivers, known issues)",
+    "https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/usage-notes-for-memory-isolation-capability-of-cgpu",
+);
+const ACK_SHARED_GPU: Source = src(
+    "Alibaba Cloud ACK: Install and use ack-ai-installer and the GPU inspection tool",
+    "https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/install-and-use-ack-ai-installer-and-the-gpu-inspection-tool",
+);
+const ACK_LABELS: Source = src(
+    "Alibaba Cloud ACK: Enable scheduling features (ack.node.gpu.schedule labels)",
+    "https://www.alibabacloud.com/help/doc-detail/191140.html",
+);
+const ACK_UPGRADE: Source = src(
+    "Alibaba Cloud ACK: Upgrade the cGPU version on a node",
+    "https://www.alibabacloud.com/help/en/document_detail/208147.html",
+);
+const EGS_DOCKER: Source = src(
+    "Alibaba Cloud EGS: Use Docker to install and use cGPU",
+    "https://alibabacloud.com/help/en/elastic-gpu-service/latest/use-docker-to-install-and-use-cgpu",
+);
+const EGS_ENV: Source = src(
+    "Alibaba Cloud EGS: cGPU environment variables",
+    "https://www.alibabacloud.com/help/doc-detail/171786.htm",
+);
+const ALICLOUD_REGIONS: Source = src(
+    "aliyun/terraform-provider-alicloud: alicloud/connectivity/regions.go (region ids)",
+    "https://github.com/aliyun/terraform-provider-alicloud/blob/master/alicloud/connectivity/regions.go",
+);
+const CHART_VALUES: Source = Source {
+    title: "the ack-ai-installer chart's documented `cgpu:` values (the chart itself is not published)",
+    url: None,
+};
+
+// Kubernetes.
+const K8S_LABELS: Source = src(
+    "Kubernetes: Labels, syntax and character set",
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set",
+);
+const K8S_VALIDATION: Source = src(
+    "kubernetes/kubernetes: staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go",
+    "https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go",
+);
+const K8S_NODE_SELECTOR: Source = src(
+    "Kubernetes: Assigning Pods to Nodes, nodeSelector",
+    "https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#nodeselector",
+);
+const K8S_IMAGES: Source = src(
+    "Kubernetes: Images (image names, tags, imagePullPolicy)",
+    "https://kubernetes.io/docs/concepts/containers/images/",
+);
+const K8S_ENVVAR: Source = src(
+    "Kubernetes API: Pod v1, environment variables (EnvVar.value is a string)",
+    "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#environment-variables",
+);
+const K8S_ENVVAR_ISSUE: Source = src(
+    "kubernetes/kubernetes#82296: an unquoted number in env value is rejected",
+    "https://github.com/kubernetes/kubernetes/issues/82296",
+);
+const K8S_DAEMONSET: Source = src(
+    "Kubernetes: DaemonSet (taints and tolerations added to every DaemonSet pod)",
+    "https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
+);
+const K8S_DAEMONSET_STATUS: Source = src(
+    "Kubernetes API: DaemonSet v1, DaemonSetStatus",
+    "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/daemon-set-v1/#DaemonSetStatus",
+);
+const K8S_FIELD_MANAGEMENT: Source = src(
+    "Kubernetes: Server-Side Apply, field management (managedFields)",
+    "https://kubernetes.io/docs/reference/using-api/server-side-apply/#field-management",
+);
+
+// Helm, Go and YAML.
+const HELM_VALUES: Source = src(
+    "Helm: Values files",
+    "https://helm.sh/docs/chart_template_guide/values_files/",
+);
+const HELM_READ_VALUES: Source = src(
+    "helm/helm: pkg/chartutil/values.go (ReadValues, through sigs.k8s.io/yaml)",
+    "https://github.com/helm/helm/blob/v3.18.0/pkg/chartutil/values.go",
+);
+const GO_YAML_RESOLVE: Source = src(
+    "kubernetes-sigs/yaml: goyaml.v2/resolve.go (YAML 1.1 scalar resolution, as Helm reads values)",
+    "https://github.com/kubernetes-sigs/yaml/blob/master/goyaml.v2/resolve.go",
+);
+const HELM3_VALUES_OPTIONS: Source = src(
+    "helm/helm v3.18.0: pkg/cli/values/options.go (MergeValues: yaml.Unmarshal of each -f file, its first document)",
+    "https://github.com/helm/helm/blob/v3.18.0/pkg/cli/values/options.go",
+);
+const HELM4_LOAD_VALUES: Source = src(
+    "helm/helm v4.2.3: pkg/chart/v2/loader/load.go (LoadValues: every document of a values file, merged)",
+    "https://github.com/helm/helm/blob/v4.2.3/pkg/chart/v2/loader/load.go",
+);
+const SIGS_YAML: Source = src(
+    "kubernetes-sigs/yaml: yaml.go (YAML → JSON → map: every number a float64)",
+    "https://github.com/kubernetes-sigs/yaml/blob/master/yaml.go",
+);
+const YAML11_BOOL: Source = src("YAML 1.1 Boolean type", "https://yaml.org/type/bool.html");
+const YAML11_INT: Source = src("YAML 1.1 Integer type", "https://yaml.org/type/int.html");
+const YAML_SPEC: Source = src(
+    "YAML 1.2.2 specification, nodes (mapping keys are unique)",
+    "https://yaml.org/spec/1.2.2/#321-nodes",
+);
+const GO_TEMPLATE: Source = src(
+    "Go text/template: the `if` action (empty values are false; a non-empty string is true)",
+    "https://pkg.go.dev/text/template",
+);
+const JSON_SCHEMA: Source = src(
+    "JSON Schema 2020-12",
+    "https://json-schema.org/draft/2020-12",
+);
+const SEMVER: Source = src(
+    "Semantic Versioning 2.0.0 (a -suffix is a pre-release there, not a build flavour)",
+    "https://semver.org/#spec-item-9",
+);
+
+// Linter design.
+const RUFF_UNUSED_NOQA: Source = src(
+    "ruff: unused-noqa (RUF100), the model for reporting suppressions that suppress nothing",
+    "https://docs.astral.sh/ruff/rules/unused-noqa/",
+);
+const RUFF_IO_ERROR: Source = src(
+    "ruff: io-error (E902), the model for reporting an unreadable input as a finding",
+    "https://docs.astral.sh/ruff/rules/io-error/",
+);
+
+/// The sources of one rule (empty for a name the catalogue does not have).
+pub fn of(rule: &str) -> &'static [Source] {
+    match rule {
+        "yaml-syntax" => &[HELM_READ_VALUES, YAML_SPEC],
+        "duplicate-key" => &[YAML_SPEC, GO_YAML_RESOLVE],
+        "cgpu-missing" => &[CHART_VALUES, HELM_VALUES],
+        "not-a-mapping" => &[CHART_VALUES, HELM_VALUES],
+        "unknown-key" => &[CHART_VALUES, HELM_VALUES],
+        "yaml11-scalar" => &[GO_YAML_RESOLVE, YAML11_BOOL, YAML11_INT],
+        "string-boolean" => &[GO_TEMPLATE, CHART_VALUES],
+        "wrong-type" => &[CHART_VALUES, JSON_SCHEMA],
+        "policy-not-integer" | "policy-out-of-range" | "policy-quoted" => &[ACK_POLICY],
+        "policy-whole-float" => &[ACK_POLICY, SIGS_YAML],
+        "helm-versions-differ" => &[HELM3_VALUES_OPTIONS, HELM4_LOAD_VALUES],
+        "policy-weight-hint" => &[ACK_POLICY],
+        "disabled-with-settings" => &[GO_TEMPLATE, CHART_VALUES],
+        "image-reference" => &[K8S_IMAGES, ACK_POLICY],
+        "image-name" => &[ACK_POLICY, CHART_VALUES],
+        "tag-invalid" => &[ACK_CGPU_FAQ, SEMVER],
+        "tag-too-old" => &[ACK_POLICY],
+        "tag-known-deadlock" => &[ACK_CGPU_FAQ, EGS_DOCKER],
+        "tag-flavour" => &[CHART_VALUES, ACK_CGPU_FAQ],
+        "pull-policy" => &[K8S_IMAGES],
+        "node-selector-type" => &[K8S_NODE_SELECTOR],
+        "label-key" | "label-value" => &[K8S_LABELS, K8S_VALIDATION],
+        "label-value-type" => &[K8S_LABELS, GO_YAML_RESOLVE],
+        "schedule-label" => &[ACK_LABELS],
+        "installer-namespace" => &[ACK_POLICY],
+        "installer-policy-missing" => &[ACK_POLICY, CHART_VALUES],
+        "installer-policy-unquoted" => &[K8S_ENVVAR, K8S_ENVVAR_ISSUE],
+        "installer-policy-invalid" => &[ACK_POLICY],
+        "installer-policy-duplicate" => &[K8S_ENVVAR, ACK_POLICY],
+        "installer-policy-valuefrom" => &[K8S_ENVVAR],
+        "installer-image-tag" => &[K8S_IMAGES, ACK_POLICY],
+        "registry-public-endpoint" | "registry-host" => &[ACK_POLICY],
+        "region-invalid" | "region-unknown" => &[ALICLOUD_REGIONS],
+        "region-mismatch" => &[ACK_POLICY, ALICLOUD_REGIONS],
+        "installer-selector" => &[ACK_LABELS, ACK_CGPU_FAQ],
+        "workload-env-on-installer" => &[EGS_ENV, ACK_POLICY],
+        "cluster-policy-mismatch" => &[ACK_POLICY],
+        "rollout-incomplete" => &[K8S_DAEMONSET_STATUS],
+        "priority-class" => &[ACK_SHARED_GPU],
+        "policy-drift" => &[K8S_FIELD_MANAGEMENT, ACK_POLICY],
+        "unused-ignore" => &[RUFF_UNUSED_NOQA],
+        "io-error" => &[RUFF_IO_ERROR],
+        "virtual-node-cgpu" => &[ACK_SHARED_GPU],
+        "legacy-cgpu-label" => &[ACK_LABELS, ACK_CGPU_FAQ],
+        "driver-incompatible" => &[ACK_CGPU_FAQ, ACK_UPGRADE],
+        // The reboot checklist's facts (restart when the module is loaded; DaemonSet tolerations).
+        "checklist" => &[ACK_POLICY, ACK_UPGRADE, K8S_DAEMONSET],
+        _ => &[],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::catalogue::RULES;
+
+    #[test]
+    fn every_rule_has_a_public_source() {
+        for r in RULES {
+            let s = of(r.name);
+            assert!(!s.is_empty(), "{} has no source", r.name);
+            assert!(
+                s.iter().any(|s| s.url.is_some()),
+                "{} has no source with a public address",
+                r.name
+            );
+            for s in s {
+                if let Some(u) = s.url {
+                    assert!(u.starts_with("https://"), "{u}");
+                    assert!(!u.contains("example"), "{u}");
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1194 @@
+//! `check --cluster` and `checklist --cluster` against a fake API server (tests/fake-apiserver,
+//! Python 3 standard library) started here on 127.0.0.1, over TLS with a CA made by the openssl
+//! CLI, with a bearer token, a client certificate or an exec credential plugin. The fake serves
+//! a recorded ACK cluster (both installers, up to 2,000 nodes in pages of 500) and logs every
+//! request. cgpu-lint drives the real kubectl from scripts/install-test-tools
+//! (target/tools/kubectl), and one test drives that kubectl directly, so the fake is known to
+//! speak the protocol a real client expects.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+
+use common::bin;
+use serde_json::{Value, json};
+
+const TOKEN: &str = "cgpu-audit-token-3f9a1c";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The kubectl scripts/install-test-tools installs.
+fn kubectl() -> String {
+    let k = root().join("target/tools/kubectl");
+    assert!(
+        k.is_file(),
+        "{} is missing: run scripts/install-test-tools",
+        k.display()
+    );
+    k.to_string_lossy().into_owned()
+}
+
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("openssl runs");
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A CA, a server certificate for 127.0.0.1, a client certificate (CN cgpu-audit), and a second
+/// CA that signed nothing the server has (for the TLS failure).
+struct Pki {
+    dir: tempfile::TempDir,
+}
+
+impl Pki {
+    fn new() -> Pki {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let key = |name: &str| {
+            openssl(
+                d,
+                &[
+                    "genpkey",
+                    "-algorithm",
+                    "EC",
+                    "-pkeyopt",
+                    "ec_paramgen_curve:P-256",
+                    "-out",
+                    name,
+                ],
+            )
+        };
+        for (name, cn) in [("ca", "fake-ack-ca"), ("other-ca", "some-other-ca")] {
+            key(&format!("{name}.key"));
+            openssl(
+                d,
+                &[
+                    "req",
+                    "-x509",
+                    "-new",
+                    "-key",
+                    &format!("{name}.key"),
+                    "-out",
+                    &format!("{name}.pem"),
+                    "-days",
+                    "2",
+                    "-subj",
+                    &format!("/CN={cn}"),
+                ],
+            );
+        }
+        std::fs::write(
+            d.join("server.ext"),
+            "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
+        for (name, cn) in [("server", "kube-apiserver"), ("client", "cgpu-audit")] {
+            key(&format!("{name}.key"));
+            openssl(
+                d,
+                &[
+                    "req",
+                    "-new",
+                    "-key",
+                    &format!("{name}.key"),
+                    "-out",
+                    &format!("{name}.csr"),
+                    "-subj",
+                    &format!("/CN={cn}"),
+                ],
+            );
+            openssl(
+                d,
+                &[
+                    "x509",
+                    "-req",
+                    "-in",
+                    &format!("{name}.csr"),
+                    "-CA",
+                    "ca.pem",
+                    "-CAkey",
+                    "ca.key",
+                    "-CAcreateserial",
+                    "-out",
+                    &format!("{name}.pem"),
+                    "-days",
+                    "2",
+                    "-extfile",
+                    &format!("{name}.ext"),
+                ],
+            );
+        }
+        Pki { dir }
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).to_string_lossy().into_owned()
+    }
+}
+
+/// The fake API server process (killed on drop) and its clusters' ports.
+struct Fake {
+    child: Child,
+    ports: BTreeMap<String, u16>,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Fake {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Fake {
+    /// Start one server process with these clusters (the fake's CONFIG `clusters` entries;
+    /// cert, key, client CA and token are filled in).
+    fn start(pki: &Pki, clusters: Value) -> Fake {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("requests.jsonl");
+        let clusters: Vec<Value> = clusters
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let mut c = c.clone();
+                let m = c.as_object_mut().unwrap();
+                m.entry("cert").or_insert(json!(pki.path("server.pem")));
+                m.entry("key").or_insert(json!(pki.path("server.key")));
+                m.entry("client_ca").or_insert(json!(pki.path("ca.pem")));
+                m.entry("token").or_insert(json!(TOKEN));
+                c
+            })
+            .collect();
+        let conf = dir.path().join("config.json");
+        std::fs::write(
+            &conf,
+            serde_json::to_string(&json!({"log": log, "clusters": clusters})).unwrap(),
+        )
+        .unwrap();
+        let mut child = Command::new("python3")
+            .arg(root().join("tests/fake-apiserver/fake_apiserver.py"))
+            .arg(&conf)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("python3 runs");
+        let mut ports = BTreeMap::new();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        loop {
+            let line = lines
+                .next()
+                .expect("the fake API server printed READY")
+                .unwrap();
+            let parts: Vec<&str> = line.split_whitespace().collect();
+            match parts.as_slice() {
+                ["READY"] => break,
+                ["READY", name, port] => {
+                    ports.insert(name.to_string(), port.parse().unwrap());
+                }
+                _ => panic!("unexpected line from the fake: {line}"),
+            }
+        }
+        Fake {
+            child,
+            ports,
+            log,
+            _dir: dir,
+        }
+    }
+
+    fn server(&self, cluster: &str) -> String {
+        format!("https://127.0.0.1:{}", self.ports[cluster])
+    }
+
+    /// Every request the fake has seen.
+    fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+/// A port nobody listens on.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+/// A kubeconfig context: name, server URL, CA file and how the user authenticates.
+struct Ctx<'a> {
+    name: &'a str,
+    server: String,
+    ca: String,
+    user: String,
+}
+
+/// user: entries
+fn token_user(token: &str) -> String {
+    format!("    token: {token}\n")
+}
+
+fn kubeconfig(dir: &Path, file: &str, contexts: &[Ctx], current: Option<&str>) -> String {
+    let mut y = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
+    for c in contexts {
+        y.push_str(&format!(
+            "- name: {n}-cluster\n  cluster:\n    server: {s}\n    certificate-authority: {ca}\n",
+            n = c.name,
+            s = c.server,
+            ca = c.ca
+        ));
+    }
+    y.push_str("users:\n");
+    for c in contexts {
+        y.push_str(&format!("- name: {}-user\n  user:\n{}", c.name, c.user));
+    }
+    y.push_str("contexts:\n");
+    for c in contexts {
+        y.push_str(&format!(
+            "- name: {n}\n  context:\n    cluster: {n}-cluster\n    user: {n}-user\n",
+            n = c.name
+        ));
+    }
+    if let Some(cur) = current {
+        y.push_str(&format!("current-context: {cur}\n"));
+    }
+    let path = dir.join(file);
+    std::fs::write(&path, y).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// Run cgpu-lint with a private HOME (kubectl's discovery cache) and no ambient kubeconfig.
+fn cgpu(home: &Path, args: &[&str]) -> Output {
+    bin()
+        .env("HOME", home)
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn json_of(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            stdout(o),
+            stderr(o)
+        )
+    })
+}
+
+fn rules(report: &Value) -> BTreeMap<String, usize> {
+    let mut m = BTreeMap::new();
+    for d in report["diagnostics"].as_array().unwrap() {
+        *m.entry(d["rule"].as_str().unwrap().to_string())
+            .or_default() += 1;
+    }
+    m
+}
+
+/// A single-cluster setup: PKI, fake, kubeconfig with context `prod`.
+struct One {
+    pki: Pki,
+    fake: Fake,
+    home: tempfile::TempDir,
+    kubeconfig: String,
+}
+
+fn one(cluster: Value) -> One {
+    let pki = Pki::new();
+    let mut cluster = cluster;
+    cluster["name"] = json!("prod");
+    let fake = Fake::start(&pki, json!([cluster]));
+    let home = tempfile::tempdir().unwrap();
+    let kubeconfig = kubeconfig(
+        home.path(),
+        "config",
+        &[Ctx {
+            name: "prod",
+            server: fake.server("prod"),
+            ca: pki.path("ca.pem"),
+            user: token_user(TOKEN),
+        }],
+        Some("prod"),
+    );
+    One {
+        pki,
+        fake,
+        home,
+        kubeconfig,
+    }
+}
+
+impl One {
+    fn run(&self, args: &[&str]) -> Output {
+        let k = kubectl();
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--kubeconfig", &self.kubeconfig, "--kubectl", &k]);
+        cgpu(self.home.path(), &all)
+    }
+
+    /// Real kubectl against the fake, with the same kubeconfig.
+    fn kubectl(&self, args: &[&str]) -> Output {
+        Command::new(kubectl())
+            .env("HOME", self.home.path())
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .output()
+            .unwrap()
+    }
+}
+
+/// Nodes of the recorded cluster's nine templates that `count` nodes hold at template `i`
+/// (the fake cycles through them in order).
+fn per_template(count: usize, i: usize) -> usize {
+    (i..count).step_by(9).count()
+}
+
+#[test]
+fn check_reads_both_installers_and_2000_nodes_with_paged_get_requests_only() {
+    let s = one(json!({"nodes": 2000}));
+    let o = s.run(&["check", "--cluster", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report = json_of(&o);
+    // The recorded cluster (tests/fixtures: daemonset-cgpu-installer-live-kubectl-get.yaml,
+    // nodes-list-mixed-gpu-sharing.yaml): cGPU 1.5.3 on both installers (the deadlock advisory,
+    // twice), 2 of 3 installer pods ready, POLICY last written by kubectl edit; template 7 is
+    // the legacy cgpu=true node, template 9 the virtual node (fixtures README).
+    let want: BTreeMap<String, usize> = [
+        ("tag-known-deadlock", 2),
+        ("rollout-incomplete", 1),
+        ("policy-drift", 1),
+        ("legacy-cgpu-label", per_template(2000, 6)),
+        ("virtual-node-cgpu", per_template(2000, 8)),
+    ]
+    .into_iter()
+    .map(|(r, n)| (r.to_string(), n))
+    .collect();
+    assert_eq!(rules(&report), want);
+    assert_eq!(report["summary"]["files"], 2002);
+    // A finding names the context, the object and the JSON pointer within it.
+    let ds = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "rollout-incomplete")
+        .unwrap();
+    assert_eq!(ds["file"], "prod:DaemonSet/kube-system/cgpu-installer");
+    assert_eq!(ds["path"], "/status/numberReady");
+    // The object's text is what `kubectl get ds cgpu-installer -o json` prints: the line the
+    // finding gives is the line of numberReady in real kubectl's output.
+    let printed = s.kubectl(&[
+        "get",
+        "ds",
+        "cgpu-installer",
+        "-n",
+        "kube-system",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]);
+    assert!(printed.status.success(), "{}", stderr(&printed));
+    let line = stdout(&printed)
+        .lines()
+        .position(|l| l.trim_start().starts_with("\"numberReady\""))
+        .unwrap()
+        + 1;
+    assert_eq!(ds["line"], line);
+    let legacy = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["file"] == "prod:Node/cn-hangzhou.192.168.16.7")
+        .unwrap();
+    assert_eq!(legacy["rule"], "legacy-cgpu-label");
+    assert_eq!(legacy["path"], "/metadata/labels/cgpu");
+
+    let reqs = s.fake.requests();
+    assert!(!reqs.is_empty());
+    let not_get: Vec<&Value> = reqs.iter().filter(|r| r["method"] != "GET").collect();
+    assert!(not_get.is_empty(), "only GET requests: {not_get:?}");
+    let node_lists: Vec<&Value> = reqs
+        .iter()
+        .filter(|r| r["path"] == "/api/v1/nodes")
+        .collect();
+    assert_eq!(
+        node_lists.len(),
+        4,
+        "2,000 nodes in pages of 500: {node_lists:?}"
+    );
+    assert!(node_lists.iter().all(|r| r["query"]["limit"] == "500"));
+    assert_eq!(
+        node_lists
+            .iter()
+            .filter(|r| r["query"].get("continue").is_some())
+            .count(),
+        3
+    );
+    assert!(reqs.iter().all(|r| r["authenticated"] == true));
+    for name in ["cgpu-installer", "cgpu-core-installer"] {
+        let path = format!("/apis/apps/v1/namespaces/kube-system/daemonsets/{name}");
+        assert!(reqs.iter().any(|r| r["path"] == path), "{path}");
+    }
+}
+
+#[test]
+fn real_kubectl_reads_the_fake_server() {
+    let s = one(json!({"nodes": 1200}));
+    let o = s.kubectl(&["get", "nodes", "-o", "name", "--chunk-size=500"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let names: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
+    assert_eq!(names.len(), 1200);
+    assert_eq!(names[0], "node/cn-hangzhou.192.168.16.1");
+    let o = s.kubectl(&[
+        "get",
+        "daemonsets",
+        "-n",
+        "kube-system",
+        "-o",
+        "jsonpath={.items[*].metadata.name}",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "cgpu-installer cgpu-core-installer");
+    let o = s.kubectl(&["get", "ds", "nope", "-n", "kube-system"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("Error from server (NotFound): daemonsets.apps \"nope\" not found"),
+        "{}",
+        stderr(&o)
+    );
+    let pages = s
+        .fake
+        .requests()
+        .iter()
+        .filter(|r| r["path"] == "/api/v1/nodes" && r["query"].get("continue").is_some())
+        .count();
+    assert_eq!(pages, 2);
+}
+
+#[test]
+fn every_output_format_names_the_context_and_the_object() {
+    let s = one(json!({"nodes": 9}));
+    let obj = "prod:DaemonSet/kube-system/cgpu-installer";
+    for (format, want) in [
+        ("human", format!("{obj}:")),
+        ("json", format!("\"file\": \"{obj}\"")),
+        // Workflow commands escape `:` in properties.
+        (
+            "github",
+            "file=prod%3ADaemonSet/kube-system/cgpu-installer,".to_string(),
+        ),
+        (
+            "sarif",
+            "prod%3ADaemonSet/kube-system/cgpu-installer".to_string(),
+        ),
+        ("junit", obj.to_string()),
+    ] {
+        let o = s.run(&[
+            "check",
+            "--cluster",
+            "--context",
+            "prod",
+            "--format",
+            format,
+            "--color",
+            "never",
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", stderr(&o));
+        assert!(
+            stdout(&o).contains(&want),
+            "{format}: {want} in\n{}",
+            stdout(&o)
+        );
+        // The JSON pointer, where the format has a place for it.
+        if format != "github" {
+            assert!(
+                stdout(&o).contains("/status/numberReady"),
+                "{format}: the pointer"
+            );
+        }
+    }
+}
+
+fn assert_error(o: &Output, want: &str) {
+    assert_eq!(o.status.code(), Some(2), "stderr: {}", stderr(o));
+    let err = stderr(o);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "one line: {err}");
+    assert_eq!(lines[0], want);
+}
+
+#[test]
+fn context_not_found() {
+    let s = one(json!({"nodes": 9}));
+    let o = s.run(&["check", "--cluster", "--context", "staging"]);
+    assert_error(
+        &o,
+        "cgpu-lint: error: context `staging` not found in the kubeconfig (it has: prod)",
+    );
+    assert!(s.fake.requests().is_empty());
+}
+
+#[test]
+fn unreachable_server() {
+    let pki = Pki::new();
+    let home = tempfile::tempdir().unwrap();
+    let server = format!("https://127.0.0.1:{}", closed_port());
+    let kc = kubeconfig(
+        home.path(),
+        "config",
+        &[Ctx {
+            name: "gone",
+            server: server.clone(),
+            ca: pki.path("ca.pem"),
+            user: token_user(TOKEN),
+        }],
+        Some("gone"),
+    );
+    let k = kubectl();
+    let o = cgpu(
+        home.path(),
+        &["check", "--cluster", "--kubeconfig", &kc, "--kubectl", &k],
+    );
+    let host = server.trim_start_matches("https://");
+    assert_error(
+        &o,
+        &format!(
+            "cgpu-lint: error: cluster gone: API server {server} unreachable: The connection to the server {host} was refused - did you specify the right host or port?"
+        ),
+    );
+}
+
+#[test]
+fn tls_failure() {
+    let s = one(json!({"nodes": 9}));
+    let kc = kubeconfig(
+        s.home.path(),
+        "other-ca",
+        &[Ctx {
+            name: "prod",
+            server: s.fake.server("prod"),
+            ca: s.pki.path("other-ca.pem"),
+            user: token_user(TOKEN),
+        }],
+        Some("prod"),
+    );
+    let k = kubectl();
+    let o = cgpu(
+        s.home.path(),
+        &["check", "--cluster", "--kubeconfig", &kc, "--kubectl", &k],
+    );
+    assert_error(
+        &o,
+        &format!(
+            "cgpu-lint: error: cluster prod: TLS failure with {}: tls: failed to verify certificate: x509: certificate signed by unknown authority (check the cluster's certificate-authority in the kubeconfig)",
+            s.fake.server("prod")
+        ),
+    );
+}
+
+#[test]
+fn unauthorized() {
+    let s = one(json!({"nodes": 9}));
+    let kc = kubeconfig(
+        s.home.path(),
+        "expired",
+        &[Ctx {
+            name: "prod",
+            server: s.fake.server("prod"),
+            ca: s.pki.path("ca.pem"),
+            user: token_user("an-expired-token"),
+        }],
+        Some("prod"),
+    );
+    let k = kubectl();
+    let o = cgpu(
+        s.home.path(),
+        &[
+            "checklist",
+            "--cluster",
+            "--policy",
+            "2",
+            "--kubeconfig",
+            &kc,
+            "--kubectl",
+            &k,
+        ],
+    );
+    assert_error(
+        &o,
+        &format!(
+            "cgpu-lint: error: cluster prod: 401 Unauthorized: {} rejected the kubeconfig's credentials (expired token or certificate, or the exec plugin's login)",
+            s.fake.server("prod")
+        ),
+    );
+    assert!(s.fake.requests().iter().all(|r| r["method"] == "GET"));
+}
+
+#[test]
+fn forbidden_names_the_verb_and_the_resource() {
+    let s = one(json!({"nodes": 9, "forbid": ["list nodes"]}));
+    let o = s.run(&["check", "--cluster"]);
+    assert_error(
+        &o,
+        "cgpu-lint: error: cluster prod: 403 Forbidden: user \"cgpu-audit\" may not list nodes (cluster scope); cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in the README)",
+    );
+    let s = one(json!({"nodes": 9, "forbid": ["get daemonsets"]}));
+    let o = s.run(&["check", "--cluster"]);
+    assert_error(
+        &o,
+        "cgpu-lint: error: cluster prod: 403 Forbidden: user \"cgpu-audit\" may not get daemonsets.apps in namespace kube-system; cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in the README)",
+    );
+}
+
+#[test]
+fn request_timeout() {
+    let s = one(json!({"nodes": 9, "delay": 3}));
+    let o = s.run(&["check", "--cluster", "--request-timeout", "1s"]);
+    // client-go words the same timeout two ways, depending on where the deadline hits.
+    let prefix = format!(
+        "cgpu-lint: error: cluster prod: timed out after 1s (--request-timeout) talking to {}: ",
+        s.fake.server("prod")
+    );
+    let line = stderr(&o).trim_end().to_string();
+    let detail = line
+        .strip_prefix(&prefix)
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(
+        [
+            "context deadline exceeded",
+            "net/http: request canceled (Client.Timeout exceeded while awaiting headers)"
+        ]
+        .contains(&detail),
+        "{line}"
+    );
+    assert_error(&o, &line);
+    // Every request carried kubectl's timeout.
+    assert!(
+        s.fake
+            .requests()
+            .iter()
+            .filter(|r| r["path"] == "/api")
+            .all(|r| r["query"]["timeout"] == "1s")
+    );
+    let o = s.run(&["check", "--cluster", "--request-timeout", "5x"]);
+    assert_error(
+        &o,
+        "cgpu-lint: error: --request-timeout 5x: not a duration in kubectl's syntax (an integer of seconds, or 5s, 1m, 1h)",
+    );
+}
+
+#[test]
+fn missing_kubectl() {
+    let home = tempfile::tempdir().unwrap();
+    let o = cgpu(
+        home.path(),
+        &["check", "--cluster", "--kubectl", "/nonexistent/kubectl"],
+    );
+    assert_error(
+        &o,
+        "cgpu-lint: error: cannot run `/nonexistent/kubectl`: not found; cgpu-lint reads clusters through kubectl: install it or give --kubectl PATH",
+    );
+}
+
+#[test]
+fn a_cluster_without_installers_is_a_cgpu_missing_finding() {
+    let s = one(json!({"nodes": 9, "installers": []}));
+    let o = s.run(&["check", "--cluster", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let report = json_of(&o);
+    let missing: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == "cgpu-missing")
+        .collect();
+    assert_eq!(missing.len(), 1, "{report:#}");
+    assert_eq!(missing[0]["file"], "prod:DaemonSet/kube-system");
+    assert_eq!(missing[0]["severity"], "info");
+    assert!(
+        missing[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("no cgpu-installer or cgpu-core-installer DaemonSet in kube-system")
+    );
+    let o = s.run(&["check", "--cluster", "--require-cgpu", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1));
+    // The checklist has nothing to plan there: that is the tool unable to do its job.
+    let o = s.run(&["checklist", "--cluster", "--policy", "2"]);
+    assert_error(
+        &o,
+        "cgpu-lint: error: cluster prod: no cgpu-installer DaemonSet in kube-system: cGPU is not installed there, nothing to plan",
+    );
+}
+
+#[test]
+fn all_contexts_over_three_clusters_with_one_unreachable() {
+    let pki = Pki::new();
+    let fake = Fake::start(
+        &pki,
+        json!([
+            {"name": "hangzhou", "nodes": 2000, "core_policy": "5"},
+            {"name": "plain", "nodes": 30, "installers": []},
+        ]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let down = format!("https://127.0.0.1:{}", closed_port());
+    let kc = kubeconfig(
+        home.path(),
+        "config",
+        &[
+            Ctx {
+                name: "ack-hangzhou",
+                server: fake.server("hangzhou"),
+                ca: pki.path("ca.pem"),
+                user: token_user(TOKEN),
+            },
+            Ctx {
+                name: "ack-down",
+                server: down.clone(),
+                ca: pki.path("ca.pem"),
+                user: token_user(TOKEN),
+            },
+            Ctx {
+                name: "ack-plain",
+                server: fake.server("plain"),
+                ca: pki.path("ca.pem"),
+                user: token_user(TOKEN),
+            },
+        ],
+        Some("ack-plain"),
+    );
+    let k = kubectl();
+    let args = [
+        "check",
+        "--cluster",
+        "--all-contexts",
+        "--kubeconfig",
+        &kc,
+        "--kubectl",
+        &k,
+        "--color",
+        "never",
+    ];
+    let o = cgpu(home.path(), &args);
+    // The worst of: findings (the policy mismatch is an error: 1) and an unreadable cluster (2).
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with(&format!(
+            "cgpu-lint: error: cluster ack-down: API server {down} unreachable: "
+        )),
+        "{err}"
+    );
+    let out = stdout(&o);
+    let tail: Vec<&str> = out.lines().rev().take(3).collect();
+    let sum = |count: usize, templates: &[usize]| -> usize {
+        templates.iter().map(|i| per_template(count, *i)).sum()
+    };
+    // GPU-sharing templates: cgpu (0, 1, 2, virtual 8), core_mem (3), legacy cgpu=true (6).
+    // Warnings: the legacy and the virtual nodes, and the deadlock advisory on both installers.
+    // One line per cluster, in kubectl's order of contexts (`kubectl config view` sorts them).
+    assert_eq!(
+        tail.into_iter().rev().collect::<Vec<_>>(),
+        vec![
+            "cluster ack-down: not read (error above)".to_string(),
+            format!(
+                "cluster ack-hangzhou: policies differ (cgpu-core-installer 5, cgpu-installer 1), cGPU 1.5.3, {} GPU-sharing of 2000 nodes: 1 error, {} warnings",
+                sum(2000, &[0, 1, 2, 3, 6, 8]),
+                sum(2000, &[6, 8]) + 2
+            ),
+            format!(
+                "cluster ack-plain: cGPU not installed, cGPU version unknown, {} GPU-sharing of 30 nodes: 0 errors, {} warnings",
+                sum(30, &[0, 1, 2, 3, 6, 8]),
+                sum(30, &[6, 8])
+            ),
+        ]
+    );
+    // The same run in JSON: the findings of both readable clusters, nothing else on stdout.
+    let mut json_args = args.to_vec();
+    json_args.extend(["--format", "json"]);
+    let o = cgpu(home.path(), &json_args);
+    assert_eq!(o.status.code(), Some(2));
+    let report = json_of(&o);
+    let mismatch: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == "cluster-policy-mismatch")
+        .collect();
+    assert_eq!(mismatch.len(), 1);
+    assert!(
+        mismatch[0]["file"]
+            .as_str()
+            .unwrap()
+            .starts_with("ack-hangzhou:DaemonSet/kube-system/")
+    );
+    assert!(
+        report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["rule"] == "cgpu-missing" && d["file"] == "ack-plain:DaemonSet/kube-system")
+    );
+    assert!(fake.requests().iter().all(|r| r["method"] == "GET"));
+}
+
+/// kubeconfig as kubectl reads it: KUBECONFIG with two files (the first one's current-context),
+/// a client certificate in one context and an exec credential plugin in another.
+#[test]
+fn kubeconfig_files_client_certificates_and_exec_plugins() {
+    let pki = Pki::new();
+    let fake = Fake::start(
+        &pki,
+        json!([
+            {"name": "certs", "nodes": 9, "token": null},
+            {"name": "exec", "nodes": 9, "core_policy": "5"},
+        ]),
+    );
+    let home = tempfile::tempdir().unwrap();
+    let plugin = home.path().join("ack-login.sh");
+    std::fs::write(
+        &plugin,
+        format!(
+            "#!/bin/sh\necho '{{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":\"ExecCredential\",\"status\":{{\"token\":\"{TOKEN}\"}}}}'\n"
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let first = kubeconfig(
+        home.path(),
+        "certs.yaml",
+        &[Ctx {
+            name: "ack-certs",
+            server: fake.server("certs"),
+            ca: pki.path("ca.pem"),
+            user: format!(
+                "    client-certificate: {}\n    client-key: {}\n",
+                pki.path("client.pem"),
+                pki.path("client.key")
+            ),
+        }],
+        Some("ack-certs"),
+    );
+    let second = kubeconfig(
+        home.path(),
+        "exec.yaml",
+        &[Ctx {
+            name: "ack-exec",
+            server: fake.server("exec"),
+            ca: pki.path("ca.pem"),
+            user: format!(
+                "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: {}\n      interactiveMode: Never\n",
+                plugin.display()
+            ),
+        }],
+        None,
+    );
+    let k = kubectl();
+    let run = |extra: &[&str]| {
+        bin()
+            .env("HOME", home.path())
+            .env("KUBECONFIG", format!("{first}:{second}"))
+            .env_remove("KUBERNETES_SERVICE_HOST")
+            .args(["check", "--cluster", "--format", "json", "--kubectl", &k])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // The current context (from the first file): a client certificate, no token.
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let files: Vec<String> = json_of(&o)["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["file"].as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        files.iter().all(|f| f.starts_with("ack-certs:")),
+        "{files:?}"
+    );
+    // The second file's context, through the exec plugin: its mismatch is found.
+    let o = run(&["--context", "ack-exec"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(rules(&json_of(&o)).get("cluster-policy-mismatch"), Some(&1));
+    let reqs = fake.requests();
+    assert!(reqs.iter().all(|r| r["authenticated"] == true), "{reqs:?}");
+}
+
+/// Export the objects with real kubectl, as a user would for the file-based commands.
+fn export(s: &One, dir: &Path) -> (String, String) {
+    let live = dir.join("live.yaml");
+    let nodes = dir.join("nodes.yaml");
+    let o = s.kubectl(&[
+        "get",
+        "ds",
+        "cgpu-installer",
+        "cgpu-core-installer",
+        "-n",
+        "kube-system",
+        "-o",
+        "yaml",
+        "--show-managed-fields",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(&live, &o.stdout).unwrap();
+    let o = s.kubectl(&["get", "nodes", "-o", "yaml"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    std::fs::write(&nodes, &o.stdout).unwrap();
+    (
+        live.to_string_lossy().into_owned(),
+        nodes.to_string_lossy().into_owned(),
+    )
+}
+
+/// A checklist's JSON without where its findings sit in which input (a List's `/items/N`
+/// prefix, file, line and column), which is all that may differ between the two readings.
+fn comparable(mut v: Value) -> Value {
+    if let Some(ds) = v["diagnostics"].as_array_mut() {
+        for d in ds.iter_mut() {
+            let m = d.as_object_mut().unwrap();
+            for k in ["file", "line", "column", "end_line", "end_column"] {
+                m.remove(k);
+            }
+            if let Some(p) = m.get("path").and_then(Value::as_str) {
+                m.insert("path".into(), json!(strip_items(p)));
+            }
+        }
+    }
+    v
+}
+
+/// A markdown finding (`- **warning** `rule` FILE:LINE:COL: message`) without FILE:LINE:COL.
+fn without_location(line: &str) -> String {
+    if line.starts_with("- **")
+        && let Some(i) = line.find("` ")
+        && let Some(j) = line[i + 2..].find(": ")
+    {
+        return format!("{}{}", &line[..i + 2], &line[i + 2 + j..]);
+    }
+    line.to_string()
+}
+
+fn strip_items(p: &str) -> String {
+    match p.strip_prefix("/items/") {
+        Some(rest) => rest
+            .find('/')
+            .map_or(String::new(), |i| rest[i..].to_string()),
+        None => p.to_string(),
+    }
+}
+
+#[test]
+fn the_checklist_from_the_cluster_equals_the_checklist_from_the_same_objects_as_files() {
+    let s = one(json!({"nodes": 600, "core_policy": "2"}));
+    let dir = tempfile::tempdir().unwrap();
+    let (live, nodes) = export(&s, dir.path());
+    let desired = root().join("tests/fixtures/values-policy-change-target.yaml");
+    let desired = desired.to_str().unwrap();
+    for target in [
+        vec!["--policy", "2"],
+        vec!["--policy", "3", "--tag", "v1.5.10-0a1b2c3-aliyun"],
+        vec!["--desired", desired],
+    ] {
+        // Every target in JSON; the printers, which add nothing of the cluster's, once.
+        let formats: &[&str] = if target[0] == "--policy" && target.len() == 2 {
+            &["json", "markdown", "shell"]
+        } else {
+            &["json"]
+        };
+        for &format in formats {
+            let mut cluster = vec!["checklist", "--cluster", "--format", format];
+            cluster.extend(&target);
+            let from_cluster = s.run(&cluster);
+            let mut files = vec![
+                "checklist",
+                "--current",
+                &live,
+                "--nodes",
+                &nodes,
+                "--format",
+                format,
+            ];
+            files.extend(&target);
+            let from_files = cgpu(s.home.path(), &files);
+            assert_eq!(
+                from_cluster.status.code(),
+                from_files.status.code(),
+                "{target:?} {format}: {}",
+                stderr(&from_cluster)
+            );
+            match format {
+                "json" => {
+                    let a = comparable(json_of(&from_cluster));
+                    assert_eq!(a, comparable(json_of(&from_files)), "{target:?}");
+                    assert!(a["nodes"].as_array().unwrap().len() > 100);
+                }
+                _ => {
+                    // Only the line naming the inputs and the findings' locations differ.
+                    let strip = |o: &Output| {
+                        stdout(o)
+                            .lines()
+                            .filter(|l| {
+                                !(l.starts_with("Current: ")
+                                    || l.starts_with("# cGPU node-reboot checklist, generated"))
+                            })
+                            .map(without_location)
+                            .collect::<Vec<_>>()
+                    };
+                    assert_eq!(
+                        strip(&from_cluster),
+                        strip(&from_files),
+                        "{target:?} {format}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_files() {
+    let s = one(json!({"nodes": 600, "core_policy": "0"}));
+    let dir = tempfile::tempdir().unwrap();
+    let (live, nodes) = export(&s, dir.path());
+    let o = s.run(&["check", "--cluster", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let from_cluster = json_of(&o);
+    // The file side: the same pipeline entry point over the exported files.
+    let srcs: Vec<Arc<cgpu_lint::yaml::Source>> = [live, nodes]
+        .iter()
+        .map(|p| cgpu_lint::check::read_input(p, u64::MAX).unwrap())
+        .collect();
+    let diags = cgpu_lint::lint::lint_cluster(&srcs, &Default::default());
+    // A message that names the other installer names its source: in the cluster that is the
+    // other object, in a List file the same file (then only the document is named).
+    let key = |rule: &str, severity: &str, path: &str, message: &str| {
+        let message = message
+            .replace("prod:DaemonSet/kube-system/cgpu-installer ", "")
+            .replace("prod:DaemonSet/kube-system/cgpu-core-installer ", "");
+        format!("{rule} {severity} {} {message}", strip_items(path))
+    };
+    let mut a: Vec<String> = from_cluster["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            key(
+                d["rule"].as_str().unwrap(),
+                d["severity"].as_str().unwrap(),
+                d["path"].as_str().unwrap(),
+                d["message"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let mut b: Vec<String> = diags
+        .iter()
+        .map(|d| key(d.rule, d.severity.as_str(), &d.path, &d.message))
+        .collect();
+    a.sort();
+    b.sort();
+    assert!(a.iter().any(|k| k.starts_with("cluster-policy-mismatch")));
+    assert!(a.iter().any(|k| k.starts_with("legacy-cgpu-label")));
+    let only_a: Vec<&String> = a.iter().filter(|k| !b.contains(k)).collect();
+    let only_b: Vec<&String> = b.iter().filter(|k| !a.contains(k)).collect();
+    assert!(
+        only_a.is_empty() && only_b.is_empty() && a.len() == b.len(),
+        "from the cluster only: {only_a:#?}\nfrom the files only: {only_b:#?}"
+    );
+}
+
+/// In a pod without a kubeconfig kubectl uses the service account, but only when it gets no
+/// connection flag (client-go takes `--request-timeout` for a configured connection and dials
+/// localhost:8080; seen with kubectl 1.33). So cgpu-lint does not pass the limit there and stops
+/// a kubectl call itself. A stand-in kubectl records its arguments and hangs on `get`.
+#[test]
+fn in_a_pod_the_request_timeout_is_enforced_without_kubectl_flags() {
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("args.log");
+    let stub = home.path().join("kubectl");
+    std::fs::write(
+        &stub,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nif [ \"$1 $2\" = 'config view' ]; then\n  echo '{{\"kind\":\"Config\",\"apiVersion\":\"v1\",\"preferences\":{{}},\"clusters\":null,\"users\":null,\"contexts\":null,\"current-context\":\"\"}}'\n  exit 0\nfi\nexec sleep 30\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&stub, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let stub = stub.to_string_lossy().into_owned();
+    let start = std::time::Instant::now();
+    let o = bin()
+        .env("HOME", home.path())
+        .env_remove("KUBECONFIG")
+        .env("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+        .args([
+            "check",
+            "--cluster",
+            "--request-timeout",
+            "200ms",
+            "--kubectl",
+            &stub,
+        ])
+        .output()
+        .unwrap();
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+    assert_error(
+        &o,
+        "cgpu-lint: error: cluster in-cluster: timed out after 200ms (--request-timeout) talking to the API server: kubectl still ran after 2s, 10 times the limit (in a pod without a kubeconfig kubectl cannot take --request-timeout)",
+    );
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let gets: Vec<&str> = calls.lines().filter(|l| l.starts_with("get ")).collect();
+    assert_eq!(gets.len(), 2, "{calls}");
+    assert!(
+        gets.iter()
+            .all(|l| !l.contains("--request-timeout") && !l.contains("--context")),
+        "{calls}"
+    );
+    // Outside a pod, no current context is a usage problem, said so.
+    let o = bin()
+        .env("HOME", home.path())
+        .env_remove("KUBECONFIG")
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .args(["check", "--cluster", "--kubectl", &stub])
+        .output()
+        .unwrap();
+    assert_error(
+        &o,
+        "cgpu-lint: error: kubeconfig: no current-context and not running in a pod: give --context NAME, --all-contexts or --kubeconfig FILE",
+    );
+}

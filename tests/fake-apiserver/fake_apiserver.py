@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""A fake Kubernetes API server for cgpu-lint's cluster tests (Python 3 standard library only).
+
+It serves, over HTTPS on 127.0.0.1 only, what a real ACK cluster answers to the requests
+`kubectl get` makes: discovery (/api, /apis, /api/v1, /apis/apps/v1), the DaemonSets in
+kube-system (GET by name, LIST) and the nodes (LIST with limit/continue paging, GET by name).
+Objects come from a recorded ACK cluster (ack-cn-hangzhou/: the cgpu-installer and
+cgpu-core-installer DaemonSets as `kubectl get -o yaml --show-managed-fields` printed them, and nine
+node templates) and are multiplied to as many nodes as asked, with distinct names, IPs and ECS
+instance ids. Every request is logged (one JSON line each) so tests can assert that only GET was
+used and that the node list was paged.
+
+One process serves several clusters, one port each (one cluster per kubeconfig context):
+
+    fake_apiserver.py CONFIG.json
+
+CONFIG:
+    {"log": "requests.jsonl",
+     "clusters": [{"name": "prod", "cert": "server.pem", "key": "server.key",
+                   "token": "secret", "client_ca": "ca.pem" (optional: also accept client certs),
+                   "nodes": 2000, "installers": ["cgpu-installer", "cgpu-core-installer"],
+                   "core_policy": "5" (optional), "forbid": ["list nodes"] (optional),
+                   "delay": 0.0 (seconds before every answer), "data": "ack-cn-hangzhou"}]}
+
+On start it prints `READY <name> <port>` for each cluster, then `READY`, and serves until killed.
+Answers follow the API server's own shapes (metav1.Status for errors, with the messages the
+RBAC authorizer and the registry produce).
+"""
+
+import base64
+import copy
+import json
+import os
+import ssl
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LOG_LOCK = threading.Lock()
+KINDLESS = ("kind", "apiVersion")
+
+
+def status(code, reason, message, details=None):
+    body = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if details:
+        body["details"] = details
+    return code, body
+
+
+def make_nodes(templates, count, region):
+    """`count` nodes cycling through the templates; names, IPs and instance ids made unique."""
+    nodes = []
+    for i in range(count):
+        n = copy.deepcopy(templates[i % len(templates)])
+        ip = "192.168.%d.%d" % (16 + i // 250, 1 + i % 250)
+        virtual = n["metadata"]["labels"].get("type") == "virtual-kubelet"
+        name = ("virtual-kubelet-%s-k-%d" % (region, i)) if virtual else ("%s.%s" % (region, ip))
+        n["metadata"]["name"] = name
+        n["metadata"]["labels"]["kubernetes.io/hostname"] = name
+        n["metadata"]["uid"] = "0b%06d-5e2a-4c1f-9d3b-7a6e8c0f2d41" % i
+        n["metadata"]["resourceVersion"] = str(481700000 + i)
+        if not virtual:
+            n["spec"]["providerID"] = "%s.i-bp%018d" % (region, 100000000000000000 + i * 7919)
+            for a in n["status"].get("addresses", []):
+                if a["type"] == "InternalIP":
+                    a["address"] = ip
+                elif a["type"] == "Hostname":
+                    a["address"] = name
+        for k in KINDLESS:  # list items come without kind/apiVersion from a real server
+            n.pop(k, None)
+        nodes.append(n)
+    return nodes
+
+
+class Cluster:
+    def __init__(self, conf):
+        self.name = conf["name"]
+        self.token = conf.get("token")
+        self.forbid = set(conf.get("forbid", []))
+        self.delay = float(conf.get("delay", 0))
+        data = os.path.join(HERE, conf.get("data", "ack-cn-hangzhou"))
+        with open(os.path.join(data, "daemonsets.json")) as f:
+            recorded = json.load(f)
+        wanted = conf.get("installers", ["cgpu-installer", "cgpu-core-installer"])
+        self.daemonsets = {k: v for k, v in recorded.items() if k in wanted}
+        if conf.get("core_policy") is not None and "cgpu-core-installer" in self.daemonsets:
+            c = self.daemonsets["cgpu-core-installer"]["spec"]["template"]["spec"]["containers"][0]
+            for e in c["env"]:
+                if e["name"] == "POLICY":
+                    e["value"] = conf["core_policy"]
+        with open(os.path.join(data, "node-templates.json")) as f:
+            templates = json.load(f)
+        self.nodes = make_nodes(templates, int(conf.get("nodes", len(templates))), "cn-hangzhou")
+        self.node_index = {n["metadata"]["name"]: i for i, n in enumerate(self.nodes)}
+        self.user = conf.get("user", "cgpu-audit")
+
+
+def discovery(port):
+    return {
+        "/api": {
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [
+                {"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1:%d" % port}
+            ],
+        },
+        "/apis": {
+            "kind": "APIGroupList",
+            "apiVersion": "v1",
+            "groups": [
+                {
+                    "name": "apps",
+                    "versions": [{"groupVersion": "apps/v1", "version": "v1"}],
+                    "preferredVersion": {"groupVersion": "apps/v1", "version": "v1"},
+                }
+            ],
+        },
+        "/api/v1": {
+            "kind": "APIResourceList",
+            "groupVersion": "v1",
+            "resources": [
+                {"name": "nodes", "singularName": "node", "namespaced": False, "kind": "Node",
+                 "verbs": ["create", "delete", "deletecollection", "get", "list", "patch",
+                           "update", "watch"], "shortNames": ["no"]},
+                {"name": "namespaces", "singularName": "namespace", "namespaced": False,
+                 "kind": "Namespace", "verbs": ["get", "list"], "shortNames": ["ns"]},
+                {"name": "pods", "singularName": "pod", "namespaced": True, "kind": "Pod",
+                 "verbs": ["get", "list"], "shortNames": ["po"], "categories": ["all"]},
+            ],
+        },
+        "/apis/apps/v1": {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": "apps/v1",
+            "resources": [
+                {"name": "daemonsets", "singularName": "daemonset", "namespaced": True,
+                 "kind": "DaemonSet", "verbs": ["create", "delete", "deletecollection", "get",
+                                                "list", "patch", "update", "watch"],
+                 "shortNames": ["ds"], "categories": ["all"]},
+            ],
+        },
+    }
+
+
+def make_handler(cluster, port, log_path):
+    disc = discovery(port)
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "fake-apiserver"
+
+        def log_message(self, fmt, *args):  # quiet: the JSON log is the record
+            pass
+
+        def log_request_line(self, authed):
+            u = urlsplit(self.path)
+            entry = {
+                "cluster": cluster.name,
+                "method": self.command,
+                "path": u.path,
+                "query": {k: v[0] for k, v in parse_qs(u.query).items()},
+                "authenticated": authed,
+                "user_agent": self.headers.get("User-Agent", ""),
+            }
+            with LOG_LOCK, open(log_path, "a") as f:
+                f.write(json.dumps(entry) + "\n")
+
+        def send_json(self, code, body):
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def authenticated(self):
+            auth = self.headers.get("Authorization", "")
+            if cluster.token and auth == "Bearer " + cluster.token:
+                return True
+            cert = self.connection.getpeercert() if hasattr(self.connection, "getpeercert") else None
+            return bool(cert)  # a client certificate the CA verified
+
+        def handle_any(self):
+            authed = self.authenticated()
+            self.log_request_line(authed)
+            if cluster.delay:
+                time.sleep(cluster.delay)
+            if self.command != "GET":
+                return self.send_json(*status(405, "MethodNotAllowed",
+                                              "the server does not allow this method"))
+            if not authed:
+                return self.send_json(*status(401, "Unauthorized", "Unauthorized"))
+            code, body = self.route()
+            self.send_json(code, body)
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
+
+        def forbidden(self, verb, resource, group, namespace=None, name=None):
+            key = "%s %s" % (verb, resource)
+            if key not in cluster.forbid:
+                return None
+            what = resource if not group else resource + "." + group
+            subject = ('%s "%s"' % (what, name)) if name else what
+            scope = ('in the namespace "%s"' % namespace) if namespace else "at the cluster scope"
+            return status(403, "Forbidden",
+                          '%s is forbidden: User "%s" cannot %s resource "%s" in API group "%s" %s'
+                          % (subject, cluster.user, verb, resource, group, scope),
+                          {"name": name, "group": group, "kind": resource} if name
+                          else {"group": group, "kind": resource})
+
+        def route(self):
+            u = urlsplit(self.path)
+            q = {k: v[0] for k, v in parse_qs(u.query).items()}
+            path = u.path.rstrip("/")
+            if path in disc:
+                return 200, disc[path]
+            parts = path.strip("/").split("/")
+            # /api/v1/nodes[/NAME]
+            if parts[:3] == ["api", "v1", "nodes"]:
+                if len(parts) == 3:
+                    return self.forbidden("list", "nodes", "") or self.list_nodes(q)
+                if len(parts) == 4:
+                    f = self.forbidden("get", "nodes", "", name=parts[3])
+                    if f:
+                        return f
+                    i = cluster.node_index.get(parts[3])
+                    if i is None:
+                        return status(404, "NotFound", 'nodes "%s" not found' % parts[3],
+                                      {"name": parts[3], "kind": "nodes"})
+                    return 200, dict(cluster.nodes[i], kind="Node", apiVersion="v1")
+            # /api/v1/namespaces/NAME (kubectl asks after a NotFound whether the namespace exists)
+            if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 4:
+                if parts[3] in ("default", "kube-system", "kube-public", "kube-node-lease"):
+                    return 200, {"kind": "Namespace", "apiVersion": "v1",
+                                 "metadata": {"name": parts[3]}, "spec": {"finalizers": ["kubernetes"]},
+                                 "status": {"phase": "Active"}}
+                return status(404, "NotFound", 'namespaces "%s" not found' % parts[3],
+                              {"name": parts[3], "kind": "namespaces"})
+            # /apis/apps/v1/namespaces/NS/daemonsets[/NAME]
+            if parts[:4] == ["apis", "apps", "v1", "namespaces"] and len(parts) >= 6 \
+                    and parts[5] == "daemonsets":
+                ns = parts[4]
+                objs = cluster.daemonsets if ns == "kube-system" else {}
+                if len(parts) == 6:
+                    f = self.forbidden("list", "daemonsets", "apps", namespace=ns)
+                    if f:
+                        return f
+                    items = []
+                    for o in objs.values():
+                        o = copy.deepcopy(o)
+                        for k in KINDLESS:
+                            o.pop(k, None)
+                        items.append(o)
+                    return 200, {"kind": "DaemonSetList", "apiVersion": "apps/v1",
+                                 "metadata": {"resourceVersion": "48300000"}, "items": items}
+                if len(parts) == 7:
+                    name = parts[6]
+                    f = self.forbidden("get", "daemonsets", "apps", namespace=ns, name=name)
+                    if f:
+                        return f
+                    if name not in objs:
+                        return status(404, "NotFound", 'daemonsets.apps "%s" not found' % name,
+                                      {"name": name, "group": "apps", "kind": "daemonsets"})
+                    return 200, objs[name]
+            return status(404, "NotFound", "the server could not find the requested resource")
+
+        def list_nodes(self, q):
+            limit = int(q.get("limit", "0") or 0)
+            start = 0
+            if q.get("continue"):
+                try:
+                    start = int(base64.urlsafe_b64decode(q["continue"]).decode())
+                except Exception:  # noqa: BLE001 - any bad token is the API's 400
+                    return status(400, "BadRequest", "continue key is not valid")
+            end = len(cluster.nodes) if limit <= 0 else min(start + limit, len(cluster.nodes))
+            meta = {"resourceVersion": "481800000"}
+            if end < len(cluster.nodes):
+                meta["continue"] = base64.urlsafe_b64encode(str(end).encode()).decode()
+                meta["remainingItemCount"] = len(cluster.nodes) - end
+            return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": meta,
+                         "items": cluster.nodes[start:end]}
+
+    return Handler
+
+
+def main():
+    with open(sys.argv[1]) as f:
+        conf = json.load(f)
+    log_path = conf["log"]
+    servers = []
+    for c in conf["clusters"]:
+        cluster = Cluster(c)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(c["cert"], c["key"])
+        ctx.set_alpn_protocols(["http/1.1"])
+        if c.get("client_ca"):
+            ctx.verify_mode = ssl.CERT_OPTIONAL
+            ctx.load_verify_locations(c["client_ca"])
+        httpd = ThreadingHTTPServer(("127.0.0.1", int(c.get("port", 0))), None)
+        httpd.daemon_threads = True
+        port = httpd.server_address[1]
+        httpd.RequestHandlerClass = make_handler(cluster, port, log_path)
+        httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+        servers.append(httpd)
+        print("READY %s %d" % (cluster.name, port), flush=True)
+    for s in servers:
+        threading.Thread(target=s.serve_forever, daemon=True).start()
+    print("READY", flush=True)
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

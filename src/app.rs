@@ -92,6 +92,7 @@ pub fn rule_options(c: &CommonArgs) -> RuleOptions {
         region: c.region.clone(),
         require_cgpu: c.require_cgpu,
         helm: c.helm.map(crate::cli::HelmArg::version),
+        ..RuleOptions::default()
     }
 }
 
@@ -422,7 +423,7 @@ pub fn post_render(
             opts: RuleOptions {
                 region,
                 require_cgpu: false,
-                helm: None,
+                ..RuleOptions::default()
             },
             filter,
             config: config.map(std::sync::Arc::new),
@@ -448,19 +449,30 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             ));
         }
     };
+    validate_rule_names(&args.select)?;
+    validate_rule_names(&args.ignore)?;
+    let options = checklist::Options {
+        max_unavailable: args.max_unavailable,
+        include_cordoned: args.include_cordoned,
+        drain_timeout: args.drain_timeout.clone(),
+        filter: Filter {
+            select: args.select.clone(),
+            ignore: args.ignore.clone(),
+        },
+    };
     let list = if args.cluster.cluster {
-        let options = args.cluster.options();
-        if options.all_contexts || options.contexts.len() > 1 {
+        let cluster = args.cluster.options();
+        if cluster.all_contexts || cluster.contexts.len() > 1 {
             return Err(AppError::Usage(
                 "checklist --cluster plans one cluster: give at most one --context".into(),
             ));
         }
-        let target = options
+        let target = cluster
             .targets()?
             .into_iter()
             .next()
             .expect("one target without --all-contexts")?;
-        let fetched = options.fetch(&target)?;
+        let fetched = cluster.fetch(&target)?;
         if !fetched.installers.iter().any(|src| {
             src.name.ends_with(&format!(
                 ":DaemonSet/kube-system/{}",
@@ -480,10 +492,10 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             label: format!("{}:nodes", target.label),
             sources: fetched.nodes.clone(),
         };
-        checklist::build_from(&current, &desired, Some(&nodes))?
+        checklist::build_from(&current, &desired, Some(&nodes), &options)?
     } else {
         let current = args.current.as_deref().expect("clap requires --current");
-        checklist::build(current, &desired, args.nodes.as_deref())?
+        checklist::build(current, &desired, args.nodes.as_deref(), &options)?
     };
     let text = checklist::render(&list, args.format, args.yes)?;
     s.out.write_all(text.as_bytes())?;

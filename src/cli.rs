@@ -317,6 +317,42 @@ pub struct ChecklistArgs {
     /// Default: the first document with a cgpu key
     #[arg(long, value_enum, value_name = "3|4")]
     pub helm: Option<HelmArg>,
+    /// After the canary, restart at most N nodes at a time
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_unavailable: u32,
+    /// Also restart nodes that were cordoned before the change (they stay cordoned)
+    #[arg(long)]
+    pub include_cordoned: bool,
+    /// `kubectl drain --timeout`: a drain blocked (by a PodDisruptionBudget) stops the run
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub drain_timeout: String,
+    /// Report only these rules (comma-separated or repeated)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub select: Vec<String>,
+    /// Do not report these rules (comma-separated or repeated)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub ignore: Vec<String>,
+}
+
+/// A Go duration as kubectl takes it (`90s`, `10m`, `1h30m`), written into commands.
+fn parse_duration(s: &str) -> Result<String, String> {
+    let mut rest = s;
+    let mut parts = 0;
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let unit = ["ms", "s", "m", "h"]
+            .into_iter()
+            .find(|u| rest[digits..].starts_with(u));
+        match unit {
+            Some(u) if digits > 0 => rest = &rest[digits + u.len()..],
+            _ => return Err(format!("`{s}` is not a duration such as 90s, 10m or 1h30m")),
+        }
+        parts += 1;
+    }
+    if parts == 0 {
+        return Err("empty duration".into());
+    }
+    Ok(s.to_string())
 }
 
 #[derive(Debug, Clone, Args)]

@@ -18,21 +18,6 @@ use crate::yaml::Source;
 pub use crate::lint::{Applied, Fixed, MAX_ROUNDS};
 
 /// Fix `src` with these rule options and filter (no config): [`lint::lint_fix`].
-/// The filter `fix` uses for the file `path`: `filter` plus the rules the config's
-/// per-file-ignores hide there (those are neither fixed nor reported).
-pub fn file_filter(filter: &Filter, config: Option<&crate::config::Loaded>, path: &str) -> Filter {
-    let mut out = filter.clone();
-    if let Some(config) = config {
-        out.ignore.extend(
-            crate::rules::catalogue::RULES
-                .iter()
-                .filter(|r| !config.allows(path, r.name))
-                .map(|r| r.name.to_string()),
-        );
-    }
-    out
-}
-
 pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fixed {
     lint::lint_fix(
         src,

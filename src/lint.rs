@@ -203,7 +203,19 @@ fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec
             parsed.push((src.clone(), yaml::parse(src)));
         }
     }
-    let facts = cluster_facts(&parsed);
+    let mut facts = cluster_facts(&parsed);
+    // The checklist plans the installer as it will be after the change: its selector and cGPU
+    // version come first, so the nodes it selects are checked against the version that will
+    // run there (nodes only the live selector matches keep the live installer's version).
+    if let Some(selector) = &opts.nodes.selector {
+        facts.nodes.legacy_installer = Some(cgpu::selects_legacy(selector));
+        if opts.nodes.cgpu.is_some() {
+            facts.nodes.cgpu = opts.nodes.cgpu.clone();
+        }
+        facts
+            .installers
+            .insert(0, (selector.clone(), opts.nodes.cgpu.clone()));
+    }
     let mut opts = opts.clone();
     if opts.region.is_none() {
         opts.region = facts.region.clone();

@@ -82,7 +82,7 @@ fn reason_of<'a>(json: &'a serde_json::Value, name: &str) -> &'a str {
 }
 
 #[test]
-fn fixtures_scenario_json_policy_1_to_2_reboots_21_22_27_canary_21() {
+fn fixtures_scenario_json_policy_1_to_2_restarts_21_27_canary_21_and_verifies_22_23_26() {
     let out = scenario("json");
     assert_eq!(out.code, 0, "{}", out.stderr);
     let j = json_of(&out);
@@ -90,15 +90,15 @@ fn fixtures_scenario_json_policy_1_to_2_reboots_21_22_27_canary_21() {
     assert_eq!(j["policy_change"], serde_json::json!({"from": 1, "to": 2}));
     assert_eq!(j["tag_change"], serde_json::Value::Null);
     assert_eq!(j["reboot_required"], true);
-    // Canary first: .21 is the Ready, schedulable one.
-    assert_eq!(names(&j["nodes"]), [N21, N22, N27]);
+    assert_eq!(j["update_strategy"], "RollingUpdate");
+    assert_eq!(j["blocking"], serde_json::json!([]));
+    // Canary first: .21 is the Ready, schedulable one. .22 was cordoned before the change: left
+    // out of the run (no --include-cordoned) and verified at the end.
+    assert_eq!(names(&j["nodes"]), [N21, N27]);
     let nodes = j["nodes"].as_array().unwrap();
     assert_eq!(nodes[0]["state"], "ready");
-    assert_eq!(nodes[1]["state"], "cordoned");
-    assert!(nodes[1]["notes"][0].as_str().unwrap().contains("cordoned"));
-    assert_eq!(nodes[2]["state"], "not-ready");
-    assert!(nodes[2]["notes"][0].as_str().unwrap().contains("NotReady"));
-    // Steps in order: cordon, drain, read version, reboot, wait, verify, uncordon.
+    assert_eq!(nodes[1]["state"], "not-ready");
+    assert!(nodes[1]["notes"][0].as_str().unwrap().contains("NotReady"));
     let steps: Vec<&str> = nodes[0]["steps"]
         .as_array()
         .unwrap()
@@ -106,19 +106,38 @@ fn fixtures_scenario_json_policy_1_to_2_reboots_21_22_27_canary_21() {
         .map(|s| s.as_str().unwrap())
         .collect();
     let order = [
-        "kubectl cordon cn-hangzhou.192.168.10.21",
-        "kubectl drain cn-hangzhou.192.168.10.21 --ignore-daemonsets --delete-emptydir-data",
-        "nsenter -t 1 -i -p -n -u -m -- cat /proc/cgpu_km/version",
-        "aliyun ecs RebootInstance --RegionId cn-hangzhou --InstanceId i-bp111224074888237672",
-        "kubectl wait --for=condition=Ready node/cn-hangzhou.192.168.10.21",
         "/proc/cgpu_km/[0-9]*/policy",
-        "kubectl uncordon cn-hangzhou.192.168.10.21",
+        "kubectl annotate node cn-hangzhou.192.168.10.21 cgpu-lint/cordoned=true --overwrite && kubectl cordon cn-hangzhou.192.168.10.21",
+        "kubectl drain cn-hangzhou.192.168.10.21 --ignore-daemonsets --delete-emptydir-data --timeout=10m",
+        "kubectl get node cn-hangzhou.192.168.10.21 -o jsonpath='{.status.nodeInfo.bootID}'",
+        "aliyun ecs RebootInstance --RegionId cn-hangzhou --InstanceId i-bp111224074888237672",
+        "jsonpath={.status.nodeInfo.bootID})\" = \"$0\"",
+        "kubectl wait --for=condition=Ready node/cn-hangzhou.192.168.10.21",
+        "kubectl -n kube-system wait --for=condition=Ready pod -l name=cgpu-installer --field-selector spec.nodeName=cn-hangzhou.192.168.10.21",
+        "/proc/cgpu_km/[0-9]*/policy",
+        "kubectl uncordon cn-hangzhou.192.168.10.21 && kubectl annotate node cn-hangzhou.192.168.10.21 cgpu-lint/cordoned-",
     ];
     assert_eq!(steps.len(), order.len(), "{steps:#?}");
     for (s, want) in steps.iter().zip(order) {
         assert!(s.contains(want), "step {s:?} should contain {want:?}");
     }
-    // Listed apart, excluded, not affected.
+    // Listed apart; the GPU-sharing ones are verified at the end.
+    let verified: Vec<&str> = j["other_nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["verify"] == true)
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        verified,
+        [
+            "cn-hangzhou.192.168.10.22",
+            "cn-hangzhou.192.168.10.23",
+            "cn-hangzhou.192.168.10.26"
+        ]
+    );
+    assert!(reason_of(&j, "cn-hangzhou.192.168.10.22").contains("cordoned before"));
     assert!(reason_of(&j, "cn-hangzhou.192.168.10.23").contains("core_mem"));
     assert!(reason_of(&j, "cn-hangzhou.192.168.10.26").contains("legacy"));
     assert!(reason_of(&j, "virtual-kubelet-cn-hangzhou-k").contains("virtual"));
@@ -129,16 +148,39 @@ fn fixtures_scenario_json_policy_1_to_2_reboots_21_22_27_canary_21() {
     ] {
         assert!(reason_of(&j, n).starts_with("not affected"), "{n}");
     }
-    assert_eq!(j["other_nodes"].as_array().unwrap().len(), 6);
-    // Findings: the virtual node and the legacy label; driver 550 fits cGPU 1.5.3.
+    assert_eq!(j["other_nodes"].as_array().unwrap().len(), 7);
+    // Findings: the same as `check` of the three inputs (one pipeline); driver 550 fits 1.5.3.
     let rules: Vec<&str> = j["diagnostics"]
         .as_array()
         .unwrap()
         .iter()
         .map(|d| d["rule"].as_str().unwrap())
         .collect();
-    assert_eq!(rules, ["legacy-cgpu-label", "virtual-node-cgpu"]);
-    let d = &j["diagnostics"][1];
+    assert_eq!(
+        rules,
+        [
+            "tag-known-deadlock",
+            "rollout-incomplete",
+            "policy-drift",
+            "tag-known-deadlock",
+            "policy-weight-hint",
+            "legacy-cgpu-label",
+            "virtual-node-cgpu"
+        ]
+    );
+    // rollout-incomplete (2 of 3 ready) is the NotReady .27: explained, not blocking.
+    assert!(
+        j["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("explained by the NotReady node(s) cn-hangzhou.192.168.10.27")
+    );
+    let d = j["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "virtual-node-cgpu")
+        .unwrap();
     for key in [
         "rule",
         "severity",
@@ -159,6 +201,59 @@ fn fixtures_scenario_json_policy_1_to_2_reboots_21_22_27_canary_21() {
     assert_eq!(d["severity"], "warning");
 }
 
+/// The same waits, in the same order, in the markdown task list, the JSON steps and the shell
+/// script: boot id changed, then node Ready, then the installer pod Ready, then the policy
+/// files polled.
+#[test]
+fn markdown_json_and_shell_wait_for_the_same_things_in_the_same_order() {
+    let waits = [
+        ".status.nodeInfo.bootID})\\\" = \\\"$0\\\"",
+        "wait --for=condition=Ready node/",
+        "wait --for=condition=Ready pod -l name=cgpu-installer",
+        "read the state again every",
+    ];
+    let positions = |text: &str, what: &str| -> Vec<usize> {
+        waits
+            .iter()
+            .map(|w| {
+                let w = if what == "markdown" {
+                    w.replace("\\\"", "\"")
+                } else {
+                    w.to_string()
+                };
+                text.find(&w)
+                    .unwrap_or_else(|| panic!("{what}: no {w:?} in\n{text}"))
+            })
+            .collect()
+    };
+    let md = scenario("markdown").stdout;
+    let canary = &md[md.find("## Canary").unwrap()..md.find("## Then the rest").unwrap()];
+    let p = positions(canary, "markdown");
+    assert!(p.windows(2).all(|w| w[0] < w[1]), "markdown order {p:?}");
+    let json = scenario("json").stdout;
+    let first = &json[json.find("\"steps\"").unwrap()
+        ..json
+            .find("\"name\": \"cn-hangzhou.192.168.10.27\"")
+            .unwrap()];
+    let p = positions(first, "json");
+    assert!(p.windows(2).all(|w| w[0] < w[1]), "json order {p:?}");
+    // The script runs the steps of the same names in the same order (the simulator tests run
+    // it); here: the step names of bring_up, in order.
+    let sh = scenario("shell").stdout;
+    let body = &sh[sh.find("bring_up() {").unwrap()..];
+    let ids = [
+        "step wait-boot-id",
+        "step wait-node-ready",
+        "step wait-installer-pod",
+        "step wait-policy",
+        "step uncordon",
+    ];
+    let p: Vec<usize> = ids.iter().map(|i| body.find(i).unwrap()).collect();
+    assert!(p.windows(2).all(|w| w[0] < w[1]), "shell order {p:?}");
+    assert!(sh.contains("kubectl wait --for=condition=Ready \"node/$node\""));
+    assert!(sh.contains("{.status.nodeInfo.bootID}"));
+}
+
 #[test]
 fn fixtures_scenario_markdown_is_a_task_list_canary_first() {
     let out = scenario("markdown");
@@ -170,16 +265,24 @@ fn fixtures_scenario_markdown_is_a_task_list_canary_first() {
     );
     let canary = md.find("## Canary").expect("canary section");
     let rest = md.find("## Then the rest").expect("rest section");
-    let p21 = md.find(&format!("`kubectl cordon {N21}`")).unwrap();
-    let p22 = md.find(&format!("`kubectl cordon {N22}`")).unwrap();
-    let p27 = md.find(&format!("`kubectl cordon {N27}`")).unwrap();
-    assert!(canary < p21 && p21 < rest && rest < p22 && p22 < p27);
-    // One task per step: 7 per node, 3 nodes, plus 3 before and the canary check.
-    assert_eq!(md.matches("- [ ] ").count(), 7 * 3 + 3 + 1, "{md}");
-    assert!(md.contains("already cordoned"));
+    let cordon = |n: &str| format!("kubectl cordon {n}`");
+    let p21 = md.find(&cordon(N21)).unwrap();
+    let p27 = md.find(&cordon(N27)).unwrap();
+    assert!(canary < p21 && p21 < rest && rest < p27);
+    assert!(
+        !md.contains(&cordon(N22)),
+        "pre-cordoned .22 is not in the run"
+    );
+    // 10 steps per node (2 nodes), 8 checks before, the canary check, 3 nodes to verify, done.
+    assert_eq!(md.matches("- [ ] ").count(), 10 * 2 + 8 + 1 + 3 + 1, "{md}");
+    assert!(md.contains("## If it stops"));
+    assert!(md.contains("## Done when"));
     assert!(md.contains("NotReady"));
     assert!(md.contains("`virtual-node-cgpu`"));
     assert!(md.contains("`legacy-cgpu-label`"));
+    assert!(md.contains("--DryRun true"));
+    assert!(md.contains("auto repair"));
+    assert!(!md.contains("rollout status ds/"), "no `rollout status`");
     assert!(!md.contains("driver-incompatible"));
 }
 
@@ -191,25 +294,25 @@ fn fixtures_scenario_shell_parses_and_quotes_every_name() {
     assert_bash_syntax(sh);
     assert!(sh.starts_with("#!/usr/bin/env bash\n"));
     assert!(sh.contains("set -euo pipefail"));
+    assert!(sh.contains("trap on_exit EXIT"));
     assert!(sh.contains(r#"read -r -p "$1 [y/N] " answer"#));
+    assert!(sh.contains(&format!("NODES=('{N21}' '{N27}')\n")), "{sh}");
+    assert!(sh.contains("INSTANCES=('i-bp111224074888237672' 'i-bp160589183187485978')\n"));
     assert!(sh.contains(&format!(
-        "process_node '{N21}' 'i-bp111224074888237672' 'cn-hangzhou' 0"
+        "VERIFY=('{N22}' 'cn-hangzhou.192.168.10.23' 'cn-hangzhou.192.168.10.26')\n"
     )));
-    assert!(sh.contains(&format!(
-        "process_node '{N22}' 'i-bp197855828341328201' 'cn-hangzhou' 1"
-    )));
-    let p21 = sh.find(&format!("process_node '{N21}'")).unwrap();
-    let p22 = sh.find(&format!("process_node '{N22}'")).unwrap();
-    let p27 = sh.find(&format!("process_node '{N27}'")).unwrap();
-    assert!(p21 < p22 && p22 < p27);
-    // Names appear only single-quoted (or in comments/prompts that are single-quoted).
+    // Names appear only single-quoted in the plan, and as quoted variables in the body.
     for line in sh.lines().filter(|l| l.contains(N21)) {
         assert!(
-            line.contains(&format!("'{N21}'")) || line.contains("'Canary cn-hangzhou"),
+            line.contains(&format!("'{N21}'")),
             "unquoted name in {line:?}"
         );
     }
     assert!(!sh.contains("virtual-kubelet-cn-hangzhou-k"));
+    // Nothing swallows an error.
+    assert!(!sh.contains("|| true"), "a swallowed error");
+    assert!(!sh.contains("2>/dev/null"), "a hidden error");
+    assert!(!sh.contains("rollout status"));
 }
 
 #[test]
@@ -271,7 +374,7 @@ fn tag_only_upgrade_is_a_reboot_and_a_sha_only_change_is_not() {
         serde_json::json!({"from": "v1.5.3-8d3fc1b-aliyun", "to": "v1.5.10-3c9d1e7-aliyun"})
     );
     assert_eq!(j["reboot_required"], true);
-    assert_eq!(names(&j["nodes"]), [N21, N22, N27]);
+    assert_eq!(names(&j["nodes"]), [N21, N27]);
     let steps = j["nodes"][0]["steps"].as_array().unwrap();
     assert!(steps.iter().any(|s| s.as_str().unwrap().contains("1.5.10")));
 
@@ -306,8 +409,8 @@ fn nodes_as_json_kubectl_output() {
     ]);
     assert_eq!(out.code, 0, "{}", out.stderr);
     let j = json_of(&out);
-    assert_eq!(names(&j["nodes"]), [N21, N22, N27]);
-    assert_eq!(names(&j["other_nodes"]), ["cn-hangzhou.192.168.10.30"]);
+    assert_eq!(names(&j["nodes"]), [N21, N27]);
+    assert_eq!(names(&j["other_nodes"]), [N22, "cn-hangzhou.192.168.10.30"]);
 }
 
 #[test]
@@ -325,7 +428,7 @@ fn current_as_deployed_values_selects_the_same_nodes() {
     assert_eq!(out.code, 0, "{}", out.stderr);
     let j = json_of(&out);
     assert_eq!(j["policy_change"], serde_json::json!({"from": 1, "to": 2}));
-    assert_eq!(names(&j["nodes"]), [N21, N22, N27]);
+    assert_eq!(names(&j["nodes"]), [N21, N27]);
 }
 
 #[test]
@@ -358,17 +461,41 @@ fn untolerated_taint_excludes_a_node_and_old_cgpu_with_driver_535_is_an_error() 
         why.contains("team.example.com/dedicated=llm-training:NoSchedule"),
         "{why}"
     );
+    // The finding comes from the pipeline with the version that will run (1.0.9, from --tag).
     let diags = j["diagnostics"].as_array().unwrap();
-    assert_eq!(diags.len(), 1, "{diags:#?}");
-    assert_eq!(diags[0]["rule"], "driver-incompatible");
+    let driver: Vec<_> = diags
+        .iter()
+        .filter(|d| d["rule"] == "driver-incompatible")
+        .collect();
+    assert_eq!(driver.len(), 1, "{diags:#?}");
     assert!(
-        diags[0]["message"]
+        driver[0]["message"]
             .as_str()
             .unwrap()
             .contains("cn-beijing.10.0.3.13")
     );
+    // A beijing cluster with a hangzhou image, a rollout not finished, a driver cGPU 1.0.9
+    // cannot run: the plan is blocked before any step.
+    let blocking: Vec<&str> = j["blocking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        blocking,
+        [
+            "region-mismatch",
+            "rollout-incomplete",
+            "driver-incompatible"
+        ]
+    );
 }
 
+/// An old ack-cgpu installer (cGPU 1.0.3, selecting the legacy `cgpu: "true"` label, no POLICY):
+/// `--policy 2` keeps its tag, which cannot take a policy (tag-too-old blocks the plan, as
+/// `check` says of the same file); its node .26 is where it runs, so it is the node to restart
+/// and legacy-cgpu-label does not tell it to relabel.
 #[test]
 fn live_daemonset_without_policy_assumes_1_and_says_so() {
     let out = checklist(&[
@@ -381,18 +508,57 @@ fn live_daemonset_without_policy_assumes_1_and_says_so() {
         "--format",
         "json",
     ]);
-    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(out.code, 1, "{}", out.stderr);
     let j = json_of(&out);
     assert_eq!(j["policy_change"], serde_json::json!({"from": 1, "to": 2}));
+    let rules: Vec<&str> = j["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert!(rules.contains(&"installer-policy-missing"), "{rules:?}");
+    assert!(rules.contains(&"tag-too-old"), "{rules:?}");
+    assert!(!rules.contains(&"legacy-cgpu-label"), "{rules:?}");
+    assert_eq!(j["blocking"][0]["rule"], "tag-too-old");
+    assert!(j["notes"][0].as_str().unwrap().contains("assumes 1"));
+    assert_eq!(names(&j["nodes"]), ["cn-hangzhou.192.168.10.26"]);
+    // Markdown: the blocking findings come before any step.
+    let out = checklist(&[
+        "--current",
+        &fixture("daemonset-invalid-old-version-public-registry-no-policy.yaml"),
+        "--policy",
+        "2",
+        "--nodes",
+        &fixture(NODES),
+    ]);
+    assert_eq!(out.code, 1);
+    let md = &out.stdout;
+    let blocking = md.find("## Blocking").expect("blocking section");
+    assert!(blocking < md.find("## Before you start").unwrap());
+    assert!(md[blocking..].contains("`tag-too-old`"));
+    // With a newer --tag the old live tag no longer blocks.
+    let out = checklist(&[
+        "--current",
+        &fixture("daemonset-invalid-old-version-public-registry-no-policy.yaml"),
+        "--policy",
+        "2",
+        "--tag",
+        "v1.5.10-3c9d1e7-aliyun",
+        "--nodes",
+        &fixture(NODES),
+        "--format",
+        "json",
+    ]);
+    let j = json_of(&out);
     assert!(
-        j["diagnostics"]
+        !j["blocking"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|d| d["rule"] == "installer-policy-missing")
+            .any(|d| d["rule"] == "tag-too-old"),
+        "{j:#}"
     );
-    // This old installer selects the legacy cgpu=true label: .26 is the node to restart.
-    assert_eq!(names(&j["nodes"]), ["cn-hangzhou.192.168.10.26"]);
 }
 
 #[test]
@@ -500,191 +666,9 @@ fn unreadable_or_wrong_inputs_are_exit_2() {
     assert_eq!(out.code, 2);
 }
 
-const KUBECTL_STUB: &str = r#"#!/usr/bin/env bash
-# Records its argv (unit-separated) and answers like a cluster where every node is Ready,
-# cGPU 1.5.3 is loaded and every GPU already shows policy 2.
-{ printf '%s\x1f' kubectl "$@"; printf '\n'; } >> "$STUB_LOG"
-args=" $* "
-case "$args" in
-  *" get ds cgpu-installer "*) printf '2' ;;
-  *" get pod "*) printf 'cgpu-installer-7xk2p' ;;
-  *" get node "*) printf 'True' ;;
-  *" exec "*"/proc/cgpu_km/version"*) printf '1.5.3\n' ;;
-  *" exec "*"sh -c"*) printf '/proc/cgpu_km/0/policy:2\n/proc/cgpu_km/1/policy:2\n' ;;
-esac
-exit 0
-"#;
-
-const ALIYUN_STUB: &str = r#"#!/usr/bin/env bash
-{ printf '%s\x1f' aliyun "$@"; printf '\n'; } >> "$STUB_LOG"
-"#;
-
-fn write_exec(path: &Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::write(path, text).unwrap();
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
-}
-
-#[test]
-fn generated_script_runs_against_stub_kubectl_and_aliyun_in_order() {
-    let out = scenario("shell");
-    assert_eq!(out.code, 0);
-    let dir = tempfile::tempdir().unwrap();
-    let bin_dir = dir.path().join("bin");
-    std::fs::create_dir(&bin_dir).unwrap();
-    write_exec(&bin_dir.join("kubectl"), KUBECTL_STUB);
-    write_exec(&bin_dir.join("aliyun"), ALIYUN_STUB);
-    let script = dir.path().join("checklist.sh");
-    write_exec(&script, &out.stdout);
-    let log = dir.path().join("calls.log");
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let run = Process::new("bash")
-        .arg(&script)
-        .arg("--yes")
-        .env("PATH", path)
-        .env("STUB_LOG", &log)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert!(
-        run.status.success(),
-        "script failed: {}\n{}",
-        String::from_utf8_lossy(&run.stdout),
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let calls: Vec<Vec<String>> = std::fs::read_to_string(&log)
-        .unwrap()
-        .lines()
-        .map(|l| {
-            l.trim_end_matches('\x1f')
-                .split('\x1f')
-                .map(str::to_string)
-                .collect()
-        })
-        .collect();
-    // The state-changing calls, in order; node names and instance ids are single argv items.
-    let actions: Vec<Vec<&str>> = calls
-        .iter()
-        .filter(|c| {
-            matches!(c[1].as_str(), "cordon" | "drain" | "uncordon")
-                || c[0] == "aliyun"
-                || (c.iter().any(|a| a == "exec") && c.iter().any(|a| a == "/proc/cgpu_km/version"))
-        })
-        .map(|c| c.iter().map(String::as_str).collect())
-        .collect();
-    let exec_version = || -> Vec<&str> {
-        vec![
-            "kubectl",
-            "-n",
-            "kube-system",
-            "exec",
-            "cgpu-installer-7xk2p",
-            "--",
-            "nsenter",
-            "-t",
-            "1",
-            "-i",
-            "-p",
-            "-n",
-            "-u",
-            "-m",
-            "--",
-            "cat",
-            "/proc/cgpu_km/version",
-        ]
-    };
-    let reboot = |id: &'static str| {
-        vec![
-            "aliyun",
-            "ecs",
-            "RebootInstance",
-            "--RegionId",
-            "cn-hangzhou",
-            "--InstanceId",
-            id,
-        ]
-    };
-    let drain = |n: &'static str| {
-        vec![
-            "kubectl",
-            "drain",
-            n,
-            "--ignore-daemonsets",
-            "--delete-emptydir-data",
-        ]
-    };
-    let want: Vec<Vec<&str>> = vec![
-        vec!["kubectl", "cordon", N21],
-        drain(N21),
-        exec_version(),
-        reboot("i-bp111224074888237672"),
-        vec!["kubectl", "uncordon", N21],
-        vec!["kubectl", "cordon", N22],
-        drain(N22),
-        exec_version(),
-        reboot("i-bp197855828341328201"),
-        // .22 was cordoned before the change: left cordoned.
-        vec!["kubectl", "cordon", N27],
-        drain(N27),
-        exec_version(),
-        reboot("i-bp160589183187485978"),
-        vec!["kubectl", "uncordon", N27],
-    ];
-    assert_eq!(actions, want, "all calls: {calls:#?}");
-    // The pod lookup passes the node in one argv item.
-    assert!(
-        calls
-            .iter()
-            .any(|c| c.contains(&format!("spec.nodeName={N21}")))
-    );
-    // The live POLICY is checked before any node is touched.
-    assert!(
-        calls[0].contains(&"ds".to_string()) || calls[0].contains(&"cgpu-installer".to_string())
-    );
-}
-
-#[test]
-fn without_yes_a_declined_reboot_leaves_the_node_cordoned_and_fails() {
-    let out = scenario("shell");
-    let dir = tempfile::tempdir().unwrap();
-    let bin_dir = dir.path().join("bin");
-    std::fs::create_dir(&bin_dir).unwrap();
-    write_exec(&bin_dir.join("kubectl"), KUBECTL_STUB);
-    write_exec(&bin_dir.join("aliyun"), ALIYUN_STUB);
-    let script = dir.path().join("checklist.sh");
-    write_exec(&script, &out.stdout);
-    let log = dir.path().join("calls.log");
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let mut child = Process::new("bash")
-        .arg(&script)
-        .env("PATH", path)
-        .env("STUB_LOG", &log)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write;
-        // Decline the canary's reboot, then decline going on.
-        child.stdin.take().unwrap().write_all(b"n\nn\n").unwrap();
-    }
-    let run = child.wait_with_output().unwrap();
-    assert!(!run.status.success());
-    let log = std::fs::read_to_string(&log).unwrap();
-    assert!(!log.contains("aliyun"), "no reboot without a yes: {log}");
-    assert!(!log.contains(&format!("uncordon\x1f{N21}")));
-    assert!(!log.contains(N22), "stopped after the canary: {log}");
-}
-
+/// The fixtures scenario's markdown, as the README shows it (the README section is written from
+/// `tests/snapshots/checklist-fixtures-scenario.md`; set UPDATE_SNAPSHOTS=1 to rewrite it after a
+/// deliberate change, then paste it into the README).
 #[test]
 fn readme_checklist_is_the_real_output_of_the_fixtures_scenario() {
     let out = bin()
@@ -701,15 +685,26 @@ fn readme_checklist_is_the_real_output_of_the_fixtures_scenario() {
         .output()
         .unwrap();
     assert!(out.status.success());
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/snapshots/checklist-fixtures-scenario.md"
+    );
+    let got = String::from_utf8_lossy(&out.stdout);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(path, got.as_bytes()).unwrap();
+    }
+    let want = std::fs::read_to_string(path).unwrap();
+    assert_eq!(want, got, "checklist snapshot is stale");
+    // Once the README carries the new section, its block must be this output too.
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let start = readme.find("````markdown\n").expect("checklist block") + "````markdown\n".len();
-    let end = start + readme[start..].find("````").unwrap();
-    assert_eq!(
-        &readme[start..end],
-        String::from_utf8_lossy(&out.stdout),
-        "README checklist is stale: paste the output of the fixtures scenario (run in tests/fixtures)"
-    );
+    if let Some(start) = readme.find("````markdown\n# cGPU node-reboot checklist")
+        && readme[start..].contains("- **Installer updateStrategy:**")
+    {
+        let start = start + "````markdown\n".len();
+        let end = start + readme[start..].find("````").unwrap();
+        assert_eq!(&readme[start..end], got, "README checklist is stale");
+    }
 }
 
 /// A List holding both installers (kubectl get ds cgpu-installer cgpu-core-installer -o yaml):
@@ -743,4 +738,212 @@ fn core_installer_policy_from_the_same_list_is_named_for_core_mem_nodes() {
     ]);
     let v = json_of(&out);
     assert!(reason_of(&v, "cn-hangzhou.192.168.10.23").contains("already 1"));
+}
+
+/// Issue 11: `--format json` said `"reboot_required": true` with `"nodes": []` where the markdown
+/// says nothing to restart (the nodes list has no node the installer runs on).
+#[test]
+fn json_never_says_reboot_required_with_no_node_to_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes.yaml");
+    // One CPU node, without any GPU-sharing label.
+    std::fs::write(
+        &nodes,
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: cn-hangzhou.192.168.10.30\n    labels:\n      topology.kubernetes.io/region: cn-hangzhou\n  spec:\n    providerID: cn-hangzhou.i-bp1f2e3d4c5b6a7980\n  status:\n    conditions:\n    - type: Ready\n      status: \"True\"\n",
+    )
+    .unwrap();
+    for format in ["json", "markdown"] {
+        let out = checklist(&[
+            "--current",
+            &fixture(LIVE),
+            "--policy",
+            "2",
+            "--nodes",
+            nodes.to_str().unwrap(),
+            "--format",
+            format,
+        ]);
+        assert_eq!(out.code, 0, "{format}: {}", out.stderr);
+        if format == "json" {
+            let j = json_of(&out);
+            assert_eq!(j["nodes"], serde_json::json!([]));
+            assert_eq!(j["reboot_required"], false, "{j:#}");
+            assert_eq!(j["policy_change"], serde_json::json!({"from": 1, "to": 2}));
+        } else {
+            assert!(out.stdout.contains("Nothing to restart"), "{}", out.stdout);
+        }
+    }
+}
+
+/// Issue 11: with `--policy 2` the markdown read "`helm upgrade … -f --policy 2`".
+#[test]
+fn markdown_with_policy_says_how_to_set_it_not_dash_f_dash_dash_policy() {
+    let out = checklist(&[
+        "--current",
+        &fixture(LIVE),
+        "--policy",
+        "2",
+        "--nodes",
+        &fixture(NODES),
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stdout.contains("-f --policy"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("`helm upgrade … --reuse-values --set cgpu.policy=2`"),
+        "{}",
+        out.stdout
+    );
+}
+
+/// Issue 11: "--tag: the tag is `latest`" when --tag was not given (the tag is the live one,
+/// whose problem is the DaemonSet's own finding).
+#[test]
+fn a_latest_live_tag_is_not_blamed_on_tag() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.yaml");
+    let text = std::fs::read_to_string(fixture(LIVE))
+        .unwrap()
+        .replace(":v1.5.3-8d3fc1b-aliyun", ":latest");
+    std::fs::write(&live, text).unwrap();
+    let out = checklist(&[
+        "--current",
+        live.to_str().unwrap(),
+        "--policy",
+        "2",
+        "--format",
+        "json",
+    ]);
+    assert!(!out.stderr.contains("--tag"), "{}", out.stderr);
+    assert_ne!(out.code, 2, "{}", out.stderr);
+    let j = json_of(&out);
+    assert!(
+        j["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["rule"] == "installer-image-tag"),
+        "{j:#}"
+    );
+    // A bad --tag given on the command line is still refused, naming --tag.
+    let out = checklist(&[
+        "--current",
+        &fixture(LIVE),
+        "--policy",
+        "2",
+        "--tag",
+        "latest",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--tag"), "{}", out.stderr);
+}
+
+/// Issue 11: a nodeSelector change in the desired values moves the installer: the nodes to
+/// restart are those it will select; a node it leaves keeps its module and old policy, and is
+/// verified at the end.
+#[test]
+fn a_node_selector_change_in_the_desired_values_selects_the_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let values = dir.path().join("values.yaml");
+    std::fs::write(
+        &values,
+        "cgpu:\n  policy: 2\n  nodeSelector:\n    kubernetes.io/hostname: cn-hangzhou.192.168.10.21\n",
+    )
+    .unwrap();
+    let out = checklist(&[
+        "--current",
+        &fixture(LIVE),
+        "--desired",
+        values.to_str().unwrap(),
+        "--nodes",
+        &fixture(NODES),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let j = json_of(&out);
+    assert_eq!(names(&j["nodes"]), [N21]);
+    let why = reason_of(&j, N27);
+    assert!(why.contains("no longer selects it"), "{why}");
+    let o = j["other_nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["name"] == N27)
+        .unwrap();
+    assert_eq!(o["verify"], true);
+}
+
+/// Issue 11: `--select/--ignore` for the checklist's findings (the same filter as `check`).
+#[test]
+fn select_and_ignore_filter_the_checklist_findings() {
+    let rules = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec![
+            "--current",
+            &*Box::leak(fixture(LIVE).into_boxed_str()),
+            "--desired",
+            &*Box::leak(fixture(TARGET).into_boxed_str()),
+            "--nodes",
+            &*Box::leak(fixture(NODES).into_boxed_str()),
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        let out = checklist(&args);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        json_of(&out)["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["rule"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let all = rules(&[]);
+    assert!(all.contains(&"tag-known-deadlock".to_string()));
+    let ignored = rules(&["--ignore", "tag-known-deadlock,policy-drift"]);
+    assert!(!ignored.contains(&"tag-known-deadlock".to_string()));
+    assert!(!ignored.contains(&"policy-drift".to_string()));
+    assert_eq!(ignored.len(), all.len() - 3);
+    assert_eq!(
+        rules(&["--select", "legacy-cgpu-label"]),
+        ["legacy-cgpu-label"]
+    );
+    let out = checklist(&[
+        "--current",
+        &fixture(LIVE),
+        "--policy",
+        "2",
+        "--select",
+        "no-such-rule",
+    ]);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no-such-rule"));
+}
+
+#[test]
+fn the_same_findings_as_check_for_the_same_inputs() {
+    // check of the live DaemonSet alone and the checklist agree on its findings.
+    let check = bin()
+        .args(["check", "--format", "json", &fixture(LIVE)])
+        .output()
+        .unwrap();
+    let c: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let mut from_check: Vec<&str> = c["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    let out = scenario("json");
+    let j = json_of(&out);
+    let mut from_checklist: Vec<&str> = j["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["file"].as_str().unwrap().ends_with(LIVE))
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    from_check.sort_unstable();
+    from_checklist.sort_unstable();
+    assert_eq!(from_check, from_checklist);
 }

@@ -350,19 +350,16 @@ fn man_out_writes_one_page_per_subcommand_with_its_flags() {
     let out = bin().args(["man", "--out"]).arg(&man).output().unwrap();
     assert!(out.status.success());
     let main = std::fs::read_to_string(man.join("cgpu-lint.1")).unwrap();
-    for sub in [
-        "check",
-        "post-render",
-        "checklist",
-        "fix",
-        "set",
-        "generate",
-        "schema",
-        "rules",
-        "explain",
-        "completions",
-        "man",
-    ] {
+    // Every subcommand the command line declares, including ones added later.
+    let subs: Vec<String> = {
+        use clap::CommandFactory;
+        cgpu_lint::cli::Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect()
+    };
+    assert!(subs.len() >= 11, "{subs:?}");
+    for sub in &subs {
         let page = man.join(format!("cgpu-lint-{sub}.1"));
         let text = std::fs::read_to_string(&page).unwrap_or_else(|_| panic!("{page:?}"));
         // The main page refers to it by that name, and the page has the subcommand's flags.

@@ -976,7 +976,10 @@ fn export(s: &One, dir: &Path) -> (String, String) {
 /// A checklist's JSON without where its findings sit in which input (a List's `/items/N`
 /// prefix, file, line and column), which is all that may differ between the two readings.
 fn comparable(mut v: Value) -> Value {
-    if let Some(ds) = v["diagnostics"].as_array_mut() {
+    for key in ["diagnostics", "blocking"] {
+        let Some(ds) = v[key].as_array_mut() else {
+            continue;
+        };
         for d in ds.iter_mut() {
             let m = d.as_object_mut().unwrap();
             for k in ["file", "line", "column", "end_line", "end_column"] {
@@ -985,9 +988,23 @@ fn comparable(mut v: Value) -> Value {
             if let Some(p) = m.get("path").and_then(Value::as_str) {
                 m.insert("path".into(), json!(strip_items(p)));
             }
+            if let Some(msg) = m.get("message").and_then(Value::as_str) {
+                m.insert("message".into(), json!(without_source_name(msg)));
+            }
         }
     }
     v
+}
+
+/// cluster-policy-mismatch names the other input: `(NAME document N)` becomes `(document N)`.
+fn without_source_name(msg: &str) -> String {
+    let Some(j) = msg.find(" document ") else {
+        return msg.to_string();
+    };
+    match msg[..j].rfind('(') {
+        Some(i) if !msg[i + 1..j].contains(' ') => format!("{}({}", &msg[..i], &msg[j + 1..]),
+        _ => msg.to_string(),
+    }
 }
 
 /// A markdown finding (`- **warning** `rule` FILE:LINE:COL: message`) without FILE:LINE:COL.
@@ -1062,9 +1079,13 @@ fn the_checklist_from_the_cluster_equals_the_checklist_from_the_same_objects_as_
                             .lines()
                             .filter(|l| {
                                 !(l.starts_with("Current: ")
-                                    || l.starts_with("# cGPU node-reboot checklist, generated"))
+                                    || l.starts_with("# cGPU node-reboot checklist, generated")
+                                    // The script's blocking findings, with their locations
+                                    // (compared in the JSON above).
+                                    || l.starts_with("BLOCKED=("))
                             })
                             .map(without_location)
+                            .map(|l| without_source_name(&l))
                             .collect::<Vec<_>>()
                     };
                     assert_eq!(
@@ -1113,6 +1134,23 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
             )
         })
         .collect();
+    let keys_of_report = |report: &Value| -> Vec<String> {
+        let mut k: Vec<String> = report["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| {
+                key(
+                    d["rule"].as_str().unwrap(),
+                    d["severity"].as_str().unwrap(),
+                    d["path"].as_str().unwrap(),
+                    d["message"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        k.sort();
+        k
+    };
     let mut b: Vec<String> = diags
         .iter()
         .map(|d| key(d.rule, d.severity.as_str(), &d.path, &d.message))
@@ -1121,11 +1159,32 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
     b.sort();
     assert!(a.iter().any(|k| k.starts_with("cluster-policy-mismatch")));
     assert!(a.iter().any(|k| k.starts_with("legacy-cgpu-label")));
-    let only_a: Vec<&String> = a.iter().filter(|k| !b.contains(k)).collect();
-    let only_b: Vec<&String> = b.iter().filter(|k| !a.contains(k)).collect();
-    assert!(
-        only_a.is_empty() && only_b.is_empty() && a.len() == b.len(),
-        "from the cluster only: {only_a:#?}\nfrom the files only: {only_b:#?}"
+    let same = |a: &Vec<String>, b: &Vec<String>, what: &str| {
+        let only_a: Vec<&String> = a.iter().filter(|k| !b.contains(k)).collect();
+        let only_b: Vec<&String> = b.iter().filter(|k| !a.contains(k)).collect();
+        assert!(
+            only_a.is_empty() && only_b.is_empty() && a.len() == b.len(),
+            "{what}: from the cluster only: {only_a:#?}\nfrom the files only: {only_b:#?}"
+        );
+    };
+    same(&a, &b, "lint_cluster on the files");
+    // And the command line on the same files: `check --nodes NODES LIVE` is one cluster too.
+    let o = cgpu(
+        s.home.path(),
+        &[
+            "check",
+            "--format",
+            "json",
+            "--nodes",
+            &srcs[1].name,
+            &srcs[0].name,
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    same(
+        &a,
+        &keys_of_report(&json_of(&o)),
+        "check --nodes on the files",
     );
 }
 

@@ -746,6 +746,31 @@ fn workspace_config_and_initialization_options() {
             "{}",
             path.display()
         );
+        // Fix all = `fix` run in the workspace: the config's ignored rule (policy-quoted) is not
+        // fixed, the string boolean is.
+        let whole =
+            json!({"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}});
+        let a = c.request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": u}, "range": whole, "context": {"diagnostics": [], "only": ["source.fixAll.cgpu-lint"]}}),
+        );
+        let fixed = apply(text, a[0]["edit"]["changes"][&u].as_array().unwrap());
+        let out = bin()
+            .current_dir(&root)
+            .args([
+                "fix",
+                "--stdout",
+                "--region",
+                "cn-shanghai-finance-1",
+                path.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(fixed, String::from_utf8(out.stdout).unwrap());
+        assert!(
+            fixed.contains("policy: \"1\"") && fixed.contains("checkRegions: false"),
+            "{fixed}"
+        );
     }
     assert_eq!(c.finish(), 0);
 }

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Checklist, Step, steps};
+use super::{Checklist, Step, preflight, steps, target_text, verify_step};
 use crate::output::json::diagnostic_value;
 
 #[derive(Serialize)]
@@ -25,6 +25,10 @@ struct JsonNode<'a> {
 struct JsonOther<'a> {
     name: &'a str,
     reason: &'a str,
+    /// Read at the end; the run is done only when it shows the target.
+    verify: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    steps: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -36,6 +40,14 @@ struct JsonChecklist<'a> {
     nodes: Vec<JsonNode<'a>>,
     other_nodes: Vec<JsonOther<'a>>,
     diagnostics: Vec<Value>,
+    /// Findings that block the plan: nothing may run before they are fixed.
+    blocking: Vec<Value>,
+    update_strategy: Option<&'static str>,
+    max_unavailable: u32,
+    preflight: Vec<String>,
+    /// What every GPU-sharing node must show for the run to be done.
+    done_when: String,
+    notes: &'a [String],
 }
 
 fn step_text(s: &Step) -> String {
@@ -46,7 +58,8 @@ fn step_text(s: &Step) -> String {
 }
 
 pub fn render(list: &Checklist) -> String {
-    let nodes = if list.reboot_required() {
+    let change = list.change();
+    let nodes = if change {
         list.nodes
             .iter()
             .map(|t| JsonNode {
@@ -74,9 +87,25 @@ pub fn render(list: &Checklist) -> String {
             .map(|o| JsonOther {
                 name: &o.name,
                 reason: &o.reason,
+                verify: o.verify && change,
+                steps: if o.verify && change {
+                    vec![step_text(&verify_step(list, o))]
+                } else {
+                    Vec::new()
+                },
             })
             .collect(),
         diagnostics: list.diagnostics.iter().map(diagnostic_value).collect(),
+        blocking: list.blocking.iter().map(diagnostic_value).collect(),
+        update_strategy: list.strategy.map(|s| s.as_str()),
+        max_unavailable: list.options.max_unavailable,
+        preflight: if list.reboot_required() {
+            preflight(list).iter().map(step_text).collect()
+        } else {
+            Vec::new()
+        },
+        done_when: target_text(list),
+        notes: &list.plan_notes,
     };
     let mut s = serde_json::to_string_pretty(&report).expect("serialisable");
     s.push('\n');

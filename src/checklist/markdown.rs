@@ -3,7 +3,10 @@
 
 use std::fmt::Write;
 
-use super::{Checklist, OtherKind, Target, core, policy_title, steps, version_text};
+use super::{
+    CORDON_MARK, Checklist, OtherKind, Step, Target, core, policy_title, preflight, steps,
+    target_text, verify_step, version_text,
+};
 
 fn change_lines(list: &Checklist, out: &mut String) {
     let (c, d) = (&list.current, &list.desired);
@@ -42,8 +45,15 @@ fn change_lines(list: &Checklist, out: &mut String) {
     };
 }
 
-fn node_section(list: &Checklist, t: &Target, heading: &str, out: &mut String) {
-    let _ = writeln!(out, "\n### {heading}`{}`\n", t.name);
+fn task(out: &mut String, s: &Step) {
+    let _ = match &s.command {
+        Some(c) => writeln!(out, "- [ ] {}: `{c}`", s.title),
+        None => writeln!(out, "- [ ] {}", s.title),
+    };
+}
+
+fn node_section(list: &Checklist, t: &Target, out: &mut String) {
+    let _ = writeln!(out, "\n### `{}`\n", t.name);
     for n in &t.notes {
         let _ = writeln!(out, "> {n}  ");
     }
@@ -51,10 +61,24 @@ fn node_section(list: &Checklist, t: &Target, heading: &str, out: &mut String) {
         out.push('\n');
     }
     for s in steps(list, t) {
-        let _ = match &s.command {
-            Some(c) => writeln!(out, "- [ ] {}: `{c}`", s.title),
-            None => writeln!(out, "- [ ] {}", s.title),
-        };
+        task(out, &s);
+    }
+}
+
+fn findings(list: &Checklist, out: &mut String) {
+    for d in &list.diagnostics {
+        let lc = d.start();
+        let _ = writeln!(
+            out,
+            "- **{}** `{}` {}:{}:{}: {} (help: {})",
+            d.severity.as_str(),
+            d.rule,
+            d.file(),
+            lc.line,
+            lc.column,
+            d.message,
+            d.help
+        );
     }
 }
 
@@ -71,7 +95,30 @@ pub fn render(list: &Checklist) -> String {
             .unwrap_or_default()
     );
     change_lines(list, &mut out);
-    if !list.reboot_required() {
+    if let Some(s) = list.strategy {
+        let _ = writeln!(out, "- **Installer updateStrategy:** {}", s.as_str());
+    }
+    for n in &list.plan_notes {
+        let _ = writeln!(out, "- **Note:** {n}");
+    }
+    if !list.blocking.is_empty() {
+        out.push_str("\n## Blocking: fix these before any step\n\n");
+        for d in &list.blocking {
+            let lc = d.start();
+            let _ = writeln!(
+                out,
+                "- **{}** `{}` {}:{}:{}: {}",
+                d.severity.as_str(),
+                d.rule,
+                d.file(),
+                lc.line,
+                lc.column,
+                d.message
+            );
+        }
+    }
+    let p = list.desired.policy;
+    if !list.change() {
         out.push_str("\n**No reboot needed:** the policy and the cGPU version stay as they are.\n");
     } else if !list.nodes_given {
         let sel: Vec<String> = list
@@ -82,7 +129,7 @@ pub fn render(list: &Checklist) -> String {
             .collect();
         let _ = writeln!(
             out,
-            "\n**Reboot required** on every node running cgpu-installer (`kubectl get nodes -l {}`). Give `--nodes` (`kubectl get nodes -o yaml`) for the per-node list.",
+            "\n**Reboot required** on every node running cgpu-installer where the module is loaded (`kubectl get nodes -l {}`). Give `--nodes` (`kubectl get nodes -o yaml`) for the per-node list.",
             sel.join(",")
         );
     } else if list.nodes.is_empty() {
@@ -92,40 +139,56 @@ pub fn render(list: &Checklist) -> String {
     } else {
         let _ = writeln!(
             out,
-            "\n**Reboot required:** {} node(s) run cgpu-installer; each restarts only if its cGPU module is loaded.",
-            list.nodes.len()
+            "\n**Reboot required:** {} node(s) run cgpu-installer; each restarts only if its own state differs from the target ({}).",
+            list.nodes.len(),
+            target_text(list)
         );
         out.push_str("\n## Before you start\n\n");
-        let p = list.desired.policy;
-        let _ = writeln!(
-            out,
-            "- [ ] Tell the owners of GPU workloads on these nodes; stop GPU applications that cannot move"
-        );
-        let _ = writeln!(
-            out,
-            "- [ ] Apply the desired values (`helm upgrade … -f {}`) so cgpu-installer carries POLICY \"{p}\"",
-            list.desired_label
-        );
-        let _ = writeln!(
-            out,
-            "- [ ] Wait for the rollout: `kubectl -n kube-system rollout status ds/cgpu-installer`"
-        );
+        for s in preflight(list) {
+            task(&mut out, &s);
+        }
         let mut rest = list.nodes.iter().peekable();
         if let Some(first) = list.nodes.first()
             && first.canary
         {
             out.push_str("\n## Canary\n");
-            node_section(list, first, "", &mut out);
+            node_section(list, first, &mut out);
             rest.next();
             out.push_str(
                 "\n- [ ] Canary checked: GPU workloads on it run as expected with the new policy\n",
             );
         }
         if rest.peek().is_some() {
-            out.push_str("\n## Then the rest\n");
+            let m = list.options.max_unavailable;
+            let _ = writeln!(
+                out,
+                "\n## Then the rest, {m} node{} at a time (--max-unavailable)",
+                if m == 1 { "" } else { "s" }
+            );
             for t in rest {
-                node_section(list, t, "", &mut out);
+                node_section(list, t, &mut out);
             }
+        }
+    }
+    if list.change() && list.nodes_given {
+        let verify: Vec<_> = list.to_verify().collect();
+        if !verify.is_empty() {
+            out.push_str("\n## Other GPU-sharing nodes (blocking until they show the target)\n");
+            for o in verify {
+                let _ = writeln!(out, "\n### `{}`\n\n> {}  \n", o.name, o.reason);
+                task(&mut out, &verify_step(list, o));
+            }
+        }
+        if !list.nodes.is_empty() || list.to_verify().next().is_some() {
+            let _ = writeln!(
+                out,
+                "\n## Done when\n\n- [ ] every GPU-sharing node above shows the target ({}); a node that is NotReady, skipped or unreadable is not done",
+                target_text(list)
+            );
+            let _ = writeln!(
+                out,
+                "\n## If it stops\n\nA node stops where a step fails: it stays cordoned (annotation `{CORDON_MARK}` if this run cordoned it), drained, and rebooted or not as far as it got. Fix the cause and start again from the top: every node is decided from its own state, so nodes already at policy {p} are skipped and only the rest are drained and restarted. To roll back, set POLICY back to the old value and run the checklist for it: the nodes already converted are then the ones that differ."
+            );
         }
     }
     let groups = [
@@ -133,6 +196,7 @@ pub fn render(list: &Checklist) -> String {
             OtherKind::AlsoIsolated,
             "Also using cGPU isolation (check policy consistency)",
         ),
+        (OtherKind::Skipped, "Skipped (cordoned before this change)"),
         (OtherKind::Excluded, "Excluded"),
         (OtherKind::NotAffected, "Not affected"),
     ];
@@ -148,20 +212,7 @@ pub fn render(list: &Checklist) -> String {
     }
     if !list.diagnostics.is_empty() {
         out.push_str("\n## Findings\n\n");
-        for d in &list.diagnostics {
-            let lc = d.start();
-            let _ = writeln!(
-                out,
-                "- **{}** `{}` {}:{}:{}: {} (help: {})",
-                d.severity.as_str(),
-                d.rule,
-                d.file(),
-                lc.line,
-                lc.column,
-                d.message,
-                d.help
-            );
-        }
+        findings(list, &mut out);
     }
     out
 }

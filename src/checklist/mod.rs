@@ -13,11 +13,12 @@ use semver::Version;
 use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::SCHEDULE_LABEL;
 use crate::cgpu::{POLICY_TITLES, Tag, parse_tag, split_image};
-use crate::check::{DEFAULT_MAX_FILE_SIZE, InputError, read_input};
+use crate::check::{DEFAULT_MAX_FILE_SIZE, Filter, InputError, read_input};
 use crate::diag::{Diagnostic, Severity};
+use crate::lint;
 use crate::manifest::{Objects, Toleration, daemonset_default_tolerations, scalar_text};
-use crate::rules::nodes::{self, NodeFacts, NodeView};
-use crate::rules::{Ctx, RuleOptions, k8s};
+use crate::rules::nodes::{self, NodeView};
+use crate::rules::{NodeContext, RuleOptions, k8s};
 use crate::yaml::{self, Node, Scalar, Source};
 
 /// The policy cgpu-installer is assumed to apply when its POLICY env is missing. Nobody has
@@ -80,15 +81,78 @@ pub struct Placement {
     pub tolerations: Vec<Toleration>,
 }
 
+/// How the installer DaemonSet replaces its pods after a change of its template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// The controller replaces the pods itself (apps/v1's default).
+    RollingUpdate,
+    /// A pod is replaced only when it is deleted: the node's old pod (with the old POLICY)
+    /// comes back after a reboot unless it was deleted first.
+    OnDelete,
+}
+
+impl Strategy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::RollingUpdate => "RollingUpdate",
+            Strategy::OnDelete => "OnDelete",
+        }
+    }
+}
+
+/// How the run is to go, from the command line.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Nodes restarted at once after the canary.
+    pub max_unavailable: u32,
+    /// Process nodes that were cordoned before the run (they stay cordoned at the end).
+    pub include_cordoned: bool,
+    /// `kubectl drain --timeout` (a Go duration such as `10m`).
+    pub drain_timeout: String,
+    /// `--select/--ignore` for the findings.
+    pub filter: Filter,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            max_unavailable: 1,
+            include_cordoned: false,
+            drain_timeout: "10m".into(),
+            filter: Filter::default(),
+        }
+    }
+}
+
 /// The deployed side as read from `--current`.
 struct Current {
+    /// The sources `--current` was read from (one file, or a cluster's objects).
+    srcs: Vec<Arc<Source>>,
     settings: Settings,
     placement: Placement,
     /// The coalesced values root when `--current` is a values file (the base for `--desired`).
     values: Option<Node>,
     /// POLICY of a cgpu-core-installer given in the same input (a List, a stream), if any.
     core_policy: Option<u8>,
-    diagnostics: Vec<Diagnostic>,
+    /// The DaemonSet's update strategy, when `--current` is the DaemonSet.
+    strategy: Option<Strategy>,
+    /// `status.desiredNumberScheduled` and `status.numberReady` of a live DaemonSet.
+    status: Option<(u64, u64)>,
+    /// POLICY is not set on the DaemonSet: the plan assumes [`ASSUMED_DEFAULT_POLICY`].
+    policy_assumed: bool,
+}
+
+/// The desired side.
+struct DesiredSide {
+    settings: Settings,
+    /// The input the findings of the desired side come from (the values file, or the
+    /// command line's `--policy/--tag` as a values document).
+    src: Option<Arc<Source>>,
+    /// The nodeSelector the desired values set explicitly (the chart's DaemonSet then selects
+    /// `ack.node.gpu.schedule=cgpu` plus these).
+    selector: Option<Vec<(String, String)>>,
+    /// The tag was given (`--tag`, or set by the desired values), not carried over.
+    tag_given: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +192,9 @@ pub struct Other {
     pub name: String,
     pub kind: OtherKind,
     pub reason: String,
+    /// cGPU may be loaded there with a policy of its own: its policy files are read at the end,
+    /// and the run is done only when they show the target.
+    pub verify: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +203,8 @@ pub enum OtherKind {
     AlsoIsolated,
     /// Matches the selector but the installer does not run there (virtual, untolerated taint).
     Excluded,
+    /// Runs the installer but is left out of this run (cordoned before it).
+    Skipped,
     /// No cGPU isolation.
     NotAffected,
 }
@@ -161,17 +230,38 @@ pub struct Checklist {
     pub nodes_path: Option<String>,
     /// POLICY of cgpu-core-installer when `--current` held it too.
     pub core_policy: Option<u8>,
+    pub options: Options,
+    /// The installer's update strategy, when `--current` is the DaemonSet.
+    pub strategy: Option<Strategy>,
+    /// Findings that make the plan unsafe: no step may run before they are fixed.
+    pub blocking: Vec<Diagnostic>,
+    /// What the plan assumes or explains (POLICY not set, a rollout explained by NotReady nodes).
+    pub plan_notes: Vec<String>,
+    /// NotReady nodes the installer runs on now (its pods there cannot be ready).
+    pub not_ready_now: Vec<String>,
+    /// An error finding that counts (not a live tag-too-old the change replaces).
+    pub error_findings: bool,
 }
 
 impl Checklist {
-    pub fn reboot_required(&self) -> bool {
+    /// Something changes that needs a restart where the module is loaded.
+    pub fn change(&self) -> bool {
         self.policy_change.is_some() || self.tag_change.is_some()
     }
 
+    /// A restart may be needed on a node of the list (or, without `--nodes`, on some node).
+    pub fn reboot_required(&self) -> bool {
+        self.change() && (!self.nodes_given || !self.nodes.is_empty())
+    }
+
+    /// Exit 1: something blocks the plan, or an error finding.
     pub fn has_errors(&self) -> bool {
-        self.diagnostics
-            .iter()
-            .any(|d| d.severity == Severity::Error)
+        !self.blocking.is_empty() || self.error_findings
+    }
+
+    /// GPU-sharing nodes outside the run whose policy files are read at the end.
+    pub fn to_verify(&self) -> impl Iterator<Item = &Other> {
+        self.other_nodes.iter().filter(|o| o.verify)
     }
 }
 
@@ -318,26 +408,11 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
         else {
             continue;
         };
-        let mut diagnostics = Vec::new();
         let envs = inst.policy_envs();
-        let policy = match inst.policy() {
-            Some(p) => p,
-            None if envs.is_empty() => {
-                let opts = RuleOptions::default();
-                let empty = Default::default();
-                let mut ctx = Ctx::new(&opts, doc.index, &empty);
-                let (at, pointer) = inst
-                    .main_container()
-                    .unwrap_or((inst.obj.node, inst.obj.pointer.to_string()));
-                ctx.at(
-                    "installer-policy-missing",
-                    at,
-                    pointer,
-                    crate::cgpu::policy_missing_message(inst.name()),
-                );
-                diagnostics.extend(ctx.out);
-                ASSUMED_DEFAULT_POLICY
-            }
+        let (policy, policy_assumed) = match inst.policy() {
+            Some(p) => (p, false),
+            // installer-policy-missing (from the pipeline) says so; the plan notes the assumption.
+            None if envs.is_empty() => (ASSUMED_DEFAULT_POLICY, true),
             None => {
                 let last = envs.last().expect("non-empty");
                 return Err(ChecklistError::Unreadable {
@@ -359,7 +434,23 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
             .and_then(|img| split_image(&img).tag.map(str::to_string));
         let mut tolerations = inst.tolerations();
         tolerations.extend(daemonset_default_tolerations());
+        let ds = inst.obj.node;
+        // apps/v1 defaults updateStrategy.type to RollingUpdate.
+        let strategy = match ds
+            .pointer("/spec/updateStrategy/type")
+            .and_then(Node::as_str)
+        {
+            Some("OnDelete") => Strategy::OnDelete,
+            _ => Strategy::RollingUpdate,
+        };
+        let count = |p: &str| match ds.pointer(p).and_then(Node::scalar) {
+            Some(Scalar::Int(i)) => u64::try_from(*i).ok(),
+            _ => None,
+        };
+        let status = count("/status/desiredNumberScheduled")
+            .map(|d| (d, count("/status/numberReady").unwrap_or(0)));
         return Ok(Current {
+            srcs: input.sources.clone(),
             settings: Settings {
                 policy,
                 version: tag_version(tag.as_deref()),
@@ -371,7 +462,9 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
             },
             values: None,
             core_policy,
-            diagnostics,
+            strategy: Some(strategy),
+            status,
+            policy_assumed,
         });
     }
     // Else the values now deployed, over the chart defaults.
@@ -381,11 +474,29 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
         .ok_or_else(|| ChecklistError::NotCurrent { path: path.into() })?;
     let merged = coalesced_values(root, chart_defaults());
     let settings = values_settings(&merged, path)?;
-    // The chart's DaemonSet selects ack.node.gpu.schedule=cgpu; values' nodeSelector adds to it
-    // (domain.md §10.1: merged, an inference). It declares no tolerations of its own that we
-    // know of, so only the DaemonSet controller's defaults apply.
+    let selector = chart_selector(merged.pointer("/cgpu/nodeSelector"));
+    Ok(Current {
+        srcs: input.sources.clone(),
+        settings,
+        // The chart declares no tolerations of its own that we know of, so only the DaemonSet
+        // controller's defaults apply.
+        placement: Placement {
+            selector,
+            tolerations: daemonset_default_tolerations(),
+        },
+        values: Some(merged),
+        core_policy,
+        strategy: None,
+        status: None,
+        policy_assumed: false,
+    })
+}
+
+/// The chart's DaemonSet selects ack.node.gpu.schedule=cgpu; values' nodeSelector adds to it
+/// (domain.md §10.1: merged, an inference).
+fn chart_selector(node_selector: Option<&Node>) -> Vec<(String, String)> {
     let mut selector = vec![(SCHEDULE_LABEL.to_string(), "cgpu".to_string())];
-    if let Some(m) = merged.pointer("/cgpu/nodeSelector").and_then(Node::as_map) {
+    if let Some(m) = node_selector.and_then(Node::as_map) {
         for e in m {
             if let Some(v) = scalar_text(&e.value) {
                 selector.retain(|(k, _)| *k != e.key);
@@ -393,23 +504,15 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
             }
         }
     }
-    Ok(Current {
-        settings,
-        placement: Placement {
-            selector,
-            tolerations: daemonset_default_tolerations(),
-        },
-        values: Some(merged),
-        core_policy,
-        diagnostics: Vec::new(),
-    })
+    selector
 }
 
-fn read_desired(desired: &Desired, current: &Current) -> Result<Settings, ChecklistError> {
+fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, ChecklistError> {
     match desired {
         Desired::Policy { policy, tag } => {
-            let tag = tag.map(str::to_string).or(current.settings.tag.clone());
-            if let Some(t) = &tag
+            // Without --tag the live tag stays: its problems are the live DaemonSet's findings,
+            // and nothing here may blame `--tag` for it.
+            if let Some(t) = tag
                 && let Err(e) = parse_tag(t)
             {
                 return Err(ChecklistError::Unreadable {
@@ -417,10 +520,29 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<Settings, Checkl
                     message: e.message(t),
                 });
             }
-            Ok(Settings {
-                policy: *policy,
-                version: tag_version(tag.as_deref()),
-                tag,
+            // The command line as the values document it stands for, so that its findings
+            // (tag-too-old, tag-known-deadlock, policy-weight-hint) come from the same pipeline.
+            let name = match tag {
+                Some(t) => format!("--policy {policy} --tag {t}"),
+                None => format!("--policy {policy}"),
+            };
+            let text = match tag {
+                Some(t) => format!(
+                    "cgpu:\n  policy: {policy}\n  tag: {}\n",
+                    serde_json::Value::String((*t).to_string())
+                ),
+                None => format!("cgpu:\n  policy: {policy}\n"),
+            };
+            let tag = tag.map(str::to_string).or(current.settings.tag.clone());
+            Ok(DesiredSide {
+                settings: Settings {
+                    policy: *policy,
+                    version: tag_version(tag.as_deref()),
+                    tag,
+                },
+                src: Some(Source::new(&name, text)),
+                selector: None,
+                tag_given: matches!(desired, Desired::Policy { tag: Some(_), .. }),
             })
         }
         Desired::Values(path) | Desired::ValuesAs(path, _) => {
@@ -446,6 +568,13 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<Settings, Checkl
                     path: path.to_string(),
                 });
             }
+            // An explicit nodeSelector in the desired values moves the installer: the nodes to
+            // restart are those it will select.
+            let selector = root
+                .pointer("/cgpu/nodeSelector")
+                .filter(|n| n.as_map().is_some())
+                .map(|n| chart_selector(Some(n)));
+            let tag_given = root.pointer("/cgpu/tag").is_some();
             // `helm upgrade -f VALUES` layers the file over the chart defaults; when the current
             // side is values too, over those (as `--reuse-values` would).
             let base = current.values.clone().unwrap_or_else(chart_defaults);
@@ -459,7 +588,12 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<Settings, Checkl
                     message: e.message(t),
                 });
             }
-            Ok(s)
+            Ok(DesiredSide {
+                settings: s,
+                src: Some(src),
+                selector,
+                tag_given,
+            })
         }
     }
 }
@@ -505,10 +639,11 @@ pub fn build(
     current_path: &str,
     desired: &Desired,
     nodes_path: Option<&str>,
+    options: &Options,
 ) -> Result<Checklist, ChecklistError> {
     let current = Inputs::file(current_path)?;
     let nodes = nodes_path.map(Inputs::file).transpose()?;
-    build_from(&current, desired, nodes.as_ref())
+    build_from(&current, desired, nodes.as_ref(), options)
 }
 
 /// Build the checklist from inputs read anywhere (files, or a cluster's objects).
@@ -516,11 +651,13 @@ pub fn build_from(
     current_input: &Inputs,
     desired: &Desired,
     nodes_input: Option<&Inputs>,
+    options: &Options,
 ) -> Result<Checklist, ChecklistError> {
     let current_path = current_input.label.as_str();
     let nodes_path = nodes_input.map(|n| n.label.as_str());
     let current = read_current(current_input)?;
-    let desired_settings = read_desired(desired, &current)?;
+    let desired_side = read_desired(desired, &current)?;
+    let desired_settings = desired_side.settings.clone();
     let cur = &current.settings;
     let policy_change =
         (cur.policy != desired_settings.policy).then_some((cur.policy, desired_settings.policy));
@@ -534,17 +671,27 @@ pub fn build_from(
             _ => tag_change = pair,
         }
     }
+    let mut placement = current.placement.clone();
+    if let Some(sel) = &desired_side.selector {
+        placement.selector = sel.clone();
+    }
+    let mut plan_notes = Vec::new();
+    if current.policy_assumed {
+        plan_notes.push(format!(
+            "cgpu-installer sets no POLICY: the plan assumes {ASSUMED_DEFAULT_POLICY} (the chart's documented default); the per-node state read decides anyway"
+        ));
+    }
     let mut list = Checklist {
         current: current.settings.clone(),
         desired: desired_settings,
         policy_change,
         tag_change,
         build_change,
-        placement: current.placement.clone(),
+        placement,
         nodes_given: nodes_path.is_some(),
         nodes: Vec::new(),
         other_nodes: Vec::new(),
-        diagnostics: current.diagnostics,
+        diagnostics: Vec::new(),
         core_policy: current.core_policy,
         current_path: current_path.to_string(),
         desired_label: match desired {
@@ -555,49 +702,123 @@ pub fn build_from(
             },
         },
         nodes_path: nodes_path.map(str::to_string),
+        options: options.clone(),
+        strategy: current.strategy,
+        blocking: Vec::new(),
+        plan_notes,
+        not_ready_now: Vec::new(),
+        error_findings: false,
     };
+    let mut srcs = current.srcs.clone();
+    srcs.extend(desired_side.src.clone());
+    let mut region = None;
     if let Some(nodes) = nodes_input {
-        read_nodes(&mut list, nodes)?;
+        region = read_nodes(&mut list, nodes, &current.placement.selector)?;
+        srcs.extend(nodes.sources.iter().cloned());
+    }
+    // Every finding comes from the one pipeline, over the inputs as one cluster. The node rules
+    // read the installer as it will be after the change.
+    let settings = lint::Settings {
+        opts: RuleOptions {
+            region,
+            require_cgpu: false,
+            helm: None,
+            nodes: NodeContext {
+                cgpu: list
+                    .desired
+                    .version
+                    .as_ref()
+                    .or(list.current.version.as_ref())
+                    .map(|t| t.core.clone()),
+                selector: Some(list.placement.selector.clone()),
+            },
+        },
+        filter: options.filter.clone(),
+        config: None,
+    };
+    list.diagnostics = lint::lint_cluster(&srcs, &settings);
+    let unsafe_findings = blockers(&list, &current, &desired_side);
+    list.error_findings = unsafe_findings
+        .iter()
+        .any(|d| d.severity == Severity::Error);
+    // Nothing to restart, nothing to block (the findings are still listed, and errors still
+    // fail the run).
+    if list.reboot_required() {
+        list.blocking = unsafe_findings.clone();
+    }
+    if list
+        .diagnostics
+        .iter()
+        .any(|d| d.rule == "rollout-incomplete")
+        && !unsafe_findings
+            .iter()
+            .any(|d| d.rule == "rollout-incomplete")
+    {
+        list.plan_notes.push(format!(
+            "rollout-incomplete is explained by the NotReady node(s) {}: the run skips them and is not done until they show the target",
+            list.not_ready_now.join(", ")
+        ));
     }
     Ok(list)
 }
 
-fn read_nodes(list: &mut Checklist, input: &Inputs) -> Result<(), ChecklistError> {
+/// Findings that make the plan unsafe. Every error is one, with one exception: `tag-too-old`
+/// on the live DaemonSet when the change installs another tag (that tag is checked on the
+/// desired side). `rollout-incomplete` (an info for `check`) is one too: a DaemonSet that is
+/// not healthy must not be the base of a node-by-node restart, unless every pod missing is
+/// on a NotReady node of the list (which the run skips).
+fn blockers(list: &Checklist, current: &Current, desired: &DesiredSide) -> Vec<Diagnostic> {
+    let not_ready = list.not_ready_now.len() as u64;
+    let from_current = |d: &Diagnostic| current.srcs.iter().any(|s| Arc::ptr_eq(&d.src, s));
+    list.diagnostics
+        .iter()
+        .filter(|d| match d.rule {
+            "tag-too-old" if from_current(d) => {
+                !desired.tag_given
+                    || list.desired.version.as_ref().map(|t| &t.core)
+                        == list.current.version.as_ref().map(|t| &t.core)
+            }
+            "rollout-incomplete" => match current.status {
+                Some((want, ready)) => want.saturating_sub(ready) > not_ready,
+                None => true,
+            },
+            _ => d.severity == Severity::Error,
+        })
+        .cloned()
+        .collect()
+}
+
+/// The Node objects: who runs the installer (restart candidates) and who is listed apart.
+/// Returns the cluster region when every node agrees.
+fn read_nodes(
+    list: &mut Checklist,
+    input: &Inputs,
+    current_selector: &[(String, String)],
+) -> Result<Option<String>, ChecklistError> {
     let path = input.label.as_str();
     let parsed_all = input.parsed()?;
-    let opts = RuleOptions::default();
-    // The version that will run after the change is the one the driver must fit.
-    let cgpu_version = list
-        .desired
-        .version
-        .as_ref()
-        .or(list.current.version.as_ref())
-        .map(|t| t.core.clone());
     let mut found = false;
     let mut targets = Vec::new();
+    let mut regions = std::collections::BTreeSet::new();
     for doc in parsed_all.iter().flat_map(|p| p.documents.iter()) {
         let Some(root) = &doc.root else { continue };
         let objects = Objects::of(root);
-        let mut ctx = Ctx::new(&opts, doc.index, &doc.alias_uses);
         for node in nodes::nodes_of(&objects) {
             found = true;
             refuse_name(node.name(), path)?;
+            regions.extend(node.region());
             let selected = node.matches(&list.placement.selector);
-            // The driver check only matters where the installer puts cGPU.
-            let version = selected.then_some(cgpu_version.as_ref()).flatten();
-            let facts = NodeFacts {
-                cgpu: version.cloned(),
-                legacy_installer: Some(crate::cgpu::selects_legacy(&list.placement.selector)),
-            };
-            nodes::check(&mut ctx, &node, &facts);
-            if let Some(item) = classify(list, &node, selected, path)? {
+            let was_selected = node.matches(current_selector);
+            if was_selected && !node.is_virtual() && !node.is_ready() {
+                list.not_ready_now.push(node.name().to_string());
+            }
+            if let Some(item) = classify(list, &node, selected, was_selected, path)? {
                 match item {
                     Classified::Target(t) => targets.push(t),
                     Classified::Other(o) => list.other_nodes.push(o),
                 }
             }
         }
-        list.diagnostics.extend(ctx.out);
     }
     if !found {
         return Err(ChecklistError::NoNodes { path: path.into() });
@@ -613,7 +834,7 @@ fn read_nodes(list: &mut Checklist, input: &Inputs) -> Result<(), ChecklistError
         targets.insert(0, canary);
     }
     list.nodes = targets;
-    Ok(())
+    Ok((regions.len() == 1).then(|| regions.pop_first()).flatten())
 }
 
 enum Classified {
@@ -625,43 +846,62 @@ fn classify(
     list: &Checklist,
     node: &NodeView,
     selected: bool,
+    was_selected: bool,
     path: &str,
 ) -> Result<Option<Classified>, ChecklistError> {
     let name = node.name().to_string();
     let schedule = node.schedule();
-    let other = |kind, reason: String| {
+    let other = |kind, reason: String, verify: bool| {
         Ok(Some(Classified::Other(Other {
             name: name.clone(),
             kind,
             reason,
+            verify,
         })))
     };
+    let p = list.desired.policy;
     if !selected {
+        if was_selected && !node.is_virtual() {
+            return other(
+                OtherKind::Excluded,
+                format!(
+                    "the desired nodeSelector no longer selects it: the module cgpu-installer loaded there keeps its policy until the node is restarted without it; verified at the end (blocking unless it shows {p})"
+                ),
+                true,
+            );
+        }
         return match schedule.as_deref() {
             Some("core_mem") => other(
                 OtherKind::AlsoIsolated,
                 match list.core_policy {
-                    Some(p) if p == list.desired.policy => format!(
-                        "ack.node.gpu.schedule=core_mem: cGPU isolation through cgpu-core-installer, whose POLICY is already {p}: consistent with the change"
+                    Some(c) if c == p => format!(
+                        "ack.node.gpu.schedule=core_mem: cGPU isolation through cgpu-core-installer, whose POLICY is already {c}: consistent with the change; verified at the end"
                     ),
-                    Some(p) => format!(
-                        "ack.node.gpu.schedule=core_mem: cGPU isolation through cgpu-core-installer, whose POLICY is {p}; all GPU-sharing nodes must use one policy, so set it to {} too (and restart these nodes the same way)",
-                        list.desired.policy
+                    Some(c) => format!(
+                        "ack.node.gpu.schedule=core_mem: cGPU isolation through cgpu-core-installer, whose POLICY is {c}; all GPU-sharing nodes must use one policy, so set it to {p} too (and restart these nodes the same way); blocking until it shows {p}"
                     ),
-                    None => "ack.node.gpu.schedule=core_mem: cGPU isolation through cgpu-core-installer, not this DaemonSet; all GPU-sharing nodes must use one policy, so change cgpu-core-installer's POLICY to match".into(),
+                    None => format!(
+                        "ack.node.gpu.schedule=core_mem: cGPU isolation through cgpu-core-installer, not this DaemonSet; all GPU-sharing nodes must use one policy, so change cgpu-core-installer's POLICY to {p} too; blocking until it shows {p}"
+                    ),
                 },
+                !node.is_virtual(),
             ),
             None if node.legacy_cgpu() => other(
                 OtherKind::AlsoIsolated,
-                "legacy cgpu=true label (legacy-cgpu-label): not selected by cgpu-installer, but cGPU may be active; relabel it ack.node.gpu.schedule=cgpu, or make sure it runs the same policy".into(),
+                format!(
+                    "legacy cgpu=true label (legacy-cgpu-label): not selected by cgpu-installer, but cGPU may be active; relabel it ack.node.gpu.schedule=cgpu, or make sure it runs policy {p}; verified at the end"
+                ),
+                !node.is_virtual(),
             ),
             Some(s) => other(
                 OtherKind::NotAffected,
                 format!("not affected: ack.node.gpu.schedule={s} has no cgpu-installer"),
+                false,
             ),
             None => other(
                 OtherKind::NotAffected,
                 "not affected: no GPU-sharing label".into(),
+                false,
             ),
         };
     }
@@ -669,6 +909,7 @@ fn classify(
         return other(
             OtherKind::Excluded,
             "virtual (non-ECS) node (virtual-node-cgpu): the installer does not run there; no reboot".into(),
+            false,
         );
     }
     let untolerated: Vec<String> = node
@@ -682,12 +923,22 @@ fn classify(
         return other(
             OtherKind::Excluded,
             format!(
-                "the installer does not tolerate the taint {}: cGPU is not installed by it there; no reboot",
+                "the installer does not tolerate the taint {}: it does not run there now, but a module it loaded before the taint keeps its old policy; verified at the end (blocking unless it shows {p})",
                 untolerated.join(", ")
             ),
+            true,
         );
     }
     let was_cordoned = node.unschedulable();
+    if was_cordoned && !list.options.include_cordoned {
+        return other(
+            OtherKind::Skipped,
+            format!(
+                "cordoned before this change (spec.unschedulable): left alone (--include-cordoned to restart it too; it stays cordoned); verified at the end (blocking unless it shows {p})"
+            ),
+            true,
+        );
+    }
     let ready = node.is_ready();
     let mut notes = Vec::new();
     if was_cordoned {
@@ -697,7 +948,7 @@ fn classify(
     }
     if !ready {
         notes.push(format!(
-            "NotReady (Ready={}): the installer pod cannot be reached; do this node when it is back, or reboot it from the ECS console",
+            "NotReady (Ready={}): the installer pod cannot be reached; the run skips it while it is NotReady and does not count as done",
             node.ready_status().unwrap_or_else(|| "not reported".into())
         ));
     }
@@ -746,48 +997,120 @@ fn classify(
     })))
 }
 
-/// One step of a node's procedure: what to do, and the command when there is one.
+/// One step: what to do, and the command when there is one. `id` names the step in the
+/// shell script's messages too, so a stop names the same step the ticket shows.
 #[derive(Debug, Clone)]
 pub struct Step {
+    pub id: &'static str,
     pub title: String,
     pub command: Option<String>,
 }
 
 pub const NSENTER: &str = "nsenter -t 1 -i -p -n -u -m --";
 
-/// The per-node steps, in order (shared by markdown and JSON; the shell printer runs the same
-/// sequence with runtime checks).
+/// The annotation that records "this run cordoned the node" (kured keeps the same fact, the
+/// node's `unschedulable` before its drain, in its lock annotation): only such a node is
+/// uncordoned, and a re-run after a stop knows the cordon is its own.
+pub const CORDON_MARK: &str = "cgpu-lint/cordoned";
+
+/// Read the node's cGPU state in one exec (run by `sh -c` in the node's namespaces): `no-module`
+/// when the module is not loaded, else `version X.Y.Z` and one `/proc/cgpu_km/<gpu>/policy N`
+/// line per GPU. A file that cannot be read fails the command (fail closed).
+pub const READ_STATE: &str = r#"set -e; if [ ! -e /proc/cgpu_km/version ]; then echo no-module; exit 0; fi; v=$(cat /proc/cgpu_km/version); echo "version $v"; for f in /proc/cgpu_km/[0-9]*/policy; do [ -e "$f" ] || continue; p=$(cat "$f"); echo "$f $p"; done"#;
+
+/// Timeouts (seconds) of the waits; the shell script takes overrides from the environment.
+pub const REBOOT_TIMEOUT: u32 = 900;
+pub const READY_TIMEOUT: u32 = 900;
+pub const POD_TIMEOUT: u32 = 600;
+pub const POLICY_TIMEOUT: u32 = 600;
+pub const POLL_INTERVAL: u32 = 10;
+
+fn pod_of(label: &str, node: &str) -> String {
+    format!(
+        "$(kubectl -n kube-system get pod -l {label} --field-selector spec.nodeName={node} -o jsonpath='{{.items[0].metadata.name}}')"
+    )
+}
+
+fn read_state_command(label: &str, node: &str) -> String {
+    format!(
+        "kubectl -n kube-system exec {} -- {NSENTER} sh -c '{READ_STATE}'",
+        pod_of(label, node)
+    )
+}
+
+/// What "converted" means on a node: every GPU at the target policy (and the target module
+/// version on an upgrade).
+pub fn target_text(list: &Checklist) -> String {
+    let p = list.desired.policy;
+    match (&list.tag_change, core(&list.desired)) {
+        (Some(_), Some(v)) => format!("every GPU shows policy {p} and the module version is {v}"),
+        _ => format!("every GPU shows policy {p}"),
+    }
+}
+
+/// The per-node steps, in order (markdown and JSON print them; the shell script runs the same
+/// sequence, step ids included, with the decisions made at run time).
 pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
     let n = &t.name;
-    let pod = format!(
-        "$(kubectl -n kube-system get pod -l name=cgpu-installer --field-selector spec.nodeName={n} -o jsonpath='{{.items[0].metadata.name}}')"
-    );
-    let step = |title: &str, command: Option<String>| Step {
-        title: title.to_string(),
-        command,
-    };
-    let mut out = vec![
-        step(
-            if t.was_cordoned {
-                "cordon (already cordoned)"
-            } else {
-                "cordon"
-            },
-            Some(format!("kubectl cordon {n}")),
+    let step = |id, title: String, command: Option<String>| Step { id, title, command };
+    let timeout = &list.options.drain_timeout;
+    let target = target_text(list);
+    let mut out = vec![step(
+        "read-state",
+        format!(
+            "read the node's cGPU state through its installer pod (module version, every /proc/cgpu_km/<gpu>/policy): if {target}, the node is done, skip the rest; if nothing can be read, stop here (never reboot blind)"
         ),
+        Some(read_state_command("name=cgpu-installer", n)),
+    )];
+    out.push(if t.was_cordoned {
         step(
-            "drain",
+            "cordon",
+            "already cordoned before this change: leave it so (no annotation: this run will not uncordon it)".into(),
+            None,
+        )
+    } else {
+        step(
+            "cordon",
+            format!("record that this run cordons it (annotation {CORDON_MARK}), then cordon"),
             Some(format!(
-                "kubectl drain {n} --ignore-daemonsets --delete-emptydir-data"
+                "kubectl annotate node {n} {CORDON_MARK}=true --overwrite && kubectl cordon {n}"
             )),
-        ),
-        step(
-            "read the cGPU module version through the installer pod on the node",
-            Some(format!(
-                "kubectl -n kube-system exec {pod} -- {NSENTER} cat /proc/cgpu_km/version"
-            )),
-        ),
-    ];
+        )
+    });
+    out.push(step(
+        "drain",
+        format!("drain (a PodDisruptionBudget that blocks it stops the node here after {timeout})"),
+        Some(format!(
+            "kubectl drain {n} --ignore-daemonsets --delete-emptydir-data --timeout={timeout}"
+        )),
+    ));
+    let delete = Some(format!(
+        "kubectl -n kube-system delete pod {}",
+        pod_of("name=cgpu-installer", n)
+    ));
+    match list.strategy {
+        Some(Strategy::OnDelete) => out.push(step(
+            "delete-installer-pod",
+            format!(
+                "updateStrategy OnDelete: delete the node's installer pod so that the DaemonSet recreates it with POLICY \"{}\" (a reboot would bring the old pod, and the old policy, back)",
+                list.desired.policy
+            ),
+            delete,
+        )),
+        Some(Strategy::RollingUpdate) => {}
+        None => out.push(step(
+            "delete-installer-pod",
+            "only if cgpu-installer's updateStrategy is OnDelete: delete the node's installer pod so that the DaemonSet recreates it with the new POLICY".into(),
+            delete,
+        )),
+    }
+    out.push(step(
+        "record-boot-id",
+        "record the node's boot id".into(),
+        Some(format!(
+            "BOOT_ID=$(kubectl get node {n} -o jsonpath='{{.status.nodeInfo.bootID}}')"
+        )),
+    ));
     let reboot = match (&t.instance_id, &t.region) {
         (Some(id), Some(r)) => Some(format!(
             "aliyun ecs RebootInstance --RegionId {r} --InstanceId {id}"
@@ -796,41 +1119,169 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
         _ => None,
     };
     out.push(step(
-        "reboot only if it printed a version (no module loaded: the new policy applies without a reboot)",
+        "reboot",
+        format!(
+            "reboot it when read-state showed the module loaded and not at the target (module not loaded: no drain and no reboot, delete the node's installer pod instead: the new pod loads the module with the new POLICY); RebootInstance only starts the restart{}",
+            if reboot.is_none() {
+                " (no ECS instance id: reboot it from the console or with `sudo reboot` on the node)"
+            } else {
+                ""
+            }
+        ),
         reboot,
     ));
     out.push(step(
-        "wait for Ready",
+        "wait-boot-id",
+        format!(
+            "wait until the boot id differs from the one recorded (the node is still Ready right after the call; only a new boot id proves the restart), at most {} min",
+            REBOOT_TIMEOUT / 60
+        ),
         Some(format!(
-            "kubectl wait --for=condition=Ready node/{n} --timeout=15m"
+            "timeout {REBOOT_TIMEOUT}s sh -c 'while [ \"$(kubectl get node {n} -o jsonpath={{.status.nodeInfo.bootID}})\" = \"$0\" ]; do sleep {POLL_INTERVAL}; done' \"$BOOT_ID\""
         )),
     ));
-    let p = list.desired.policy;
     out.push(step(
-        &format!("verify every GPU shows policy {p}"),
+        "wait-node-ready",
+        "wait for the node to be Ready".into(),
         Some(format!(
-            "kubectl -n kube-system exec {pod} -- {NSENTER} sh -c 'grep -H . /proc/cgpu_km/[0-9]*/policy'"
+            "kubectl wait --for=condition=Ready node/{n} --timeout={READY_TIMEOUT}s"
         )),
     ));
-    if list.tag_change.is_some()
-        && let Some(v) = &list.desired.version
-    {
-        out.push(step(
-            &format!("verify the module version is {}", v.core),
+    out.push(step(
+        "wait-installer-pod",
+        "wait for the node's installer pod to be Ready (it loads the module with the new POLICY)"
+            .into(),
+        Some(format!(
+            "kubectl -n kube-system wait --for=condition=Ready pod -l name=cgpu-installer --field-selector spec.nodeName={n} --timeout={POD_TIMEOUT}s"
+        )),
+    ));
+    out.push(step(
+        "wait-policy",
+        format!(
+            "read the state again every {POLL_INTERVAL} s, at most {} min, until {target}",
+            POLICY_TIMEOUT / 60
+        ),
+        Some(read_state_command("name=cgpu-installer", n)),
+    ));
+    out.push(if t.was_cordoned {
+        step(
+            "uncordon",
+            "leave it cordoned: it was cordoned before this change (uncordon it when that reason is resolved)".into(),
+            None,
+        )
+    } else {
+        step(
+            "uncordon",
+            format!("uncordon it (this run cordoned it: annotation {CORDON_MARK}) and drop the annotation"),
             Some(format!(
-                "kubectl -n kube-system exec {pod} -- {NSENTER} cat /proc/cgpu_km/version"
+                "kubectl uncordon {n} && kubectl annotate node {n} {CORDON_MARK}-"
+            )),
+        )
+    });
+    out
+}
+
+/// Checks before the first node, in order.
+pub fn preflight(list: &Checklist) -> Vec<Step> {
+    let p = list.desired.policy;
+    let step = |id, title: String, command: Option<String>| Step { id, title, command };
+    let apply = match list.desired_label.strip_prefix("--policy") {
+        Some(_) => {
+            let tag = match (&list.tag_change, &list.desired.tag) {
+                (Some(_), Some(t)) => format!(" --set cgpu.tag={t}"),
+                _ => String::new(),
+            };
+            format!("helm upgrade … --reuse-values --set cgpu.policy={p}{tag}")
+        }
+        None => format!("helm upgrade … -f {}", list.desired_label),
+    };
+    let mut out = vec![
+        step(
+            "owners",
+            "tell the owners of GPU workloads on these nodes; stop GPU applications that cannot move".into(),
+            None,
+        ),
+        step(
+            "apply",
+            format!("apply the desired values so that cgpu-installer carries POLICY \"{p}\""),
+            Some(apply),
+        ),
+    ];
+    let health = match list.strategy {
+        Some(Strategy::OnDelete) =>
+            "installer DaemonSet healthy: every cgpu-installer pod on a Ready node is Ready (updateStrategy OnDelete: the pods keep the old POLICY until each node's step deletes them; `kubectl rollout status` does not work with OnDelete); do not start while it is not"
+        .to_string(),
+        Some(Strategy::RollingUpdate) => format!(
+            "installer DaemonSet healthy: every cgpu-installer pod on a Ready node is Ready and carries POLICY \"{p}\" (the rollout of the change is finished); do not start while it is not"
+        ),
+        None => format!(
+            "installer DaemonSet healthy: every cgpu-installer pod on a Ready node is Ready and, with updateStrategy RollingUpdate, carries POLICY \"{p}\" (with OnDelete they keep the old one until each node's step deletes them, and `kubectl rollout status` does not work); do not start while it is not"
+        ),
+    };
+    out.push(step(
+        "installer-health",
+        health,
+        Some("kubectl -n kube-system get ds cgpu-installer -o wide && kubectl -n kube-system get pod -l name=cgpu-installer -o wide".into()),
+    ));
+    out.push(step(
+        "pdb",
+        "PodDisruptionBudgets with ALLOWED DISRUPTIONS 0 block a drain: settle them with their owners first".into(),
+        Some("kubectl get pdb -A".into()),
+    ));
+    out.push(step(
+        "capacity",
+        "room for the evicted GPU pods: the free aliyun.com/gpu-mem (allocatable minus requests) of the nodes that stay up must cover what the pods of the nodes restarted at once request, or they stay Pending".into(),
+        Some("kubectl describe nodes | grep -E '^Name:|aliyun.com/gpu-mem'".into()),
+    ));
+    let mut by_region: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
+    for t in &list.nodes {
+        let Some(id) = t.instance_id.as_deref() else {
+            continue;
+        };
+        let r = t.region.as_deref();
+        match by_region.iter_mut().find(|(x, _)| *x == r) {
+            Some((_, ids)) => ids.push(id),
+            None => by_region.push((r, vec![id])),
+        }
+    }
+    for (r, ids) in by_region {
+        let region = r.map(|r| format!(" --RegionId {r}")).unwrap_or_default();
+        out.push(step(
+            "ecs-permission",
+            "ECS permission: a dry run of the reboot must answer DryRunOperation (the request would succeed); anything else (Forbidden.RAM, an unknown instance) is to fix first".into(),
+            Some(format!(
+                "for i in {}; do aliyun ecs RebootInstance{region} --InstanceId \"$i\" --DryRun true; done",
+                ids.join(" ")
             )),
         ));
     }
-    out.push(if t.was_cordoned {
-        step(
-            "uncordon only when the reason it was cordoned before is resolved",
-            Some(format!("kubectl uncordon {n}")),
-        )
-    } else {
-        step("uncordon", Some(format!("kubectl uncordon {n}")))
-    });
+    out.push(step(
+        "auto-repair",
+        "ACK managed node pools: auto repair acts on a node that stays NotReady past its threshold (180 s for KubeletNotReady) and may drain, restart and uncordon it on its own; switch it off for these node pools during the window".into(),
+        None,
+    ));
+    out.push(step(
+        "autoscaler",
+        "cluster autoscaler: a drained node looks empty and may be removed; pause scale-down for the window or annotate the nodes cluster-autoscaler.kubernetes.io/scale-down-disabled=true".into(),
+        None,
+    ));
     out
+}
+
+/// How to check a GPU-sharing node that the run does not restart.
+pub fn verify_step(list: &Checklist, o: &Other) -> Step {
+    Step {
+        id: "verify",
+        title: format!(
+            "read its policy files through its installer pod (cgpu-installer or cgpu-core-installer): blocking until {}; no installer pod there: check by hand (`kubectl debug node/{} -it --image=<an image with sh>` shares the host's PID namespace: `cat /proc/cgpu_km/*/policy`)",
+            target_text(list),
+            o.name
+        ),
+        command: Some(read_state_command(
+            "'name in (cgpu-installer,cgpu-core-installer)'",
+            &o.name,
+        )),
+    }
 }
 
 /// Render in a format. Shell needs `--nodes`.

@@ -133,15 +133,23 @@ fn policy_env(ctx: &mut Ctx, inst: &Installer) {
             Some((c, p)) => (c.get("name").unwrap_or(c), p),
             None => (name_node(&inst.obj), inst.pod_spec_pointer()),
         };
-        ctx.at(
-            "installer-policy-missing",
-            node,
-            path,
-            format!(
-                "{} sets no POLICY env: the installer's undocumented built-in default applies",
-                inst.name()
+        // An installer too old for policies cannot take POLICY: say so instead of advising to
+        // add it (tag-too-old reports the version on the image).
+        let version = inst
+            .image()
+            .and_then(|(v, _)| v.as_str())
+            .and_then(|s| split_image(s).tag)
+            .and_then(|t| cgpu::parse_tag(t).ok())
+            .map(|t| t.core);
+        let message = match version {
+            Some(v) if v < cgpu::MIN_POLICY_VERSION => format!(
+                "{} sets no POLICY env, and its cGPU {v} is older than {} and has no policy setting: upgrade the image first (tag-too-old), then set POLICY",
+                inst.name(),
+                cgpu::MIN_POLICY_VERSION
             ),
-        );
+            _ => cgpu::policy_missing_message(inst.name()),
+        };
+        ctx.at("installer-policy-missing", node, path, message);
         return;
     }
     for (i, e) in envs.iter().enumerate() {
@@ -280,7 +288,19 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
     let Some(s) = v.as_str() else { return };
     let r = split_image(s);
     match r.tag {
-        None if r.digest.is_some() => {}
+        None if r.digest.is_some() => {
+            // domain.md D08: a digest pins the image, but which cGPU version it holds cannot be
+            // read from it: a warning, not the error of a missing tag.
+            ctx.at(
+                "installer-image-tag",
+                v,
+                path.clone(),
+                format!(
+                    "image `{s}` is pinned by digest only: the cGPU version (and whether it supports policies) cannot be checked"
+                ),
+            );
+            ctx.set_last_severity(crate::diag::Severity::Warning);
+        }
         None => {
             ctx.at(
                 "installer-image-tag",
@@ -568,7 +588,7 @@ fn drift(ctx: &mut Ctx, inst: &Installer) {
 pub fn mismatches(policies: &[(String, InstallerPolicy)]) -> Vec<(usize, String)> {
     let Some(reference) = policies
         .iter()
-        .position(|(_, p)| p.name == "cgpu-installer")
+        .position(|(_, p)| p.name == cgpu::INSTALLER)
         .or((!policies.is_empty()).then_some(0))
     else {
         return Vec::new();
@@ -582,13 +602,13 @@ pub fn mismatches(policies: &[(String, InstallerPolicy)]) -> Vec<(usize, String)
             (
                 i,
                 format!(
-                    "{} uses policy {} but {} uses {} ({}document {}): all GPU-sharing nodes of a cluster must use one policy",
+                    "{} uses policy {} but {} uses {} ({}line {}): all GPU-sharing nodes of a cluster must use one policy",
                     p.name,
                     p.policy,
                     rp.name,
                     rp.policy,
                     if file == rf { String::new() } else { format!("{rf} ") },
-                    rp.document
+                    rp.node.src.line_col(rp.node.span.start).line
                 ),
             )
         })

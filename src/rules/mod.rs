@@ -23,6 +23,18 @@ pub struct RuleOptions {
     pub require_cgpu: bool,
     /// `--helm 3|4` / config `helm`: read values as that Helm does (None: as both do).
     pub helm: Option<crate::helm::Version>,
+    /// What the node rules know about the installer of the cluster the nodes belong to.
+    pub nodes: NodeContext,
+}
+
+/// The installer as the node rules see it: filled by `lint::lint_cluster` from the installer
+/// among its inputs, or by the checklist from the plan (the desired version and selector).
+#[derive(Debug, Clone, Default)]
+pub struct NodeContext {
+    /// The cGPU version the installer runs (or will run) on the nodes it selects.
+    pub cgpu: Option<semver::Version>,
+    /// The installer's nodeSelector, when an installer is known.
+    pub selector: Option<Vec<(String, String)>>,
 }
 
 /// Where rules put their findings. One per document checked.

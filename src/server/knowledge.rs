@@ -1,6 +1,7 @@
 //! Hover and completion: what the cgpu keys, the policy numbers and the image tags mean. Every fact
-//! comes from where the rules take it (the values schema, the chart defaults of `check --stack`,
-//! the policy tables and version thresholds of the rules); this module only phrases them.
+//! comes from where the rules take it (the cGPU model module [`crate::cgpu`]: chart defaults,
+//! policy tables, version thresholds; the values schema: key descriptions and types); this module
+//! only phrases them.
 
 use std::sync::OnceLock;
 

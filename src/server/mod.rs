@@ -10,7 +10,7 @@
 //!
 //! Every finding comes from [`crate::lint::lint_file`] (or, for a `stack` member, the stack check
 //! `check --stack` runs), so the editor shows what `check` prints for the same bytes. Quick fixes
-//! are the edits those findings carry; "fix all" is [`crate::fix::fix_source`], which is `fix`.
+//! are the edits those findings carry; "fix all" is [`crate::lint::lint_fix`], which is `fix`.
 
 pub mod knowledge;
 pub mod position;
@@ -850,10 +850,8 @@ fn code_actions(ctx: &Ctx, p: lsp::CodeActionParams) -> serde_json::Value {
         }
     }
     if wanted(only, FIX_ALL_KIND) && ctx.src.text.len() as u64 <= ctx.setup.max_size {
-        let settings = &ctx.setup.settings;
-        let filter =
-            crate::fix::file_filter(&settings.filter, settings.config.as_deref(), &ctx.src.name);
-        let fixed = crate::fix::fix_source(&ctx.src, &settings.opts, &filter);
+        // Exactly what `fix` does to this text: the same pipeline, settings and fixpoint.
+        let fixed = lint::lint_fix(&ctx.src, &ctx.setup.settings);
         if fixed.changed() && fixed.refused.is_none() {
             let (span, new_text) = minimal_edit(&ctx.src.text, &fixed.text);
             actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {

@@ -1,0 +1,800 @@
+//! The script `checklist --format shell` prints, run against a stateful cluster simulator
+//! (`tests/sim/`: stub `kubectl` and `aliyun` backed by a JSON state file). Each test describes
+//! one cluster, generates the nodes list and the live DaemonSet that `kubectl get` would give
+//! for it, runs the checklist, runs the script, and checks the cluster's final state: every
+//! GPU-sharing node at the target, no converted node restarted, a re-run after a stop finishing
+//! the job, cordons that were there before left alone, and stops naming node and step.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command as Process, Stdio};
+
+use serde_json::{Value, json};
+
+const OLD: &str = "1";
+const NEW: &str = "2";
+const VERSION: &str = "1.5.10";
+const IMAGE: &str =
+    "registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-3c9d1e7-aliyun";
+
+#[derive(Clone)]
+struct SimNode {
+    name: &'static str,
+    instance: &'static str,
+    schedule: &'static str,
+    cordoned: bool,
+    /// The module: None = not loaded; Some(policy) on every GPU.
+    module: Option<&'static str>,
+    gpus: usize,
+    gpu_mem: u32,
+    /// Reboots the cloud accepts and never performs.
+    reboot_failures: u32,
+    /// Execs that fail before one works.
+    exec_failures: u32,
+    /// Workload pods requesting aliyun.com/gpu-mem.
+    workloads: Vec<u32>,
+}
+
+fn node(name: &'static str, instance: &'static str, module: Option<&'static str>) -> SimNode {
+    SimNode {
+        name,
+        instance,
+        schedule: "cgpu",
+        cordoned: false,
+        module,
+        gpus: 2,
+        gpu_mem: 32,
+        reboot_failures: 0,
+        exec_failures: 0,
+        workloads: vec![4],
+    }
+}
+
+struct Cluster {
+    nodes: Vec<SimNode>,
+    strategy: &'static str,
+    /// POLICY the installer pods carry (OnDelete: the old one until deleted).
+    pod_policy: &'static str,
+    /// PodDisruptionBudgets with no disruption allowed, covering pods on these nodes.
+    pdb_blocks: Vec<&'static str>,
+    core_policy: &'static str,
+    ecs_forbidden: bool,
+    /// A cgpu-installer pod that is not Ready on a Ready node.
+    unhealthy: bool,
+}
+
+fn cluster(nodes: Vec<SimNode>) -> Cluster {
+    Cluster {
+        nodes,
+        strategy: "RollingUpdate",
+        pod_policy: NEW,
+        pdb_blocks: Vec::new(),
+        core_policy: NEW,
+        ecs_forbidden: false,
+        unhealthy: false,
+    }
+}
+
+/// The usual cluster: a canary and two more cgpu nodes at the old policy, one node already
+/// converted, one where the module is not loaded yet, and a core_mem node at the target.
+fn usual() -> Cluster {
+    cluster(vec![
+        node("cn-hangzhou.10.0.0.1", "i-bp1000000000000001", Some(OLD)),
+        node("cn-hangzhou.10.0.0.2", "i-bp1000000000000002", Some(NEW)),
+        node("cn-hangzhou.10.0.0.3", "i-bp1000000000000003", None),
+        node("cn-hangzhou.10.0.0.4", "i-bp1000000000000004", Some(OLD)),
+        node("cn-hangzhou.10.0.0.5", "i-bp1000000000000005", Some(OLD)),
+        SimNode {
+            schedule: "core_mem",
+            ..node("cn-hangzhou.10.0.0.9", "i-bp1000000000000009", Some(NEW))
+        },
+    ])
+}
+
+const N1: &str = "cn-hangzhou.10.0.0.1";
+const N2: &str = "cn-hangzhou.10.0.0.2";
+const N3: &str = "cn-hangzhou.10.0.0.3";
+const N4: &str = "cn-hangzhou.10.0.0.4";
+const N5: &str = "cn-hangzhou.10.0.0.5";
+const N9: &str = "cn-hangzhou.10.0.0.9";
+
+impl Cluster {
+    /// `kubectl get nodes -o yaml` of this cluster.
+    fn nodes_yaml(&self) -> String {
+        let mut y = String::from("apiVersion: v1\nkind: List\nitems:\n");
+        for n in &self.nodes {
+            y.push_str(&format!(
+                "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: {}\n    labels:\n      ack.node.gpu.schedule: {}\n      topology.kubernetes.io/region: cn-hangzhou\n  spec:\n    providerID: cn-hangzhou.{}\n{}  status:\n    conditions:\n    - type: Ready\n      status: \"True\"\n",
+                n.name,
+                n.schedule,
+                n.instance,
+                if n.cordoned {
+                    "    unschedulable: true\n"
+                } else {
+                    ""
+                }
+            ));
+        }
+        y
+    }
+
+    /// `kubectl -n kube-system get ds cgpu-installer -o yaml` before the change.
+    fn live_ds_yaml(&self) -> String {
+        let cgpu = self.nodes.iter().filter(|n| n.schedule == "cgpu").count();
+        format!(
+            "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: cgpu-installer\n  namespace: kube-system\nspec:\n  selector:\n    matchLabels:\n      name: cgpu-installer\n  updateStrategy:\n    type: {}\n  template:\n    metadata:\n      labels:\n        name: cgpu-installer\n    spec:\n      priorityClassName: system-node-critical\n      nodeSelector:\n        ack.node.gpu.schedule: cgpu\n      containers:\n      - name: cgpu-installer\n        image: {IMAGE}\n        env:\n        - name: POLICY\n          value: \"{OLD}\"\nstatus:\n  desiredNumberScheduled: {cgpu}\n  numberReady: {cgpu}\n",
+            self.strategy
+        )
+    }
+
+    /// The simulator's state: the cluster after `helm upgrade` set POLICY to the target.
+    fn state(&self) -> Value {
+        let mut nodes = serde_json::Map::new();
+        let mut pods = Vec::new();
+        let (mut cgpu_nodes, mut core_nodes) = (Vec::new(), Vec::new());
+        for (i, n) in self.nodes.iter().enumerate() {
+            let module = match n.module {
+                Some(p) => json!({"loaded": true, "version": VERSION, "policies": vec![p; n.gpus]}),
+                None => json!({"loaded": false}),
+            };
+            nodes.insert(
+                n.name.into(),
+                json!({
+                    "bootID": format!("boot-{}-0", n.name),
+                    "ready": "True",
+                    "unschedulable": n.cordoned,
+                    "annotations": {},
+                    "labels": {"ack.node.gpu.schedule": n.schedule},
+                    "instance": n.instance,
+                    "gpus": n.gpus,
+                    "gpu_mem": n.gpu_mem,
+                    "module": module,
+                    "reboot_failures": n.reboot_failures,
+                    "exec_failures": n.exec_failures,
+                }),
+            );
+            let ds = if n.schedule == "core_mem" {
+                core_nodes.push(n.name);
+                "cgpu-core-installer"
+            } else {
+                cgpu_nodes.push(n.name);
+                "cgpu-installer"
+            };
+            let policy = if ds == "cgpu-core-installer" {
+                self.core_policy
+            } else {
+                self.pod_policy
+            };
+            pods.push(json!({
+                "name": format!("{ds}-n{i}"),
+                "ns": "kube-system",
+                "node": n.name,
+                "labels": {"name": ds},
+                "container": ds,
+                "owner": "DaemonSet",
+                "policy": policy,
+                "version": VERSION,
+                "ready": !(self.unhealthy && i == 1),
+            }));
+            for (j, mem) in n.workloads.iter().enumerate() {
+                pods.push(json!({
+                    "name": format!("train-{i}-{j}"),
+                    "ns": "default",
+                    "node": n.name,
+                    "labels": {"app": "train"},
+                    "container": "train",
+                    "owner": "ReplicaSet",
+                    "gpu_mem": mem,
+                }));
+            }
+        }
+        json!({
+            "tick": 0,
+            "nodes": nodes,
+            "pods": pods,
+            "daemonsets": {
+                "cgpu-installer": {"policy": NEW, "image": IMAGE, "version": VERSION,
+                                    "strategy": self.strategy, "nodes": cgpu_nodes},
+                "cgpu-core-installer": {"policy": self.core_policy, "image": IMAGE,
+                                         "version": VERSION, "strategy": "RollingUpdate",
+                                         "nodes": core_nodes},
+            },
+            "pdbs": self.pdb_blocks.iter().map(|n| json!({
+                "ns": "default", "name": "train-pdb", "disruptionsAllowed": 0, "blocks": [n]
+            })).collect::<Vec<_>>(),
+            "ecs_forbidden": self.ecs_forbidden,
+        })
+    }
+}
+
+struct Sim {
+    dir: tempfile::TempDir,
+    script: PathBuf,
+}
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn sim_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sim")
+}
+
+impl Sim {
+    /// Generate the checklist script for `c` (extra checklist flags in `args`) and the
+    /// simulator's state.
+    fn new(c: &Cluster, args: &[&str]) -> Sim {
+        let dir = tempfile::tempdir().unwrap();
+        let nodes = dir.path().join("nodes.yaml");
+        let live = dir.path().join("live.yaml");
+        std::fs::write(&nodes, c.nodes_yaml()).unwrap();
+        std::fs::write(&live, c.live_ds_yaml()).unwrap();
+        let out = bin()
+            .args(["checklist", "--current"])
+            .arg(&live)
+            .args(["--policy", NEW, "--nodes"])
+            .arg(&nodes)
+            .args(["--format", "shell"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "checklist failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let script = dir.path().join("checklist.sh");
+        std::fs::write(&script, &out.stdout).unwrap();
+        let sim = Sim { dir, script };
+        sim.set_state(&c.state());
+        sim
+    }
+
+    fn state_path(&self) -> PathBuf {
+        self.dir.path().join("state.json")
+    }
+
+    fn set_state(&self, v: &Value) {
+        std::fs::write(self.state_path(), serde_json::to_string_pretty(v).unwrap()).unwrap();
+    }
+
+    fn state(&self) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(self.state_path()).unwrap()).unwrap()
+    }
+
+    fn log(&self) -> Vec<Vec<String>> {
+        std::fs::read_to_string(self.dir.path().join("calls.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.split('\x1f').map(str::to_string).collect())
+            .collect()
+    }
+
+    fn run(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
+        let path = format!(
+            "{}:{}",
+            sim_dir().display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut cmd = Process::new("bash");
+        cmd.arg(&self.script)
+            .args(args)
+            .env("PATH", path)
+            .env("SIM_STATE", self.state_path())
+            .env("SIM_LOG", self.dir.path().join("calls.log"))
+            .env("CGPU_CHECKLIST_POLL", "0")
+            .env("CGPU_CHECKLIST_REBOOT_TIMEOUT", "15")
+            .env("CGPU_CHECKLIST_POD_TIMEOUT", "20")
+            .env("CGPU_CHECKLIST_POLICY_TIMEOUT", "20")
+            .env("CGPU_CHECKLIST_HEALTH_TIMEOUT", "3")
+            .stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        Ran {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    fn history(&self) -> Vec<String> {
+        self.state()["history"]
+            .as_array()
+            .map(|a| a.iter().map(|s| s.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default()
+    }
+
+    fn reboots(&self) -> Vec<String> {
+        self.history()
+            .iter()
+            .filter_map(|h| h.strip_prefix("reboot ").map(str::to_string))
+            .collect()
+    }
+
+    fn node(&self, name: &str) -> Value {
+        self.state()["nodes"][name].clone()
+    }
+
+    fn policies(&self, name: &str) -> Vec<String> {
+        let n = self.node(name);
+        if n["module"]["loaded"] != true {
+            return Vec::new();
+        }
+        n["module"]["policies"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    fn cordoned(&self, name: &str) -> bool {
+        self.node(name)["unschedulable"] == true
+    }
+
+    fn marked(&self, name: &str) -> bool {
+        self.node(name)["annotations"]
+            .get("cgpu-lint/cordoned")
+            .is_some()
+    }
+
+    /// Every GPU of every GPU-sharing node shows the target policy.
+    fn assert_all_converted(&self, c: &Cluster) {
+        for n in &c.nodes {
+            let p = self.policies(n.name);
+            assert!(
+                !p.is_empty() && p.iter().all(|x| x == NEW),
+                "{}: policies {p:?}",
+                n.name
+            );
+        }
+    }
+}
+
+fn ok(r: &Ran) {
+    assert_eq!(
+        r.code, 0,
+        "script failed\nstdout:\n{}\nstderr:\n{}",
+        r.stdout, r.stderr
+    );
+}
+
+fn mutating(log: &[Vec<String>]) -> Vec<String> {
+    log.iter()
+        .filter(|c| {
+            c[0] == "aliyun" && !c.contains(&"--DryRun".to_string())
+                || c.iter().any(|a| {
+                    ["cordon", "drain", "uncordon", "annotate", "delete"].contains(&a.as_str())
+                })
+        })
+        .map(|c| c.join(" "))
+        .collect()
+}
+
+#[test]
+fn rolling_update_converts_every_node_and_restarts_only_those_that_differ() {
+    let c = usual();
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    assert!(r.stdout.contains("done."), "{}", r.stdout);
+    sim.assert_all_converted(&c);
+    // The canary first, then the others that differ; never .2 (already at 2) nor .3 (module
+    // not loaded: the installer loads it with the new policy) nor the core_mem node.
+    assert_eq!(sim.reboots(), [N1, N4, N5]);
+    let drained: Vec<String> = sim
+        .history()
+        .iter()
+        .filter_map(|h| h.strip_prefix("drain ").map(str::to_string))
+        .collect();
+    assert_eq!(drained, [N1, N4, N5]);
+    for n in &c.nodes {
+        assert!(!sim.cordoned(n.name), "{} left cordoned", n.name);
+        assert!(!sim.marked(n.name), "{} keeps the annotation", n.name);
+    }
+    // Each restarted node was waited for by its boot id before anything read its policy.
+    let log = sim.log();
+    let joined: Vec<String> = log.iter().map(|c| c.join(" ")).collect();
+    let reboot = joined
+        .iter()
+        .position(|c| c.starts_with("aliyun ecs RebootInstance --InstanceId i-bp1000000000000001"))
+        .unwrap();
+    let boot_reads: Vec<usize> = joined
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.contains(N1) && c.contains("{.status.nodeInfo.bootID}"))
+        .map(|(i, _)| i)
+        .collect();
+    assert!(
+        boot_reads.iter().any(|&i| i > reboot),
+        "no boot id poll after the reboot"
+    );
+    let ready_wait = joined
+        .iter()
+        .position(|c| c.contains(&format!("wait --for=condition=Ready node/{N1}")))
+        .unwrap();
+    assert!(ready_wait > reboot);
+    assert!(
+        !joined.iter().any(|c| c.contains("rollout")),
+        "kubectl rollout status is never called"
+    );
+}
+
+#[test]
+fn a_second_run_touches_nothing() {
+    let c = usual();
+    let sim = Sim::new(&c, &[]);
+    ok(&sim.run(&["--yes"], &[]));
+    let before = sim.reboots().len();
+    let log_before = sim.log().len();
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    assert_eq!(sim.reboots().len(), before);
+    let again = &sim.log()[log_before..];
+    assert!(
+        mutating(again)
+            .iter()
+            .all(|c| !c.contains("RebootInstance")),
+        "{:#?}",
+        mutating(again)
+    );
+    assert!(mutating(again).is_empty(), "{:#?}", mutating(again));
+}
+
+#[test]
+fn on_delete_deletes_the_installer_pod_after_the_drain_and_before_the_reboot() {
+    let mut c = usual();
+    c.strategy = "OnDelete";
+    c.pod_policy = OLD;
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    sim.assert_all_converted(&c);
+    assert_eq!(sim.reboots(), [N1, N4, N5]);
+    let h = sim.history();
+    for n in [N1, N4, N5] {
+        let drain = h.iter().position(|x| *x == format!("drain {n}")).unwrap();
+        let delete = h
+            .iter()
+            .position(|x| x.starts_with(&format!("delete-pod {n} ")))
+            .unwrap_or_else(|| panic!("{n}: installer pod never deleted: {h:#?}"));
+        let reboot = h.iter().position(|x| *x == format!("reboot {n}")).unwrap();
+        assert!(drain < delete && delete < reboot, "{n}: {h:#?}");
+    }
+    // The node already at the target keeps its pod (and is not restarted).
+    assert!(
+        !h.iter()
+            .any(|x| x.starts_with(&format!("delete-pod {N2} ")))
+    );
+    let log: Vec<String> = sim.log().iter().map(|c| c.join(" ")).collect();
+    assert!(!log.iter().any(|c| c.contains("rollout")));
+}
+
+/// Without the pod deletion an OnDelete node comes back with the old pod and the old policy:
+/// the simulator reproduces that, so the test above is not passing by accident.
+#[test]
+fn simulator_on_delete_reboot_without_deleting_the_pod_keeps_the_old_policy() {
+    let mut c = usual();
+    c.strategy = "OnDelete";
+    c.pod_policy = OLD;
+    let sim = Sim::new(&c, &[]);
+    let path = format!(
+        "{}:{}",
+        sim_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let call = |tool: &str, args: &[&str]| {
+        Process::new(sim_dir().join(tool))
+            .args(args)
+            .env("PATH", &path)
+            .env("SIM_STATE", sim.state_path())
+            .output()
+            .unwrap()
+    };
+    call(
+        "aliyun",
+        &[
+            "ecs",
+            "RebootInstance",
+            "--InstanceId",
+            "i-bp1000000000000001",
+        ],
+    );
+    for _ in 0..5 {
+        call(
+            "kubectl",
+            &[
+                "get",
+                "node",
+                N1,
+                "-o",
+                "jsonpath={.status.nodeInfo.bootID}",
+            ],
+        );
+    }
+    assert_ne!(sim.node(N1)["bootID"], "boot-cn-hangzhou.10.0.0.1-0");
+    assert_eq!(sim.policies(N1), [OLD, OLD]);
+    let out = call(
+        "kubectl",
+        &[
+            "-n",
+            "kube-system",
+            "rollout",
+            "status",
+            "ds/cgpu-installer",
+        ],
+    );
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("rollout status is only available for RollingUpdate strategy type")
+    );
+}
+
+#[test]
+fn a_pdb_that_blocks_the_drain_stops_at_that_node_and_a_rerun_finishes() {
+    let mut c = usual();
+    c.pdb_blocks = vec![N4];
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains(&format!("STOPPED at node {N4}, step drain")),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("--resume"), "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("warning: PodDisruptionBudget default/train-pdb")
+    );
+    // The canary is done; .4 is cordoned by this run and not restarted; .5 untouched.
+    assert_eq!(sim.reboots(), [N1]);
+    assert!(sim.cordoned(N4) && sim.marked(N4));
+    assert_eq!(sim.policies(N5), [OLD, OLD]);
+    // The owner settles the budget; the same script, run again, finishes the job.
+    let mut st = sim.state();
+    st["pdbs"] = json!([]);
+    sim.set_state(&st);
+    let r = sim.run(&["--yes", "--resume"], &[]);
+    ok(&r);
+    sim.assert_all_converted(&c);
+    assert_eq!(sim.reboots(), [N1, N4, N5], "no node restarted twice");
+    assert!(!sim.cordoned(N4) && !sim.marked(N4));
+}
+
+#[test]
+fn a_reboot_that_never_happens_is_caught_by_the_boot_id_and_a_rerun_finishes() {
+    let mut c = usual();
+    c.nodes[3].reboot_failures = 1; // .4
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains(&format!("STOPPED at node {N4}, step wait-boot-id")),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("the reboot did not happen"),
+        "{}",
+        r.stderr
+    );
+    // Nothing after the failed wait ran: .4 is still cordoned, at the old policy.
+    assert!(sim.cordoned(N4));
+    assert_eq!(sim.policies(N4), [OLD, OLD]);
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    sim.assert_all_converted(&c);
+    // .4 was asked twice (the first reboot never happened); the canary only once.
+    assert_eq!(sim.reboots(), [N1, N4, N4, N5]);
+    assert!(!sim.cordoned(N4));
+}
+
+#[test]
+fn an_exec_that_fails_stops_the_node_before_anything_changes_fail_closed() {
+    let mut c = usual();
+    c.nodes[0].exec_failures = 1; // the canary
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains(&format!("STOPPED at node {N1}, step read-state")),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("cannot read the cGPU state"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        mutating(&sim.log()).is_empty(),
+        "{:#?}",
+        mutating(&sim.log())
+    );
+    assert!(sim.reboots().is_empty());
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    sim.assert_all_converted(&c);
+    assert_eq!(sim.reboots(), [N1, N4, N5]);
+}
+
+#[test]
+fn pre_cordoned_nodes_stay_cordoned_and_block_done_unless_included() {
+    let mut c = usual();
+    c.nodes[4].cordoned = true; // .5, at the old policy
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0, "not done while .5 runs the old policy");
+    assert!(r.stderr.contains("Not done"), "{}", r.stderr);
+    assert!(r.stderr.contains(N5), "{}", r.stderr);
+    assert!(!r.stdout.contains("done."));
+    assert_eq!(sim.reboots(), [N1, N4]);
+    assert!(sim.cordoned(N5) && !sim.marked(N5));
+
+    // --include-cordoned restarts it and leaves it cordoned.
+    let sim = Sim::new(&c, &["--include-cordoned"]);
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    sim.assert_all_converted(&c);
+    assert_eq!(sim.reboots(), [N1, N4, N5]);
+    assert!(sim.cordoned(N5), "cordoned before the run: stays cordoned");
+    assert!(!sim.marked(N5));
+    assert!(!sim.cordoned(N1) && !sim.cordoned(N4));
+}
+
+#[test]
+fn a_core_mem_node_at_another_policy_blocks_done() {
+    let mut c = usual();
+    c.core_policy = OLD;
+    c.nodes[5].module = Some(OLD);
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("Not done"), "{}", r.stderr);
+    assert!(r.stderr.contains(N9), "{}", r.stderr);
+    assert!(r.stderr.contains("step done-check"), "{}", r.stderr);
+    // The cgpu nodes are converted all the same.
+    for n in [N1, N2, N3, N4, N5] {
+        assert_eq!(sim.policies(n), [NEW, NEW], "{n}");
+    }
+}
+
+#[test]
+fn batches_of_max_unavailable_nodes_after_the_canary() {
+    let c = usual();
+    let sim = Sim::new(&c, &["--max-unavailable", "2"]);
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    sim.assert_all_converted(&c);
+    // .4 and .5 go down together: both reboots come before either comes back.
+    let h = sim.history();
+    let r4 = h.iter().position(|x| *x == format!("reboot {N4}")).unwrap();
+    let r5 = h.iter().position(|x| *x == format!("reboot {N5}")).unwrap();
+    let d5 = h.iter().position(|x| *x == format!("drain {N5}")).unwrap();
+    assert!(d5 < r5 && r4 < d5, "{h:#?}");
+}
+
+#[test]
+fn not_enough_gpu_mem_for_the_evicted_pods_stops_before_the_drain() {
+    let mut c = usual();
+    for n in &mut c.nodes {
+        n.gpu_mem = 8;
+        n.workloads = vec![8];
+    }
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("step capacity"), "{}", r.stderr);
+    assert!(r.stderr.contains("would stay Pending"), "{}", r.stderr);
+    assert!(sim.reboots().is_empty());
+    assert!(!sim.history().iter().any(|h| h.starts_with("drain")));
+}
+
+#[test]
+fn an_unhealthy_installer_or_a_missing_ecs_permission_stops_before_any_step() {
+    let mut c = usual();
+    c.unhealthy = true;
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("step installer-health"), "{}", r.stderr);
+    assert!(r.stderr.contains("is not Ready"), "{}", r.stderr);
+    assert!(mutating(&sim.log()).is_empty());
+
+    let mut c = usual();
+    c.ecs_forbidden = true;
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("step ecs-permission"), "{}", r.stderr);
+    assert!(r.stderr.contains("Forbidden.RAM"), "{}", r.stderr);
+    assert!(mutating(&sim.log()).is_empty());
+}
+
+#[test]
+fn the_installer_still_at_the_old_policy_stops_before_any_step() {
+    let c = usual();
+    let sim = Sim::new(&c, &[]);
+    let mut st = sim.state();
+    st["daemonsets"]["cgpu-installer"]["policy"] = json!(OLD);
+    sim.set_state(&st);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("step installer-policy"), "{}", r.stderr);
+    assert!(r.stderr.contains("apply the desired values first"));
+    assert!(mutating(&sim.log()).is_empty());
+}
+
+/// A plan with a finding that makes it unsafe (cGPU 0.8.13 cannot take a policy) is refused by
+/// the checklist (exit 1, `blocking`) and its script stops before any step.
+#[test]
+fn a_blocked_plan_stops_before_any_step() {
+    let c = usual();
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.yaml");
+    let nodes = dir.path().join("nodes.yaml");
+    std::fs::write(
+        &live,
+        c.live_ds_yaml()
+            .replace("v1.5.10-3c9d1e7-aliyun", "v0.8.13-1a2b3c4-aliyun"),
+    )
+    .unwrap();
+    std::fs::write(&nodes, c.nodes_yaml()).unwrap();
+    let run = |format: &str| {
+        bin()
+            .args(["checklist", "--current"])
+            .arg(&live)
+            .args(["--policy", "2", "--nodes"])
+            .arg(&nodes)
+            .args(["--format", format])
+            .output()
+            .unwrap()
+    };
+    let out = run("json");
+    assert_eq!(out.status.code(), Some(1));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["blocking"][0]["rule"], "tag-too-old", "{j:#}");
+    let out = run("shell");
+    assert_eq!(out.status.code(), Some(1));
+    let script = dir.path().join("s.sh");
+    std::fs::write(&script, &out.stdout).unwrap();
+    let sim = Sim {
+        dir,
+        script: script.clone(),
+    };
+    sim.set_state(&c.state());
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("step blocking-findings"), "{}", r.stderr);
+    assert!(r.stderr.contains("tag-too-old"), "{}", r.stderr);
+    assert!(
+        sim.log().is_empty(),
+        "no kubectl call at all: {:#?}",
+        sim.log()
+    );
+}
+
+#[test]
+fn stub_wrappers_are_executable() {
+    use std::os::unix::fs::PermissionsExt;
+    for f in ["kubectl", "aliyun", "cluster.py"] {
+        let mode = std::fs::metadata(sim_dir().join(f))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert!(mode & 0o111 != 0, "{f} is not executable");
+    }
+    let _ = Path::new("");
+}

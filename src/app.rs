@@ -91,6 +91,7 @@ pub fn rule_options(c: &CommonArgs) -> RuleOptions {
     RuleOptions {
         region: c.region.clone(),
         require_cgpu: c.require_cgpu,
+        helm: c.helm.map(crate::cli::HelmArg::version),
         ..RuleOptions::default()
     }
 }
@@ -434,7 +435,10 @@ pub fn post_render(
 pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
     use crate::checklist::{self, Desired};
     let desired = match (&args.desired, args.policy) {
-        (Some(path), _) => Desired::Values(path),
+        (Some(path), _) => match args.helm {
+            Some(h) => Desired::ValuesAs(path, h.version()),
+            None => Desired::Values(path),
+        },
         (None, Some(policy)) => Desired::Policy {
             policy,
             tag: args.tag.as_deref(),
@@ -618,7 +622,10 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| AppError::Usage(e.to_string()))?;
     let src = check::read_input(path, check::DEFAULT_MAX_FILE_SIZE)?;
-    let opts = RuleOptions::default();
+    let opts = RuleOptions {
+        helm: args.helm.map(crate::cli::HelmArg::version),
+        ..RuleOptions::default()
+    };
     let outcome = match crate::set::set(&src, &assignments, &opts) {
         Ok(o) => o,
         Err(SetError::Usage(m)) => return Err(AppError::Usage(m)),

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 
 use crate::diag::Diagnostic;
 use crate::lint;
-use crate::yaml::{self, Node, Source, Value};
+use crate::yaml::{self, Source};
 
 /// The largest values file or manifest `check` reads (post-render streams have no limit).
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 64 * 1024 * 1024;
@@ -216,29 +216,6 @@ pub fn check_cluster(paths: &[String], settings: &lint::Settings, max_size: u64)
 }
 
 pub use crate::cgpu::CHART_DEFAULTS;
-
-/// Merge `over` into `base` the way `helm -f a -f b` layers values: mappings merge key by key,
-/// anything else replaces, and null deletes the key.
-pub fn coalesce(base: &mut Node, over: &Node) {
-    let (Value::Map(base_entries), Value::Map(over_entries)) = (&mut base.value, &over.value)
-    else {
-        *base = over.clone();
-        return;
-    };
-    for e in over_entries {
-        if matches!(e.value.scalar(), Some(yaml::Scalar::Null)) {
-            base_entries.retain(|b| b.key != e.key);
-            continue;
-        }
-        match base_entries.iter_mut().find(|b| b.key == e.key) {
-            Some(b) if b.value.as_map().is_some() && e.value.as_map().is_some() => {
-                coalesce(&mut b.value, &e.value);
-            }
-            Some(b) => *b = e.clone(),
-            None => base_entries.push(e.clone()),
-        }
-    }
-}
 
 /// Check files as one Helm values stack over the chart defaults (or `chart_values`), through
 /// [`lint::lint_stack`].

@@ -70,6 +70,8 @@ pub enum Command {
     Set(SetArgs),
     /// Print a complete, commented values file, or (`generate patch`) the kubectl change for a live cluster
     Generate(GenerateArgs),
+    /// Print the values as Helm hands them to the chart's templates (JSON, the whole tree)
+    Values(ValuesArgs),
     /// Print the JSON Schema of the values
     Schema,
     /// List the rule catalogue
@@ -138,6 +140,9 @@ pub struct CommonArgs {
     /// Do not read any .cgpu-lint.toml
     #[arg(long, conflicts_with = "config")]
     pub no_config: bool,
+    /// Read values as this Helm reads them (default: both Helm 3 and Helm 4)
+    #[arg(long, value_enum, value_name = "3|4")]
+    pub helm: Option<HelmArg>,
     /// Whether --format was on the command line (set by [`Cli::parse_args`]); a config file's
     /// `format` applies only when it was not.
     #[arg(skip)]
@@ -308,6 +313,10 @@ pub struct ChecklistArgs {
     /// Shell format: the script asks no confirmation (the script also takes --yes itself)
     #[arg(long)]
     pub yes: bool,
+    /// Read values files as this Helm does (3: first document only; 4: every document merged).
+    /// Default: the first document with a cgpu key
+    #[arg(long, value_enum, value_name = "3|4")]
+    pub helm: Option<HelmArg>,
     /// After the canary, restart at most N nodes at a time
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_unavailable: u32,
@@ -378,6 +387,9 @@ pub struct SetArgs {
     /// Colour in the diff (NO_COLOR is respected with auto)
     #[arg(long, value_enum, default_value = "auto")]
     pub color: Color,
+    /// Check the result as this Helm reads values (default: both Helm 3 and Helm 4)
+    #[arg(long, value_enum, value_name = "3|4")]
+    pub helm: Option<HelmArg>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -425,4 +437,54 @@ pub struct PatchArgs {
     /// The cluster's region id (cn-hangzhou), for the registry-vpc host of the image
     #[arg(long, value_name = "REGION")]
     pub region: Option<String>,
+}
+
+/// `--helm 3|4`: which Helm reads the values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HelmArg {
+    #[value(name = "3")]
+    Three,
+    #[value(name = "4")]
+    Four,
+}
+
+impl HelmArg {
+    pub fn version(self) -> crate::helm::Version {
+        match self {
+            HelmArg::Three => crate::helm::Version::Three,
+            HelmArg::Four => crate::helm::Version::Four,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ValuesArgs {
+    /// Values files (`helm -f`), or - for stdin; none: the chart's defaults and the set flags
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
+    /// The files are one stack, in order (helm -f a -f b): print one tree; without it each file
+    /// is printed on its own line as its own install
+    #[arg(long)]
+    pub stack: bool,
+    /// The chart's values.yaml under the files, instead of the documented defaults
+    #[arg(long, value_name = "FILE")]
+    pub chart_values: Option<String>,
+    /// As `helm --set` (repeatable; typed as Helm types it)
+    #[arg(long = "set", value_name = "K=V")]
+    pub set: Vec<String>,
+    /// As `helm --set-string` (repeatable)
+    #[arg(long = "set-string", value_name = "K=V")]
+    pub set_string: Vec<String>,
+    /// As `helm --set-json` (repeatable)
+    #[arg(long = "set-json", value_name = "K=JSON")]
+    pub set_json: Vec<String>,
+    /// Which Helm reads the values (default: both, which must agree)
+    #[arg(long, value_enum, value_name = "3|4")]
+    pub helm: Option<HelmArg>,
+    /// Print {"origins": {pointer: "file:line"}, "values": …}: where each cgpu leaf was set
+    #[arg(long)]
+    pub origins: bool,
+    /// Largest input file in bytes
+    #[arg(long, value_name = "BYTES", default_value_t = crate::check::DEFAULT_MAX_FILE_SIZE)]
+    pub max_file_size: u64,
 }

@@ -9,6 +9,7 @@
 //! deny-warnings = true
 //! region = "cn-hangzhou"
 //! format = "human"
+//! helm = 4          # read values as Helm 4 does (default: as both Helm 3 and Helm 4 do)
 //!
 //! [per-file-ignores]
 //! "legacy/*.yaml" = ["tag-known-deadlock", "tag-too-old"]
@@ -52,6 +53,8 @@ pub struct Config {
     pub require_cgpu: Option<bool>,
     pub region: Option<String>,
     pub format: Option<Format>,
+    /// Read values as this Helm reads them: 3 or 4 (default: both)
+    pub helm: Option<u8>,
     /// glob (relative to the config file's folder) → rules not reported in matching files
     #[serde(default)]
     pub per_file_ignores: BTreeMap<String, Vec<String>>,
@@ -98,6 +101,15 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
         path: display.clone(),
         message: e.to_string().trim_end().to_string(),
     })?;
+    if let Some(h) = config.helm
+        && h != 3
+        && h != 4
+    {
+        return Err(ConfigError::Invalid {
+            path: display.clone(),
+            message: format!("`helm`: {h} is not a Helm version cgpu-lint knows; write 3 or 4"),
+        });
+    }
     check_rules(path, "select", config.select.as_deref().unwrap_or_default())?;
     check_rules(path, "ignore", config.ignore.as_deref().unwrap_or_default())?;
     let mut per_file = Vec::new();
@@ -184,6 +196,13 @@ impl Loaded {
         out.require_cgpu |= f.require_cgpu.unwrap_or(false);
         if out.region.is_none() {
             out.region = f.region.clone();
+        }
+        if out.helm.is_none() {
+            out.helm = match f.helm {
+                Some(3) => Some(crate::cli::HelmArg::Three),
+                Some(4) => Some(crate::cli::HelmArg::Four),
+                _ => None,
+            };
         }
         if !c.format_given
             && let Some(format) = f.format

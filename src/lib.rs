@@ -13,6 +13,7 @@ pub mod diag;
 pub mod edit;
 pub mod fix;
 pub mod generate;
+pub mod helm;
 pub mod lint;
 pub mod manifest;
 pub mod output;

@@ -282,6 +282,7 @@ fn rules_source(
     let mut policies = Vec::new();
     let mut out = Vec::new();
     let mut checked_any = false;
+    let mut values_docs = 0;
     let mut first_content: Option<(usize, Range<usize>)> = None;
     let mut what = What::default();
     for doc in &parsed.documents {
@@ -297,7 +298,16 @@ fn rules_source(
         }
         if kind.values {
             checked_any = true;
-            values::check(&mut ctx, root);
+            values_docs += 1;
+            // The rules read the document as Helm hands it over; what Helm refuses is
+            // reported where it is.
+            match crate::helm::view(root) {
+                Ok(view) => values::check(&mut ctx, &view),
+                Err(r) => {
+                    ctx.report("yaml-syntax", &r.src, r.offset..r.offset, "", r.message);
+                    values::check(&mut ctx, root);
+                }
+            }
         }
         if kind.installers {
             checked_any = true;
@@ -325,6 +335,9 @@ fn rules_source(
         out.extend(ctx.out);
     }
     let empty = Default::default();
+    if values_docs > 0 && parsed.documents.len() > 1 && opts.helm.is_none() {
+        out.extend(crate::helm::stack::versions_differ_in(opts, src));
+    }
     if let Some(err) = &parsed.error {
         out.extend(syntax_finding(
             opts,
@@ -473,62 +486,18 @@ fn chart_template_skipped(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnost
     ctx.out
 }
 
-/// The rules of a values stack, before suppressions and filters.
+/// The rules of a values stack, before suppressions and filters: `layers[0]` is the chart's
+/// values, read and layered as Helm does ([`crate::helm::stack::rules`]).
 fn rules_stack(layers: &[Arc<Source>], opts: &RuleOptions) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    let mut merged: Option<Node> = None;
-    for src in layers {
-        // Syntax problems and duplicates are reported per file, as for a plain check.
-        if src.invalid.is_some() {
-            out.extend(
-                rules_cluster(std::slice::from_ref(src), opts, false)
-                    .into_iter()
-                    .filter(|d| d.rule == "yaml-syntax"),
-            );
-            continue;
-        }
-        let parsed = yaml::parse(src);
-        if let Some(err) = &parsed.error {
-            out.extend(syntax_finding(
-                opts,
-                src,
-                err.document,
-                err.offset,
-                &err.message,
-            ));
-            continue;
-        }
-        // Helm reads the first document of a values file.
-        let Some(doc) = parsed.documents.into_iter().find(|d| d.root.is_some()) else {
-            continue;
-        };
-        let empty = Default::default();
-        let mut ctx = Ctx::new(opts, doc.index, &empty);
-        crate::rules::duplicates(&mut ctx, src, &doc);
-        out.extend(ctx.out);
-        let root = doc.root.expect("filtered on root");
-        match &mut merged {
-            None => merged = Some(root),
-            Some(m) => crate::check::coalesce(m, &root),
-        }
-    }
-    if let Some(root) = merged {
-        let empty = Default::default();
-        let mut ctx = Ctx::new(opts, 1, &empty);
-        if root.entry("cgpu").is_some() {
-            values::check(&mut ctx, &root);
-        } else if let Some(top) = layers.last() {
-            values::missing(
-                &mut ctx,
-                top,
-                0..0,
-                "no `cgpu` key in the stack: not ack-ai-installer values, skipped".into(),
-                None,
-            );
-        }
-        out.extend(ctx.out);
-    }
-    out
+    let Some((chart, files)) = layers.split_first() else {
+        return Vec::new();
+    };
+    let layers = crate::helm::Layers {
+        chart: Some(chart.clone()),
+        files: files.to_vec(),
+        sets: Vec::new(),
+    };
+    crate::helm::stack::rules(&layers, opts)
 }
 
 /// How many check → splice rounds a fix may take. One is almost always enough; a second round

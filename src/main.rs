@@ -22,6 +22,7 @@ fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
         Command::Fix(args) => app::fix(s, args),
         Command::Set(args) => app::set(s, args),
         Command::Generate(args) => app::generate(s, args),
+        Command::Values(args) => cgpu_lint::helm::command::values(s, args),
         Command::Schema => app::schema(s),
         Command::Rules(args) => app::rules(s, args),
         Command::Explain { rule } => app::explain(s, rule),

@@ -13,7 +13,7 @@ use semver::Version;
 use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::SCHEDULE_LABEL;
 use crate::cgpu::{POLICY_TITLES, Tag, parse_tag, split_image};
-use crate::check::{DEFAULT_MAX_FILE_SIZE, Filter, InputError, coalesce, read_input};
+use crate::check::{DEFAULT_MAX_FILE_SIZE, Filter, InputError, read_input};
 use crate::diag::{Diagnostic, Severity};
 use crate::lint;
 use crate::manifest::{Objects, Toleration, daemonset_default_tolerations, scalar_text};
@@ -268,7 +268,13 @@ impl Checklist {
 /// What the desired side is.
 pub enum Desired<'a> {
     Values(&'a str),
-    Policy { policy: u8, tag: Option<&'a str> },
+    /// A values file read as this Helm reads it (`--helm`: Helm 3 its first document, Helm 4 all
+    /// of them merged).
+    ValuesAs(&'a str, crate::helm::Version),
+    Policy {
+        policy: u8,
+        tag: Option<&'a str>,
+    },
 }
 
 pub fn policy_title(p: u8) -> &'static str {
@@ -335,6 +341,8 @@ fn chart_defaults() -> Node {
 fn values_policy(v: &Node) -> Option<u8> {
     match v.scalar()? {
         Scalar::Int(i) if (0..=5).contains(i) => Some(*i as u8),
+        // Helm holds every number as a float64: `3.0` renders as 3.
+        Scalar::Float(f) if f.fract() == 0.0 && (0.0..=5.0).contains(f) => Some(*f as u8),
         Scalar::Str(s) => s.trim().parse().ok().filter(|n| *n <= 5),
         _ => None,
     }
@@ -367,10 +375,11 @@ fn values_settings(root: &Node, path: &str) -> Result<Settings, ChecklistError> 
     })
 }
 
+/// The user's values over `base` as Helm coalesces them (a null deletes a default).
 fn coalesced_values(root: &Node, base: Node) -> Node {
-    let mut merged = base;
-    coalesce(&mut merged, root);
-    merged
+    let mut user = crate::helm::view(root).unwrap_or_else(|_| root.clone());
+    crate::helm::coalesce(&mut user, &base);
+    user
 }
 
 fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
@@ -536,16 +545,29 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, Che
                 tag_given: matches!(desired, Desired::Policy { tag: Some(_), .. }),
             })
         }
-        Desired::Values(path) => {
+        Desired::Values(path) | Desired::ValuesAs(path, _) => {
             let (src, parsed) = load(path)?;
-            let root = parsed
-                .documents
-                .into_iter()
-                .filter_map(|d| d.root)
-                .find(|r| r.get("cgpu").is_some())
-                .ok_or_else(|| ChecklistError::NotValues {
+            let root = match desired {
+                Desired::ValuesAs(_, v) => {
+                    crate::helm::read_file(&src, *v).map_err(|r| ChecklistError::Unreadable {
+                        what: path.to_string(),
+                        message: format!("{r} ({} refuses it)", v.name()),
+                    })?
+                }
+                _ => parsed
+                    .documents
+                    .into_iter()
+                    .filter_map(|d| d.root)
+                    .find(|r| r.get("cgpu").is_some())
+                    .ok_or_else(|| ChecklistError::NotValues {
+                        path: path.to_string(),
+                    })?,
+            };
+            if root.get("cgpu").is_none() {
+                return Err(ChecklistError::NotValues {
                     path: path.to_string(),
-                })?;
+                });
+            }
             // An explicit nodeSelector in the desired values moves the installer: the nodes to
             // restart are those it will select.
             let selector = root
@@ -673,7 +695,7 @@ pub fn build_from(
         core_policy: current.core_policy,
         current_path: current_path.to_string(),
         desired_label: match desired {
-            Desired::Values(p) => p.to_string(),
+            Desired::Values(p) | Desired::ValuesAs(p, _) => p.to_string(),
             Desired::Policy { policy, tag } => match tag {
                 Some(t) => format!("--policy {policy} --tag {t}"),
                 None => format!("--policy {policy}"),
@@ -700,6 +722,7 @@ pub fn build_from(
         opts: RuleOptions {
             region,
             require_cgpu: false,
+            helm: None,
             nodes: NodeContext {
                 cgpu: list
                     .desired

@@ -60,6 +60,14 @@ pub static RULES: &[Rule] = &[
 `helm upgrade` before anything is rendered. cgpu-lint also refuses, as syntax errors, input that \
 is not UTF-8, collections nested deeper than 256 levels, and aliases whose expansion would create \
 more than 100,000 nodes (a \"billion laughs\" document)."),
+    rule!("helm-versions-differ", Warning, Values,
+        "a multi-document values file: Helm 3 reads only its first document, Helm 4 merges them all",
+        fix: None,
+        help: "keep one document per values file (or pin the Helm version with --helm 3|4 to check as that Helm reads it)",
+        "Helm 3.18 reads a values file with `yaml.Unmarshal`, which stops after the first YAML \
+document (`pkg/cli/values/options.go`); Helm 4.2 splits the file on `---` lines and merges every \
+document (`pkg/chart/v2/loader.LoadValues`). The same file therefore installs different values \
+with the two versions; cgpu-lint checks it as both read it and reports this warning."),
     rule!("duplicate-key", Error, Values,
         "a key appears twice in one mapping",
         fix: None,
@@ -116,6 +124,14 @@ is also reported: in a values file it deletes the chart's default for that key."
         help: "policy is a number: 0 fair share, 1 preemptive, 2 weight-based, 3 fixed, 4 soft, 5 native",
         "The chart renders `policy` into the installer's POLICY environment variable, which cGPU \
 reads as an integer 0–5. A float such as 1.5 or a name such as `preemptive` is not a policy."),
+    rule!("policy-whole-float", Warning, Values,
+        "`policy` is a whole number written as a float (`3.0`, `3.`, `3e0`)",
+        fix: Some("rewrite it as the integer (`3.0` → `3`)"),
+        help: "write the policy as an integer",
+        "Helm reads every number in a values file as a float64 (sigs.k8s.io/yaml converts YAML to \
+JSON and back), so `policy: 3.0` renders as POLICY \"3\" exactly like `policy: 3`: the chart works. \
+The float spelling still misleads a reader and fails a schema that asks for an integer, so \
+cgpu-lint warns and rewrites it. A fraction such as 1.5 is `policy-not-integer`."),
     rule!("policy-out-of-range", Error, Values,
         "`policy` is an integer outside 0–5",
         fix: None,

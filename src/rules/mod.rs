@@ -21,6 +21,8 @@ pub struct RuleOptions {
     /// The cluster's region, from `--region` or from the nodes' topology label.
     pub region: Option<String>,
     pub require_cgpu: bool,
+    /// `--helm 3|4` / config `helm`: read values as that Helm does (None: as both do).
+    pub helm: Option<crate::helm::Version>,
     /// What the node rules know about the installer of the cluster the nodes belong to.
     pub nodes: NodeContext,
 }

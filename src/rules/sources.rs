@@ -110,6 +110,18 @@ const GO_YAML_RESOLVE: Source = src(
     "kubernetes-sigs/yaml: goyaml.v2/resolve.go (YAML 1.1 scalar resolution, as Helm reads values)",
     "https://github.com/kubernetes-sigs/yaml/blob/master/goyaml.v2/resolve.go",
 );
+const HELM3_VALUES_OPTIONS: Source = src(
+    "helm/helm v3.18.0: pkg/cli/values/options.go (MergeValues: yaml.Unmarshal of each -f file, its first document)",
+    "https://github.com/helm/helm/blob/v3.18.0/pkg/cli/values/options.go",
+);
+const HELM4_LOAD_VALUES: Source = src(
+    "helm/helm v4.2.3: pkg/chart/v2/loader/load.go (LoadValues: every document of a values file, merged)",
+    "https://github.com/helm/helm/blob/v4.2.3/pkg/chart/v2/loader/load.go",
+);
+const SIGS_YAML: Source = src(
+    "kubernetes-sigs/yaml: yaml.go (YAML → JSON → map: every number a float64)",
+    "https://github.com/kubernetes-sigs/yaml/blob/master/yaml.go",
+);
 const YAML11_BOOL: Source = src("YAML 1.1 Boolean type", "https://yaml.org/type/bool.html");
 const YAML11_INT: Source = src("YAML 1.1 Integer type", "https://yaml.org/type/int.html");
 const YAML_SPEC: Source = src(
@@ -151,6 +163,8 @@ pub fn of(rule: &str) -> &'static [Source] {
         "string-boolean" => &[GO_TEMPLATE, CHART_VALUES],
         "wrong-type" => &[CHART_VALUES, JSON_SCHEMA],
         "policy-not-integer" | "policy-out-of-range" | "policy-quoted" => &[ACK_POLICY],
+        "policy-whole-float" => &[ACK_POLICY, SIGS_YAML],
+        "helm-versions-differ" => &[HELM3_VALUES_OPTIONS, HELM4_LOAD_VALUES],
         "policy-weight-hint" => &[ACK_POLICY],
         "disabled-with-settings" => &[GO_TEMPLATE, CHART_VALUES],
         "image-reference" => &[K8S_IMAGES, ACK_POLICY],

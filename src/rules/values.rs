@@ -76,10 +76,13 @@ fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
     let mut extra = Vec::new();
     for err in validator.iter_errors(&instance) {
         let path = err.instance_path().as_str().to_string();
+        // Only an error covers a schema error: a `yaml11-scalar` warning on the same value must
+        // not hide that the value Helm reads has the wrong type (`policy: yes` is a boolean).
         let covered = ctx.out[before..].iter().any(|d| {
-            d.path == path
-                || d.path.starts_with(&format!("{path}/"))
-                || path.starts_with(&format!("{}/", d.path))
+            d.severity == crate::diag::Severity::Error
+                && (d.path == path
+                    || d.path.starts_with(&format!("{path}/"))
+                    || path.starts_with(&format!("{}/", d.path)))
         }) || extra.iter().any(|(p, _): &(String, String)| *p == path);
         if covered {
             continue;
@@ -156,7 +159,14 @@ fn check_block(ctx: &mut Ctx, cgpu: &Node) {
             }
             continue;
         }
-        yaml11(ctx, &e.value, &child("/cgpu", &e.key), true);
+        // The fix writes Helm's reading; only where that reading has the type the key takes.
+        let fits = matches!(
+            (e.key.as_str(), e.value.scalar()),
+            ("enabled" | "checkRegions", Some(Scalar::Bool(_)))
+                | ("policy", Some(Scalar::Int(_)))
+                | (_, Some(Scalar::Str(_)))
+        );
+        yaml11(ctx, &e.value, &child("/cgpu", &e.key), fits);
     }
     for e in entries {
         let path = child("/cgpu", &e.key);
@@ -262,6 +272,21 @@ fn boolean(ctx: &mut Ctx, key: &str, v: &Node, path: &str) {
 fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
     let number = match v.scalar() {
         Some(Scalar::Int(i)) => Some(*i),
+        Some(Scalar::Float(f)) if f.fract() == 0.0 && f.abs() < 1e15 => {
+            let n = *f as i128;
+            ctx.at(
+                "policy-whole-float",
+                v,
+                path.to_string(),
+                format!(
+                    "policy `{}` is written as a float; Helm holds every number as a float64 and renders it as {n}, but write the integer",
+                    v.raw()
+                ),
+            );
+            ctx.out.last_mut().expect("finding").help = format!("write `policy: {n}`");
+            ctx.fix_last(v, vec![replace(v, n.to_string())]);
+            Some(n)
+        }
         Some(Scalar::Float(_)) => {
             ctx.at(
                 "policy-not-integer",

@@ -231,6 +231,7 @@ fn build_setup(root: Option<&Path>, init: &InitOptions) -> (Setup, Vec<String>) 
         max_file_size: init.max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
         config: init.config.as_ref().map(|c| base.join(c)),
         no_config: init.no_config,
+        helm: None,
         format_given: false,
     };
     let loaded: Option<Loaded> = match (&common.config, common.no_config) {

@@ -7,4 +7,4 @@ pub mod tree;
 
 pub use resolve::Scalar;
 pub use source::{LineCol, Source};
-pub use tree::{Document, Entry, Node, Parsed, Style, SyntaxError, Value, parse};
+pub use tree::{Document, Entry, KeyKind, Node, Parsed, Style, SyntaxError, Value, parse};

@@ -82,7 +82,7 @@ pub fn helm(s: &str) -> Scalar {
             return Scalar::Int(i);
         }
         if is_go_yaml_float(&plain)
-            && let Ok(f) = plain.parse::<f64>()
+            && let Some(f) = go_parse_float(&plain)
         {
             return Scalar::Float(f);
         }
@@ -183,12 +183,144 @@ fn is_go_yaml_float(s: &str) -> bool {
     i == b.len()
 }
 
-/// Go's `strconv.ParseFloat` for the forms that can start with `.` (go-yaml only calls it there).
+/// Go's `strconv.ParseFloat` for the forms go-yaml hands it: a value out of float64's range is an
+/// error there (go-yaml then keeps the text as a string), not an infinity.
 fn go_parse_float(s: &str) -> Option<f64> {
     if is_go_yaml_float(s) {
-        s.parse().ok()
+        s.parse::<f64>().ok().filter(|f| f.is_finite())
     } else {
         None
+    }
+}
+
+/// The YAML core tags go-yaml v2 resolves a scalar against (`resolvableTag`).
+fn resolvable(tag: &str) -> bool {
+    matches!(tag, "str" | "bool" | "int" | "float" | "null" | "timestamp")
+}
+
+/// go-yaml v2 (`decode.go` `scalar` + `resolve.go` `resolve`) decoding one scalar into an
+/// `interface{}`, the way Helm reads values: `plain` is false for quoted and block scalars, `tag`
+/// is a core tag's short name (`int`, `binary`) or a local tag as written (`!foo`). Err is the
+/// message go-yaml fails with (Helm refuses the file).
+pub fn go_yaml(value: &str, plain: bool, tag: Option<&str>) -> Result<Scalar, String> {
+    let Some(tag) = tag else {
+        return Ok(if plain {
+            helm(value)
+        } else {
+            Scalar::Str(value.to_string())
+        });
+    };
+    if tag == "binary" {
+        return decode_base64(value)
+            .map(|bytes| Scalar::Str(go_string(&bytes)))
+            .ok_or_else(|| "!!binary value contains invalid base64 data".to_string());
+    }
+    if !resolvable(tag) {
+        // A local tag (`!foo`) or another core tag on a scalar: the text, as a string.
+        return Ok(Scalar::Str(value.to_string()));
+    }
+    if tag == "str" {
+        return Ok(Scalar::Str(value.to_string()));
+    }
+    let resolved = helm(value);
+    let rtag = match &resolved {
+        Scalar::Null => "null",
+        Scalar::Bool(_) => "bool",
+        Scalar::Int(_) => "int",
+        Scalar::Float(_) => "float",
+        Scalar::Str(_) if is_timestamp(value) => "timestamp",
+        Scalar::Str(_) => "str",
+    };
+    if rtag == tag {
+        return Ok(resolved);
+    }
+    if let (Scalar::Int(i), "float") = (&resolved, tag)
+        && *i <= i64::MAX as i128
+    {
+        return Ok(Scalar::Float(*i as f64));
+    }
+    Err(format!(
+        "cannot decode !!{rtag} `{value}` as a !!{tag} (go-yaml, which Helm reads values with, refuses it)"
+    ))
+}
+
+/// go-yaml's timestamp test (`parseTimestamp`): four digits, a dash, then one of its layouts.
+/// Only the shape is checked; the value becomes a string either way.
+fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 8 || !b[..4].iter().all(u8::is_ascii_digit) || b[4] != b'-' {
+        return false;
+    }
+    let date_end = s[5..]
+        .find(|c: char| !(c.is_ascii_digit() || c == '-'))
+        .map_or(s.len(), |i| i + 5);
+    let parts: Vec<&str> = s[..date_end].split('-').collect();
+    parts.len() == 3
+        && parts[1].len() <= 2
+        && parts[2].len() <= 2
+        && !parts[1].is_empty()
+        && !parts[2].is_empty()
+        && date_end == s.len()
+}
+
+/// Go's `base64.StdEncoding.DecodeString`: padded standard alphabet; `\r` and `\n` are skipped.
+pub fn decode_base64(s: &str) -> Option<Vec<u8>> {
+    let mut vals = Vec::with_capacity(s.len());
+    let mut pad = 0;
+    for b in s.bytes() {
+        if b == b'\r' || b == b'\n' {
+            continue;
+        }
+        if b == b'=' {
+            pad += 1;
+            vals.push(0);
+            continue;
+        }
+        if pad > 0 {
+            return None;
+        }
+        vals.push(match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        });
+    }
+    if vals.len() % 4 != 0 || pad > 2 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(vals.len() / 4 * 3);
+    for c in vals.chunks(4) {
+        let n = (u32::from(c[0]) << 18)
+            | (u32::from(c[1]) << 12)
+            | (u32::from(c[2]) << 6)
+            | u32::from(c[3]);
+        out.extend_from_slice(&[(n >> 16) as u8, (n >> 8) as u8, n as u8]);
+    }
+    out.truncate(out.len() - pad);
+    Some(out)
+}
+
+/// Bytes as Go's encoding/json writes a string holding them: each byte that is not part of valid
+/// UTF-8 becomes U+FFFD.
+pub fn go_string(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    let mut rest = bytes;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                out.push_str(std::str::from_utf8(&rest[..good]).unwrap_or_default());
+                out.push('\u{fffd}');
+                rest = &rest[good + 1..];
+            }
+        }
     }
 }
 
@@ -216,8 +348,10 @@ fn go_parse_int(s: &str) -> Option<i128> {
     }
     let v = i128::from_str_radix(digits, radix).ok()?;
     let v = if neg { -v } else { v };
-    // int64 range, or uint64 for positives (ParseUint's fallback).
-    if v >= i64::MIN as i128 && v <= u64::MAX as i128 {
+    // int64 range, or uint64 for positives without a sign (ParseUint's fallback).
+    if v >= i64::MIN as i128
+        && (v <= i64::MAX as i128 || (v <= u64::MAX as i128 && !s.starts_with('+')))
+    {
         Some(v)
     } else {
         None

@@ -56,6 +56,9 @@ pub struct Node {
     /// Set when this node was reached through an alias (`*name`): the anchor's id. Editing such
     /// a node edits the anchor's text, which every other alias of it shares.
     pub via_alias: Option<usize>,
+    /// Why go-yaml (so Helm) refuses this scalar, when it does: a tag its text does not fit
+    /// (`!!int abc`), invalid `!!binary` data. The value is then the text, as a string.
+    pub refused: Option<Box<str>>,
 }
 
 #[derive(Debug, Clone)]
@@ -74,6 +77,18 @@ pub struct Entry {
     pub value: Node,
     /// The entry came from a merge key (`<<: *a`), so its text sits at the anchor.
     pub merged: bool,
+    /// What the key is to go-yaml, which decides the string Helm turns it into.
+    pub key_kind: KeyKind,
+}
+
+/// A mapping key as go-yaml types it. Helm (sigs.k8s.io/yaml) turns every key into a string:
+/// `Typed` keys become the text of their value (`yes` → "true", `0x1F` → "31"), `Complex`
+/// (mapping or list) keys are refused.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyKind {
+    Str,
+    Typed(Scalar),
+    Complex,
 }
 
 impl Node {
@@ -310,8 +325,8 @@ pub fn parse(src: &Arc<Source>) -> Parsed {
                 raw.len() - 1
             }
             Event::Scalar(value, style, anchor, tag) => {
-                let tag = tag.map(|t| match t.core_suffix() {
-                    Some(s) => s.to_string(),
+                let tag = tag.map(|t| match t.suffix_in_namespace("tag:yaml.org,2002:") {
+                    Some(s) => s.into_owned(),
                     None => format!("{}{}", t.handle(), t.suffix()),
                 });
                 raw.push(RawNode {
@@ -508,23 +523,25 @@ impl Builder<'_> {
                 self.node(target, via_alias.or(Some(id)), depth + 1)
             }
             RawKind::Scalar(value, style, tag) => {
-                let (scalar, st) = match style {
-                    ScalarStyle::Plain => (typed_plain(value, tag.as_deref()), Style::Plain),
-                    ScalarStyle::SingleQuoted => {
-                        (typed_quoted(value, tag.as_deref()), Style::SingleQuoted)
-                    }
-                    ScalarStyle::DoubleQuoted => {
-                        (typed_quoted(value, tag.as_deref()), Style::DoubleQuoted)
-                    }
-                    ScalarStyle::Literal => (typed_quoted(value, tag.as_deref()), Style::Literal),
-                    _ => (typed_quoted(value, tag.as_deref()), Style::Folded),
+                let st = match style {
+                    ScalarStyle::Plain => Style::Plain,
+                    ScalarStyle::SingleQuoted => Style::SingleQuoted,
+                    ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
+                    ScalarStyle::Literal => Style::Literal,
+                    _ => Style::Folded,
                 };
+                let (scalar, refused) =
+                    match resolve::go_yaml(value, st == Style::Plain, tag.as_deref()) {
+                        Ok(s) => (s, None),
+                        Err(m) => (Scalar::Str(value.clone()), Some(m.into_boxed_str())),
+                    };
                 Ok(Node {
                     value: Value::Scalar(scalar),
                     span: r.span.clone(),
                     style: st,
                     src,
                     via_alias,
+                    refused,
                 })
             }
             RawKind::Seq(items) => {
@@ -543,6 +560,7 @@ impl Builder<'_> {
                     style: if r.flow { Style::Flow } else { Style::Block },
                     src,
                     via_alias,
+                    refused: None,
                 })
             }
             RawKind::Map(entries) => {
@@ -553,7 +571,14 @@ impl Builder<'_> {
                 for &(k, v) in entries {
                     let key_node = self.node(k, via_alias, depth + 1)?;
                     let key = key_text(&key_node);
-                    let key_is_merge = key == "<<" && key_node.style == Style::Plain;
+                    let key_tag = match &self.raw[k].kind {
+                        RawKind::Scalar(_, _, t) => t.as_deref(),
+                        _ => None,
+                    };
+                    // go-yaml's isMerge: a plain `<<` without a tag, or any `!!merge <<`.
+                    let key_is_merge = key == "<<"
+                        && ((key_node.style == Style::Plain && key_tag.is_none())
+                            || key_tag == Some("merge"));
                     if key_is_merge {
                         self.merge(v, via_alias, depth, &mut out)?;
                         continue;
@@ -571,12 +596,18 @@ impl Builder<'_> {
                     let value = self.node(v, via_alias, depth + 1);
                     self.path.pop();
                     let value = value?;
+                    let key_kind = match &key_node.value {
+                        Value::Scalar(Scalar::Str(_)) => KeyKind::Str,
+                        Value::Scalar(s) => KeyKind::Typed(s.clone()),
+                        _ => KeyKind::Complex,
+                    };
                     let entry = Entry {
                         key,
                         key_span: key_node.span.clone(),
                         key_style: key_node.style,
                         value,
                         merged: false,
+                        key_kind,
                     };
                     out.upsert(entry);
                 }
@@ -587,6 +618,7 @@ impl Builder<'_> {
                     style: if r.flow { Style::Flow } else { Style::Block },
                     src,
                     via_alias,
+                    refused: None,
                 })
             }
         }
@@ -675,20 +707,6 @@ fn key_text(node: &Node) -> String {
 
 pub fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
-}
-
-fn typed_plain(value: &str, tag: Option<&str>) -> Scalar {
-    match tag {
-        Some("str") => Scalar::Str(value.to_string()),
-        _ => resolve::helm(value),
-    }
-}
-
-fn typed_quoted(value: &str, tag: Option<&str>) -> Scalar {
-    match tag {
-        Some("int" | "float" | "bool" | "null") => resolve::helm(value),
-        _ => Scalar::Str(value.to_string()),
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,150 @@
+//! Values written as JSON byte for byte as Helm's `toJson` (Go's encoding/json) writes them:
+//! keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped, every number read from YAML or JSON a
+//! float64 (`3`, `1e+21`, `1e-7`), `--set` integers int64.
+
+use crate::yaml::{Node, Scalar, Value};
+
+/// The whole tree as one line of JSON.
+pub fn to_string(node: &Node) -> String {
+    let mut out = String::new();
+    write(node, &mut out);
+    out
+}
+
+fn write(node: &Node, out: &mut String) {
+    match &node.value {
+        Value::Scalar(Scalar::Null) => out.push_str("null"),
+        Value::Scalar(Scalar::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Scalar(Scalar::Int(i)) => {
+            if super::is_int64_source(&node.src) {
+                out.push_str(&i.to_string());
+            } else {
+                out.push_str(&go_float64(*i as f64));
+            }
+        }
+        Value::Scalar(Scalar::Float(f)) => out.push_str(&go_float64(*f)),
+        Value::Scalar(Scalar::Str(s)) => string(s, out),
+        Value::Seq(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(item, out);
+            }
+            out.push(']');
+        }
+        Value::Map(entries) => {
+            let mut sorted: Vec<_> = entries.iter().collect();
+            sorted.sort_by(|a, b| a.key.as_bytes().cmp(b.key.as_bytes()));
+            out.push('{');
+            for (i, e) in sorted.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                string(&e.key, out);
+                out.push(':');
+                write(&e.value, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// encoding/json's string escaping with HTML escaping on (what `json.Marshal` does).
+pub fn string(s: &str, out: &mut String) {
+    const HEX: &[u8] = b"0123456789abcdef";
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' | '\0'..='\u{1f}' => {
+                let n = c as u32;
+                out.push_str("\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(HEX[((n >> shift) & 0xf) as usize] as char);
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// `strconv.AppendFloat(f, 'f' or 'e', -1, 64)` as encoding/json chooses between them.
+pub fn go_float64(f: f64) -> String {
+    let abs = f.abs();
+    if abs != 0.0 && !(1e-6..1e21).contains(&abs) {
+        let s = format!("{f:e}");
+        let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+        let exp: i32 = exp.parse().unwrap_or(0);
+        if exp < 0 {
+            format!("{mant}e-{}", -exp)
+        } else {
+            format!("{mant}e+{exp:02}")
+        }
+    } else {
+        format!("{f}")
+    }
+}
+
+/// `strconv.FormatFloat(f, 'g', -1, 32)`, the string sigs.k8s.io/yaml makes of a float key.
+pub fn go_format_g32(f: f64) -> String {
+    if f.is_nan() {
+        return ".nan".into();
+    }
+    let x = f as f32;
+    if x.is_infinite() {
+        return if x > 0.0 { ".inf" } else { "-.inf" }.into();
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let s = format!("{x:e}");
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mant}e{sign}{:02}", exp.abs())
+    } else {
+        format!("{x}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_as_go_writes_them() {
+        assert_eq!(go_float64(3.0), "3");
+        assert_eq!(go_float64(1e21), "1e+21");
+        assert_eq!(go_float64(1e20), "100000000000000000000");
+        assert_eq!(go_float64(1e-7), "1e-7");
+        assert_eq!(go_float64(0.000001), "0.000001");
+        assert_eq!(go_float64(-1.5e-10), "-1.5e-10");
+        assert_eq!(go_float64(1.8446744073709552e19), "18446744073709552000");
+    }
+
+    #[test]
+    fn float_keys_as_float32_g() {
+        assert_eq!(go_format_g32(1.5), "1.5");
+        assert_eq!(go_format_g32(1e6), "1e+06");
+        assert_eq!(go_format_g32(100000.0), "100000");
+        assert_eq!(go_format_g32(0.00001), "1e-05");
+        assert_eq!(go_format_g32(std::f64::consts::PI), "3.1415927");
+    }
+
+    #[test]
+    fn html_and_control_characters_escaped() {
+        let mut s = String::new();
+        string("<a&b>\u{1}\u{2028}", &mut s);
+        assert_eq!(s, "\"\\u003ca\\u0026b\\u003e\\u0001\\u2028\"");
+    }
+}

@@ -1,0 +1,653 @@
+//! Values as Helm hands them to templates: how Helm 3 and Helm 4 read a values file, layer
+//! `-f` files, apply `--set`, `--set-string` and `--set-json`, and coalesce the result with the
+//! chart's defaults. Everything here follows Helm's own code:
+//!
+//! - reading a file: `sigs.k8s.io/yaml` — go-yaml v2 decodes the first document into
+//!   `interface{}` (tree.rs/resolve.rs type the scalars the same way), then the object is turned
+//!   into JSON (`convertToJSONableObject`: keys become strings, NaN/±Inf are refused by
+//!   `json.Marshal`) and read back into a `map[string]interface{}` (numbers become float64);
+//!   Helm 3.18 (`pkg/cli/values/options.go`) reads only the first document of a file; Helm 4.2
+//!   (`pkg/chart/v2/loader.LoadValues`) splits the file on `---` lines
+//!   (`k8s.io/apimachinery/pkg/util/yaml.YAMLReader`) and merges every document;
+//! - layering: every `-f` file merged in order (`MergeMaps`: the later file wins, mappings merge
+//!   key by key, a null is kept), then every `--set-json`, `--set`, `--set-string`
+//!   (`pkg/strvals/parser.go`, ported in [`strvals`]);
+//! - chart defaults: `pkg/chartutil/coalesce.go` `coalesceValues`: a user null deletes a key the
+//!   chart defines and stays for a key it does not; a user scalar is never replaced by a chart
+//!   table.
+//!
+//! The tree stays a [`Node`] tree, so every leaf still knows the file and span it came from
+//! (`values --origins`, and `check --stack` findings at the right line).
+
+pub mod command;
+pub mod json;
+pub mod stack;
+pub mod strvals;
+
+use std::sync::Arc;
+
+pub use crate::yaml::Node;
+use crate::yaml::{self, Entry, KeyKind, Scalar, Source, Style, Value};
+
+/// Which Helm reads the values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Version {
+    Three,
+    Four,
+}
+
+impl Version {
+    pub const BOTH: [Version; 2] = [Version::Three, Version::Four];
+
+    pub fn from_number(n: u8) -> Option<Version> {
+        match n {
+            3 => Some(Version::Three),
+            4 => Some(Version::Four),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Version::Three => "Helm 3",
+            Version::Four => "Helm 4",
+        }
+    }
+}
+
+/// Helm refuses the values: where and why.
+#[derive(Debug, Clone)]
+pub struct Refusal {
+    pub src: Arc<Source>,
+    pub offset: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let lc = self.src.line_col(self.offset);
+        write!(
+            f,
+            "{}:{}:{}: {}",
+            self.src.name, lc.line, lc.column, self.message
+        )
+    }
+}
+
+fn refuse(src: &Arc<Source>, offset: usize, message: impl Into<String>) -> Refusal {
+    Refusal {
+        src: src.clone(),
+        offset,
+        message: message.into(),
+    }
+}
+
+/// An empty mapping belonging to `src` (the start of a layering, an empty values file).
+pub fn empty_map(src: &Arc<Source>) -> Node {
+    Node {
+        value: Value::Map(Vec::new()),
+        span: 0..0,
+        style: Style::Block,
+        src: src.clone(),
+        via_alias: None,
+        refused: None,
+    }
+}
+
+/// One values file as the given Helm reads it: the mapping (empty for an empty file), or why
+/// Helm refuses it.
+pub fn read_file(src: &Arc<Source>, version: Version) -> Result<Node, Refusal> {
+    if let Some(bad) = &src.invalid {
+        return Err(refuse(src, bad.offset, bad.message.clone()));
+    }
+    match version {
+        Version::Three => read_document(src),
+        Version::Four => {
+            let mut out = empty_map(src);
+            for chunk in split_documents(src)? {
+                let doc = read_document(&chunk)?;
+                merge_maps(&mut out, doc);
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// go-yaml v2 knows two directives, `%YAML 1.1` (once) and `%TAG`; it refuses any other.
+fn directives(src: &Arc<Source>) -> Result<(), Refusal> {
+    let mut pos = 0;
+    let mut seen_yaml = false;
+    for line in src.text.split_inclusive('\n') {
+        let at = pos;
+        pos += line.len();
+        let t = line.trim_start_matches('\u{feff}');
+        if t.trim().is_empty() || t.starts_with('#') {
+            continue;
+        }
+        let Some(d) = t.strip_prefix('%') else {
+            return Ok(());
+        };
+        let mut words = d.split_whitespace();
+        match words.next() {
+            Some("YAML") => {
+                if seen_yaml {
+                    return Err(refuse(
+                        src,
+                        at,
+                        "found duplicate %YAML directive (go-yaml, so Helm, refuses it)",
+                    ));
+                }
+                seen_yaml = true;
+                if words.next() != Some("1.1") {
+                    return Err(refuse(
+                        src,
+                        at,
+                        "go-yaml (Helm) reads only YAML 1.1 documents: found incompatible YAML document",
+                    ));
+                }
+            }
+            Some("TAG") => {}
+            _ => {
+                return Err(refuse(
+                    src,
+                    at,
+                    "found unknown directive name: go-yaml (Helm) knows only %YAML and %TAG",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// go-yaml's scanner refuses a tab after indentation spaces before block content ("found
+/// character that cannot start any token"); block scalar content may hold tabs.
+fn tabs_after_indent(src: &Arc<Source>) -> Result<(), Refusal> {
+    let mut block_scalar: Option<usize> = None;
+    let mut pos = 0;
+    for line in src.text.split_inclusive('\n') {
+        let at = pos;
+        pos += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        let indent = body.len() - body.trim_start_matches(' ').len();
+        if let Some(bi) = block_scalar {
+            if body.trim().is_empty() || indent > bi {
+                continue;
+            }
+            block_scalar = None;
+        }
+        let rest = &body[indent..];
+        if indent > 0
+            && rest.starts_with('\t')
+            && let Some(c) = rest.trim_start_matches([' ', '\t']).chars().next()
+            && c != '#'
+        {
+            return Err(refuse(
+                src,
+                at + indent,
+                "a tab after the indentation spaces: go-yaml (Helm) refuses it (found character that cannot start any token)",
+            ));
+        }
+        let content = rest.split(" #").next().unwrap_or("").trim_end();
+        let last = content.rsplit([' ', ':']).next().unwrap_or("");
+        if (content.ends_with(": ")
+            || content.contains(": ")
+            || content.starts_with("- ")
+            || content.len() == last.len())
+            && (last.starts_with('|') || last.starts_with('>'))
+            && last[1..]
+                .chars()
+                .all(|c| matches!(c, '+' | '-' | '1'..='9'))
+        {
+            block_scalar = Some(indent);
+        }
+    }
+    Ok(())
+}
+
+/// The first document of `src` read by sigs.k8s.io/yaml into a `map[string]interface{}`.
+fn read_document(src: &Arc<Source>) -> Result<Node, Refusal> {
+    directives(src)?;
+    tabs_after_indent(src)?;
+    let parsed = yaml::parse(src);
+    let first = parsed.documents.into_iter().next();
+    if let Some(err) = parsed.error
+        && (first.is_none() || err.document <= 1)
+    {
+        return Err(refuse(src, err.offset, err.message));
+    }
+    let Some(root) = first.and_then(|d| d.root) else {
+        return Ok(empty_map(src));
+    };
+    let root = view(&root)?;
+    match &root.value {
+        Value::Map(_) => Ok(root),
+        Value::Scalar(Scalar::Null) => Ok(empty_map(src)),
+        _ => Err(refuse(
+            src,
+            root.span.start,
+            format!(
+                "a values file must be a mapping; this document is a {} (Helm: cannot unmarshal it into map[string]interface {{}})",
+                root.type_name()
+            ),
+        )),
+    }
+}
+
+/// Helm 4's document split (`YAMLReader.Read`): a line that starts with `---` ends a document;
+/// anything but spaces or a comment after the `---` is an error. Each document is preceded by
+/// as many empty lines as come before it in the file, so lines and columns stay the file's.
+fn split_documents(src: &Arc<Source>) -> Result<Vec<Arc<Source>>, Refusal> {
+    let text = &src.text;
+    let mut chunks = Vec::new();
+    let mut start = 0usize;
+    let mut pos = 0usize;
+    let mut has_content = false;
+    let flush = |from: usize, to: usize, chunks: &mut Vec<Arc<Source>>| {
+        let line = src.line_col(from).line;
+        let mut chunk = "\n".repeat(line - 1);
+        chunk.push_str(&text[from..to]);
+        chunks.push(Source::new(src.name.clone(), chunk));
+    };
+    while pos < text.len() {
+        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
+        let line = &text[pos..end];
+        if let Some(rest) = line.strip_prefix("---") {
+            let trimmed = rest.trim_matches(|c: char| c.is_whitespace());
+            if !trimmed.is_empty() && !trimmed.starts_with('#') {
+                return Err(refuse(
+                    src,
+                    pos,
+                    format!(
+                        "Helm 4 splits values files on `---` lines and refuses anything but a comment after one (invalid Yaml document separator: {trimmed})"
+                    ),
+                ));
+            }
+            if has_content {
+                flush(start, pos, &mut chunks);
+            }
+            has_content = false;
+            start = end;
+        } else {
+            has_content = true;
+        }
+        pos = end;
+    }
+    if has_content {
+        flush(start, text.len(), &mut chunks);
+    }
+    Ok(chunks)
+}
+
+/// The Helm view of a document's root: keys turned into the strings Helm makes of them, and the
+/// values go-yaml or encoding/json refuse reported. Scalars keep their YAML typing (an integer
+/// stays an integer here; [`json`] writes it as the float64 Helm holds).
+pub fn view(node: &Node) -> Result<Node, Refusal> {
+    if let Some(why) = &node.refused {
+        return Err(refuse(&node.src, node.span.start, why.to_string()));
+    }
+    if node.style == Style::DoubleQuoted {
+        escapes(&node.src, node.span.clone())?;
+    }
+    if node.style == Style::Plain
+        && let Value::Scalar(Scalar::Str(text)) = &node.value
+        && text.contains(['\u{85}', '\u{2028}', '\u{2029}'])
+    {
+        return plain_with_break(node, text);
+    }
+    let value = match &node.value {
+        Value::Scalar(Scalar::Float(f)) if !f.is_finite() => {
+            return Err(refuse(
+                &node.src,
+                node.span.start,
+                format!(
+                    "Helm cannot hold {} as a value (json: unsupported value); quote it to make it a string",
+                    node.raw()
+                ),
+            ));
+        }
+        Value::Scalar(_) => return Ok(node.clone()),
+        Value::Seq(items) => Value::Seq(items.iter().map(view).collect::<Result<_, _>>()?),
+        Value::Map(entries) => {
+            let mut out: Vec<Entry> = Vec::with_capacity(entries.len());
+            // go-yaml's own key for each output entry, to tell a duplicate (same go-yaml key:
+            // the last wins) from a collision (two different keys, one string: Go's map order
+            // decides, at random).
+            let mut identities: Vec<KeyKind> = Vec::with_capacity(entries.len());
+            for e in entries {
+                if e.key_style == Style::DoubleQuoted && !e.merged {
+                    escapes(&e.value.src, e.key_span.clone())?;
+                }
+                let key = helm_key(e)?;
+                let value = view(&e.value)?;
+                let entry = Entry {
+                    key,
+                    key_span: e.key_span.clone(),
+                    key_style: e.key_style,
+                    value,
+                    merged: e.merged,
+                    key_kind: KeyKind::Str,
+                };
+                match out.iter().position(|o| o.key == entry.key) {
+                    Some(i) if same_key(&identities[i], &e.key_kind) => out[i] = entry,
+                    Some(i) => {
+                        return Err(refuse(
+                            &node.src,
+                            e.key_span.start,
+                            format!(
+                                "keys `{}` and `{}` both become \"{}\" for Helm, which then keeps one of them at random; write one key",
+                                node.src
+                                    .text
+                                    .get(out[i].key_span.clone())
+                                    .unwrap_or_default(),
+                                node.src.text.get(e.key_span.clone()).unwrap_or_default(),
+                                entry.key
+                            ),
+                        ));
+                    }
+                    None => {
+                        out.push(entry);
+                        identities.push(e.key_kind.clone());
+                    }
+                }
+            }
+            Value::Map(out)
+        }
+    };
+    Ok(Node {
+        value,
+        span: node.span.clone(),
+        style: node.style,
+        src: node.src.clone(),
+        via_alias: node.via_alias,
+        refused: None,
+    })
+}
+
+/// The escapes go-yaml v2's scanner knows in a double-quoted scalar (`\/` is YAML 1.2 only), and
+/// its refusal of a `\x`/`\u`/`\U` code that is a surrogate or past U+10FFFF.
+fn escapes(src: &Arc<Source>, span: std::ops::Range<usize>) -> Result<(), Refusal> {
+    let Some(raw) = src.text.get(span.clone()) else {
+        return Ok(());
+    };
+    let b = raw.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        let at = span.start + i;
+        let Some(&c) = b.get(i + 1) else { break };
+        let len = match c {
+            b'x' => 2,
+            b'u' => 4,
+            b'U' => 8,
+            b'0' | b'a' | b'b' | b't' | b'\t' | b'n' | b'v' | b'f' | b'r' | b'e' | b' ' | b'"'
+            | b'\'' | b'\\' | b'N' | b'_' | b'L' | b'P' | b'\n' | b'\r' => 0,
+            _ => {
+                return Err(refuse(
+                    src,
+                    at,
+                    format!(
+                        "go-yaml (Helm) does not know the escape `\\{}` in a double-quoted string",
+                        raw[i + 1..].chars().next().unwrap_or(' ')
+                    ),
+                ));
+            }
+        };
+        if len > 0 {
+            let hex = raw.get(i + 2..i + 2 + len).unwrap_or("");
+            let code = u32::from_str_radix(hex, 16).ok();
+            match code {
+                Some(c) if hex.len() == len && !(0xD800..=0xDFFF).contains(&c) && c <= 0x10FFFF => {
+                }
+                _ => {
+                    return Err(refuse(
+                        src,
+                        at,
+                        "go-yaml (Helm) refuses this escape: not a Unicode character (a surrogate, or past U+10FFFF)",
+                    ));
+                }
+            }
+        }
+        i += 2 + len;
+    }
+    Ok(())
+}
+
+/// A plain scalar holding NEL, LS or PS: go-yaml v2 treats each as a line break, so the text
+/// after it starts a new line at column 0 (which ends the value and, in a block mapping, is a
+/// key without a colon); before the real line end, the scalar is the text up to it.
+fn plain_with_break(node: &Node, text: &str) -> Result<Node, Refusal> {
+    let cut = text
+        .find(['\u{85}', '\u{2028}', '\u{2029}'])
+        .unwrap_or(text.len());
+    let rest = &text[cut..];
+    let after = rest.chars().next().map_or(0, char::len_utf8);
+    if rest[after..].chars().any(|c| !c.is_whitespace()) {
+        let at = node
+            .raw()
+            .find(['\u{85}', '\u{2028}', '\u{2029}'])
+            .unwrap_or(0);
+        return Err(refuse(
+            &node.src,
+            node.span.start + at,
+            "go-yaml (Helm) reads NEL/U+2028/U+2029 as a line break: the text after it starts a new line at column 0 (could not find expected ':')",
+        ));
+    }
+    let head = text[..cut].trim_end_matches([' ', '\t']);
+    let mut out = node.clone();
+    out.value = Value::Scalar(crate::yaml::resolve::helm(head));
+    Ok(out)
+}
+
+fn same_key(a: &KeyKind, b: &KeyKind) -> bool {
+    match (a, b) {
+        (KeyKind::Str, KeyKind::Str) => true,
+        (KeyKind::Typed(Scalar::Float(x)), KeyKind::Typed(Scalar::Float(y))) => {
+            x.to_bits() == y.to_bits()
+        }
+        (KeyKind::Typed(x), KeyKind::Typed(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// The string sigs.k8s.io/yaml makes of a key (`convertToJSONableObject`).
+fn helm_key(e: &Entry) -> Result<String, Refusal> {
+    let src = &e.value.src;
+    let at = e.key_span.start;
+    Ok(match &e.key_kind {
+        KeyKind::Str => e.key.clone(),
+        KeyKind::Complex => {
+            return Err(refuse(
+                src,
+                at,
+                "a mapping or list as a key: go-yaml refuses it (invalid map key)",
+            ));
+        }
+        KeyKind::Typed(Scalar::Null) => {
+            return Err(refuse(
+                src,
+                at,
+                "a null key: Helm refuses it (unsupported map key of type: <nil>); quote the key",
+            ));
+        }
+        KeyKind::Typed(Scalar::Int(i)) if *i > i64::MAX as i128 => {
+            return Err(refuse(
+                src,
+                at,
+                "an integer key above 9223372036854775807: Helm refuses it (unsupported map key of type: uint64); quote the key",
+            ));
+        }
+        KeyKind::Typed(Scalar::Int(i)) => i.to_string(),
+        KeyKind::Typed(Scalar::Bool(b)) => b.to_string(),
+        KeyKind::Typed(Scalar::Float(f)) => json::go_format_g32(*f),
+        KeyKind::Typed(Scalar::Str(s)) => s.clone(),
+    })
+}
+
+/// `MergeMaps(a, b)`: b wins; a mapping in both is merged key by key.
+pub fn merge_maps(a: &mut Node, b: Node) {
+    let Value::Map(b_entries) = b.value else {
+        *a = b;
+        return;
+    };
+    let Value::Map(a_entries) = &mut a.value else {
+        unreachable!("merge_maps is only called on mappings")
+    };
+    for e in b_entries {
+        match a_entries.iter_mut().find(|x| x.key == e.key) {
+            Some(x) if x.value.as_map().is_some() && e.value.as_map().is_some() => {
+                merge_maps(&mut x.value, e.value);
+            }
+            Some(x) => *x = e,
+            None => a_entries.push(e),
+        }
+    }
+}
+
+/// `coalesceValues(chart, user)` with merge = false: the chart's defaults under the user's
+/// values, and the user's nulls deleting the chart's keys.
+pub fn coalesce(user: &mut Node, chart: &Node) {
+    let (Value::Map(u), Value::Map(c)) = (&mut user.value, &chart.value) else {
+        return;
+    };
+    for ce in c {
+        match u.iter().position(|x| x.key == ce.key) {
+            None => u.push(ce.clone()),
+            Some(i) => {
+                if is_null(&u[i].value) {
+                    u.remove(i);
+                } else if u[i].value.as_map().is_some() && ce.value.as_map().is_some() {
+                    coalesce(&mut u[i].value, &ce.value);
+                }
+            }
+        }
+    }
+}
+
+fn is_null(n: &Node) -> bool {
+    matches!(n.value, Value::Scalar(Scalar::Null))
+}
+
+/// A `--set`-style flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetKind {
+    Set,
+    String,
+    Json,
+}
+
+impl SetKind {
+    pub fn flag(self) -> &'static str {
+        match self {
+            SetKind::Set => "--set",
+            SetKind::String => "--set-string",
+            SetKind::Json => "--set-json",
+        }
+    }
+}
+
+/// What to layer.
+#[derive(Debug, Clone, Default)]
+pub struct Layers {
+    /// The chart's values.yaml; None: the documented defaults ([`crate::check::CHART_DEFAULTS`]).
+    pub chart: Option<Arc<Source>>,
+    /// `-f` files in order.
+    pub files: Vec<Arc<Source>>,
+    /// `--set`/`--set-string`/`--set-json` flags, in command-line order (Helm applies every
+    /// `--set-json`, then every `--set`, then every `--set-string`).
+    pub sets: Vec<(SetKind, String)>,
+}
+
+/// The chart's defaults source (the documented ones when no chart values file is given).
+pub fn chart_source(layers: &Layers) -> Arc<Source> {
+    layers.chart.clone().unwrap_or_else(|| {
+        Source::new("<chart defaults>", crate::check::CHART_DEFAULTS.to_string())
+    })
+}
+
+/// The values templates see, as `version` computes them, or the first refusal.
+pub fn effective(layers: &Layers, version: Version) -> Result<Node, Refusal> {
+    let user = user_values(layers, version)?;
+    let chart = read_file(&chart_source(layers), version)?;
+    let mut out = user;
+    coalesce(&mut out, &chart);
+    Ok(out)
+}
+
+/// The user-supplied values alone (`-f` files and set flags, before the chart's defaults).
+pub fn user_values(layers: &Layers, version: Version) -> Result<Node, Refusal> {
+    let base_src = Source::new("<values>", String::new());
+    let mut base = empty_map(&base_src);
+    for f in &layers.files {
+        let doc = read_file(f, version)?;
+        merge_maps(&mut base, doc);
+    }
+    for kind in [SetKind::Json, SetKind::Set, SetKind::String] {
+        for (k, arg) in layers.sets.iter().filter(|(k, _)| *k == kind) {
+            strvals::apply(*k, arg, &mut base, version)?;
+        }
+    }
+    Ok(base)
+}
+
+/// Does a leaf's number print as an int64 (set by `--set`) rather than the float64 Helm makes of
+/// every number it reads from YAML or JSON?
+pub fn is_int64_source(src: &Source) -> bool {
+    src.name.starts_with("--set ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layers(files: &[&str]) -> Layers {
+        Layers {
+            chart: None,
+            files: files
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Source::new(format!("f{i}.yaml"), t.to_string()))
+                .collect(),
+            sets: Vec::new(),
+        }
+    }
+
+    fn out(l: &Layers, v: Version) -> String {
+        json::to_string(&effective(l, v).unwrap())
+    }
+
+    #[test]
+    fn null_then_map_brings_every_default_back() {
+        let l = layers(&["cgpu: null\n", "cgpu: {policy: 3}\n"]);
+        let j = out(&l, Version::Three);
+        assert!(j.contains("\"policy\":3"), "{j}");
+        assert!(j.contains("\"image\":\"acs/cgpu-installer\""), "{j}");
+    }
+
+    #[test]
+    fn null_for_an_unknown_key_is_kept_and_for_a_default_deleted() {
+        let l = layers(&["cgpu: {nodeSelector: {pool: null}, tag: null}\n"]);
+        let j = out(&l, Version::Three);
+        assert!(j.contains("\"nodeSelector\":{\"pool\":null}"), "{j}");
+        assert!(!j.contains("\"tag\""), "{j}");
+    }
+
+    #[test]
+    fn multi_documents_differ_between_versions() {
+        let l = layers(&["cgpu: {policy: 3}\n---\ncgpu: {policy: 9}\n"]);
+        assert!(out(&l, Version::Three).contains("\"policy\":3"));
+        assert!(out(&l, Version::Four).contains("\"policy\":9"));
+    }
+
+    #[test]
+    fn keys_are_stringified() {
+        let l = layers(&["m: {yes: a, 0x1F: b, 1.5: c}\n"]);
+        let j = out(&l, Version::Three);
+        assert!(
+            j.contains("\"m\":{\"1.5\":\"c\",\"31\":\"b\",\"true\":\"a\"}"),
+            "{j}"
+        );
+    }
+}

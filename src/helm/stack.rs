@@ -1,0 +1,137 @@
+//! `check --stack`: the rules over the values Helm computes from a stack of files, read the way
+//! the chosen Helm reads them (or both Helms, when none is chosen).
+
+use std::collections::HashSet;
+
+use super::{Layers, Version};
+use crate::diag::Diagnostic;
+use crate::rules::{Ctx, RuleOptions, values};
+use crate::yaml;
+
+/// The rules over the values `layers` make, read as `opts.helm` reads them (as both Helm 3 and
+/// Helm 4 do when None): per file its duplicate keys, then Helm's refusal or the values rules on
+/// the coalesced tree, and `helm-versions-differ` when the two Helms compute different values.
+/// Unfiltered and unsuppressed (the lint pipeline does that).
+pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut found: Vec<Diagnostic> = Vec::new();
+    for src in layers.files.iter().chain(layers.chart.iter()) {
+        if src.invalid.is_some() {
+            continue;
+        }
+        for doc in yaml::parse(src).documents {
+            let mut ctx = Ctx::new(opts, doc.index, &empty);
+            crate::rules::duplicates(&mut ctx, src, &doc);
+            found.extend(ctx.out);
+        }
+    }
+    let versions = match opts.helm {
+        Some(v) => vec![v],
+        None => Version::BOTH.to_vec(),
+    };
+    let mut views = Vec::new();
+    for &v in &versions {
+        let mut ctx = Ctx::new(opts, 1, &empty);
+        match super::effective(layers, v) {
+            Err(r) => {
+                let mut message = r.message.clone();
+                if versions.len() == 1 {
+                    message.push_str(&format!(" ({} refuses these values)", v.name()));
+                }
+                ctx.report("yaml-syntax", &r.src, r.offset..r.offset, "", message);
+            }
+            Ok(tree) => {
+                if tree.entry("cgpu").is_some() {
+                    values::check(&mut ctx, &tree);
+                } else if let Some(top) = layers.files.last() {
+                    values::missing(
+                        &mut ctx,
+                        top,
+                        0..0,
+                        "no `cgpu` key in the stack: not ack-ai-installer values, skipped".into(),
+                        None,
+                    );
+                }
+                views.push((v, super::json::to_string(&tree)));
+            }
+        }
+        found.extend(ctx.out);
+    }
+    if let [(v3, a), (v4, b)] = views.as_slice()
+        && a != b
+    {
+        found.extend(versions_differ(opts, layers, *v3, *v4));
+    }
+    // The same finding from both readings once.
+    let mut seen = HashSet::new();
+    found.retain(|d| {
+        seen.insert((
+            d.rule,
+            d.src.name.clone(),
+            d.span.clone(),
+            d.message.clone(),
+        ))
+    });
+    found
+}
+
+/// `helm-versions-differ`: at the second document of each multi-document values file.
+fn versions_differ(opts: &RuleOptions, layers: &Layers, a: Version, b: Version) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut ctx = Ctx::new(opts, 1, &empty);
+    for src in &layers.files {
+        let parsed = yaml::parse(src);
+        if let Some(second) = parsed.documents.iter().skip(1).find(|d| d.root.is_some()) {
+            let at = second.root.as_ref().map_or(0, |r| r.span.start);
+            let d = ctx.report(
+                "helm-versions-differ",
+                src,
+                at..at,
+                "",
+                format!(
+                    "this values file has {} documents: {} reads only the first, {} merges them all, so the two install different values",
+                    parsed.documents.len(),
+                    a.name(),
+                    b.name()
+                ),
+            );
+            d.document = second.index;
+        }
+    }
+    ctx.out
+}
+
+/// `helm-versions-differ` for one values file checked on its own, when Helm 3 and Helm 4 read it
+/// differently.
+pub fn versions_differ_in(
+    opts: &RuleOptions,
+    src: &std::sync::Arc<crate::yaml::Source>,
+) -> Vec<Diagnostic> {
+    // One parse for both readings (a file of thousands of documents stays linear): Helm 3's
+    // first document, and every document merged as Helm 4 merges them.
+    let parsed = yaml::parse(src);
+    let mut docs = parsed.documents.iter().map(|d| match &d.root {
+        None => Some(super::empty_map(src)),
+        Some(r) => super::view(r).ok().filter(|n| n.as_map().is_some()),
+    });
+    let first = docs.next().flatten();
+    let mut all = first.clone();
+    for d in docs {
+        match (&mut all, d) {
+            (Some(a), Some(d)) => super::merge_maps(a, d),
+            _ => all = None,
+        }
+    }
+    let json = |n: Option<super::Node>| n.map(|n| super::json::to_string(&n));
+    match (json(first), json(all)) {
+        (Some(a), Some(b)) if a != b => {
+            let layers = Layers {
+                chart: None,
+                files: vec![src.clone()],
+                sets: Vec::new(),
+            };
+            versions_differ(opts, &layers, Version::Three, Version::Four)
+        }
+        _ => Vec::new(),
+    }
+}

@@ -996,15 +996,30 @@ fn comparable(mut v: Value) -> Value {
     v
 }
 
-/// cluster-policy-mismatch names the other input: `(NAME document N)` becomes `(document N)`.
+/// cluster-policy-mismatch names where the other installer is: `(NAME line N)` in the cluster
+/// (each object is its own source) and `(line N)` in a List file, whose line numbers differ by
+/// construction (other bytes). Both become `(the other installer)`.
 fn without_source_name(msg: &str) -> String {
-    let Some(j) = msg.find(" document ") else {
-        return msg.to_string();
-    };
-    match msg[..j].rfind('(') {
-        Some(i) if !msg[i + 1..j].contains(' ') => format!("{}({}", &msg[..i], &msg[j + 1..]),
-        _ => msg.to_string(),
+    let mut out = String::new();
+    let mut rest = msg;
+    while let Some(i) = rest.find('(') {
+        let Some(j) = rest[i..].find(')') else { break };
+        let inner = &rest[i + 1..i + j];
+        let names_a_line = inner.rsplit_once("line ").is_some_and(|(before, n)| {
+            (before.is_empty() || before.ends_with(' '))
+                && !n.is_empty()
+                && n.bytes().all(|b| b.is_ascii_digit())
+        });
+        out.push_str(&rest[..i]);
+        if names_a_line {
+            out.push_str("(the other installer)");
+        } else {
+            out.push_str(&rest[i..=i + j]);
+        }
+        rest = &rest[i + j + 1..];
     }
+    out.push_str(rest);
+    out
 }
 
 /// A markdown finding (`- **warning** `rule` FILE:LINE:COL: message`) without FILE:LINE:COL.
@@ -1113,12 +1128,8 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
         .map(|p| cgpu_lint::check::read_input(p, u64::MAX).unwrap())
         .collect();
     let diags = cgpu_lint::lint::lint_cluster(&srcs, &Default::default());
-    // A message that names the other installer names its source: in the cluster that is the
-    // other object, in a List file the same file (then only the document is named).
     let key = |rule: &str, severity: &str, path: &str, message: &str| {
-        let message = message
-            .replace("prod:DaemonSet/kube-system/cgpu-installer ", "")
-            .replace("prod:DaemonSet/kube-system/cgpu-core-installer ", "");
+        let message = without_source_name(message);
         format!("{rule} {severity} {} {message}", strip_items(path))
     };
     let mut a: Vec<String> = from_cluster["diagnostics"]

@@ -78,8 +78,10 @@ fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
         let path = err.instance_path().as_str().to_string();
         // Only an error covers a schema error: a `yaml11-scalar` warning on the same value must
         // not hide that the value Helm reads has the wrong type (`policy: yes` is a boolean).
+        // The one warning that does is `unknown-key`: it is the schema's additionalProperties
+        // error, reported key by key with a suggestion (a typo is a warning, spec §3.1).
         let covered = ctx.out[before..].iter().any(|d| {
-            d.severity == crate::diag::Severity::Error
+            (d.severity == crate::diag::Severity::Error || d.rule == "unknown-key")
                 && (d.path == path
                     || d.path.starts_with(&format!("{path}/"))
                     || path.starts_with(&format!("{}/", d.path)))

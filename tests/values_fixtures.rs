@@ -225,7 +225,16 @@ fn duplicate_key_names_both_lines_and_the_winner() {
 #[test]
 fn multi_document_findings_name_their_document() {
     let r = check_json(&[&fixture("values-multi-doc-two-clusters.yaml")]);
-    expect_rules(&r, &[("policy-out-of-range", 1), ("pull-policy", 1)]);
+    // Spec §2: without --helm a multi-document values file is checked as both Helm versions
+    // read it, and a warning says they differ (Helm 3 installs document 1, Helm 4 merges both).
+    expect_rules(
+        &r,
+        &[
+            ("helm-versions-differ", 1),
+            ("policy-out-of-range", 1),
+            ("pull-policy", 1),
+        ],
+    );
     assert!(r.diagnostics().iter().all(|d| d["document"] == 2));
     assert_eq!(r.find("pull-policy")[0]["fixable"], true);
 }

@@ -1132,19 +1132,6 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
         let message = without_source_name(message);
         format!("{rule} {severity} {} {message}", strip_items(path))
     };
-    let mut a: Vec<String> = from_cluster["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|d| {
-            key(
-                d["rule"].as_str().unwrap(),
-                d["severity"].as_str().unwrap(),
-                d["path"].as_str().unwrap(),
-                d["message"].as_str().unwrap(),
-            )
-        })
-        .collect();
     let keys_of_report = |report: &Value| -> Vec<String> {
         let mut k: Vec<String> = report["diagnostics"]
             .as_array()
@@ -1162,11 +1149,11 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
         k.sort();
         k
     };
+    let a = keys_of_report(&from_cluster);
     let mut b: Vec<String> = diags
         .iter()
         .map(|d| key(d.rule, d.severity.as_str(), &d.path, &d.message))
         .collect();
-    a.sort();
     b.sort();
     assert!(a.iter().any(|k| k.starts_with("cluster-policy-mismatch")));
     assert!(a.iter().any(|k| k.starts_with("legacy-cgpu-label")));

@@ -5,20 +5,7 @@ use common::*;
 
 use std::os::unix::fs::PermissionsExt;
 
-/// Every fixable fixture, and the bytes `fix --stdout` must print for it. The expected files in
-/// tests/fixtures/fixed/ were written by hand from the rule table (spec §3.1 "fix" column).
-const GOLDEN: &[&str] = &[
-    "values-valid-policy-quoted-string",
-    "values-invalid-policy-name-string",
-    "values-warn-yaml11-scalars-nodeselector",
-    "values-invalid-image-with-registry-and-tag",
-    "values-invalid-nodeselector-not-a-map",
-    "values-invalid-image-pull-policy-case",
-    "values-invalid-enabled-and-checkregions-strings",
-    "values-warn-unknown-keys-typo",
-    "values-multi-doc-two-clusters",
-    "values-invalid-nodeselector-bad-keys",
-];
+use common::FIX_GOLDEN as GOLDEN;
 
 fn expected(name: &str) -> String {
     std::fs::read_to_string(fixtures().join("fixed").join(format!("{name}.yaml"))).unwrap()

@@ -12,19 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The fixtures with a `fix` golden file in tests/fixtures/fixed/.
-const GOLDEN: &[&str] = &[
-    "values-valid-policy-quoted-string",
-    "values-invalid-policy-name-string",
-    "values-warn-yaml11-scalars-nodeselector",
-    "values-invalid-image-with-registry-and-tag",
-    "values-invalid-nodeselector-not-a-map",
-    "values-invalid-image-pull-policy-case",
-    "values-invalid-enabled-and-checkregions-strings",
-    "values-warn-unknown-keys-typo",
-    "values-multi-doc-two-clusters",
-    "values-invalid-nodeselector-bad-keys",
-];
+use common::FIX_GOLDEN as GOLDEN;
 
 fn nvim() -> PathBuf {
     let found = std::env::var_os("PATH").and_then(|paths| {

@@ -424,18 +424,7 @@ fn did_change_is_debounced_and_publishes_the_new_findings_with_their_version() {
 /// and applying the one "fix all" action both give the bytes of the `fix` golden files.
 #[test]
 fn quick_fixes_and_fix_all_equal_fix() {
-    let golden = [
-        "values-valid-policy-quoted-string",
-        "values-invalid-policy-name-string",
-        "values-warn-yaml11-scalars-nodeselector",
-        "values-invalid-image-with-registry-and-tag",
-        "values-invalid-nodeselector-not-a-map",
-        "values-invalid-image-pull-policy-case",
-        "values-invalid-enabled-and-checkregions-strings",
-        "values-warn-unknown-keys-typo",
-        "values-multi-doc-two-clusters",
-        "values-invalid-nodeselector-bad-keys",
-    ];
+    let golden = common::FIX_GOLDEN;
     let (mut c, _) = Client::start(&fixtures(), encoding("utf-32"), Value::Null);
     let whole =
         json!({"start": {"line": 0, "character": 0}, "end": {"line": 100000, "character": 0}});

@@ -328,6 +328,18 @@ fn source_name(uri: &str) -> String {
 }
 
 impl Server {
+    /// What a job on the worker thread needs: a snapshot of one document and the settings.
+    fn ctx(&self, uri: String, src: Arc<Source>) -> Ctx {
+        Ctx {
+            uri,
+            src,
+            enc: self.enc,
+            setup: self.setup.clone(),
+            docs: self.docs.clone(),
+            lines: std::sync::OnceLock::new(),
+        }
+    }
+
     fn main_loop(&mut self, connection: &Connection) -> u8 {
         loop {
             let now = Instant::now();
@@ -447,14 +459,7 @@ impl Server {
                 format!("unknown document {uri}: it is not open (textDocument/didOpen)"),
             );
         };
-        let ctx = Ctx {
-            uri,
-            src,
-            enc: self.enc,
-            setup: self.setup.clone(),
-            docs: self.docs.clone(),
-            lines: std::sync::OnceLock::new(),
-        };
+        let ctx = self.ctx(uri, src);
         let out = self.out.clone();
         let method = req.method;
         let _ = self.jobs.send(Box::new(move || {
@@ -607,14 +612,7 @@ impl Server {
         else {
             return;
         };
-        let ctx = Ctx {
-            uri: uri.to_string(),
-            src,
-            enc: self.enc,
-            setup: self.setup.clone(),
-            docs: self.docs.clone(),
-            lines: std::sync::OnceLock::new(),
-        };
+        let ctx = self.ctx(uri.to_string(), src);
         let out = self.out.clone();
         let _ = self.jobs.send(Box::new(move || {
             if !ctx.is_current() {

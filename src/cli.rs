@@ -32,15 +32,32 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         use clap::{CommandFactory, FromArgMatches, parser::ValueSource};
-        let matches = Cli::command().try_get_matches_from(args)?;
-        let mut cli = Cli::from_arg_matches(&matches)?;
-        if let Some((_, sub)) = matches.subcommand()
-            && let Some(common) = cli.command.common_mut()
-        {
-            common.format_given = sub.ids().any(|id| id.as_str() == "format")
-                && sub.value_source("format") == Some(ValueSource::CommandLine);
+        let mut matches = Cli::command().try_get_matches_from(args)?;
+        // Read before the matches are taken apart (which drops value sources), so that the
+        // matches need not be cloned.
+        let format_given = matches.subcommand().is_some_and(|(_, sub)| {
+            sub.ids().any(|id| id.as_str() == "format")
+                && sub.value_source("format") == Some(ValueSource::CommandLine)
+        });
+        let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
+        if let Some(common) = cli.command.common_mut() {
+            common.format_given = format_given;
         }
         Ok(cli)
+    }
+}
+
+impl Cli {
+    /// The whole command tree for completions and the man page. The subcommands' arguments are
+    /// deferred (built when a subcommand is), but the `help` subcommand's tree is copied from
+    /// the subcommands before they are built: a subcommand with subcommands of its own is built
+    /// out here so that `help generate patch` is in the tree.
+    pub fn command_tree() -> clap::Command {
+        use clap::CommandFactory;
+        Cli::command().mut_subcommands(|sub| match sub.get_name() {
+            "generate" => GenerateArgs::augment_args(sub).defer(|g| g),
+            _ => sub,
+        })
     }
 }
 
@@ -55,7 +72,11 @@ impl Command {
     }
 }
 
+// `defer`: a subcommand's arguments are built only when it is the one invoked (help, completions
+// and the man page build the whole tree), so a run does not pay for every other subcommand's
+// flags at startup. (A plain comment: a doc comment here would become the program's about.)
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Validate values files, DaemonSets and rendered streams; directories are walked for *.yaml/*.yml
     Check(CheckArgs),
@@ -149,7 +170,8 @@ pub struct CommonArgs {
     pub format_given: bool,
 }
 
-/// `--cluster`: read the live cluster through kubectl (spec §8).
+// `--cluster`: read the live cluster through kubectl (spec §8). (A plain comment: with the
+// subcommands deferred, a doc comment here would become the about of `check` and `checklist`.)
 #[derive(Debug, Clone, Args)]
 pub struct ClusterArgs {
     /// Read the cgpu-installer and cgpu-core-installer DaemonSets (kube-system) and the nodes
@@ -487,4 +509,32 @@ pub struct ValuesArgs {
     /// Largest input file in bytes
     #[arg(long, value_name = "BYTES", default_value_t = crate::check::DEFAULT_MAX_FILE_SIZE)]
     pub max_file_size: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Completions list `help SUB NESTED` for every nested subcommand: [`Cli::command_tree`] must
+    /// build out each subcommand that has subcommands of its own.
+    #[test]
+    fn command_tree_has_every_nested_subcommand_under_help() {
+        let mut tree = Cli::command_tree();
+        tree.build();
+        let help = tree.find_subcommand("help").expect("a help subcommand");
+        for sub in tree.get_subcommands().filter(|s| s.get_name() != "help") {
+            for nested in sub.get_subcommands().filter(|s| s.get_name() != "help") {
+                let listed = help
+                    .find_subcommand(sub.get_name())
+                    .and_then(|h| h.find_subcommand(nested.get_name()));
+                assert!(
+                    listed.is_some(),
+                    "`help {} {}` is missing: build `{}` out in Cli::command_tree",
+                    sub.get_name(),
+                    nested.get_name(),
+                    sub.get_name()
+                );
+            }
+        }
+    }
 }

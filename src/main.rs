@@ -4,8 +4,6 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::CommandFactory;
-
 use cgpu_lint::app::{self, AppError, Exit, Streams};
 use cgpu_lint::cli::{Cli, Command};
 
@@ -27,19 +25,19 @@ fn run(cli: Cli, s: &mut Streams) -> Result<Exit, AppError> {
         Command::Rules(args) => app::rules(s, args),
         Command::Explain { rule } => app::explain(s, rule),
         Command::Completions { shell } => {
-            clap_complete::generate(*shell, &mut Cli::command(), "cgpu-lint", s.out);
+            clap_complete::generate(*shell, &mut Cli::command_tree(), "cgpu-lint", s.out);
             Ok(Exit::Clean)
         }
         // `main` runs the server before taking the streams; nothing to do here.
         Command::Server => Ok(Exit::Clean),
         Command::Man { out: None } => {
-            clap_mangen::Man::new(Cli::command()).render(s.out)?;
+            clap_mangen::Man::new(Cli::command_tree()).render(s.out)?;
             Ok(Exit::Clean)
         }
         Command::Man { out: Some(dir) } => {
             let failed = |e: std::io::Error| AppError::Usage(format!("{}: {e}", dir.display()));
             std::fs::create_dir_all(dir).map_err(failed)?;
-            clap_mangen::generate_to(Cli::command(), dir).map_err(failed)?;
+            clap_mangen::generate_to(Cli::command_tree(), dir).map_err(failed)?;
             let mut pages: Vec<_> = std::fs::read_dir(dir)
                 .map_err(failed)?
                 .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))

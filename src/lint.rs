@@ -146,20 +146,23 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
     let mut regions = std::collections::BTreeSet::new();
     let mut facts = ClusterFacts::default();
     let mut installer_version: Option<Version> = None;
-    let mut values_version: Option<Version> = None;
+    // The values' tags, in order: their version matters only to node checks, so they are parsed
+    // only when some input holds nodes.
+    let mut values_tags: Vec<&str> = Vec::new();
+    let mut any_nodes = false;
     for (_, p) in parsed {
         for doc in &p.documents {
             let Some(root) = &doc.root else { continue };
             if root.entry("cgpu").is_some() {
                 facts.any_cgpu = true;
             }
-            if let Some(tag) = root.pointer("/cgpu/tag").and_then(Node::as_str)
-                && let Ok(t) = cgpu::parse_tag(tag)
-            {
-                values_version.get_or_insert(t.core);
+            if let Some(tag) = root.pointer("/cgpu/tag").and_then(Node::as_str) {
+                values_tags.push(tag);
             }
             let objects = Objects::of(root);
-            regions.extend(nodes::nodes_of(&objects).iter().filter_map(|n| n.region()));
+            let nodes = nodes::nodes_of(&objects);
+            any_nodes |= !nodes.is_empty();
+            regions.extend(nodes.iter().filter_map(|n| n.region()));
             for inst in objects.iter().filter_map(|o| o.installer()) {
                 facts.any_cgpu = true;
                 let pairs = inst.node_selector_pairs();
@@ -181,7 +184,14 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
             }
         }
     }
-    facts.nodes.cgpu = installer_version.or(values_version);
+    facts.nodes.cgpu = match installer_version {
+        Some(v) => Some(v),
+        None if any_nodes => values_tags
+            .iter()
+            .find_map(|t| cgpu::parse_tag(t).ok())
+            .map(|t| t.core),
+        None => None,
+    };
     if regions.len() == 1 {
         facts.region = regions.into_iter().next();
     }
@@ -301,11 +311,15 @@ fn rules_source(
             values_docs += 1;
             // The rules read the document as Helm hands it over; what Helm refuses is
             // reported where it is.
-            match crate::helm::view(root) {
-                Ok(view) => values::check(&mut ctx, &view),
-                Err(r) => {
-                    ctx.report("yaml-syntax", &r.src, r.offset..r.offset, "", r.message);
-                    values::check(&mut ctx, root);
+            if crate::helm::view_unchanged(root) {
+                values::check(&mut ctx, root);
+            } else {
+                match crate::helm::view(root) {
+                    Ok(view) => values::check(&mut ctx, &view),
+                    Err(r) => {
+                        ctx.report("yaml-syntax", &r.src, r.offset..r.offset, "", r.message);
+                        values::check(&mut ctx, root);
+                    }
                 }
             }
         }

@@ -363,6 +363,48 @@ pub fn view(node: &Node) -> Result<Node, Refusal> {
     })
 }
 
+/// Whether [`view`] would hand back `node` as it is: nothing Helm refuses or reads differently
+/// (every key a plain string key, no key twice, no NEL/LS/PS in a plain scalar, no NaN or ±Inf).
+/// The rules then read the document itself instead of a copy, which is what almost every values
+/// file needs.
+pub fn view_unchanged(node: &Node) -> bool {
+    if node.refused.is_some()
+        || (node.style == Style::DoubleQuoted && escapes(&node.src, node.span.clone()).is_err())
+    {
+        return false;
+    }
+    match &node.value {
+        Value::Scalar(Scalar::Str(text)) => {
+            node.style != Style::Plain || !text.contains(['\u{85}', '\u{2028}', '\u{2029}'])
+        }
+        Value::Scalar(Scalar::Float(f)) => f.is_finite(),
+        Value::Scalar(_) => true,
+        Value::Seq(items) => items.iter().all(view_unchanged),
+        Value::Map(entries) => {
+            let keys_ok = entries.iter().all(|e| {
+                e.key_kind == KeyKind::Str
+                    && (e.key_style != Style::DoubleQuoted
+                        || e.merged
+                        || escapes(&e.value.src, e.key_span.clone()).is_ok())
+            });
+            keys_ok && distinct_keys(entries) && entries.iter().all(|e| view_unchanged(&e.value))
+        }
+    }
+}
+
+/// No two entries with one key (a parsed mapping never has them; [`view`] would keep the last).
+fn distinct_keys(entries: &[Entry]) -> bool {
+    if entries.len() <= 16 {
+        entries
+            .iter()
+            .enumerate()
+            .all(|(i, e)| !entries[..i].iter().any(|o| o.key == e.key))
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(entries.len());
+        entries.iter().all(|e| seen.insert(e.key.as_str()))
+    }
+}
+
 /// The escapes go-yaml v2's scanner knows in a double-quoted scalar (`\/` is YAML 1.2 only), and
 /// its refusal of a `\x`/`\u`/`\U` code that is a surrogate or past U+10FFFF.
 fn escapes(src: &Arc<Source>, span: std::ops::Range<usize>) -> Result<(), Refusal> {
@@ -649,5 +691,44 @@ mod tests {
             j.contains("\"m\":{\"1.5\":\"c\",\"31\":\"b\",\"true\":\"a\"}"),
             "{j}"
         );
+    }
+
+    /// `view_unchanged` is a shortcut for `view` returning its input: it must never say so when
+    /// `view` would change or refuse the document.
+    #[test]
+    fn view_unchanged_only_when_view_is_the_identity() {
+        let cases = [
+            (
+                "cgpu:\n  policy: 2\n  tag: v1.5.20\n  nodeSelector: {a: b}\n  l: [1, x, 1.5]\n",
+                true,
+            ),
+            ("a: &x {k: 1}\nb:\n  <<: *x\n  j: \"q\\tw\"\n", true),
+            ("m: {yes: a}\n", false),
+            ("m: {1: a}\n", false),
+            ("m: {~: a}\n", false),
+            ("m: .nan\n", false),
+            ("m: [-.inf]\n", false),
+            ("m: \"\\/\"\n", false),
+            ("\"\\/\": 1\n", false),
+            ("m: !!int abc\n", false),
+            ("m: a\u{2028}b\n", false),
+            ("? [a]\n: 1\n", false),
+        ];
+        for (text, unchanged) in cases {
+            let src = Source::new("t.yaml", text.to_string());
+            let parsed = yaml::parse(&src);
+            let root = parsed.documents[0].root.as_ref().unwrap();
+            assert_eq!(view_unchanged(root), unchanged, "{text:?}");
+            if unchanged {
+                let v = view(root).unwrap();
+                assert_eq!(format!("{v:?}"), format!("{root:?}"), "{text:?}");
+            } else {
+                let same = view(root).is_ok_and(|v| format!("{v:?}") == format!("{root:?}"));
+                assert!(
+                    !same,
+                    "{text:?}: view is the identity here; the shortcut could say so"
+                );
+            }
+        }
     }
 }

@@ -136,7 +136,11 @@ impl Node {
     pub fn pointer(&self, pointer: &str) -> Option<&Node> {
         let mut node = self;
         for token in pointer.split('/').skip(1) {
-            let token = token.replace("~1", "/").replace("~0", "~");
+            let token: std::borrow::Cow<str> = if token.contains('~') {
+                token.replace("~1", "/").replace("~0", "~").into()
+            } else {
+                token.into()
+            };
             node = match &node.value {
                 Value::Map(_) => node.get(&token)?,
                 Value::Seq(items) => items.get(token.parse::<usize>().ok()?)?,
@@ -567,7 +571,7 @@ impl Builder<'_> {
                 self.in_progress.push(idx);
                 let mut out = Entries::with_capacity(entries.len());
                 // Where each explicit key was first written, for duplicate reports.
-                let mut seen: HashMap<String, Range<usize>> = HashMap::new();
+                let mut seen = KeySpans::default();
                 for &(k, v) in entries {
                     let key_node = self.node(k, via_alias, depth + 1)?;
                     let key = key_text(&key_node);
@@ -660,29 +664,73 @@ impl Builder<'_> {
     }
 }
 
-/// A mapping's entries in order, with a key index so that building a mapping of n keys is O(n)
-/// rather than O(n²) (a 2 MB file of 40,000 keys took 15 s with a linear search).
+/// A mapping's entries in order, with a key index once it is long, so that building a mapping of
+/// n keys is O(n) rather than O(n²) (a 2 MB file of 40,000 keys took 15 s with a linear search),
+/// while a short mapping (nearly all of them) is searched without hashing its keys.
 struct Entries {
     list: Vec<Entry>,
-    index: HashMap<String, usize>,
+    index: Option<HashMap<String, usize>>,
 }
+
+/// Mappings longer than this get a hash index ([`Entries`], [`KeySpans`]).
+const LINEAR_KEYS: usize = 16;
 
 impl Entries {
     fn with_capacity(n: usize) -> Self {
         Entries {
             list: Vec::with_capacity(n),
-            index: HashMap::with_capacity(n),
+            index: None,
         }
     }
 
     /// Insert, or replace the entry with the same key in place (the last one wins, as in Helm).
     fn upsert(&mut self, entry: Entry) {
-        match self.index.get(&entry.key) {
-            Some(&i) => self.list[i] = entry,
+        let at = match &self.index {
+            Some(index) => index.get(&entry.key).copied(),
+            None => self.list.iter().position(|e| e.key == entry.key),
+        };
+        match at {
+            Some(i) => self.list[i] = entry,
             None => {
-                self.index.insert(entry.key.clone(), self.list.len());
+                if let Some(index) = &mut self.index {
+                    index.insert(entry.key.clone(), self.list.len());
+                }
                 self.list.push(entry);
+                if self.index.is_none() && self.list.len() > LINEAR_KEYS {
+                    let index = self.list.iter().enumerate();
+                    self.index = Some(index.map(|(i, e)| (e.key.clone(), i)).collect());
+                }
             }
+        }
+    }
+}
+
+/// Where each explicit key of a mapping was last written: a list while short, then a hash map.
+#[derive(Default)]
+struct KeySpans {
+    list: Vec<(String, Range<usize>)>,
+    index: Option<HashMap<String, Range<usize>>>,
+}
+
+impl KeySpans {
+    fn get(&self, key: &str) -> Option<&Range<usize>> {
+        match &self.index {
+            Some(index) => index.get(key),
+            None => self.list.iter().find(|(k, _)| k == key).map(|(_, r)| r),
+        }
+    }
+
+    fn insert(&mut self, key: String, span: Range<usize>) {
+        if let Some(index) = &mut self.index {
+            index.insert(key, span);
+            return;
+        }
+        match self.list.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, r)) => *r = span,
+            None => self.list.push((key, span)),
+        }
+        if self.list.len() > LINEAR_KEYS {
+            self.index = Some(std::mem::take(&mut self.list).into_iter().collect());
         }
     }
 }

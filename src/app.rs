@@ -1,5 +1,6 @@
 //! The commands, writing to the streams they are given (only `main` touches the process).
 
+use crate::rules::catalogue::RuleId;
 use std::io::{IsTerminal, Write};
 
 use crate::check::{self, Filter, InputError};
@@ -578,8 +579,8 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
                 Ok(_) => {
                     let mut rules: Vec<&str> = Vec::new();
                     for a in &fixed.applied {
-                        if !rules.contains(&a.rule) {
-                            rules.push(a.rule);
+                        if !rules.contains(&a.rule.name()) {
+                            rules.push(a.rule.name());
                         }
                     }
                     writeln!(
@@ -699,11 +700,12 @@ pub fn generate(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Exit
         }
     };
     for d in &generated.notes {
-        let hint = if d.rule == "tag-known-deadlock" && args.tag.is_none() && args.patch.is_none() {
-            " (the chart's documented default tag; pass --tag v1.5.10 or later)"
-        } else {
-            ""
-        };
+        let hint =
+            if d.rule == RuleId::TagKnownDeadlock && args.tag.is_none() && args.patch.is_none() {
+                " (the chart's documented default tag; pass --tag v1.5.10 or later)"
+            } else {
+                ""
+            };
         writeln!(
             s.err,
             "cgpu-lint: {}: {}: {}{hint}",

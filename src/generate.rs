@@ -16,7 +16,10 @@ pub enum GenerateError {
     Usage(String),
     /// The asked-for settings break an error rule (exit 1, nothing printed).
     #[error("refused: {rule}: {message}")]
-    Rejected { rule: &'static str, message: String },
+    Rejected {
+        rule: crate::rules::catalogue::RuleId,
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -203,7 +206,7 @@ mod tests {
     #[test]
     fn default_values_check_with_only_the_deadlock_warning() {
         let g = values(&req()).unwrap();
-        let rules: Vec<&str> = g.notes.iter().map(|d| d.rule).collect();
+        let rules: Vec<&str> = g.notes.iter().map(|d| d.rule.name()).collect();
         assert_eq!(rules, ["tag-known-deadlock"]);
     }
 
@@ -224,7 +227,7 @@ mod tests {
         assert!(matches!(
             values(&r),
             Err(GenerateError::Rejected {
-                rule: "policy-out-of-range",
+                rule: crate::rules::catalogue::RuleId::PolicyOutOfRange,
                 ..
             })
         ));

@@ -636,15 +636,7 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
         }
     };
     for d in &outcome.notes {
-        writeln!(
-            s.err,
-            "cgpu-lint: {}: {} at {}:{}: {}",
-            d.severity.as_str(),
-            d.rule,
-            path,
-            d.start().line,
-            d.message
-        )?;
+        writeln!(s.err, "{}", crate::output::brief(d))?;
     }
     // Like `fix` (pre-commit's convention): 1 when the file changed or `--diff` shows a change.
     let changes = outcome.text != src.text;
@@ -699,20 +691,26 @@ pub fn generate(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Exit
             return Ok(Exit::Findings);
         }
     };
+    // The notes point into the generated text: name it after where it goes (`-`: stdout).
+    let written = crate::yaml::Source::new(
+        match (&args.output, &args.patch) {
+            (Some(file), None) => file.as_str(),
+            _ => "-",
+        },
+        generated.text.clone(),
+    );
     for d in &generated.notes {
+        let d = &Diagnostic {
+            src: written.clone(),
+            ..d.clone()
+        };
         let hint =
             if d.rule == RuleId::TagKnownDeadlock && args.tag.is_none() && args.patch.is_none() {
                 " (the chart's documented default tag; pass --tag v1.5.10 or later)"
             } else {
                 ""
             };
-        writeln!(
-            s.err,
-            "cgpu-lint: {}: {}: {}{hint}",
-            d.severity.as_str(),
-            d.rule,
-            d.message
-        )?;
+        writeln!(s.err, "{}{hint}", crate::output::brief(d))?;
     }
     match (&args.output, &args.patch) {
         (Some(file), None) => std::fs::write(file, &generated.text)

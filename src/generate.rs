@@ -100,6 +100,35 @@ cgpu:
     Ok(Generated { text, notes })
 }
 
+/// The patch's notes come from the values rules run on a probe document: point them at the
+/// patch's own POLICY value (or image, for the tag) so they name a place in what is printed.
+fn repoint(notes: Vec<Diagnostic>, text: &str) -> Vec<Diagnostic> {
+    let src = Source::new("-", text.to_string());
+    let parsed = crate::yaml::parse(&src);
+    let root = parsed.documents.first().and_then(|d| d.root.as_ref());
+    notes
+        .into_iter()
+        .map(|d| {
+            let pointer = if d.path.starts_with("/cgpu/tag") {
+                "/spec/template/spec/containers/0/image"
+            } else {
+                "/spec/template/spec/containers/0/env/0/value"
+            };
+            match root.and_then(|r| r.pointer(pointer)) {
+                Some(n) => Diagnostic {
+                    src: src.clone(),
+                    span: n.span.clone(),
+                    path: pointer.to_string(),
+                    edits: Vec::new(),
+                    related: Vec::new(),
+                    ..d
+                },
+                None => d,
+            }
+        })
+        .collect()
+}
+
 /// Check generated text with the rules: any error refuses, the rest is returned.
 fn verify(text: &str) -> Result<Vec<Diagnostic>, GenerateError> {
     let src = Source::new("<generated>", text.to_string());
@@ -184,6 +213,7 @@ pub fn patch(req: &PatchRequest) -> Result<Generated, GenerateError> {
 # next `helm upgrade` puts the old policy back.
 "
     ));
+    let notes = repoint(notes, &text);
     Ok(Generated { text, notes })
 }
 

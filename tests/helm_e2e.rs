@@ -387,6 +387,10 @@ fn helm_and_cgpu_lint_name_the_same_line_whatever_the_line_break() {
     let cases = [
         "cgpu:{br}  enabled: true{br}  policy: [1{br}",
         "# comment{br}cgpu:{br}  enabled: true{br}  tag: @x{br}",
+        // A tab where indentation is expected: the parser meets it while scanning `true`, which
+        // could continue on the next line; Helm, and cgpu-lint, point at the tab's line.
+        "cgpu:{br}  enabled: true{br}\tpolicy: 1{br}",
+        "cgpu:{br}  enabled: true{br}  \tpolicy: 1{br}",
     ];
     for (i, case) in cases.iter().enumerate() {
         for br in ["\n", "\r\n", "\r"] {

@@ -1,5 +1,6 @@
 //! The commands, writing to the streams they are given (only `main` touches the process).
 
+use crate::rules::catalogue::RuleId;
 use std::io::{IsTerminal, Write};
 
 use crate::check::{self, Filter, InputError};
@@ -578,8 +579,8 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
                 Ok(_) => {
                     let mut rules: Vec<&str> = Vec::new();
                     for a in &fixed.applied {
-                        if !rules.contains(&a.rule) {
-                            rules.push(a.rule);
+                        if !rules.contains(&a.rule.name()) {
+                            rules.push(a.rule.name());
                         }
                     }
                     writeln!(
@@ -635,15 +636,7 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
         }
     };
     for d in &outcome.notes {
-        writeln!(
-            s.err,
-            "cgpu-lint: {}: {} at {}:{}: {}",
-            d.severity.as_str(),
-            d.rule,
-            path,
-            d.start().line,
-            d.message
-        )?;
+        writeln!(s.err, "{}", crate::output::brief(d))?;
     }
     // Like `fix` (pre-commit's convention): 1 when the file changed or `--diff` shows a change.
     let changes = outcome.text != src.text;
@@ -698,19 +691,26 @@ pub fn generate(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Exit
             return Ok(Exit::Findings);
         }
     };
+    // The notes point into the generated text: name it after where it goes (`-`: stdout).
+    let written = crate::yaml::Source::new(
+        match (&args.output, &args.patch) {
+            (Some(file), None) => file.as_str(),
+            _ => "-",
+        },
+        generated.text.clone(),
+    );
     for d in &generated.notes {
-        let hint = if d.rule == "tag-known-deadlock" && args.tag.is_none() && args.patch.is_none() {
-            " (the chart's documented default tag; pass --tag v1.5.10 or later)"
-        } else {
-            ""
+        let d = &Diagnostic {
+            src: written.clone(),
+            ..d.clone()
         };
-        writeln!(
-            s.err,
-            "cgpu-lint: {}: {}: {}{hint}",
-            d.severity.as_str(),
-            d.rule,
-            d.message
-        )?;
+        let hint =
+            if d.rule == RuleId::TagKnownDeadlock && args.tag.is_none() && args.patch.is_none() {
+                " (the chart's documented default tag; pass --tag v1.5.10 or later)"
+            } else {
+                ""
+            };
+        writeln!(s.err, "{}{hint}", crate::output::brief(d))?;
     }
     match (&args.output, &args.patch) {
         (Some(file), None) => std::fs::write(file, &generated.text)

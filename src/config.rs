@@ -177,7 +177,7 @@ impl Loaded {
 
     /// Drop the findings that per-file-ignores hides.
     pub fn retain(&self, diags: &mut Vec<Diagnostic>) {
-        diags.retain(|d| self.allows(d.file(), d.rule));
+        diags.retain(|d| self.allows(d.file(), d.rule.name()));
     }
 
     /// The common flags with this file filled in where the command line left them unset.

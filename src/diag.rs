@@ -42,7 +42,7 @@ pub struct Related {
 
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
-    pub rule: &'static str,
+    pub rule: crate::rules::catalogue::RuleId,
     pub severity: Severity,
     pub message: String,
     pub help: String,
@@ -63,9 +63,9 @@ impl Diagnostic {
     /// An `io-error` finding: `path` could not be read (the run exits 2). It points at line 1,
     /// column 1 of an empty source, as there is no text to point into.
     pub fn io_error(path: &str, reason: String) -> Diagnostic {
-        let rule = crate::rules::catalogue::find("io-error").expect("io-error is in the catalogue");
+        let rule = crate::rules::catalogue::RuleId::IoError.info();
         Diagnostic {
-            rule: rule.name,
+            rule: rule.id,
             severity: rule.severity,
             message: format!("could not read {path}: {reason}"),
             help: rule.help.to_string(),
@@ -102,7 +102,7 @@ impl Diagnostic {
             self.src.name.clone(),
             self.document,
             self.span.start,
-            self.rule,
+            self.rule.name(),
         )
     }
 }

@@ -16,7 +16,10 @@ pub enum GenerateError {
     Usage(String),
     /// The asked-for settings break an error rule (exit 1, nothing printed).
     #[error("refused: {rule}: {message}")]
-    Rejected { rule: &'static str, message: String },
+    Rejected {
+        rule: crate::rules::catalogue::RuleId,
+        message: String,
+    },
 }
 
 #[derive(Debug, Clone)]
@@ -95,6 +98,35 @@ cgpu:
     );
     let notes = verify(&text)?;
     Ok(Generated { text, notes })
+}
+
+/// The patch's notes come from the values rules run on a probe document: point them at the
+/// patch's own POLICY value (or image, for the tag) so they name a place in what is printed.
+fn repoint(notes: Vec<Diagnostic>, text: &str) -> Vec<Diagnostic> {
+    let src = Source::new("-", text.to_string());
+    let parsed = crate::yaml::parse(&src);
+    let root = parsed.documents.first().and_then(|d| d.root.as_ref());
+    notes
+        .into_iter()
+        .map(|d| {
+            let pointer = if d.path.starts_with("/cgpu/tag") {
+                "/spec/template/spec/containers/0/image"
+            } else {
+                "/spec/template/spec/containers/0/env/0/value"
+            };
+            match root.and_then(|r| r.pointer(pointer)) {
+                Some(n) => Diagnostic {
+                    src: src.clone(),
+                    span: n.span.clone(),
+                    path: pointer.to_string(),
+                    edits: Vec::new(),
+                    related: Vec::new(),
+                    ..d
+                },
+                None => d,
+            }
+        })
+        .collect()
 }
 
 /// Check generated text with the rules: any error refuses, the rest is returned.
@@ -181,6 +213,7 @@ pub fn patch(req: &PatchRequest) -> Result<Generated, GenerateError> {
 # next `helm upgrade` puts the old policy back.
 "
     ));
+    let notes = repoint(notes, &text);
     Ok(Generated { text, notes })
 }
 
@@ -203,7 +236,7 @@ mod tests {
     #[test]
     fn default_values_check_with_only_the_deadlock_warning() {
         let g = values(&req()).unwrap();
-        let rules: Vec<&str> = g.notes.iter().map(|d| d.rule).collect();
+        let rules: Vec<&str> = g.notes.iter().map(|d| d.rule.name()).collect();
         assert_eq!(rules, ["tag-known-deadlock"]);
     }
 
@@ -224,7 +257,7 @@ mod tests {
         assert!(matches!(
             values(&r),
             Err(GenerateError::Rejected {
-                rule: "policy-out-of-range",
+                rule: crate::rules::catalogue::RuleId::PolicyOutOfRange,
                 ..
             })
         ));

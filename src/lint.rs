@@ -8,6 +8,7 @@
 //! Modelled on ruff's `crates/ruff_linter/src/linter.rs`: `check_path` does the work, `lint_only`
 //! and `lint_fix` wrap it.
 
+use crate::rules::catalogue::RuleId;
 use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
@@ -96,7 +97,7 @@ fn finish(
     for src in srcs {
         diags = crate::suppress::apply(src, diags);
     }
-    diags.retain(|d| settings.filter.allows(d.rule));
+    diags.retain(|d| settings.filter.allows(d.rule.name()));
     if let Some(config) = &settings.config {
         config.retain(&mut diags);
     }
@@ -241,7 +242,7 @@ fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec
         && !facts.any_cgpu
         && let Some(first) = srcs.first()
     {
-        out.retain(|d| d.rule != "cgpu-missing");
+        out.retain(|d| d.rule != RuleId::CgpuMissing);
         let empty = Default::default();
         let mut ctx = Ctx::new(&opts, 1, &empty);
         let message = format!(
@@ -317,7 +318,13 @@ fn rules_source(
                 match crate::helm::view(root) {
                     Ok(view) => values::check(&mut ctx, &view),
                     Err(r) => {
-                        ctx.report("yaml-syntax", &r.src, r.offset..r.offset, "", r.message);
+                        ctx.report(
+                            RuleId::YamlSyntax,
+                            &r.src,
+                            r.offset..r.offset,
+                            "",
+                            r.message,
+                        );
                         values::check(&mut ctx, root);
                     }
                 }
@@ -456,7 +463,7 @@ fn policy_mismatches(
         let p = &policies[i].1;
         let mut ctx = Ctx::new(opts, p.document, &empty);
         ctx.at(
-            "cluster-policy-mismatch",
+            RuleId::ClusterPolicyMismatch,
             &p.node,
             p.pointer.clone(),
             message,
@@ -476,7 +483,7 @@ fn syntax_finding(
 ) -> Vec<Diagnostic> {
     let empty = Default::default();
     let mut ctx = Ctx::new(opts, document, &empty);
-    ctx.report("yaml-syntax", src, offset..offset, "", message);
+    ctx.report(RuleId::YamlSyntax, src, offset..offset, "", message);
     ctx.out
 }
 
@@ -521,7 +528,7 @@ pub const MAX_ROUNDS: usize = 5;
 /// One fix that was applied.
 #[derive(Debug, Clone)]
 pub struct Applied {
-    pub rule: &'static str,
+    pub rule: RuleId,
     /// 1-based line of the finding in the text the round started from.
     pub line: usize,
     pub message: String,
@@ -610,7 +617,7 @@ pub fn lint_fix(src: &Arc<Source>, settings: &Settings) -> Fixed {
 }
 
 fn parses(diags: &[Diagnostic]) -> bool {
-    !diags.iter().any(|d| d.rule == "yaml-syntax")
+    !diags.iter().any(|d| d.rule == RuleId::YamlSyntax)
 }
 
 /// Does `text` parse (the check before a file is written)?

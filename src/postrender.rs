@@ -276,7 +276,7 @@ impl Run<'_> {
             // the edits they carry.
             for d in lint::lint_file(&src, &self.opts.settings) {
                 if d.fixable() && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &src)) {
-                    let what = format!("document {document}: fixed {}: {}", d.rule, d.message);
+                    let what = format!("fixed {}", crate::output::brief(&d));
                     groups.push((d.edits, what));
                 }
             }
@@ -495,6 +495,16 @@ fn tty_summary(
     let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") else {
         return;
     };
+    let _ = tty.write_all(tty_text(diags, summary, no_installer, report).as_bytes());
+}
+
+/// The terminal summary: the counts, then each error and warning as one brief line.
+fn tty_text(
+    diags: &[Diagnostic],
+    summary: Summary,
+    no_installer: Option<&str>,
+    report: Option<&str>,
+) -> String {
     let mut text = format!(
         "cgpu-lint post-render: render refused: {} error(s), {} warning(s)\n",
         summary.errors, summary.warnings
@@ -503,15 +513,7 @@ fn tty_summary(
         text.push_str(&format!("  {why}\n"));
     }
     for d in diags.iter().filter(|d| d.severity != Severity::Info) {
-        let at = d.start();
-        text.push_str(&format!(
-            "  {}[{}] document {} line {}: {}\n",
-            d.severity.as_str(),
-            d.rule,
-            d.document,
-            at.line,
-            d.message
-        ));
+        text.push_str(&format!("  {}\n", crate::output::brief(d)));
     }
     match report {
         Some(r) => text.push_str(&format!("  full report: {r}\n")),
@@ -519,12 +521,49 @@ fn tty_summary(
             "  full report: add --post-renderer-args=--report --post-renderer-args=FILE\n",
         ),
     }
-    let _ = tty.write_all(text.as_bytes());
+    text
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_terminal_summary_lists_errors_and_warnings_as_brief_lines() {
+        let stream = "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: cgpu-installer\n  namespace: kube-system\nspec:\n  template:\n    spec:\n      containers:\n      - name: cgpu-installer\n        image: registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun\n        env:\n        - name: POLICY\n          value: 2\n";
+        let src = Source::new(STDIN, stream.to_string());
+        let diags = lint::lint_file(&src, &lint::Settings::default());
+        let summary = Summary::of(1, &diags);
+        let text = tty_text(&diags, summary, None, Some("report.txt"));
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("cgpu-lint post-render: render refused: "),
+            "{text}"
+        );
+        // `value: 2` is on line 15; the 2 is at column 18 (spec §3.2: EnvVar.value must be a
+        // string).
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("  -:15:18: error[installer-policy-unquoted] POLICY ")),
+            "{text}"
+        );
+        let finding_lines = &lines[1..lines.len() - 1];
+        assert_eq!(
+            finding_lines.len(),
+            diags
+                .iter()
+                .filter(|d| d.severity != Severity::Info)
+                .count()
+        );
+        for (l, d) in finding_lines
+            .iter()
+            .zip(diags.iter().filter(|d| d.severity != Severity::Info))
+        {
+            assert_eq!(*l, format!("  {}", crate::output::brief(d)));
+        }
+        assert_eq!(lines[lines.len() - 1], "  full report: report.txt");
+    }
 
     #[test]
     fn read_line_reads_as_read_until_does() {

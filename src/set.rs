@@ -2,6 +2,7 @@
 //! one line with the surrounding indentation and line ending), then check the result with the
 //! same rules as `check` and refuse a value that an error rule rejects.
 
+use crate::rules::catalogue::RuleId;
 use std::sync::Arc;
 
 use crate::diag::{Diagnostic, Edit, Severity};
@@ -31,7 +32,7 @@ pub enum SetError {
     #[error("refused {assignment}: {rule}: {message}")]
     Rejected {
         assignment: String,
-        rule: &'static str,
+        rule: RuleId,
         message: String,
     },
 }
@@ -121,7 +122,7 @@ pub fn set(
         ..Default::default()
     };
     let before = crate::lint::lint_file(src, &settings);
-    if let Some(d) = before.iter().find(|d| d.rule == "yaml-syntax") {
+    if let Some(d) = before.iter().find(|d| d.rule == RuleId::YamlSyntax) {
         return Err(SetError::Cannot(format!(
             "{}: does not parse ({}); fix that first",
             src.name, d.message
@@ -135,7 +136,7 @@ pub fn set(
         current = Source::new(src.name.clone(), text);
     }
     let after = crate::lint::lint_file(&current, &settings);
-    if let Some(d) = after.iter().find(|d| d.rule == "yaml-syntax") {
+    if let Some(d) = after.iter().find(|d| d.rule == RuleId::YamlSyntax) {
         return Err(SetError::Cannot(format!(
             "internal error: the change would not parse ({}); file left as it was",
             d.message
@@ -496,7 +497,7 @@ mod tests {
             matches!(
                 e,
                 SetError::Rejected {
-                    rule: "policy-out-of-range",
+                    rule: RuleId::PolicyOutOfRange,
                     ..
                 }
             ),
@@ -522,7 +523,7 @@ mod tests {
             matches!(
                 e,
                 SetError::Rejected {
-                    rule: "tag-too-old",
+                    rule: RuleId::TagTooOld,
                     ..
                 }
             ),

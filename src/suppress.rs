@@ -159,9 +159,9 @@ fn document_at(text: &str, offset: usize) -> usize {
 }
 
 fn unused(src: &Arc<Source>, span: Range<usize>, message: String) -> Diagnostic {
-    let info = catalogue::find("unused-ignore").expect("unused-ignore is catalogued");
+    let info = catalogue::RuleId::UnusedIgnore.info();
     Diagnostic {
-        rule: info.name,
+        rule: info.id,
         severity: info.severity,
         message,
         help: info.help.to_string(),
@@ -207,7 +207,7 @@ pub fn apply(src: &Arc<Source>, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
                     continue;
                 }
                 if let Directive::Ignore { rules } = &c.directive
-                    && let Some(ri) = rules.iter().position(|(r, _)| r == d.rule)
+                    && let Some(ri) = rules.iter().position(|(r, _)| r == d.rule.name())
                 {
                     used[ci][ri] = true;
                     continue 'diag;

@@ -1152,7 +1152,7 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
     let a = keys_of_report(&from_cluster);
     let mut b: Vec<String> = diags
         .iter()
-        .map(|d| key(d.rule, d.severity.as_str(), &d.path, &d.message))
+        .map(|d| key(d.rule.name(), d.severity.as_str(), &d.path, &d.message))
         .collect();
     b.sort();
     assert!(a.iter().any(|k| k.starts_with("cluster-policy-mismatch")));

@@ -11,6 +11,7 @@ use cgpu_lint::diag::Edit;
 use cgpu_lint::edit;
 use cgpu_lint::fix::fix_source;
 use cgpu_lint::lint::{Settings, lint_file};
+use cgpu_lint::rules::catalogue::RuleId;
 use cgpu_lint::rules::{RuleOptions, render_string};
 use cgpu_lint::yaml::{self, Node, Source, Value};
 
@@ -226,7 +227,7 @@ proptest! {
         prop_assert_eq!(&out.as_bytes()[o..], &text.as_bytes()[i..]);
         // A string rendered in the node's style parses back.
         let after = lint_file(&Source::new("p.yaml", out.clone()), &Settings { opts: opts(), ..Default::default() });
-        prop_assert!(!after.iter().any(|d| d.rule == "yaml-syntax"), "{out}");
+        prop_assert!(!after.iter().any(|d| d.rule == RuleId::YamlSyntax), "{out}");
     }
 
     #[test]
@@ -239,7 +240,7 @@ proptest! {
         let twice = fix_source(&src2, &opts(), &Filter::default());
         prop_assert_eq!(&twice.text, &once.text, "fix twice != fix once\ninput:\n{}", text);
         let left = lint_file(&src2, &Settings { opts: opts(), ..Default::default() });
-        prop_assert!(!left.iter().any(|d| d.rule == "yaml-syntax"), "{}", once.text);
+        prop_assert!(!left.iter().any(|d| d.rule == RuleId::YamlSyntax), "{}", once.text);
         let fixable: Vec<_> = left.iter().filter(|d| d.fixable()).map(|d| (d.rule, d.message.clone())).collect();
         prop_assert!(fixable.is_empty(), "still fixable: {:?}\ninput:\n{}\noutput:\n{}", fixable, text, once.text);
         // Lines the fix did not touch keep their bytes, line endings included.

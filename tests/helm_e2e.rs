@@ -376,3 +376,51 @@ fn chart_schema_is_our_schema() {
         "charts-fixtures/ack-ai-installer/values.schema.json differs from schemas/: copy it again"
     );
 }
+
+/// Line numbers: YAML's line breaks are `\n`, `\r\n` and a lone `\r`, and Helm's parse errors
+/// count them so (go-yaml). For files Helm refuses, the line in Helm's `yaml: line N:` is the
+/// line `cgpu-lint check` reports, whichever break the file uses.
+#[test]
+fn helm_and_cgpu_lint_name_the_same_line_whatever_the_line_break() {
+    let h = Helm::new(3);
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        "cgpu:{br}  enabled: true{br}  policy: [1{br}",
+        "# comment{br}cgpu:{br}  enabled: true{br}  tag: @x{br}",
+        // A tab where indentation is expected: the parser meets it while scanning `true`, which
+        // could continue on the next line; Helm, and cgpu-lint, point at the tab's line.
+        "cgpu:{br}  enabled: true{br}\tpolicy: 1{br}",
+        "cgpu:{br}  enabled: true{br}  \tpolicy: 1{br}",
+    ];
+    for (i, case) in cases.iter().enumerate() {
+        for br in ["\n", "\r\n", "\r"] {
+            let path = dir.path().join(format!("v{i}-{}.yaml", br.len()));
+            std::fs::write(&path, case.replace("{br}", br)).unwrap();
+            let p = path.to_string_lossy().into_owned();
+            let o = h.template(&["-f", &p]);
+            let err = text(&o.stderr);
+            let helm_line: usize = err
+                .split("yaml: line ")
+                .nth(1)
+                .and_then(|r| r.split(':').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("Helm accepted or gave no line: {err}"));
+            let o = Command::new(cgpu_lint())
+                .args(["check", "--no-config", "--format", "json", &p])
+                .output()
+                .unwrap();
+            let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+            let ours = report["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|d| d["rule"] == "yaml-syntax")
+                .unwrap_or_else(|| panic!("no yaml-syntax: {report:#}"));
+            assert_eq!(
+                ours["line"].as_u64(),
+                Some(helm_line as u64),
+                "case {i}, break {br:?}: Helm says {err}; cgpu-lint {ours:#}"
+            );
+        }
+    }
+}

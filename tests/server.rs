@@ -275,71 +275,78 @@ fn exit_without_shutdown_is_status_1_and_requests_after_shutdown_are_refused() {
     assert_eq!(wait_exit(&mut c.child), 0);
 }
 
+/// Open `path` in the server and require its diagnostics to equal `check --format json`'s
+/// (rule, severity, range, message); the number compared.
+fn assert_server_equals_check(c: &mut Client, path: &Path) -> usize {
+    let severities = json!({"error": 1, "warning": 2, "info": 3});
+    let text = std::fs::read_to_string(path).unwrap();
+    let u = uri(path);
+    c.open(&u, &text);
+    let got = c.diagnostics(&u, Some(1));
+    let run = check_json(&[path.to_str().unwrap()]);
+    let key = |rule: &Value, sev: &Value, l: u64, col: u64, el: u64, ec: u64, msg: &str| {
+        format!("{rule} {sev} {l}:{col}-{el}:{ec} {msg}")
+    };
+    let mut want: Vec<String> = run
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            let n = |k: &str| d[k].as_u64().unwrap() - 1;
+            let msg = format!(
+                "{}\nhelp: {}",
+                d["message"].as_str().unwrap(),
+                d["help"].as_str().unwrap()
+            );
+            key(
+                &d["rule"],
+                &severities[d["severity"].as_str().unwrap()],
+                n("line"),
+                n("column"),
+                n("end_line"),
+                n("end_column"),
+                &msg,
+            )
+        })
+        .collect();
+    let mut have: Vec<String> = got
+        .iter()
+        .map(|d| {
+            let n = |p: &str, k: &str| d["range"][p][k].as_u64().unwrap();
+            // A fix note (why no fix is offered) follows the help; `check --format json` has no such field.
+            let msg = d["message"]
+                .as_str()
+                .unwrap()
+                .split("\nnote: ")
+                .next()
+                .unwrap()
+                .to_string();
+            assert_eq!(d["source"], "cgpu-lint");
+            key(
+                &d["code"],
+                &d["severity"],
+                n("start", "line"),
+                n("start", "character"),
+                n("end", "line"),
+                n("end", "character"),
+                &msg,
+            )
+        })
+        .collect();
+    want.sort();
+    have.sort();
+    assert_eq!(have, want, "{}", path.display());
+    want.len()
+}
+
 /// Every fixture: the server publishes exactly the findings `check --format json` prints for
 /// the same bytes (rule, severity, range, message, help).
 #[test]
 fn diagnostics_equal_check_on_every_fixture() {
     let (mut c, _) = Client::start(&fixtures(), encoding("utf-32"), Value::Null);
-    let severities = json!({"error": 1, "warning": 2, "info": 3});
     let mut compared = 0;
     for path in all_fixtures() {
-        let text = std::fs::read_to_string(&path).unwrap();
         let u = uri(&path);
-        c.open(&u, &text);
-        let got = c.diagnostics(&u, Some(1));
-        let run = check_json(&[path.to_str().unwrap()]);
-        let key = |rule: &Value, sev: &Value, l: u64, col: u64, el: u64, ec: u64, msg: &str| {
-            format!("{rule} {sev} {l}:{col}-{el}:{ec} {msg}")
-        };
-        let mut want: Vec<String> = run
-            .diagnostics()
-            .iter()
-            .map(|d| {
-                let n = |k: &str| d[k].as_u64().unwrap() - 1;
-                let msg = format!(
-                    "{}\nhelp: {}",
-                    d["message"].as_str().unwrap(),
-                    d["help"].as_str().unwrap()
-                );
-                key(
-                    &d["rule"],
-                    &severities[d["severity"].as_str().unwrap()],
-                    n("line"),
-                    n("column"),
-                    n("end_line"),
-                    n("end_column"),
-                    &msg,
-                )
-            })
-            .collect();
-        let mut have: Vec<String> = got
-            .iter()
-            .map(|d| {
-                let n = |p: &str, k: &str| d["range"][p][k].as_u64().unwrap();
-                // A fix note (why no fix is offered) follows the help; `check --format json` has no such field.
-                let msg = d["message"]
-                    .as_str()
-                    .unwrap()
-                    .split("\nnote: ")
-                    .next()
-                    .unwrap()
-                    .to_string();
-                assert_eq!(d["source"], "cgpu-lint");
-                key(
-                    &d["code"],
-                    &d["severity"],
-                    n("start", "line"),
-                    n("start", "character"),
-                    n("end", "line"),
-                    n("end", "character"),
-                    &msg,
-                )
-            })
-            .collect();
-        want.sort();
-        have.sort();
-        assert_eq!(have, want, "{}", path.display());
-        compared += want.len();
+        compared += assert_server_equals_check(&mut c, &path);
         c.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}));
         assert!(
             c.diagnostics(&u, None).is_empty(),
@@ -347,6 +354,23 @@ fn diagnostics_equal_check_on_every_fixture() {
         );
     }
     assert!(compared > 50, "only {compared} findings compared");
+    assert_eq!(c.finish(), 0);
+}
+
+/// A lone CR ends a line for the protocol (LSP: `\n`, `\r\n`, `\r`) and for YAML and Helm:
+/// the server and `check` put a finding on the same line whatever the file's line breaks.
+#[test]
+fn diagnostics_equal_check_whatever_the_line_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut c, _) = Client::start(dir.path(), encoding("utf-16"), Value::Null);
+    let text = "# prod{br}cgpu:{br}  enabled: \"false\"{br}  policy: 9{br}  tag: v1.0.5{br}";
+    let mut compared = 0;
+    for (i, br) in ["\n", "\r\n", "\r"].iter().enumerate() {
+        let path = dir.path().join(format!("values-{i}.yaml"));
+        std::fs::write(&path, text.replace("{br}", br)).unwrap();
+        compared += assert_server_equals_check(&mut c, &path);
+    }
+    assert!(compared >= 9, "only {compared} findings compared");
     assert_eq!(c.finish(), 0);
 }
 

@@ -6,6 +6,7 @@ pub mod json;
 pub mod markdown;
 pub mod shell;
 
+use crate::rules::catalogue::RuleId;
 use std::sync::Arc;
 
 use semver::Version;
@@ -749,10 +750,10 @@ pub fn build_from(
     if list
         .diagnostics
         .iter()
-        .any(|d| d.rule == "rollout-incomplete")
+        .any(|d| d.rule == RuleId::RolloutIncomplete)
         && !unsafe_findings
             .iter()
-            .any(|d| d.rule == "rollout-incomplete")
+            .any(|d| d.rule == RuleId::RolloutIncomplete)
     {
         list.plan_notes.push(format!(
             "rollout-incomplete is explained by the NotReady node(s) {}: the run skips them and is not done until they show the target",
@@ -773,12 +774,12 @@ fn blockers(list: &Checklist, current: &Current, desired: &DesiredSide) -> Vec<D
     list.diagnostics
         .iter()
         .filter(|d| match d.rule {
-            "tag-too-old" if from_current(d) => {
+            RuleId::TagTooOld if from_current(d) => {
                 !desired.tag_given
                     || list.desired.version.as_ref().map(|t| &t.core)
                         == list.current.version.as_ref().map(|t| &t.core)
             }
-            "rollout-incomplete" => match current.status {
+            RuleId::RolloutIncomplete => match current.status {
                 Some((want, ready)) => want.saturating_sub(ready) > not_ready,
                 None => true,
             },

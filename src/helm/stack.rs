@@ -1,6 +1,7 @@
 //! `check --stack`: the rules over the values Helm computes from a stack of files, read the way
 //! the chosen Helm reads them (or both Helms, when none is chosen).
 
+use crate::rules::catalogue::RuleId;
 use std::collections::HashSet;
 
 use super::{Layers, Version};
@@ -38,7 +39,7 @@ pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
                 if versions.len() == 1 {
                     message.push_str(&format!(" ({} refuses these values)", v.name()));
                 }
-                ctx.report("yaml-syntax", &r.src, r.offset..r.offset, "", message);
+                ctx.report(RuleId::YamlSyntax, &r.src, r.offset..r.offset, "", message);
             }
             Ok(tree) => {
                 if tree.entry("cgpu").is_some() {
@@ -83,8 +84,8 @@ fn versions_differ(opts: &RuleOptions, layers: &Layers, a: Version, b: Version) 
         let parsed = yaml::parse(src);
         if let Some(second) = parsed.documents.iter().skip(1).find(|d| d.root.is_some()) {
             let at = second.root.as_ref().map_or(0, |r| r.span.start);
-            let d = ctx.report(
-                "helm-versions-differ",
+            ctx.report(
+                RuleId::HelmVersionsDiffer,
                 src,
                 at..at,
                 "",
@@ -94,8 +95,8 @@ fn versions_differ(opts: &RuleOptions, layers: &Layers, a: Version, b: Version) 
                     a.name(),
                     b.name()
                 ),
-            );
-            d.document = second.index;
+            )
+            .document(second.index);
         }
     }
     ctx.out

@@ -38,7 +38,7 @@ pub fn render(diags: &[Diagnostic], summary: Summary, cwd: Option<&Path>, quiet:
             col = s.column,
             end_line = e.line,
             end_col = e.column,
-            title = property(d.rule),
+            title = property(d.rule.name()),
             message = data(&message),
         ));
     }

@@ -56,7 +56,6 @@ fn severity(s: Severity) -> miette::Severity {
 }
 
 pub fn render_one(d: &Diagnostic, color: bool) -> String {
-    let start = d.start();
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
@@ -92,12 +91,8 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
         miette::Report::new(diag).with_source_code(Src(d.src.clone()))
     };
     let mut out = format!(
-        "{}:{}:{}: {}[{}] document {} {}\n",
-        d.file(),
-        start.line,
-        start.column,
-        d.severity.as_str(),
-        d.rule,
+        "{} document {} {}\n",
+        crate::output::locator(d),
         d.document,
         if d.path.is_empty() { "/" } else { &d.path }
     );

@@ -31,7 +31,7 @@ struct JsonReport<'a> {
 fn json_diagnostic(d: &Diagnostic) -> JsonDiagnostic<'_> {
     let (s, e) = (d.start(), d.end());
     JsonDiagnostic {
-        rule: d.rule,
+        rule: d.rule.name(),
         severity: d.severity,
         message: &d.message,
         help: &d.help,

@@ -8,6 +8,8 @@ pub mod sarif;
 
 use std::path::{Component, Path};
 
+use crate::diag::Diagnostic;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
@@ -19,6 +21,27 @@ pub enum Format {
     Github,
     /// JUnit XML, for GitLab and other CI test reports
     Junit,
+}
+
+/// Where a finding is and what it is: `file:line:column: severity[rule]`. The first line of a
+/// human report and every [`brief`] line start with it.
+pub fn locator(d: &Diagnostic) -> String {
+    let start = d.start();
+    format!(
+        "{}:{}:{}: {}[{}]",
+        d.file(),
+        start.line,
+        start.column,
+        d.severity.as_str(),
+        d.rule
+    )
+}
+
+/// One finding on one line, `file:line:column: severity[rule] message`: the form `set`,
+/// `generate` and `post-render` (its changes and its terminal summary) print findings in, so
+/// editors and CI logs link every one of them to its place.
+pub fn brief(d: &Diagnostic) -> String {
+    format!("{} {}", locator(d), d.message)
 }
 
 /// A finding's file as CI systems want it: relative to the working directory when it lies under

@@ -6,13 +6,14 @@
 //! Columns count Unicode characters, as in every other format, so the run says
 //! `"columnKind": "unicodeCodePoints"` (SARIF's default would be UTF-16 code units).
 
+use crate::rules::catalogue::RuleId;
 use std::path::Path;
 
 use serde_json::{Value, json};
 
 use crate::diag::{Diagnostic, Severity};
 use crate::output::ci_path;
-use crate::rules::catalogue::{self, RULES};
+use crate::rules::catalogue::RULES;
 use crate::yaml::LineCol;
 
 const SCHEMA: &str =
@@ -90,7 +91,7 @@ fn driver_rules() -> Vec<Value> {
 fn result(d: &Diagnostic, cwd: Option<&Path>) -> Value {
     let file = uri(&ci_path(d.file(), cwd));
     let mut r = json!({
-        "ruleId": d.rule,
+        "ruleId": d.rule.name(),
         "level": level(d.severity),
         "message": {"text": format!("{}\nhelp: {}", d.message, d.help)},
         "locations": [{
@@ -105,7 +106,7 @@ fn result(d: &Diagnostic, cwd: Option<&Path>) -> Value {
         }],
         "properties": {"document": d.document, "path": d.path},
     });
-    if let Some(i) = RULES.iter().position(|r| r.name == d.rule) {
+    if let Some(i) = RULES.iter().position(|r| r.id == d.rule) {
         r["ruleIndex"] = json!(i);
     }
     if !d.related.is_empty() {
@@ -139,9 +140,7 @@ fn result(d: &Diagnostic, cwd: Option<&Path>) -> Value {
                 None => changes.push((u, vec![replacement])),
             }
         }
-        let fix = catalogue::find(d.rule)
-            .and_then(|r| r.fix)
-            .unwrap_or("apply the replacement");
+        let fix = d.rule.info().fix.unwrap_or("apply the replacement");
         r["fixes"] = json!([{
             "description": {"text": fix},
             "artifactChanges": changes
@@ -168,7 +167,7 @@ pub fn render(diags: &[Diagnostic], cwd: Option<&Path>) -> String {
             // An input that could not be read (an `io-error` result) means the run did not do
             // its job: exit status 2.
             "invocations": [{
-                "executionSuccessful": !diags.iter().any(|d| d.rule == "io-error"),
+                "executionSuccessful": !diags.iter().any(|d| d.rule == RuleId::IoError),
             }],
             "results": diags.iter().map(|d| result(d, cwd)).collect::<Vec<_>>(),
         }],

@@ -24,6 +24,8 @@ impl Group {
 
 #[derive(Debug)]
 pub struct Rule {
+    pub id: RuleId,
+    /// The kebab-case name users write (`--select`, `# cgpu-lint: ignore[…]`, config).
     pub name: &'static str,
     pub severity: Severity,
     pub group: Group,
@@ -37,22 +39,43 @@ pub struct Rule {
     pub explanation: &'static str,
 }
 
-macro_rules! rule {
-    ($name:literal, $sev:ident, $group:ident, $summary:literal, fix: $fix:expr, help: $help:literal, $expl:literal) => {
-        Rule {
-            name: $name,
-            severity: Severity::$sev,
-            group: Group::$group,
-            summary: $summary,
-            fix: $fix,
-            help: $help,
-            explanation: $expl,
+/// Declares [`RuleId`] (one variant per rule, so a misspelt rule fails to compile) and
+/// [`RULES`] (the catalogue, in the enum's order) from one list.
+macro_rules! declare_rules {
+    ($($id:ident: ($name:literal, $sev:ident, $group:ident, $summary:literal, fix: $fix:expr, help: $help:literal, $expl:literal)),* $(,)?) => {
+        /// A rule, as the code names it. The kebab-case name users see is [`RuleId::name`].
+        /// A rule the catalogue does not have is not a `RuleId`, so a misspelt rule does not
+        /// compile:
+        ///
+        /// ```compile_fail
+        /// let _ = cgpu_lint::rules::catalogue::RuleId::TagToOld;
+        /// ```
+        ///
+        /// ```
+        /// assert_eq!(cgpu_lint::rules::catalogue::RuleId::TagTooOld.name(), "tag-too-old");
+        /// ```
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum RuleId {
+            $($id),*
         }
+
+        pub static RULES: &[Rule] = &[
+            $(Rule {
+                id: RuleId::$id,
+                name: $name,
+                severity: Severity::$sev,
+                group: Group::$group,
+                summary: $summary,
+                fix: $fix,
+                help: $help,
+                explanation: $expl,
+            }),*
+        ];
     };
 }
 
-pub static RULES: &[Rule] = &[
-    rule!("yaml-syntax", Error, Values,
+declare_rules! {
+    YamlSyntax: ("yaml-syntax", Error, Values,
         "the file does not parse as YAML (or is not UTF-8, nests too deep, or expands aliases past the budget)",
         fix: None,
         help: "fix the YAML at the position shown; Helm would refuse this file too",
@@ -60,7 +83,7 @@ pub static RULES: &[Rule] = &[
 `helm upgrade` before anything is rendered. cgpu-lint also refuses, as syntax errors, input that \
 is not UTF-8, collections nested deeper than 256 levels, and aliases whose expansion would create \
 more than 100,000 nodes (a \"billion laughs\" document)."),
-    rule!("helm-versions-differ", Warning, Values,
+    HelmVersionsDiffer: ("helm-versions-differ", Warning, Values,
         "a multi-document values file: Helm 3 reads only its first document, Helm 4 merges them all",
         fix: None,
         help: "keep one document per values file (or pin the Helm version with --helm 3|4 to check as that Helm reads it)",
@@ -68,35 +91,35 @@ more than 100,000 nodes (a \"billion laughs\" document)."),
 document (`pkg/cli/values/options.go`); Helm 4.2 splits the file on `---` lines and merges every \
 document (`pkg/chart/v2/loader.LoadValues`). The same file therefore installs different values \
 with the two versions; cgpu-lint checks it as both read it and reports this warning."),
-    rule!("duplicate-key", Error, Values,
+    DuplicateKey: ("duplicate-key", Error, Values,
         "a key appears twice in one mapping",
         fix: None,
         help: "delete one of the two entries; Helm silently keeps the last one",
         "go-yaml v2, which Helm uses, accepts a mapping with the same key twice and keeps the last \
 value; strict YAML parsers (and most editors' schema tools) reject the file. Either way the first \
 value is dead text that a reviewer may take for the real setting. The finding names both lines."),
-    rule!("cgpu-missing", Info, Values,
+    CgpuMissing: ("cgpu-missing", Info, Values,
         "no `cgpu` key: the file is not an ack-ai-installer values file and is skipped",
         fix: None,
         help: "add a `cgpu:` block, or ignore this file; with --require-cgpu this is an error",
         "A file without a top-level `cgpu` key (and without a cgpu-installer DaemonSet) is not \
 something cgpu-lint knows how to check, so it is skipped. Under `--require-cgpu` the finding is \
 an error, for repositories where every values file must configure cGPU."),
-    rule!("not-a-mapping", Error, Values,
+    NotAMapping: ("not-a-mapping", Error, Values,
         "`cgpu` (or `nodeSelector` where a map is needed) is not a mapping",
         fix: None,
         help: "`cgpu` must be a mapping of settings such as `policy: 1`",
         "The chart reads `.Values.cgpu.enabled`, `.Values.cgpu.policy` and so on. When `cgpu` is a \
 string, a list or null, the template fails to render (nil pointer evaluating ...) or, for null in \
 an override file, Helm deletes the chart's whole default block."),
-    rule!("unknown-key", Warning, Values,
+    UnknownKey: ("unknown-key", Warning, Values,
         "a key that the cgpu block does not have; names the closest known key",
         fix: Some("rename the key when exactly one known key is close and that key is not set already"),
         help: "the chart ignores unknown keys, so this setting has no effect",
         "The cgpu block has exactly these keys: enabled, image, tag, financeCloudImageTag, \
 imagePullPolicy, policy, nodeSelector, checkRegions. Helm passes any other key to the templates \
 unread, so a typo such as `polcy: 2` silently leaves the chart default policy (1) in force."),
-    rule!("yaml11-scalar", Warning, Values,
+    Yaml11Scalar: ("yaml11-scalar", Warning, Values,
         "a plain scalar that YAML 1.1 (Helm) and YAML 1.2 read differently (`yes`, `On`, `n`, `1_000`), or an integer with a leading zero",
         fix: Some("rewrite the scalar to the form Helm reads (`yes` → `true`, `01` → `1`)"),
         help: "write the value the way Helm reads it, so every tool agrees",
@@ -104,27 +127,27 @@ unread, so a typo such as `polcy: 2` silently leaves the chart default policy (1
 capitalised forms are booleans, `01` is octal, `1_000` is 1000. Editors, linters and most other \
 tools use YAML 1.2, where those are strings or decimal numbers. cgpu-lint types every value as \
 Helm does and warns where another reader would disagree."),
-    rule!("string-boolean", Error, Values,
+    StringBoolean: ("string-boolean", Error, Values,
         "`enabled` or `checkRegions` is a string such as \"false\"",
         fix: Some("unquote a true/false-like string to a boolean"),
         help: "write an unquoted boolean: true or false",
         "A Go template tests `{{ if .Values.cgpu.enabled }}` for truthiness, and any non-empty \
 string is true. A quoted \"false\" therefore ENABLES the installer. The value must be a real \
 boolean."),
-    rule!("wrong-type", Error, Values,
+    WrongType: ("wrong-type", Error, Values,
         "a value of the wrong type (the JSON Schema decides)",
         fix: None,
         help: "see `cgpu-lint schema` for the type of each key",
         "Each cgpu key has one type in the values schema (`cgpu-lint schema`). A value of another \
 type renders into the DaemonSet in a form the API server or the installer does not accept. Null \
 is also reported: in a values file it deletes the chart's default for that key."),
-    rule!("policy-not-integer", Error, Values,
+    PolicyNotInteger: ("policy-not-integer", Error, Values,
         "`policy` is a float or a non-numeric string",
         fix: Some("replace a documented policy name (fair-share, preemptive, weighted, fixed, soft, native) by its number"),
         help: "policy is a number: 0 fair share, 1 preemptive, 2 weight-based, 3 fixed, 4 soft, 5 native",
         "The chart renders `policy` into the installer's POLICY environment variable, which cGPU \
 reads as an integer 0–5. A float such as 1.5 or a name such as `preemptive` is not a policy."),
-    rule!("policy-whole-float", Warning, Values,
+    PolicyWholeFloat: ("policy-whole-float", Warning, Values,
         "`policy` is a whole number written as a float (`3.0`, `3.`, `3e0`)",
         fix: Some("rewrite it as the integer (`3.0` → `3`)"),
         help: "write the policy as an integer",
@@ -132,85 +155,85 @@ reads as an integer 0–5. A float such as 1.5 or a name such as `preemptive` is
 JSON and back), so `policy: 3.0` renders as POLICY \"3\" exactly like `policy: 3`: the chart works. \
 The float spelling still misleads a reader and fails a schema that asks for an integer, so \
 cgpu-lint warns and rewrites it. A fraction such as 1.5 is `policy-not-integer`."),
-    rule!("policy-out-of-range", Error, Values,
+    PolicyOutOfRange: ("policy-out-of-range", Error, Values,
         "`policy` is an integer outside 0–5",
         fix: None,
         help: "choose 0 fair share, 1 preemptive, 2 weight-based, 3 fixed, 4 soft or 5 native",
         "cGPU knows six scheduling policies, 0 to 5 (ACK: Configure a computing power allocation \
 policy for GPU sharing). There is no safe guess for any other number."),
-    rule!("policy-quoted", Info, Values,
+    PolicyQuoted: ("policy-quoted", Info, Values,
         "`policy: \"1\"`: a string holding a decimal integer",
         fix: Some("unquote it"),
         help: "write the policy as a number; the chart quotes it for the DaemonSet itself",
         "The documented form is an integer (`policy: 1`). A quoted decimal works, because the chart \
 renders the value into an environment variable, but it is not the documented form."),
-    rule!("policy-weight-hint", Info, Values,
+    PolicyWeightHint: ("policy-weight-hint", Info, Values,
         "policy 2 only acts through ALIYUN_COM_GPU_SCHD_WEIGHT > 1 on workloads",
         fix: None,
         help: "set ALIYUN_COM_GPU_SCHD_WEIGHT > 1 on the GPU-sharing workloads that should get more",
         "Weight-based preemptive scheduling (policy 2) is applied automatically only when \
 containers set the environment variable ALIYUN_COM_GPU_SCHD_WEIGHT to more than 1; without \
 weights it behaves like preemptive scheduling."),
-    rule!("disabled-with-settings", Info, Values,
+    DisabledWithSettings: ("disabled-with-settings", Info, Values,
         "`enabled: false` while other cgpu keys are set",
         fix: None,
         help: "the other settings take effect only when enabled is true",
         "With `enabled: false` the chart renders no installer, so the policy, tag and other keys \
 in the same block do nothing. That is fine for a staged change, but often a leftover."),
-    rule!("image-reference", Error, Values,
+    ImageReference: ("image-reference", Error, Values,
         "a registry host, `:tag` or `@digest` inside `image`",
         fix: Some("split `image` into the repository path and `tag` when `tag` is absent or `latest`"),
         help: "`image` is the repository path only (acs/cgpu-installer); the tag goes in `tag`",
         "The chart builds the image reference from the region's registry, `image` and `tag`. A \
 host or tag inside `image` produces a reference with two hosts or two tags, which no registry \
 serves."),
-    rule!("image-name", Warning, Values,
+    ImageName: ("image-name", Warning, Values,
         "`image` is not `acs/cgpu-installer` (a mirror?)",
         fix: None,
         help: "use acs/cgpu-installer unless you mirror the image on purpose",
         "ACK publishes the installer as acs/cgpu-installer in its regional registries. Another path \
 is usually a private mirror, which then has to be kept in step with ACK's releases."),
-    rule!("tag-invalid", Error, Values,
+    TagInvalid: ("tag-invalid", Error, Values,
         "a tag that is empty, `latest`, or not `v?MAJOR.MINOR.PATCH[-suffix]`",
         fix: None,
         help: "use a released tag such as v1.5.20-<sha>-aliyun",
         "cGPU tags look like v1.5.3-8d3fc1b-aliyun (standard) or v1.0.7-fin (finance cloud). \
 `latest`, an empty tag or another shape cannot be checked against the minimum version, and \
 `latest` changes under you."),
-    rule!("tag-too-old", Error, Values,
+    TagTooOld: ("tag-too-old", Error, Values,
         "the tag's version core is below 1.0.6: the policy setting is unsupported",
         fix: None,
         help: "upgrade to cGPU 1.5.10 or later (at least 1.0.6 for policies)",
         "Configurable scheduling policies need cGPU 1.0.6 or later (ACK docs). Only the version \
 core counts: one leading `v` is stripped and the suffix (-8d3fc1b-aliyun, -fin) is a build \
 flavour, not a SemVer pre-release, so v1.0.6-abc1234-aliyun IS 1.0.6 and passes."),
-    rule!("tag-known-deadlock", Warning, Values,
+    TagKnownDeadlock: ("tag-known-deadlock", Warning, Values,
         "the tag's version core is 1.5.7 or lower: known kernel-driver deadlock",
         fix: None,
         help: "upgrade to cGPU 1.5.10 or later",
         "The cGPU FAQ reports a kernel-driver deadlock (kernel panic) in cGPU 1.5.7 and earlier and \
 recommends 1.5.10 or later. This fires on the chart's documented default tag v1.5.3, on purpose. \
 financeCloudImageTag is checked only when --region names a finance region."),
-    rule!("tag-flavour", Warning, Values,
+    TagFlavour: ("tag-flavour", Warning, Values,
         "a `-fin` build in `tag`, or a non-`-fin` build in `financeCloudImageTag`",
         fix: None,
         help: "finance-cloud builds (-fin) belong in financeCloudImageTag, standard builds in tag",
         "The chart deploys financeCloudImageTag in finance-cloud regions and tag everywhere else. A \
 finance build in the wrong key is pulled where it was not built for. On the installer DaemonSet \
 the rule needs --region (or --nodes): a -fin image tag outside a finance region is reported."),
-    rule!("pull-policy", Error, Values,
+    PullPolicy: ("pull-policy", Error, Values,
         "imagePullPolicy is not exactly Always, IfNotPresent or Never",
         fix: Some("correct the case when it matches ignoring case"),
         help: "use Always, IfNotPresent or Never (case matters)",
         "Kubernetes accepts exactly Always, IfNotPresent and Never (supportedPullPolicies in the \
 core validation); `ifNotPresent` is rejected by the API server."),
-    rule!("node-selector-type", Error, Values,
+    NodeSelectorType: ("node-selector-type", Error, Values,
         "nodeSelector is not a map (a list of `k=v`, a string)",
         fix: Some("turn a list of `k=v` strings into a map"),
         help: "write nodeSelector as a map: `ack.node.gpu.schedule: cgpu`",
         "A Pod's nodeSelector is a map from label key to label value. A list or a string renders \
 into a DaemonSet the API server rejects."),
-    rule!("label-key", Error, Values,
+    LabelKey: ("label-key", Error, Values,
         "a nodeSelector key that breaks Kubernetes label-key syntax",
         fix: None,
         help: "a label key is [prefix/]name: prefix a lower-case DNS subdomain (≤ 253), name ≤ 63 characters of [A-Za-z0-9-_.] starting and ending alphanumeric",
@@ -218,20 +241,20 @@ into a DaemonSet the API server rejects."),
 validation): an optional prefix that is a lower-case DNS-1123 subdomain of at most 253 \
 characters, a `/`, and a name of at most 63 characters matching \
 ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]."),
-    rule!("label-value", Error, Values,
+    LabelValue: ("label-value", Error, Values,
         "a nodeSelector value that breaks label-value syntax",
         fix: None,
         help: "a label value is at most 63 characters of [A-Za-z0-9-_.], starting and ending alphanumeric, or empty",
         "Label values are at most 63 characters, may be empty, and otherwise match \
 ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]: no spaces, no slashes."),
-    rule!("label-value-type", Error, Values,
+    LabelValueType: ("label-value-type", Error, Values,
         "a nodeSelector value that is a bool, number or null instead of a string",
         fix: Some("quote it"),
         help: "quote the value so it stays a string",
         "nodeSelector is map[string]string. `dedicated: true` or `tier: 2` (and YAML 1.1 words such \
 as `no`) are not strings, and the API server rejects them (cannot unmarshal bool into ... of type \
 string)."),
-    rule!("schedule-label", Warning, Values,
+    ScheduleLabel: ("schedule-label", Warning, Values,
         "nodeSelector sets `ack.node.gpu.schedule` to anything but `cgpu`",
         fix: None,
         help: "the cgpu-installer runs on nodes labelled ack.node.gpu.schedule=cgpu",
@@ -239,7 +262,7 @@ string)."),
 Other values (core_mem, share, default, topology, mps) belong to other components; selecting \
 them keeps the installer off the nodes it is meant for."),
     // --- cgpu-installer DaemonSet ---
-    rule!("installer-namespace", Warning, Installer,
+    InstallerNamespace: ("installer-namespace", Warning, Installer,
         "the installer DaemonSet is in a namespace other than kube-system",
         fix: None,
         help: "deploy cgpu-installer in kube-system",
@@ -248,105 +271,105 @@ them keeps the installer off the nodes it is meant for."),
 system-node-critical expect them. A copy elsewhere is either a leftover or a second installer \
 fighting the first over the same nodes. A manifest without a namespace (a rendered stream, whose \
 namespace comes from `helm -n`) is not reported."),
-    rule!("installer-policy-missing", Warning, Installer,
+    InstallerPolicyMissing: ("installer-policy-missing", Warning, Installer,
         "no POLICY env on the installer container",
         fix: None,
         help: "add env POLICY with the cluster's policy as a quoted string, e.g. \"1\"",
         "The scheduling policy is the POLICY environment variable of the cgpu-installer \
 DaemonSet. Without it the installer's built-in default applies, which is not documented."),
-    rule!("installer-policy-unquoted", Error, Installer,
+    InstallerPolicyUnquoted: ("installer-policy-unquoted", Error, Installer,
         "POLICY `value: 1`: EnvVar.value must be a string",
         fix: Some("quote it"),
         help: "quote the value: value: \"1\"",
         "EnvVar.value is a string; the API server rejects a number with \"cannot unmarshal number \
 into Go struct field EnvVar...value of type string\" (kubernetes#82296)."),
-    rule!("installer-policy-invalid", Error, Installer,
+    InstallerPolicyInvalid: ("installer-policy-invalid", Error, Installer,
         "POLICY is not one of \"0\" … \"5\"",
         fix: Some("trim spaces or a leading zero when the number is then 0–5"),
         help: "POLICY must be \"0\", \"1\", \"2\", \"3\", \"4\" or \"5\"",
         "cGPU reads POLICY as one digit 0–5. Spaces, a leading zero or another number are not a \
 policy."),
-    rule!("installer-policy-duplicate", Error, Installer,
+    InstallerPolicyDuplicate: ("installer-policy-duplicate", Error, Installer,
         "POLICY is set twice",
         fix: None,
         help: "keep one POLICY entry",
         "With two POLICY entries the kubelet uses the last one; a reviewer reading the first is \
 misled, and a strategic-merge patch may update the wrong one."),
-    rule!("installer-policy-valuefrom", Warning, Installer,
+    InstallerPolicyValuefrom: ("installer-policy-valuefrom", Warning, Installer,
         "POLICY comes from valueFrom and cannot be checked",
         fix: None,
         help: "set POLICY with value: so it can be reviewed",
         "A POLICY read from a ConfigMap or Secret cannot be checked statically, and changing that \
 object changes the policy without a rollout of the installer."),
-    rule!("installer-image-tag", Error, Installer,
+    InstallerImageTag: ("installer-image-tag", Error, Installer,
         "the installer image has no tag, or `latest`",
         fix: None,
         help: "pin the image to a released cGPU tag",
         "Without a tag the image is `latest`: the cGPU version (and whether policies are supported) \
 cannot be known, and it changes under the nodes. The tag rules of the values block apply to the \
 image tag as well."),
-    rule!("registry-public-endpoint", Warning, Installer,
+    RegistryPublicEndpoint: ("registry-public-endpoint", Warning, Installer,
         "the image is pulled from a public registry endpoint instead of the `-vpc` one",
         fix: Some("switch to the -vpc host of the same region"),
         help: "use registry-vpc.<region>.aliyuncs.com inside the cluster's VPC",
         "ACK system images are pulled from registry-vpc.<region>.aliyuncs.com (or \
 registry-<region>-vpc.ack.aliyuncs.com) inside the region's VPC; the public endpoint costs \
 internet traffic and fails on nodes without public access."),
-    rule!("registry-host", Warning, Installer,
+    RegistryHost: ("registry-host", Warning, Installer,
         "the image host is neither ACK registry form (a mirror?)",
         fix: None,
         help: "use registry-vpc.<region>.aliyuncs.com unless you mirror on purpose",
         "The installer image normally comes from registry-vpc.<region>.aliyuncs.com or \
 registry-<region>-vpc.ack.aliyuncs.com."),
-    rule!("region-invalid", Error, Installer,
+    RegionInvalid: ("region-invalid", Error, Installer,
         "the region in the registry host is not a region id",
         fix: None,
         help: "a region id looks like cn-hangzhou or ap-southeast-1",
         "Region ids are lower-case words joined by hyphens (cn-hangzhou, ap-southeast-1, \
 cn-shanghai-finance-1). An underscore or upper case means the host does not exist."),
-    rule!("region-unknown", Warning, Installer,
+    RegionUnknown: ("region-unknown", Warning, Installer,
         "a well-formed region id that is not in the known list",
         fix: None,
         help: "check the region id; the known list may be stale",
         "cgpu-lint knows the Alibaba Cloud region ids of its release. Lists go stale, so an unknown \
 but well-formed id is only a warning."),
-    rule!("region-mismatch", Error, Installer,
+    RegionMismatch: ("region-mismatch", Error, Installer,
         "the image's region differs from --region or from the nodes' region",
         fix: Some("rewrite the region when the target region is known"),
         help: "pull from the registry of the cluster's own region",
         "A -vpc registry endpoint is reachable only from its own region's VPC, so an image from \
 another region fails to pull on every node."),
-    rule!("installer-selector", Warning, Installer,
+    InstallerSelector: ("installer-selector", Warning, Installer,
         "the installer's nodeSelector has neither ack.node.gpu.schedule: cgpu nor legacy cgpu: \"true\"",
         fix: None,
         help: "select ack.node.gpu.schedule: cgpu",
         "The installer must run exactly on the GPU-sharing nodes: those labelled \
 ack.node.gpu.schedule=cgpu (or, on old dedicated clusters, cgpu=true)."),
-    rule!("workload-env-on-installer", Warning, Installer,
+    WorkloadEnvOnInstaller: ("workload-env-on-installer", Warning, Installer,
         "ALIYUN_COM_GPU_* or CGPU_DISABLE set on the installer, where they do nothing",
         fix: None,
         help: "set these variables on the GPU workloads instead",
         "ALIYUN_COM_GPU_MEM_*, ALIYUN_COM_GPU_SCHD_WEIGHT, CGPU_DISABLE and friends are read by \
 cGPU inside workload containers. On the installer they have no effect."),
-    rule!("cluster-policy-mismatch", Error, Installer,
+    ClusterPolicyMismatch: ("cluster-policy-mismatch", Error, Installer,
         "cgpu-installer and cgpu-core-installer (or inputs given as one cluster) use different policies",
         fix: None,
         help: "set one policy for every GPU-sharing installer of the cluster",
         "All GPU-sharing nodes of a cluster must use the same policy (ACK docs). The cgpu and \
 core_mem installers, and every file given with --same-cluster, must agree."),
-    rule!("rollout-incomplete", Info, Installer,
+    RolloutIncomplete: ("rollout-incomplete", Info, Installer,
         "live status: numberReady differs from desiredNumberScheduled",
         fix: None,
         help: "wait for the rollout, or look at the installer pods that are not ready",
         "A live DaemonSet whose ready count is below the desired count has nodes where the \
 installer has not (yet) run; a policy change there is not in effect."),
-    rule!("priority-class", Info, Installer,
+    PriorityClass: ("priority-class", Info, Installer,
         "no priorityClassName: system-node-critical",
         fix: None,
         help: "set priorityClassName: system-node-critical",
         "ACK recommends system-node-critical for the GPU-sharing DaemonSets so that they are not \
 evicted under resource pressure."),
-    rule!("policy-drift", Info, Installer,
+    PolicyDrift: ("policy-drift", Info, Installer,
         "managedFields show POLICY last written by kubectl edit, not by Helm",
         fix: None,
         help: "put the policy into the Helm values so the next upgrade does not undo it",
@@ -354,7 +377,7 @@ evicted under resource pressure."),
 the next `helm upgrade` sets POLICY back to the values' policy, which is a policy change that \
 needs node reboots."),
     // --- the tool itself ---
-    rule!("unused-ignore", Info, Tool,
+    UnusedIgnore: ("unused-ignore", Info, Tool,
         "a `# cgpu-lint: ignore[...]` comment that suppresses nothing",
         fix: None,
         help: "delete the comment, or correct the rule names in it",
@@ -363,7 +386,7 @@ start on its own line or on the line below. When none of the named rules reports
 was fixed, the rule name is misspelt, or the comment drifted away from its line), the comment only \
 hides future findings by accident, so it is reported. Rule names that are not in the catalogue are \
 named in the message."),
-    rule!("io-error", Error, Tool,
+    IoError: ("io-error", Error, Tool,
         "an input that could not be read: missing, unreadable, a directory where a file is needed, or over --max-file-size",
         fix: None,
         help: "check the path and its permissions, or raise --max-file-size",
@@ -374,31 +397,49 @@ GitHub annotation), so that a CI report never looks clean when a file was not ch
 finding is reported even under --select/--ignore and inline suppressions, which cannot apply to \
 a file that was not read."),
     // --- nodes ---
-    rule!("virtual-node-cgpu", Warning, Nodes,
+    VirtualNodeCgpu: ("virtual-node-cgpu", Warning, Nodes,
         "a cgpu or core_mem label on a virtual (non-ECS) node",
         fix: None,
         help: "remove the label: memory isolation works only on ECS nodes",
         "ACK: memory isolation only works on ECS nodes; do not label virtual nodes with cgpu or \
 core_mem. The installer cannot run there."),
-    rule!("legacy-cgpu-label", Warning, Nodes,
+    LegacyCgpuLabel: ("legacy-cgpu-label", Warning, Nodes,
         "a node with legacy cgpu=true but no ack.node.gpu.schedule",
         fix: None,
         help: "label the node ack.node.gpu.schedule=cgpu",
         "cgpu=true is the old dedicated-cluster label; ACK Pro selects ack.node.gpu.schedule=cgpu. \
 Such a node may still run cGPU and must use the cluster's policy."),
-    rule!("driver-incompatible", Error, Nodes,
+    DriverIncompatible: ("driver-incompatible", Error, Nodes,
         "the cGPU version cannot run the node's NVIDIA driver",
         fix: None,
         help: "upgrade cGPU (1.5.3 or later supports drivers up to 575) or pin an older driver",
         "cGPU FAQ compatibility: 1.5.3–1.5.20 support drivers 460–575; 1.0.5–1.5.2 support 460, 470 \
 ≤ 470.161.03, 510 ≤ 510.108.03, 515 ≤ 515.86.01, 525 ≤ 525.89.03; 0.8.13–1.0.3 support 460 and \
 470 ≤ 470.161.03."),
-];
+}
 
 impl Rule {
     /// Where the rule's facts come from (see [`crate::rules::sources`]).
     pub fn sources(&self) -> &'static [crate::rules::sources::Source] {
-        crate::rules::sources::of(self.name)
+        crate::rules::sources::of(self.id)
+    }
+}
+
+impl RuleId {
+    /// The rule's catalogue entry.
+    pub fn info(self) -> &'static Rule {
+        &RULES[self as usize]
+    }
+
+    /// The kebab-case name users see and write.
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+}
+
+impl std::fmt::Display for RuleId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -425,6 +466,15 @@ pub fn markdown_table() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rules_are_in_the_order_of_their_ids() {
+        for (i, r) in RULES.iter().enumerate() {
+            assert_eq!(r.id as usize, i, "{}", r.name);
+            assert_eq!(r.id.info().name, r.name);
+        }
+        assert_eq!(RuleId::TagTooOld.name(), "tag-too-old");
+    }
 
     #[test]
     fn names_are_unique_and_kebab_case() {

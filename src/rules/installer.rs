@@ -2,6 +2,7 @@
 //! live `kubectl get -o yaml` object, an item of a `kind: List`, or a document of a rendered
 //! stream. Findings point into the document with JSON pointers (`/items/0/spec/...` in a List).
 
+use crate::rules::catalogue::RuleId;
 use std::collections::BTreeSet;
 
 use crate::cgpu::{
@@ -71,7 +72,7 @@ fn namespace(ctx: &mut Ctx, inst: &Installer) {
         && let Some(node) = inst.obj.node.pointer("/metadata/namespace")
     {
         ctx.at(
-            "installer-namespace",
+            RuleId::InstallerNamespace,
             node,
             format!("{}/metadata/namespace", inst.obj.pointer),
             format!(
@@ -149,14 +150,14 @@ fn policy_env(ctx: &mut Ctx, inst: &Installer) {
             ),
             _ => cgpu::policy_missing_message(inst.name()),
         };
-        ctx.at("installer-policy-missing", node, path, message);
+        ctx.at(RuleId::InstallerPolicyMissing, node, path, message);
         return;
     }
     for (i, e) in envs.iter().enumerate() {
         if i > 0 {
             let node = e.entry.get("name").unwrap_or(e.entry);
             ctx.at(
-                "installer-policy-duplicate",
+                RuleId::InstallerPolicyDuplicate,
                 node,
                 e.entry_pointer.clone(),
                 format!(
@@ -164,13 +165,13 @@ fn policy_env(ctx: &mut Ctx, inst: &Installer) {
                     envs.len(),
                     inst.name()
                 ),
-            );
-            ctx.relate_last(envs[0].entry.span.clone(), "first POLICY here");
+            )
+            .related(envs[0].entry.span.clone(), "first POLICY here");
         }
         if e.value_from {
             let node = e.entry.get("valueFrom").unwrap_or(e.entry);
             ctx.at(
-                "installer-policy-valuefrom",
+                RuleId::InstallerPolicyValuefrom,
                 node,
                 child(&e.entry_pointer, "valueFrom"),
                 "POLICY comes from valueFrom: the policy cannot be checked here",
@@ -180,7 +181,7 @@ fn policy_env(ctx: &mut Ctx, inst: &Installer) {
         let Some(v) = e.value else {
             let node = e.entry.get("name").unwrap_or(e.entry);
             ctx.at(
-                "installer-policy-invalid",
+                RuleId::InstallerPolicyInvalid,
                 node,
                 e.entry_pointer.clone(),
                 "POLICY has no value",
@@ -219,21 +220,22 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
             if s.len() == 1 && matches!(s.as_bytes()[0], b'0'..=b'5') {
                 return;
             }
-            ctx.at(
-                "installer-policy-invalid",
+            let finding = ctx.at(
+                RuleId::InstallerPolicyInvalid,
                 v,
                 path.to_string(),
                 format!("POLICY {} is not one of \"0\" … \"5\"", v.raw()),
             );
             if let Some(n) = normalised_policy(s) {
-                ctx.out.last_mut().expect("finding").help = format!("write \"{n}\"");
-                ctx.fix_last(v, vec![replace(v, quoted_policy(n, v.style))]);
+                finding
+                    .help(format!("write \"{n}\""))
+                    .fix(v, vec![replace(v, quoted_policy(n, v.style))]);
             }
         }
         Value::Scalar(Scalar::Null) => {
             // `value:` with nothing (or `~`): the API server takes it as an empty string.
             ctx.at(
-                "installer-policy-invalid",
+                RuleId::InstallerPolicyInvalid,
                 v,
                 path.to_string(),
                 "POLICY has no value (the installer gets an empty string), not one of \"0\" … \"5\""
@@ -242,8 +244,8 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
         }
         Value::Scalar(sc) => {
             let raw = v.raw();
-            ctx.at(
-                "installer-policy-unquoted",
+            let finding = ctx.at(
+                RuleId::InstallerPolicyUnquoted,
                 v,
                 path.to_string(),
                 format!(
@@ -257,12 +259,13 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
             };
             match n {
                 Some(n) => {
-                    ctx.out.last_mut().expect("finding").help = format!("write value: \"{n}\"");
-                    ctx.fix_last(v, vec![replace(v, quoted_policy(n, Style::DoubleQuoted))]);
+                    finding
+                        .help(format!("write value: \"{n}\""))
+                        .fix(v, vec![replace(v, quoted_policy(n, Style::DoubleQuoted))]);
                 }
                 None => {
                     ctx.at(
-                        "installer-policy-invalid",
+                        RuleId::InstallerPolicyInvalid,
                         v,
                         path.to_string(),
                         format!("POLICY {raw} is not one of \"0\" … \"5\""),
@@ -272,7 +275,7 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
         }
         _ => {
             ctx.at(
-                "installer-policy-invalid",
+                RuleId::InstallerPolicyInvalid,
                 v,
                 path.to_string(),
                 format!("POLICY is a {}, not a string \"0\" … \"5\"", v.type_name()),
@@ -292,18 +295,18 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
             // domain.md D08: a digest pins the image, but which cGPU version it holds cannot be
             // read from it: a warning, not the error of a missing tag.
             ctx.at(
-                "installer-image-tag",
+                RuleId::InstallerImageTag,
                 v,
                 path.clone(),
                 format!(
                     "image `{s}` is pinned by digest only: the cGPU version (and whether it supports policies) cannot be checked"
                 ),
-            );
-            ctx.set_last_severity(crate::diag::Severity::Warning);
+            )
+            .severity(crate::diag::Severity::Warning);
         }
         None => {
             ctx.at(
-                "installer-image-tag",
+                RuleId::InstallerImageTag,
                 v,
                 path.clone(),
                 format!("image `{s}` has no tag: it is `latest`, an unknown cGPU version"),
@@ -324,7 +327,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
     }
     let Some(host) = r.host else {
         ctx.at(
-            "registry-host",
+            RuleId::RegistryHost,
             v,
             path,
             format!("image `{s}` names no registry host (Docker Hub?), not an ACK registry"),
@@ -333,7 +336,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
     };
     let Some(h) = parse_registry_host(host) else {
         ctx.at(
-            "registry-host",
+            RuleId::RegistryHost,
             v,
             path,
             format!("registry host `{host}` is neither registry-vpc.<region>.aliyuncs.com nor registry-<region>-vpc.ack.aliyuncs.com (a mirror?)"),
@@ -343,7 +346,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
     let well_formed = region_well_formed(h.region);
     if !well_formed {
         ctx.at(
-            "region-invalid",
+            RuleId::RegionInvalid,
             v,
             path.clone(),
             format!(
@@ -353,7 +356,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
         );
     } else if !region_known(h.region) {
         ctx.at(
-            "region-unknown",
+            RuleId::RegionUnknown,
             v,
             path.clone(),
             format!(
@@ -371,8 +374,8 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
     // rewrite, so applying either gives the right host.
     let combined = rewrite_image(s, true, target.as_deref());
     if !h.vpc {
-        ctx.at(
-            "registry-public-endpoint",
+        let finding = ctx.at(
+            RuleId::RegistryPublicEndpoint,
             v,
             path.clone(),
             format!(
@@ -381,8 +384,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
             ),
         );
         if let Some(new) = &combined {
-            ctx.out.last_mut().expect("finding").help = format!("use `{new}`");
-            ctx.fix_last(
+            finding.help(format!("use `{new}`")).fix(
                 v,
                 vec![replace(v, crate::rules::render_string(new, v.style))],
             );
@@ -391,8 +393,8 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
     if let Some(t) = &ctx.opts.region
         && t != h.region
     {
-        ctx.at(
-            "region-mismatch",
+        let finding = ctx.at(
+            RuleId::RegionMismatch,
             v,
             path.clone(),
             format!(
@@ -403,8 +405,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
         if let Some(new) = &combined
             && target.is_some()
         {
-            ctx.out.last_mut().expect("finding").help = format!("use `{new}`");
-            ctx.fix_last(
+            finding.help(format!("use `{new}`")).fix(
                 v,
                 vec![replace(v, crate::rules::render_string(new, v.style))],
             );
@@ -423,7 +424,7 @@ fn selector(ctx: &mut Ctx, inst: &Installer) {
             // The core installer is meant for core_mem nodes: `schedule-label` is about cgpu.
             let mut i = before;
             while i < ctx.out.len() {
-                if ctx.out[i].rule == "schedule-label" {
+                if ctx.out[i].rule == RuleId::ScheduleLabel {
                     ctx.out.remove(i);
                 } else {
                     i += 1;
@@ -435,7 +436,7 @@ fn selector(ctx: &mut Ctx, inst: &Installer) {
     if cgpu::product_of(inst.name(), &pairs).is_none() {
         let node = sel.unwrap_or_else(|| name_node(&inst.obj));
         ctx.at(
-            "installer-selector",
+            RuleId::InstallerSelector,
             node,
             path,
             format!(
@@ -461,7 +462,7 @@ fn workload_env(ctx: &mut Ctx, inst: &Installer) {
             };
             if name.starts_with("ALIYUN_COM_GPU_") || name == "CGPU_DISABLE" {
                 ctx.at(
-                    "workload-env-on-installer",
+                    RuleId::WorkloadEnvOnInstaller,
                     name_node,
                     format!("{cp}/env/{i}/name"),
                     format!(
@@ -480,7 +481,7 @@ fn priority_class(ctx: &mut Ctx, inst: &Installer) {
         Some(v) if v.as_str() == Some("system-node-critical") => {}
         Some(v) => {
             ctx.at(
-                "priority-class",
+                RuleId::PriorityClass,
                 v,
                 path,
                 format!(
@@ -491,7 +492,7 @@ fn priority_class(ctx: &mut Ctx, inst: &Installer) {
         }
         None => {
             ctx.at(
-                "priority-class",
+                RuleId::PriorityClass,
                 name_node(&inst.obj),
                 path,
                 format!(
@@ -525,7 +526,7 @@ fn rollout(ctx: &mut Ctx, inst: &Installer) {
     };
     if ready != desired {
         ctx.at(
-            "rollout-incomplete",
+            RuleId::RolloutIncomplete,
             ready_node,
             format!("{}/status/numberReady", inst.obj.pointer),
             format!("{ready} of {desired} {} pods are ready", inst.name()),
@@ -574,7 +575,7 @@ fn drift(ctx: &mut Ctx, inst: &Installer) {
     for (i, manager) in writers {
         let node = mf[i].get("manager").expect("filtered on manager");
         ctx.at(
-            "policy-drift",
+            RuleId::PolicyDrift,
             node,
             format!("{}/metadata/managedFields/{i}/manager", inst.obj.pointer),
             format!("POLICY was last written by `{manager}`, not by Helm: the next helm upgrade sets it back"),

@@ -13,6 +13,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::diag::{Diagnostic, Edit, Related, Severity};
+use crate::rules::catalogue::RuleId;
 use crate::yaml::{Node, Source, Style};
 
 /// Settings the rules read.
@@ -61,19 +62,20 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Report `rule` at `span` of `src`. The severity and default help come from the catalogue.
+    /// Report `rule` at `span` of `src`. The severity and default help come from the catalogue;
+    /// the returned [`Finding`] adds to it (help, fix, related places, severity).
     pub fn report(
         &mut self,
-        rule: &'static str,
+        rule: RuleId,
         src: &Arc<Source>,
         span: Range<usize>,
         path: impl Into<String>,
         message: impl Into<String>,
-    ) -> &mut Diagnostic {
-        let info =
-            catalogue::find(rule).unwrap_or_else(|| panic!("rule {rule} is not in the catalogue"));
+    ) -> Finding<'_> {
+        let info = rule.info();
+        let index = self.out.len();
         self.out.push(Diagnostic {
-            rule: info.name,
+            rule,
             severity: info.severity,
             message: message.into(),
             help: info.help.to_string(),
@@ -85,62 +87,112 @@ impl<'a> Ctx<'a> {
             related: Vec::new(),
             fix_note: None,
         });
-        self.out.last_mut().expect("just pushed")
+        Finding {
+            diagnostic: &mut self.out[index],
+            alias_uses: self.alias_uses,
+        }
     }
 
     /// Report at a node.
     pub fn at(
         &mut self,
-        rule: &'static str,
+        rule: RuleId,
         node: &Node,
         path: impl Into<String>,
         message: impl Into<String>,
-    ) -> &mut Diagnostic {
+    ) -> Finding<'_> {
         let src = node.src.clone();
         self.report(rule, &src, node.span.clone(), path, message)
     }
 
-    /// May the text of `node` be edited? Not when it comes through an alias whose anchor is
-    /// also used elsewhere: the edit would change those places too.
+    /// May the text of `node` be edited? See [`editable`].
     pub fn editable(&self, node: &Node) -> Result<(), String> {
-        // An implicit null (`key:` with nothing after it) has an empty span, and the parser
-        // places it next to the key rather than after the colon: replacing "it" would splice
-        // text into the key (found by fuzzing: tests/fuzz-regressions/).
-        if node.span.is_empty() {
-            return Err("not fixed automatically: the value is empty".into());
-        }
-        match node.via_alias {
-            Some(id) if self.alias_uses.get(&id).copied().unwrap_or(0) > 1 => Err(
-                "not fixed automatically: the value comes from an anchor that other places use too"
-                    .into(),
-            ),
-            _ => Ok(()),
-        }
+        editable(self.alias_uses, node)
+    }
+}
+
+/// May the text of `node` be edited? Not when it comes through an alias whose anchor is also
+/// used elsewhere: the edit would change those places too.
+fn editable(alias_uses: &HashMap<usize, usize>, node: &Node) -> Result<(), String> {
+    // An implicit null (`key:` with nothing after it) has an empty span, and the parser places
+    // it next to the key rather than after the colon: replacing "it" would splice text into the
+    // key (found by fuzzing: tests/fuzz-regressions/).
+    if node.span.is_empty() {
+        return Err("not fixed automatically: the value is empty".into());
+    }
+    match node.via_alias {
+        Some(id) if alias_uses.get(&id).copied().unwrap_or(0) > 1 => Err(
+            "not fixed automatically: the value comes from an anchor that other places use too"
+                .into(),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// A finding just reported, to be completed by the rule that reported it (ruff's
+/// `DiagnosticGuard`): every method returns the finding, so calls chain.
+pub struct Finding<'c> {
+    diagnostic: &'c mut Diagnostic,
+    alias_uses: &'c HashMap<usize, usize>,
+}
+
+impl Finding<'_> {
+    /// Replace the catalogue's default help line.
+    pub fn help(self, help: impl Into<String>) -> Self {
+        self.diagnostic.help = help.into();
+        self
     }
 
-    /// Attach `edits` to the last finding if `node` may be edited, else record why not.
-    pub fn fix_last(&mut self, node: &Node, edits: Vec<Edit>) {
-        let verdict = self.editable(node);
-        let d = self.out.last_mut().expect("a finding to fix");
-        match verdict {
-            Ok(()) => d.edits = edits,
-            Err(why) => d.fix_note = Some(why),
-        }
+    /// Replace the message.
+    pub fn message(self, message: impl Into<String>) -> Self {
+        self.diagnostic.message = message.into();
+        self
     }
 
-    pub fn relate_last(&mut self, span: Range<usize>, message: impl Into<String>) {
-        let d = self.out.last_mut().expect("a finding");
-        d.related.push(Related {
+    /// Offer `edits` as the fix if `node` (the text they replace) may be edited, else record
+    /// why the fix is not offered.
+    pub fn fix(self, node: &Node, edits: Vec<Edit>) -> Self {
+        match editable(self.alias_uses, node) {
+            Ok(()) => self.diagnostic.edits = edits,
+            Err(why) => self.diagnostic.fix_note = Some(why),
+        }
+        self
+    }
+
+    /// Offer `edits` as the fix; the rule has checked that their target may be edited (a key,
+    /// which [`Ctx::editable`] does not cover).
+    pub fn edits(self, edits: Vec<Edit>) -> Self {
+        self.diagnostic.edits = edits;
+        self
+    }
+
+    /// Record why no fix is offered.
+    pub fn fix_note(self, why: impl Into<String>) -> Self {
+        self.diagnostic.fix_note = Some(why.into());
+        self
+    }
+
+    /// Point at a second place (in the same file) that the message refers to.
+    pub fn related(self, span: Range<usize>, message: impl Into<String>) -> Self {
+        self.diagnostic.related.push(Related {
             span,
             message: message.into(),
         });
+        self
     }
 
-    /// Downgrade or upgrade the last finding's severity (cgpu-missing under --require-cgpu).
-    pub fn set_last_severity(&mut self, severity: Severity) {
-        if let Some(d) = self.out.last_mut() {
-            d.severity = severity;
-        }
+    /// The 1-based document of the file the finding points into, when it is not the document
+    /// being checked (a later document of a multi-document values file).
+    pub fn document(self, document: usize) -> Self {
+        self.diagnostic.document = document;
+        self
+    }
+
+    /// Override the catalogue's severity (cgpu-missing under --require-cgpu, a digest-only
+    /// image as a warning).
+    pub fn severity(self, severity: Severity) -> Self {
+        self.diagnostic.severity = severity;
+        self
     }
 }
 
@@ -155,7 +207,7 @@ pub fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &crate::yaml::Document)
             crate::yaml::tree::escape_pointer(&d.key)
         );
         ctx.report(
-            "duplicate-key",
+            RuleId::DuplicateKey,
             src,
             d.second.clone(),
             path,
@@ -163,8 +215,8 @@ pub fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &crate::yaml::Document)
                 "key `{}` appears twice in this mapping (lines {first} and {second}); Helm keeps the last one (line {second})",
                 d.key
             ),
-        );
-        ctx.relate_last(
+        )
+        .related(
             d.first.clone(),
             format!("first `{}` here (ignored by Helm)", d.key),
         );

@@ -1,6 +1,7 @@
 //! Nodes (`kubectl get nodes -o yaml|json`): a typed view of a Node object and the node rules
 //! (virtual-node-cgpu, legacy-cgpu-label, driver-incompatible).
 
+use crate::rules::catalogue::RuleId;
 use semver::Version;
 
 use crate::cgpu::driver_supported;
@@ -212,7 +213,7 @@ pub fn check(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
         };
         let label = node.label_node(key).expect("label present");
         ctx.at(
-            "virtual-node-cgpu",
+            RuleId::VirtualNodeCgpu,
             label,
             node.label_pointer(key),
             format!(
@@ -240,7 +241,7 @@ pub fn check(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
             ),
         };
         ctx.at(
-            "legacy-cgpu-label",
+            RuleId::LegacyCgpuLabel,
             label,
             node.label_pointer(LEGACY_LABEL),
             message,
@@ -252,7 +253,7 @@ pub fn check(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
         && driver_supported(cgpu, &driver) == Some(false)
     {
         ctx.at(
-            "driver-incompatible",
+            RuleId::DriverIncompatible,
             label,
             node.label_pointer(DRIVER_LABEL),
             format!(

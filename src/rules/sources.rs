@@ -5,6 +5,8 @@
 //! or tool concerned; a source without a public address (the ack-ai-installer chart is not
 //! published) has `url: None` and says so.
 
+use crate::rules::catalogue::RuleId;
+
 /// One source of a rule's facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Source {
@@ -84,10 +86,6 @@ const K8S_ENVVAR_ISSUE: Source = src(
     "kubernetes/kubernetes#82296: an unquoted number in env value is rejected",
     "https://github.com/kubernetes/kubernetes/issues/82296",
 );
-const K8S_DAEMONSET: Source = src(
-    "Kubernetes: DaemonSet (taints and tolerations added to every DaemonSet pod)",
-    "https://kubernetes.io/docs/concepts/workloads/controllers/daemonset/",
-);
 const K8S_DAEMONSET_STATUS: Source = src(
     "Kubernetes API: DaemonSet v1, DaemonSetStatus",
     "https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/daemon-set-v1/#DaemonSetStatus",
@@ -152,56 +150,55 @@ const RUFF_IO_ERROR: Source = src(
 );
 
 /// The sources of one rule (empty for a name the catalogue does not have).
-pub fn of(rule: &str) -> &'static [Source] {
+/// The sources of one rule. The match names every rule: a new rule without sources does not
+/// compile.
+pub fn of(rule: RuleId) -> &'static [Source] {
     match rule {
-        "yaml-syntax" => &[HELM_READ_VALUES, YAML_SPEC],
-        "duplicate-key" => &[YAML_SPEC, GO_YAML_RESOLVE],
-        "cgpu-missing" => &[CHART_VALUES, HELM_VALUES],
-        "not-a-mapping" => &[CHART_VALUES, HELM_VALUES],
-        "unknown-key" => &[CHART_VALUES, HELM_VALUES],
-        "yaml11-scalar" => &[GO_YAML_RESOLVE, YAML11_BOOL, YAML11_INT],
-        "string-boolean" => &[GO_TEMPLATE, CHART_VALUES],
-        "wrong-type" => &[CHART_VALUES, JSON_SCHEMA],
-        "policy-not-integer" | "policy-out-of-range" | "policy-quoted" => &[ACK_POLICY],
-        "policy-whole-float" => &[ACK_POLICY, SIGS_YAML],
-        "helm-versions-differ" => &[HELM3_VALUES_OPTIONS, HELM4_LOAD_VALUES],
-        "policy-weight-hint" => &[ACK_POLICY],
-        "disabled-with-settings" => &[GO_TEMPLATE, CHART_VALUES],
-        "image-reference" => &[K8S_IMAGES, ACK_POLICY],
-        "image-name" => &[ACK_POLICY, CHART_VALUES],
-        "tag-invalid" => &[ACK_CGPU_FAQ, SEMVER],
-        "tag-too-old" => &[ACK_POLICY],
-        "tag-known-deadlock" => &[ACK_CGPU_FAQ, EGS_DOCKER],
-        "tag-flavour" => &[CHART_VALUES, ACK_CGPU_FAQ],
-        "pull-policy" => &[K8S_IMAGES],
-        "node-selector-type" => &[K8S_NODE_SELECTOR],
-        "label-key" | "label-value" => &[K8S_LABELS, K8S_VALIDATION],
-        "label-value-type" => &[K8S_LABELS, GO_YAML_RESOLVE],
-        "schedule-label" => &[ACK_LABELS],
-        "installer-namespace" => &[ACK_POLICY],
-        "installer-policy-missing" => &[ACK_POLICY, CHART_VALUES],
-        "installer-policy-unquoted" => &[K8S_ENVVAR, K8S_ENVVAR_ISSUE],
-        "installer-policy-invalid" => &[ACK_POLICY],
-        "installer-policy-duplicate" => &[K8S_ENVVAR, ACK_POLICY],
-        "installer-policy-valuefrom" => &[K8S_ENVVAR],
-        "installer-image-tag" => &[K8S_IMAGES, ACK_POLICY],
-        "registry-public-endpoint" | "registry-host" => &[ACK_POLICY],
-        "region-invalid" | "region-unknown" => &[ALICLOUD_REGIONS],
-        "region-mismatch" => &[ACK_POLICY, ALICLOUD_REGIONS],
-        "installer-selector" => &[ACK_LABELS, ACK_CGPU_FAQ],
-        "workload-env-on-installer" => &[EGS_ENV, ACK_POLICY],
-        "cluster-policy-mismatch" => &[ACK_POLICY],
-        "rollout-incomplete" => &[K8S_DAEMONSET_STATUS],
-        "priority-class" => &[ACK_SHARED_GPU],
-        "policy-drift" => &[K8S_FIELD_MANAGEMENT, ACK_POLICY],
-        "unused-ignore" => &[RUFF_UNUSED_NOQA],
-        "io-error" => &[RUFF_IO_ERROR],
-        "virtual-node-cgpu" => &[ACK_SHARED_GPU],
-        "legacy-cgpu-label" => &[ACK_LABELS, ACK_CGPU_FAQ],
-        "driver-incompatible" => &[ACK_CGPU_FAQ, ACK_UPGRADE],
-        // The reboot checklist's facts (restart when the module is loaded; DaemonSet tolerations).
-        "checklist" => &[ACK_POLICY, ACK_UPGRADE, K8S_DAEMONSET],
-        _ => &[],
+        RuleId::YamlSyntax => &[HELM_READ_VALUES, YAML_SPEC],
+        RuleId::DuplicateKey => &[YAML_SPEC, GO_YAML_RESOLVE],
+        RuleId::CgpuMissing => &[CHART_VALUES, HELM_VALUES],
+        RuleId::NotAMapping => &[CHART_VALUES, HELM_VALUES],
+        RuleId::UnknownKey => &[CHART_VALUES, HELM_VALUES],
+        RuleId::Yaml11Scalar => &[GO_YAML_RESOLVE, YAML11_BOOL, YAML11_INT],
+        RuleId::StringBoolean => &[GO_TEMPLATE, CHART_VALUES],
+        RuleId::WrongType => &[CHART_VALUES, JSON_SCHEMA],
+        RuleId::PolicyNotInteger | RuleId::PolicyOutOfRange | RuleId::PolicyQuoted => &[ACK_POLICY],
+        RuleId::PolicyWholeFloat => &[ACK_POLICY, SIGS_YAML],
+        RuleId::HelmVersionsDiffer => &[HELM3_VALUES_OPTIONS, HELM4_LOAD_VALUES],
+        RuleId::PolicyWeightHint => &[ACK_POLICY],
+        RuleId::DisabledWithSettings => &[GO_TEMPLATE, CHART_VALUES],
+        RuleId::ImageReference => &[K8S_IMAGES, ACK_POLICY],
+        RuleId::ImageName => &[ACK_POLICY, CHART_VALUES],
+        RuleId::TagInvalid => &[ACK_CGPU_FAQ, SEMVER],
+        RuleId::TagTooOld => &[ACK_POLICY],
+        RuleId::TagKnownDeadlock => &[ACK_CGPU_FAQ, EGS_DOCKER],
+        RuleId::TagFlavour => &[CHART_VALUES, ACK_CGPU_FAQ],
+        RuleId::PullPolicy => &[K8S_IMAGES],
+        RuleId::NodeSelectorType => &[K8S_NODE_SELECTOR],
+        RuleId::LabelKey | RuleId::LabelValue => &[K8S_LABELS, K8S_VALIDATION],
+        RuleId::LabelValueType => &[K8S_LABELS, GO_YAML_RESOLVE],
+        RuleId::ScheduleLabel => &[ACK_LABELS],
+        RuleId::InstallerNamespace => &[ACK_POLICY],
+        RuleId::InstallerPolicyMissing => &[ACK_POLICY, CHART_VALUES],
+        RuleId::InstallerPolicyUnquoted => &[K8S_ENVVAR, K8S_ENVVAR_ISSUE],
+        RuleId::InstallerPolicyInvalid => &[ACK_POLICY],
+        RuleId::InstallerPolicyDuplicate => &[K8S_ENVVAR, ACK_POLICY],
+        RuleId::InstallerPolicyValuefrom => &[K8S_ENVVAR],
+        RuleId::InstallerImageTag => &[K8S_IMAGES, ACK_POLICY],
+        RuleId::RegistryPublicEndpoint | RuleId::RegistryHost => &[ACK_POLICY],
+        RuleId::RegionInvalid | RuleId::RegionUnknown => &[ALICLOUD_REGIONS],
+        RuleId::RegionMismatch => &[ACK_POLICY, ALICLOUD_REGIONS],
+        RuleId::InstallerSelector => &[ACK_LABELS, ACK_CGPU_FAQ],
+        RuleId::WorkloadEnvOnInstaller => &[EGS_ENV, ACK_POLICY],
+        RuleId::ClusterPolicyMismatch => &[ACK_POLICY],
+        RuleId::RolloutIncomplete => &[K8S_DAEMONSET_STATUS],
+        RuleId::PriorityClass => &[ACK_SHARED_GPU],
+        RuleId::PolicyDrift => &[K8S_FIELD_MANAGEMENT, ACK_POLICY],
+        RuleId::UnusedIgnore => &[RUFF_UNUSED_NOQA],
+        RuleId::IoError => &[RUFF_IO_ERROR],
+        RuleId::VirtualNodeCgpu => &[ACK_SHARED_GPU],
+        RuleId::LegacyCgpuLabel => &[ACK_LABELS, ACK_CGPU_FAQ],
+        RuleId::DriverIncompatible => &[ACK_CGPU_FAQ, ACK_UPGRADE],
     }
 }
 
@@ -213,7 +210,7 @@ mod tests {
     #[test]
     fn every_rule_has_a_public_source() {
         for r in RULES {
-            let s = of(r.name);
+            let s = of(r.id);
             assert!(!s.is_empty(), "{} has no source", r.name);
             assert!(
                 s.iter().any(|s| s.url.is_some()),

@@ -1,5 +1,6 @@
 //! Rules for the `cgpu:` block of ack-ai-installer values (spec §3.1).
 
+use crate::rules::catalogue::RuleId;
 use std::sync::OnceLock;
 
 use crate::cgpu::is_finance_region as cgpu_is_finance_region;
@@ -36,7 +37,7 @@ pub fn check(ctx: &mut Ctx, root: &Node) {
         Value::Map(_) => check_block(ctx, cgpu),
         Value::Scalar(Scalar::Null) => {
             ctx.at(
-                "not-a-mapping",
+                RuleId::NotAMapping,
                 cgpu,
                 "/cgpu",
                 "`cgpu` is null: in a values file that deletes the chart's whole cgpu block",
@@ -44,7 +45,7 @@ pub fn check(ctx: &mut Ctx, root: &Node) {
         }
         _ => {
             ctx.at(
-                "not-a-mapping",
+                RuleId::NotAMapping,
                 cgpu,
                 "/cgpu",
                 format!(
@@ -81,7 +82,7 @@ fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
         // The one warning that does is `unknown-key`: it is the schema's additionalProperties
         // error, reported key by key with a suggestion (a typo is a warning, spec §3.1).
         let covered = ctx.out[before..].iter().any(|d| {
-            (d.severity == crate::diag::Severity::Error || d.rule == "unknown-key")
+            (d.severity == crate::diag::Severity::Error || d.rule == RuleId::UnknownKey)
                 && (d.path == path
                     || d.path.starts_with(&format!("{path}/"))
                     || path.starts_with(&format!("{}/", d.path)))
@@ -100,7 +101,7 @@ fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
             _ => String::new(),
         };
         ctx.at(
-            "wrong-type",
+            RuleId::WrongType,
             node,
             path.clone(),
             format!("`{path}`: {message}{what}"),
@@ -194,7 +195,7 @@ fn check_block(ctx: &mut Ctx, cgpu: &Node) {
             .collect();
         if !others.is_empty() {
             ctx.at(
-                "disabled-with-settings",
+                RuleId::DisabledWithSettings,
                 &enabled.value,
                 "/cgpu/enabled",
                 format!(
@@ -236,11 +237,11 @@ pub fn yaml11(ctx: &mut Ctx, v: &Node, path: &str, fixable: bool) {
         ),
     };
     let canonical = s.canonical();
-    ctx.at("yaml11-scalar", v, path.to_string(), message);
+    let finding = ctx.at(RuleId::Yaml11Scalar, v, path.to_string(), message);
     if fixable && let Some(c) = canonical {
-        ctx.out.last_mut().expect("finding").help =
-            format!("write `{c}`, which every reader types alike");
-        ctx.fix_last(v, vec![replace(v, c)]);
+        finding
+            .help(format!("write `{c}`, which every reader types alike"))
+            .fix(v, vec![replace(v, c)]);
     }
 }
 
@@ -262,11 +263,11 @@ fn boolean(ctx: &mut Ctx, key: &str, v: &Node, path: &str) {
             ),
             _ => format!("`{key}` is the string {}, not a boolean", v.raw()),
         };
-        ctx.at("string-boolean", v, path.to_string(), msg);
+        let finding = ctx.at(RuleId::StringBoolean, v, path.to_string(), msg);
         if let Some(b) = as_bool {
-            ctx.out.last_mut().expect("finding").help =
-                format!("write `{key}: {b}` without quotes");
-            ctx.fix_last(v, vec![replace(v, b.to_string())]);
+            finding
+                .help(format!("write `{key}: {b}` without quotes"))
+                .fix(v, vec![replace(v, b.to_string())]);
         }
     }
 }
@@ -276,8 +277,8 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
         Some(Scalar::Int(i)) => Some(*i),
         Some(Scalar::Float(f)) if f.fract() == 0.0 && f.abs() < 1e15 => {
             let n = *f as i128;
-            ctx.at(
-                "policy-whole-float",
+            let finding = ctx.at(
+                RuleId::PolicyWholeFloat,
                 v,
                 path.to_string(),
                 format!(
@@ -285,13 +286,14 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                     v.raw()
                 ),
             );
-            ctx.out.last_mut().expect("finding").help = format!("write `policy: {n}`");
-            ctx.fix_last(v, vec![replace(v, n.to_string())]);
+            finding
+                .help(format!("write `policy: {n}`"))
+                .fix(v, vec![replace(v, n.to_string())]);
             Some(n)
         }
         Some(Scalar::Float(_)) => {
             ctx.at(
-                "policy-not-integer",
+                RuleId::PolicyNotInteger,
                 v,
                 path.to_string(),
                 format!(
@@ -306,8 +308,8 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
             if !t.is_empty() && t.len() < 20 && t.bytes().all(|b| b.is_ascii_digit()) && t == s {
                 let n: i128 = t.parse().unwrap_or(i128::MAX);
                 if (0..=5).contains(&n) {
-                    ctx.at(
-                        "policy-quoted",
+                    let finding = ctx.at(
+                        RuleId::PolicyQuoted,
                         v,
                         path.to_string(),
                         format!(
@@ -315,7 +317,7 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                             v.raw()
                         ),
                     );
-                    ctx.fix_last(v, vec![replace(v, n.to_string())]);
+                    finding.fix(v, vec![replace(v, n.to_string())]);
                 }
                 Some(n)
             } else {
@@ -323,8 +325,8 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                     .iter()
                     .find(|(name, _)| name.eq_ignore_ascii_case(t))
                     .map(|&(_, n)| n);
-                ctx.at(
-                    "policy-not-integer",
+                let finding = ctx.at(
+                    RuleId::PolicyNotInteger,
                     v,
                     path.to_string(),
                     match named {
@@ -335,9 +337,12 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                     },
                 );
                 if let Some(n) = named {
-                    ctx.out.last_mut().expect("finding").help =
-                        format!("write `policy: {n}` ({})", POLICY_TITLES[n as usize]);
-                    ctx.fix_last(v, vec![replace(v, n.to_string())]);
+                    finding
+                        .help(format!(
+                            "write `policy: {n}` ({})",
+                            POLICY_TITLES[n as usize]
+                        ))
+                        .fix(v, vec![replace(v, n.to_string())]);
                 }
                 None
             }
@@ -347,14 +352,14 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
     let Some(n) = number else { return };
     if !(0..=5).contains(&n) {
         ctx.at(
-            "policy-out-of-range",
+            RuleId::PolicyOutOfRange,
             v,
             path.to_string(),
             format!("policy {n} does not exist; cGPU policies are 0–5"),
         );
     } else if n == 2 {
         ctx.at(
-            "policy-weight-hint",
+            RuleId::PolicyWeightHint,
             v,
             path.to_string(),
             "policy 2 (weight-based preemptive) acts only on workloads that set ALIYUN_COM_GPU_SCHD_WEIGHT > 1",
@@ -376,8 +381,10 @@ fn image(ctx: &mut Ctx, cgpu: &Node, v: &Node, path: &str) {
         if let Some(d) = r.digest {
             parts.push(format!("the digest `{d}`"));
         }
-        ctx.at(
-            "image-reference",
+        let tag_entry = cgpu.entry("tag");
+        let tag_node_ok = tag_entry.is_none_or(|te| ctx.editable(&te.value).is_ok());
+        let finding = ctx.at(
+            RuleId::ImageReference,
             v,
             path.to_string(),
             format!(
@@ -385,7 +392,6 @@ fn image(ctx: &mut Ctx, cgpu: &Node, v: &Node, path: &str) {
                 parts.join(" and ")
             ),
         );
-        let tag_entry = cgpu.entry("tag");
         let tag_free = match tag_entry.map(|e| &e.value) {
             None => true,
             Some(t) => t.as_str() == Some("latest"),
@@ -408,19 +414,18 @@ fn image(ctx: &mut Ctx, cgpu: &Node, v: &Node, path: &str) {
                     }
                 }
             }
-            ctx.out.last_mut().expect("finding").help = match r.tag {
+            let finding = finding.help(match r.tag {
                 Some(t) => format!("set `image: {}` and `tag: {t}`", r.path),
                 None => format!("set `image: {}`", r.path),
-            };
-            let tag_node_ok = tag_entry.is_none_or(|te| ctx.editable(&te.value).is_ok());
+            });
             if tag_node_ok {
-                ctx.fix_last(v, edits);
+                finding.fix(v, edits);
             }
         }
     }
     if r.path != EXPECTED_IMAGE && !r.path.is_empty() {
         ctx.at(
-            "image-name",
+            RuleId::ImageName,
             v,
             path.to_string(),
             format!("`image` is `{}`, not {EXPECTED_IMAGE} (a mirror?)", r.path),
@@ -452,14 +457,14 @@ pub fn check_tag(
         Err(e) => {
             if in_image {
                 ctx.at(
-                    "installer-image-tag",
+                    RuleId::InstallerImageTag,
                     v,
                     path.to_string(),
                     format!("image {}", e.message(tag)),
                 );
             } else {
                 ctx.at(
-                    "tag-invalid",
+                    RuleId::TagInvalid,
                     v,
                     path.to_string(),
                     format!("`{key}`: {}", e.message(tag)),
@@ -471,7 +476,7 @@ pub fn check_tag(
     let core = &parsed.core;
     if *core < MIN_POLICY_VERSION {
         ctx.at(
-            "tag-too-old",
+            RuleId::TagTooOld,
             v,
             path.to_string(),
             format!("cGPU {core} is older than {MIN_POLICY_VERSION}: the policy setting is not supported"),
@@ -484,7 +489,7 @@ pub fn check_tag(
         .is_some_and(cgpu_is_finance_region);
     if *core <= LAST_DEADLOCK_VERSION && (!finance_key || finance_region) {
         ctx.at(
-            "tag-known-deadlock",
+            RuleId::TagKnownDeadlock,
             v,
             path.to_string(),
             format!(
@@ -502,7 +507,7 @@ pub fn check_tag(
             && parsed.is_finance()
         {
             ctx.at(
-                "tag-flavour",
+                RuleId::TagFlavour,
                 v,
                 path.to_string(),
                 format!("image tag `{tag}` is a finance-cloud (-fin) build, but {region} is not a finance region"),
@@ -511,14 +516,14 @@ pub fn check_tag(
     } else {
         if finance_key && !parsed.is_finance() {
             ctx.at(
-                "tag-flavour",
+                RuleId::TagFlavour,
                 v,
                 path.to_string(),
                 format!("financeCloudImageTag `{tag}` is not a finance-cloud (-fin) build"),
             );
         } else if !finance_key && parsed.is_finance() {
             ctx.at(
-                "tag-flavour",
+                RuleId::TagFlavour,
                 v,
                 path.to_string(),
                 format!("tag `{tag}` is a finance-cloud (-fin) build; it belongs in financeCloudImageTag"),
@@ -535,8 +540,8 @@ pub fn pull_policy(ctx: &mut Ctx, v: &Node, path: &str) {
     let fixed = PULL_POLICIES
         .iter()
         .find(|p| p.eq_ignore_ascii_case(s.trim()));
-    ctx.at(
-        "pull-policy",
+    let finding = ctx.at(
+        RuleId::PullPolicy,
         v,
         path.to_string(),
         match fixed {
@@ -545,8 +550,9 @@ pub fn pull_policy(ctx: &mut Ctx, v: &Node, path: &str) {
         },
     );
     if let Some(p) = fixed {
-        ctx.out.last_mut().expect("finding").help = format!("write `{p}`");
-        ctx.fix_last(v, vec![replace(v, render_string(p, v.style))]);
+        finding
+            .help(format!("write `{p}`"))
+            .fix(v, vec![replace(v, render_string(p, v.style))]);
     }
 }
 
@@ -559,7 +565,7 @@ pub fn node_selector(ctx: &mut Ctx, v: &Node, path: &str) {
                 if let Err(why) = k8s::label_key(&e.key) {
                     let src = e.value.src.clone();
                     ctx.report(
-                        "label-key",
+                        RuleId::LabelKey,
                         &src,
                         e.key_span.clone(),
                         p.clone(),
@@ -572,7 +578,7 @@ pub fn node_selector(ctx: &mut Ctx, v: &Node, path: &str) {
                     && s != "cgpu"
                 {
                     ctx.at(
-                        "schedule-label",
+                        RuleId::ScheduleLabel,
                         &e.value,
                         p.clone(),
                         format!("ack.node.gpu.schedule is `{s}`: the cgpu-installer is meant for nodes labelled `cgpu`"),
@@ -582,19 +588,19 @@ pub fn node_selector(ctx: &mut Ctx, v: &Node, path: &str) {
         }
         Value::Scalar(Scalar::Null) => {}
         Value::Seq(items) => {
-            ctx.at(
-                "node-selector-type",
+            let finding = ctx.at(
+                RuleId::NodeSelectorType,
                 v,
                 path.to_string(),
                 "nodeSelector is a list; Kubernetes needs a map of label key to value",
             );
             if let Some(edits) = list_to_map(v, items) {
-                ctx.fix_last(v, edits);
+                finding.fix(v, edits);
             }
         }
         _ => {
             ctx.at(
-                "node-selector-type",
+                RuleId::NodeSelectorType,
                 v,
                 path.to_string(),
                 format!(
@@ -611,7 +617,7 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
         Some(Scalar::Str(s)) => {
             if let Err(why) = k8s::label_value(s) {
                 ctx.at(
-                    "label-value",
+                    RuleId::LabelValue,
                     v,
                     path.to_string(),
                     format!("label value `{s}`: {why}"),
@@ -620,8 +626,8 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
         }
         Some(other) => {
             let raw = v.raw();
-            ctx.at(
-                "label-value-type",
+            let finding = ctx.at(
+                RuleId::LabelValueType,
                 v,
                 path.to_string(),
                 format!(
@@ -635,13 +641,14 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 ),
             );
             if v.style == Style::Plain && k8s::label_value(raw).is_ok() {
-                ctx.out.last_mut().expect("finding").help = format!("write \"{raw}\"");
-                ctx.fix_last(v, vec![replace(v, format!("\"{raw}\""))]);
+                finding
+                    .help(format!("write \"{raw}\""))
+                    .fix(v, vec![replace(v, format!("\"{raw}\""))]);
             }
         }
         None => {
             ctx.at(
-                "label-value-type",
+                RuleId::LabelValueType,
                 v,
                 path.to_string(),
                 format!("label value is a {}, not a string", v.type_name()),
@@ -733,21 +740,23 @@ fn unknown_key(ctx: &mut Ctx, cgpu: &Node, e: &crate::yaml::Entry) {
             many.join(", ")
         ),
     };
-    ctx.report("unknown-key", &src, e.key_span.clone(), path, msg);
+    let finding = ctx.report(RuleId::UnknownKey, &src, e.key_span.clone(), path, msg);
     if let [one] = close.as_slice() {
-        let d = ctx.out.last_mut().expect("finding");
-        d.help = format!("rename it to `{one}`; the chart ignores `{}`", e.key);
+        let finding = finding.help(format!(
+            "rename it to `{one}`; the chart ignores `{}`",
+            e.key
+        ));
         if cgpu.entry(one).is_some() {
-            d.fix_note = Some(format!("not renamed automatically: `{one}` is already set"));
+            finding.fix_note(format!("not renamed automatically: `{one}` is already set"));
         } else if e.merged || e.value.via_alias.is_some() {
-            d.fix_note =
-                Some("not renamed automatically: the key comes from a merged anchor".into());
+            finding.fix_note("not renamed automatically: the key comes from a merged anchor");
         } else {
-            d.edits = vec![crate::diag::Edit {
+            // A key is not a value node: the checks above are `editable`'s for a key.
+            finding.edits(vec![crate::diag::Edit {
                 src,
                 range: e.key_span.clone(),
                 replacement: one.to_string(),
-            }];
+            }]);
         }
     }
 }
@@ -760,19 +769,21 @@ pub fn missing(
     message: String,
     help: Option<String>,
 ) {
-    let d = ctx.report("cgpu-missing", src, span, "", message);
-    if let Some(h) = help {
-        d.help = h;
-    }
-    if ctx.opts.require_cgpu {
-        ctx.set_last_severity(Severity::Error);
-        let d = ctx.out.last_mut().expect("finding");
-        let what = d
-            .message
+    let require = ctx.opts.require_cgpu;
+    let message = if require {
+        let what = message
             .trim_end_matches(", skipped")
-            .trim_end_matches(": skipped")
-            .to_string();
-        d.message = format!("{what}; --require-cgpu makes a file without a `cgpu:` block an error");
+            .trim_end_matches(": skipped");
+        format!("{what}; --require-cgpu makes a file without a `cgpu:` block an error")
+    } else {
+        message
+    };
+    let mut finding = ctx.report(RuleId::CgpuMissing, src, span, "", message);
+    if let Some(h) = help {
+        finding = finding.help(h);
+    }
+    if require {
+        finding.severity(Severity::Error);
     }
 }
 

@@ -10,7 +10,9 @@ pub struct Source {
     pub text: String,
     /// Set when the bytes were not UTF-8: `text` is then a lossy copy and this says where.
     pub invalid: Option<Invalid>,
-    /// Byte offset of the first byte of each line.
+    /// Byte offset of the first byte of each line. Lines end at `\n`, `\r\n` or a lone `\r`:
+    /// YAML's line breaks, so line numbers are the ones Helm's errors give (go-yaml counts a
+    /// lone CR) and the ones a language client counts (LSP: `\n`, `\r\n`, `\r`).
     line_starts: Vec<usize>,
 }
 
@@ -30,8 +32,9 @@ pub struct LineCol {
 impl Source {
     pub fn new(name: impl Into<String>, text: String) -> Arc<Source> {
         let mut line_starts = vec![0];
-        for (i, b) in text.bytes().enumerate() {
-            if b == b'\n' {
+        let bytes = text.as_bytes();
+        for (i, &b) in bytes.iter().enumerate() {
+            if b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')) {
                 line_starts.push(i + 1);
             }
         }
@@ -145,6 +148,18 @@ mod tests {
         assert_eq!(s.line_col(x), LineCol { line: 2, column: 5 });
         // the line break after "é" (2 bytes) is column 5
         assert_eq!(s.line_col(5), LineCol { line: 1, column: 5 });
+    }
+
+    #[test]
+    fn a_lone_cr_ends_a_line_like_lf_and_crlf() {
+        let s = Source::new("t", "a: 1\rb: 2\r\nc: 3\nd: 4".to_string());
+        assert_eq!(s.line_count(), 4);
+        for (needle, line) in [("b", 2), ("c", 3), ("d", 4)] {
+            let at = s.text.find(needle).unwrap();
+            assert_eq!(s.line_col(at), LineCol { line, column: 1 });
+        }
+        assert_eq!(s.line_text(1), "a: 1");
+        assert_eq!(s.line_text(2), "b: 2");
     }
 
     #[test]

@@ -216,6 +216,21 @@ pub struct SyntaxError {
     pub document: usize,
 }
 
+/// The first tab at or after `from` that stands in a line's indentation (only spaces before it
+/// on its line). The parser reports "found a tab" at the start of the scalar it was scanning
+/// (which may continue on the next line); the tab itself is where Helm's error points.
+fn indentation_tab(text: &str, from: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    (from..bytes.len()).find(|&i| {
+        bytes[i] == b'\t'
+            && bytes[..i]
+                .iter()
+                .rev()
+                .take_while(|&&b| b != b'\n' && b != b'\r')
+                .all(|&b| b == b' ')
+    })
+}
+
 /// Everything read from one file: the documents before any error, then the error.
 #[derive(Debug)]
 pub struct Parsed {
@@ -265,9 +280,12 @@ pub fn parse(src: &Arc<Source>) -> Parsed {
             Some(Ok(ev)) => ev,
             Some(Err(e)) => {
                 let m = e.marker();
-                let offset = m
+                let mut offset = m
                     .byte_offset()
                     .unwrap_or_else(|| char_to_byte(text, m.index()));
+                if e.info().contains("found a tab") {
+                    offset = indentation_tab(text, offset).unwrap_or(offset);
+                }
                 return Parsed {
                     documents,
                     error: Some(SyntaxError {

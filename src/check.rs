@@ -160,7 +160,10 @@ fn is_chart_templates_dir(dir: &Path) -> bool {
 
 /// Is this file inside a chart's `templates/` folder?
 pub fn is_chart_template(path: &Path) -> bool {
-    path.ancestors().skip(1).any(is_chart_templates_dir)
+    // A path without the word has no `templates` folder (and needs no walk over its parents).
+    let bytes = path.as_os_str().as_encoded_bytes();
+    memchr::memmem::find(bytes, b"templates").is_some()
+        && path.ancestors().skip(1).any(is_chart_templates_dir)
 }
 
 /// The outcome of checking several inputs.

@@ -375,7 +375,10 @@ pub fn view_unchanged(node: &Node) -> bool {
     }
     match &node.value {
         Value::Scalar(Scalar::Str(text)) => {
-            node.style != Style::Plain || !text.contains(['\u{85}', '\u{2028}', '\u{2029}'])
+            // NEL is C2 85 in UTF-8, LS and PS E2 80 A8/A9: most scalars hold neither lead byte.
+            node.style != Style::Plain
+                || memchr::memchr2(0xC2, 0xE2, text.as_bytes()).is_none()
+                || !text.contains(['\u{85}', '\u{2028}', '\u{2029}'])
         }
         Value::Scalar(Scalar::Float(f)) => f.is_finite(),
         Value::Scalar(_) => true,

@@ -319,21 +319,14 @@ pub fn post_render(
 ) -> Result<Exit, AppError> {
     validate_rule_names(&args.ignore)?;
     validate_rule_names(&args.select)?;
-    let config = crate::config::find(args.config.as_deref(), args.no_config)?;
+    let config = args.config.load()?;
     let mut filter = Filter {
         select: args.select.clone(),
         ignore: args.ignore.clone(),
     };
     let mut region = args.region.clone();
     if let Some(l) = &config {
-        if filter.select.is_empty() {
-            filter.select = l.config.select.clone().unwrap_or_default();
-        }
-        for r in l.config.ignore.iter().flatten() {
-            if !filter.ignore.contains(r) {
-                filter.ignore.push(r.clone());
-            }
-        }
+        filter = l.merge_filter(&filter);
         region = region.or_else(|| l.config.region.clone());
     }
     let opts = crate::postrender::Options {
@@ -355,8 +348,20 @@ pub fn post_render(
 
 pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
     use crate::checklist::{self, Desired};
+    validate_rule_names(&args.select)?;
+    validate_rule_names(&args.ignore)?;
+    let config = args.config.load()?;
+    let mut filter = Filter {
+        select: args.select.clone(),
+        ignore: args.ignore.clone(),
+    };
+    if let Some(l) = &config {
+        filter = l.merge_filter(&filter);
+    }
+    // `--helm`, else the config's `helm`.
+    let helm = args.helm.or_else(|| config.as_ref()?.helm());
     let desired = match (&args.desired, args.policy) {
-        (Some(path), _) => match args.helm {
+        (Some(path), _) => match helm {
             Some(h) => Desired::ValuesAs(path, h.version()),
             None => Desired::Values(path),
         },
@@ -370,16 +375,12 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             ));
         }
     };
-    validate_rule_names(&args.select)?;
-    validate_rule_names(&args.ignore)?;
     let options = checklist::Options {
         max_unavailable: args.max_unavailable,
         include_cordoned: args.include_cordoned,
         drain_timeout: args.drain_timeout.clone(),
-        filter: Filter {
-            select: args.select.clone(),
-            ignore: args.ignore.clone(),
-        },
+        filter,
+        config: config.map(std::sync::Arc::new),
     };
     let list = if args.cluster.cluster {
         let cluster = args.cluster.options();
@@ -550,7 +551,10 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
         .map_err(|e| AppError::Usage(e.to_string()))?;
     let src = check::read_input(path, check::DEFAULT_MAX_FILE_SIZE)?;
     let opts = RuleOptions {
-        helm: args.helm.map(crate::cli::HelmArg::version),
+        helm: args
+            .config
+            .helm_or(args.helm)?
+            .map(crate::cli::HelmArg::version),
         ..RuleOptions::default()
     };
     let outcome = match crate::set::set(&src, &assignments, &opts) {

@@ -262,7 +262,8 @@ pub struct PostRenderArgs {
     pub config: ConfigArgs,
 }
 
-/// `--config FILE` / `--no-config`, for the commands without the common flags.
+// `--config FILE` / `--no-config`, for the commands without the common flags. (A plain comment:
+// a doc comment on a flattened struct can become the about of the commands that flatten it.)
 #[derive(Debug, Clone, Default, Args)]
 pub struct ConfigArgs {
     /// Read settings from this file instead of the nearest .cgpu-lint.toml upward from the

@@ -114,15 +114,20 @@ pub fn verdict(diags: &[Diagnostic], deny_warnings: bool) -> Exit {
     if fails { Exit::Findings } else { Exit::Clean }
 }
 
-/// Print findings in the chosen format.
+/// Print findings in the chosen format; `files` inputs were checked (objects with
+/// `Counted::Objects`).
 pub fn print_report(
     s: &mut Streams,
     c: &CommonArgs,
     diags: &mut [Diagnostic],
     files: usize,
+    counted: crate::diag::Counted,
 ) -> Result<(), AppError> {
     diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
-    let summary = Summary::of(files, diags);
+    let summary = Summary {
+        counted,
+        ..Summary::of(files, diags)
+    };
     // CI formats report paths relative to the working directory (the repository root in CI).
     let cwd = std::env::current_dir().ok();
     let text = match c.format {
@@ -206,7 +211,13 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     for e in &report.errors {
         input_error(s, e, &mut report.diagnostics)?;
     }
-    print_report(s, c, &mut report.diagnostics, report.files)?;
+    print_report(
+        s,
+        c,
+        &mut report.diagnostics,
+        report.files,
+        crate::diag::Counted::Files,
+    )?;
     let exit = verdict(&report.diagnostics, c.deny_warnings);
     Ok(if report.errors.is_empty() {
         exit
@@ -216,53 +227,16 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
 }
 
 /// One cluster's outcome in `check --cluster`.
-struct ClusterOutcome {
-    label: String,
-    result: Result<(crate::cluster::Fetched, Vec<Diagnostic>), crate::cluster::ClusterError>,
-}
-
-/// `check --cluster`: read each context's objects (in parallel, a few contexts at a time) and
-/// lint each cluster with [`crate::lint::lint_cluster`], as if its objects were files. A context
-/// that cannot be read is one error line and exit status 2; the others go on.
+/// `check --cluster`: every context's objects linted as a cluster
+/// ([`crate::cluster::lint_contexts`]). A context that cannot be read is one error line and exit
+/// status 2; the others go on.
 fn check_cluster(
     s: &mut Streams,
     c: &CommonArgs,
     settings: &crate::lint::Settings,
     args: &crate::cli::ClusterArgs,
 ) -> Result<Exit, AppError> {
-    use crate::cluster::ClusterError;
-    let options = args.options();
-    let targets = options.targets()?;
-    let label_of = |t: &Result<crate::cluster::Target, ClusterError>| match t {
-        Ok(t) => t.label.clone(),
-        Err(ClusterError::ContextNotFound { context, .. }) => context.clone(),
-        Err(_) => String::new(),
-    };
-    let mut outcomes: Vec<ClusterOutcome> = Vec::new();
-    // kubectl does the waiting; its JSON decoding and our lint are the CPU work.
-    for chunk in targets.chunks(8) {
-        let done: Vec<ClusterOutcome> = std::thread::scope(|scope| {
-            let handles: Vec<_> = chunk
-                .iter()
-                .map(|t| {
-                    let options = &options;
-                    scope.spawn(move || ClusterOutcome {
-                        label: label_of(t),
-                        result: t.clone().and_then(|t| {
-                            let fetched = options.fetch(&t)?;
-                            let diags = crate::lint::lint_cluster(&fetched.sources(), settings);
-                            Ok((fetched, diags))
-                        }),
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a cluster thread panicked"))
-                .collect()
-        });
-        outcomes.extend(done);
-    }
+    let outcomes = crate::cluster::lint_contexts(&args.options(), settings)?;
     let mut diags = Vec::new();
     let mut lines = Vec::new();
     let mut objects = 0;
@@ -286,7 +260,7 @@ fn check_cluster(
             }
         }
     }
-    print_report(s, c, &mut diags, objects)?;
+    print_report(s, c, &mut diags, objects, crate::diag::Counted::Objects)?;
     if c.format == Format::Human && lines.len() > 1 && !c.quiet {
         for l in &lines {
             writeln!(s.out, "{l}")?;
@@ -317,41 +291,8 @@ pub fn schema(s: &mut Streams) -> Result<Exit, AppError> {
 pub fn rules(s: &mut Streams, args: &RulesArgs) -> Result<Exit, AppError> {
     let text = match args.format {
         RulesFormat::Markdown => catalogue::markdown_table(),
-        RulesFormat::Json => {
-            let list: Vec<serde_json::Value> = catalogue::RULES
-                .iter()
-                .map(|r| {
-                    serde_json::json!({
-                        "name": r.name,
-                        "severity": r.severity,
-                        "group": r.group.title(),
-                        "summary": r.summary,
-                        "fix": r.fix,
-                        "help": r.help,
-                        "sources": r.sources(),
-                    })
-                })
-                .collect();
-            serde_json::to_string_pretty(&list).expect("json") + "\n"
-        }
-        RulesFormat::Human => {
-            let width = catalogue::RULES
-                .iter()
-                .map(|r| r.name.len())
-                .max()
-                .unwrap_or(0);
-            let mut out = String::new();
-            for r in catalogue::RULES {
-                out.push_str(&format!(
-                    "{:width$}  {:7}  {}{}\n",
-                    r.name,
-                    r.severity.as_str(),
-                    r.summary,
-                    if r.fix.is_some() { " [fix]" } else { "" },
-                ));
-            }
-            out
-        }
+        RulesFormat::Json => catalogue::json_list(),
+        RulesFormat::Human => catalogue::human_list(),
     };
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
@@ -363,28 +304,7 @@ pub fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
             "unknown rule `{name}` (see `cgpu-lint rules`)"
         )));
     };
-    let text = format!(
-        "{name} ({sev}, {group})\n\n{summary}\n\n{expl}\n\nFix: {fix}\nHelp shown with findings: {help}\n",
-        name = r.name,
-        sev = r.severity.as_str(),
-        group = r.group.title(),
-        summary = r.summary,
-        expl = r.explanation,
-        fix = r
-            .fix
-            .map_or("none; the finding is left for a person.".to_string(), |f| {
-                format!("`cgpu-lint fix` does this on its own: {f}.")
-            }),
-        help = r.help,
-    );
-    let mut text = text;
-    text.push_str("Sources:\n");
-    for src in r.sources() {
-        match src.url {
-            Some(url) => text.push_str(&format!("  - {}\n    {url}\n", src.title)),
-            None => text.push_str(&format!("  - {}\n", src.title)),
-        }
-    }
+    let text = r.explain_text();
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
 }
@@ -399,21 +319,14 @@ pub fn post_render(
 ) -> Result<Exit, AppError> {
     validate_rule_names(&args.ignore)?;
     validate_rule_names(&args.select)?;
-    let config = crate::config::find(args.config.as_deref(), args.no_config)?;
+    let config = args.config.load()?;
     let mut filter = Filter {
         select: args.select.clone(),
         ignore: args.ignore.clone(),
     };
     let mut region = args.region.clone();
     if let Some(l) = &config {
-        if filter.select.is_empty() {
-            filter.select = l.config.select.clone().unwrap_or_default();
-        }
-        for r in l.config.ignore.iter().flatten() {
-            if !filter.ignore.contains(r) {
-                filter.ignore.push(r.clone());
-            }
-        }
+        filter = l.merge_filter(&filter);
         region = region.or_else(|| l.config.region.clone());
     }
     let opts = crate::postrender::Options {
@@ -435,8 +348,20 @@ pub fn post_render(
 
 pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
     use crate::checklist::{self, Desired};
+    validate_rule_names(&args.select)?;
+    validate_rule_names(&args.ignore)?;
+    let config = args.config.load()?;
+    let mut filter = Filter {
+        select: args.select.clone(),
+        ignore: args.ignore.clone(),
+    };
+    if let Some(l) = &config {
+        filter = l.merge_filter(&filter);
+    }
+    // `--helm`, else the config's `helm`.
+    let helm = args.helm.or_else(|| config.as_ref()?.helm());
     let desired = match (&args.desired, args.policy) {
-        (Some(path), _) => match args.helm {
+        (Some(path), _) => match helm {
             Some(h) => Desired::ValuesAs(path, h.version()),
             None => Desired::Values(path),
         },
@@ -450,16 +375,12 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             ));
         }
     };
-    validate_rule_names(&args.select)?;
-    validate_rule_names(&args.ignore)?;
     let options = checklist::Options {
         max_unavailable: args.max_unavailable,
         include_cordoned: args.include_cordoned,
         drain_timeout: args.drain_timeout.clone(),
-        filter: Filter {
-            select: args.select.clone(),
-            ignore: args.ignore.clone(),
-        },
+        filter,
+        config: config.map(std::sync::Arc::new),
     };
     let list = if args.cluster.cluster {
         let cluster = args.cluster.options();
@@ -524,7 +445,7 @@ fn report_to(
     };
     let mut c = c.clone();
     c.color = Color::Never;
-    print_report(&mut inner, &c, diags, files)?;
+    print_report(&mut inner, &c, diags, files, crate::diag::Counted::Files)?;
     err.write_all(&buf)?;
     Ok(())
 }
@@ -604,7 +525,13 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
             report_to(s.err, c, &mut remaining, files.len())?;
         }
     } else {
-        print_report(s, c, &mut remaining, files.len())?;
+        print_report(
+            s,
+            c,
+            &mut remaining,
+            files.len(),
+            crate::diag::Counted::Files,
+        )?;
     }
     let mut exit = verdict(&remaining, c.deny_warnings);
     if changed && !args.stdout {
@@ -624,7 +551,10 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
         .map_err(|e| AppError::Usage(e.to_string()))?;
     let src = check::read_input(path, check::DEFAULT_MAX_FILE_SIZE)?;
     let opts = RuleOptions {
-        helm: args.helm.map(crate::cli::HelmArg::version),
+        helm: args
+            .config
+            .helm_or(args.helm)?
+            .map(crate::cli::HelmArg::version),
         ..RuleOptions::default()
     };
     let outcome = match crate::set::set(&src, &assignments, &opts) {

@@ -280,6 +280,14 @@ pub struct PostRenderArgs {
     /// cgpu-core-installer DaemonSet; implied by --policy
     #[arg(long)]
     pub require_installer: bool,
+    #[command(flatten)]
+    pub config: ConfigArgs,
+}
+
+// `--config FILE` / `--no-config`, for the commands without the common flags. (A plain comment:
+// a doc comment on a flattened struct can become the about of the commands that flatten it.)
+#[derive(Debug, Clone, Default, Args)]
+pub struct ConfigArgs {
     /// Read settings from this file instead of the nearest .cgpu-lint.toml upward from the
     /// working directory
     #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
@@ -287,6 +295,24 @@ pub struct PostRenderArgs {
     /// Do not read any .cgpu-lint.toml
     #[arg(long)]
     pub no_config: bool,
+}
+
+impl ConfigArgs {
+    /// The `.cgpu-lint.toml` that applies (see [`crate::config::find`]).
+    pub fn load(&self) -> Result<Option<crate::config::Loaded>, crate::config::ConfigError> {
+        crate::config::find(self.config.as_deref(), self.no_config)
+    }
+
+    /// `--helm` when given, else the config file's `helm`.
+    pub fn helm_or(
+        &self,
+        given: Option<HelmArg>,
+    ) -> Result<Option<HelmArg>, crate::config::ConfigError> {
+        Ok(match given {
+            Some(h) => Some(h),
+            None => self.load()?.and_then(|l| l.helm()),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -354,6 +380,8 @@ pub struct ChecklistArgs {
     /// Do not report these rules (comma-separated or repeated)
     #[arg(long, value_delimiter = ',', value_name = "RULE")]
     pub ignore: Vec<String>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
 }
 
 /// A Go duration as kubectl takes it (`90s`, `10m`, `1h30m`), written into commands.
@@ -412,6 +440,8 @@ pub struct SetArgs {
     /// Check the result as this Helm reads values (default: both Helm 3 and Helm 4)
     #[arg(long, value_enum, value_name = "3|4")]
     pub helm: Option<HelmArg>,
+    #[command(flatten)]
+    pub config: ConfigArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -509,6 +539,8 @@ pub struct ValuesArgs {
     /// Largest input file in bytes
     #[arg(long, value_name = "BYTES", default_value_t = crate::check::DEFAULT_MAX_FILE_SIZE)]
     pub max_file_size: u64,
+    #[command(flatten)]
+    pub config: ConfigArgs,
 }
 
 #[cfg(test)]

@@ -181,6 +181,31 @@ impl Loaded {
     }
 
     /// The common flags with this file filled in where the command line left them unset.
+    /// The file's `helm = 3|4`.
+    pub fn helm(&self) -> Option<crate::cli::HelmArg> {
+        match self.config.helm {
+            Some(3) => Some(crate::cli::HelmArg::Three),
+            Some(4) => Some(crate::cli::HelmArg::Four),
+            _ => None,
+        }
+    }
+
+    /// `--select/--ignore` with the file's: the command line's select wins, ignores add up (as
+    /// [`Loaded::merge`] does for the common flags). For commands without the common flags.
+    pub fn merge_filter(&self, filter: &crate::check::Filter) -> crate::check::Filter {
+        let f = &self.config;
+        let mut out = filter.clone();
+        if out.select.is_empty() {
+            out.select = f.select.clone().unwrap_or_default();
+        }
+        for r in f.ignore.iter().flatten() {
+            if !out.ignore.contains(r) {
+                out.ignore.push(r.clone());
+            }
+        }
+        out
+    }
+
     pub fn merge(&self, c: &CommonArgs) -> CommonArgs {
         let f = &self.config;
         let mut out = c.clone();
@@ -198,11 +223,7 @@ impl Loaded {
             out.region = f.region.clone();
         }
         if out.helm.is_none() {
-            out.helm = match f.helm {
-                Some(3) => Some(crate::cli::HelmArg::Three),
-                Some(4) => Some(crate::cli::HelmArg::Four),
-                _ => None,
-            };
+            out.helm = self.helm();
         }
         if !c.format_given
             && let Some(format) = f.format

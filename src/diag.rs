@@ -110,11 +110,23 @@ impl Diagnostic {
 /// Counts for a report's summary line and JSON `summary`.
 #[derive(Debug, Default, Clone, Copy, Serialize)]
 pub struct Summary {
+    /// How many inputs were checked: files, or Kubernetes objects for `check --cluster`.
     pub files: usize,
+    #[serde(skip)]
+    pub counted: Counted,
     pub errors: usize,
     pub warnings: usize,
     pub infos: usize,
     pub fixable: usize,
+}
+
+/// What [`Summary::files`] counts, for the human summary line.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub enum Counted {
+    #[default]
+    Files,
+    /// `check --cluster`: the installers and nodes read from the API server.
+    Objects,
 }
 
 impl Summary {

@@ -920,6 +920,101 @@ fn select_and_ignore_filter_the_checklist_findings() {
     assert!(out.stderr.contains("no-such-rule"));
 }
 
+/// The checklist reads `.cgpu-lint.toml` as `check` does: an ignored rule is not listed, and a
+/// per-file-ignore drops the rule for that file only; `--no-config` and `--config` work.
+#[test]
+fn the_config_file_filters_the_checklist_findings_like_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.yaml");
+    std::fs::copy(fixture(LIVE), &live).unwrap();
+    let run = |args: &[&str], config: Option<&str>| -> (Vec<String>, Vec<String>) {
+        if let Some(c) = config {
+            std::fs::write(dir.path().join(".cgpu-lint.toml"), c).unwrap();
+        }
+        let mut full = vec![
+            "checklist",
+            "--current",
+            "live.yaml",
+            "--desired",
+            &*Box::leak(fixture(TARGET).into_boxed_str()),
+            "--nodes",
+            &*Box::leak(fixture(NODES).into_boxed_str()),
+            "--format",
+            "json",
+        ];
+        full.extend_from_slice(args);
+        let out = bin().args(&full).current_dir(dir.path()).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let rules = |file_part: Option<&str>| {
+            j["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|d| file_part.is_none_or(|p| d["file"].as_str().unwrap().contains(p)))
+                .map(|d| d["rule"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        };
+        (rules(None), rules(Some("live.yaml")))
+    };
+    let (all, live_all) = run(&["--no-config"], None);
+    assert!(all.contains(&"tag-known-deadlock".to_string()), "{all:?}");
+    assert!(
+        live_all.contains(&"tag-known-deadlock".to_string()),
+        "{live_all:?}"
+    );
+    let (ignored, _) = run(&[], Some("ignore = [\"tag-known-deadlock\"]\n"));
+    assert!(
+        !ignored.contains(&"tag-known-deadlock".to_string()),
+        "{ignored:?}"
+    );
+    assert_eq!(
+        ignored.len(),
+        all.iter().filter(|r| *r != "tag-known-deadlock").count()
+    );
+    // `--no-config` ignores the file that is there now.
+    assert_eq!(run(&["--no-config"], None).0, all);
+    // per-file-ignores: only the live DaemonSet's finding goes.
+    let (per_file, live_per_file) = run(
+        &[],
+        Some("[per-file-ignores]\n\"live.yaml\" = [\"tag-known-deadlock\"]\n"),
+    );
+    assert!(!live_per_file.contains(&"tag-known-deadlock".to_string()));
+    assert_eq!(
+        per_file
+            .iter()
+            .filter(|r| *r == "tag-known-deadlock")
+            .count(),
+        all.iter().filter(|r| *r == "tag-known-deadlock").count()
+            - live_all
+                .iter()
+                .filter(|r| *r == "tag-known-deadlock")
+                .count()
+    );
+    // `check` on the live DaemonSet with the same config agrees.
+    let check = bin()
+        .args(["check", "--format", "json", "live.yaml"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let c: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let from_check: Vec<&str> = c["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert!(
+        !from_check.contains(&"tag-known-deadlock"),
+        "{from_check:?}"
+    );
+}
+
 #[test]
 fn the_same_findings_as_check_for_the_same_inputs() {
     // check of the live DaemonSet alone and the checklist agree on its findings.

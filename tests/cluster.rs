@@ -832,6 +832,10 @@ fn all_contexts_over_three_clusters_with_one_unreachable() {
             ),
         ]
     );
+    // Above them the summary counts objects, not files: the readable clusters' installers
+    // (2 + 0) and nodes (2000 + 30).
+    let summary = out.lines().rev().nth(3).unwrap_or_default();
+    assert!(summary.starts_with("2032 objects checked: "), "{out}");
     // The same run in JSON: the findings of both readable clusters, nothing else on stdout.
     let mut json_args = args.to_vec();
     json_args.extend(["--format", "json"]);

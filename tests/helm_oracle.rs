@@ -1080,6 +1080,32 @@ struct Verdict {
     class: &'static str,
     version: u8,
     problem: Option<String>,
+    /// Both refuse: the line Helm's `yaml: line N:` names and the line cgpu-lint reports, when
+    /// both name one in the same file (measured, not asserted: go-yaml reports some errors at
+    /// the line of the construct they belong to).
+    lines: Option<(usize, usize, String)>,
+}
+
+/// The file and line of Helm's `failed to parse FILE: … yaml: line N:` message.
+fn helm_line(why: &str) -> Option<(String, usize)> {
+    let file = why.split("failed to parse ").nth(1)?.split(": ").next()?;
+    let n = why
+        .split("yaml: line ")
+        .nth(1)?
+        .split(':')
+        .next()?
+        .parse()
+        .ok()?;
+    Some((file.to_string(), n))
+}
+
+/// The line of cgpu-lint's first `FILE:L:C:` for `file`.
+fn our_line(stderr: &str, file: &str) -> Option<usize> {
+    stderr.lines().find_map(|l| {
+        let l = l.strip_prefix("cgpu-lint: error: ").unwrap_or(l);
+        let rest = l.strip_prefix(file)?.strip_prefix(':')?;
+        rest.split(':').next()?.parse().ok()
+    })
 }
 
 fn write_files(dir: &Path, tag: &str, files: &[Vec<u8>]) -> Vec<PathBuf> {
@@ -1099,6 +1125,12 @@ fn judge_one(case: &Case, helm: &Helm, dir: &Path) -> Verdict {
     let files = write_files(dir, &format!("{tag}-h{}", helm.version), &case.files);
     let h = helm.template(&files, &case.sets);
     let l = lint(&values_args(helm.version, &files, &case.sets));
+    let lines = match &h {
+        Outcome::Refused(why) if l.code != 0 => helm_line(why).and_then(|(file, n)| {
+            our_line(&l.stderr, &file).map(|ours| (n, ours, format!("{why} | {}", l.stderr.trim())))
+        }),
+        _ => None,
+    };
     let problem = match &h {
         Outcome::Values(json, _) => {
             if l.code != 0 {
@@ -1161,6 +1193,7 @@ fn judge_one(case: &Case, helm: &Helm, dir: &Path) -> Verdict {
         class: case.class,
         version: helm.version,
         problem,
+        lines,
     }
 }
 
@@ -1207,6 +1240,7 @@ fn judge_batch(batch: &[&Case], helm: &Helm, dir: &Path, n: usize) -> Option<Vec
                 class: c.class,
                 version: helm.version,
                 problem: None,
+                lines: None,
             })
             .collect(),
     )
@@ -1376,6 +1410,29 @@ fn helm_reads_values_as_cgpu_lint_says() {
     for l in LIMITS {
         report.push_str(&format!("limit {}: {}\n", l.class, l.why));
     }
+    // Where both refuse: does cgpu-lint name the line Helm names?
+    let measured: Vec<&Verdict> = verdicts.iter().filter(|v| v.lines.is_some()).collect();
+    let differ: Vec<String> = measured
+        .iter()
+        .filter_map(|v| {
+            let (h, o, text) = v.lines.as_ref().unwrap();
+            (h != o).then(|| {
+                format!(
+                    "{}@{}: helm line {h}, cgpu-lint line {o}: {text}",
+                    v.id, v.version
+                )
+            })
+        })
+        .collect();
+    report.push_str(&format!(
+        "refusal lines: {}/{} name the line Helm's error names (the others: target/helm-oracle-lines.txt)\n",
+        measured.len() - differ.len(),
+        measured.len()
+    ));
+    let _ = std::fs::write(
+        root().join("target/helm-oracle-lines.txt"),
+        differ.join("\n"),
+    );
     let _ = std::fs::write(root().join("target/helm-oracle-report.txt"), &report);
     let mut problems_text = new_problems.join("\n");
     if !problems_text.is_empty() {

@@ -110,8 +110,11 @@ pub struct Options {
     pub include_cordoned: bool,
     /// `kubectl drain --timeout` (a Go duration such as `10m`).
     pub drain_timeout: String,
-    /// `--select/--ignore` for the findings.
+    /// `--select/--ignore` for the findings (with the config file's).
     pub filter: Filter,
+    /// The `.cgpu-lint.toml` read (its per-file-ignores apply; its region is the fallback when
+    /// the nodes do not give one).
+    pub config: Option<std::sync::Arc<crate::config::Loaded>>,
 }
 
 impl Default for Options {
@@ -121,6 +124,7 @@ impl Default for Options {
             include_cordoned: false,
             drain_timeout: "10m".into(),
             filter: Filter::default(),
+            config: None,
         }
     }
 }
@@ -717,6 +721,12 @@ pub fn build_from(
         region = read_nodes(&mut list, nodes, &current.placement.selector)?;
         srcs.extend(nodes.sources.iter().cloned());
     }
+    let region = region.or_else(|| {
+        options
+            .config
+            .as_ref()
+            .and_then(|l| l.config.region.clone())
+    });
     // Every finding comes from the one pipeline, over the inputs as one cluster. The node rules
     // read the installer as it will be after the change.
     let settings = lint::Settings {
@@ -735,7 +745,7 @@ pub fn build_from(
             },
         },
         filter: options.filter.clone(),
-        config: None,
+        config: options.config.clone(),
     };
     list.diagnostics = lint::lint_cluster(&srcs, &settings);
     let unsafe_findings = blockers(&list, &current, &desired_side);

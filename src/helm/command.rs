@@ -30,7 +30,7 @@ pub fn values(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> {
     } else {
         files.into_iter().map(|f| vec![f]).collect()
     };
-    let versions: Vec<Version> = match args.helm {
+    let versions: Vec<Version> = match args.config.helm_or(args.helm)? {
         Some(h) => vec![h.version()],
         None => Version::BOTH.to_vec(),
     };

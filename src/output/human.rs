@@ -108,7 +108,13 @@ pub fn summary_line(s: &Summary) -> String {
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     format!(
         "{} checked: {}, {}, {}{}\n",
-        plural(s.files, "file"),
+        plural(
+            s.files,
+            match s.counted {
+                crate::diag::Counted::Files => "file",
+                crate::diag::Counted::Objects => "object",
+            }
+        ),
         plural(s.errors, "error"),
         plural(s.warnings, "warning"),
         plural(s.infos, "info"),

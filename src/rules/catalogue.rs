@@ -423,6 +423,32 @@ impl Rule {
     pub fn sources(&self) -> &'static [crate::rules::sources::Source] {
         crate::rules::sources::of(self.id)
     }
+
+    /// The rule in full, as `cgpu-lint explain` prints it.
+    pub fn explain_text(&self) -> String {
+        let mut text = format!(
+            "{name} ({sev}, {group})\n\n{summary}\n\n{expl}\n\nFix: {fix}\nHelp shown with findings: {help}\n",
+            name = self.name,
+            sev = self.severity.as_str(),
+            group = self.group.title(),
+            summary = self.summary,
+            expl = self.explanation,
+            fix = self
+                .fix
+                .map_or("none; the finding is left for a person.".to_string(), |f| {
+                    format!("`cgpu-lint fix` does this on its own: {f}.")
+                }),
+            help = self.help,
+        );
+        text.push_str("Sources:\n");
+        for src in self.sources() {
+            match src.url {
+                Some(url) => text.push_str(&format!("  - {}\n    {url}\n", src.title)),
+                None => text.push_str(&format!("  - {}\n", src.title)),
+            }
+        }
+        text
+    }
 }
 
 impl RuleId {
@@ -445,6 +471,41 @@ impl std::fmt::Display for RuleId {
 
 pub fn find(name: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.name == name)
+}
+
+/// The catalogue as `cgpu-lint rules` prints it: name, severity, summary, `[fix]`.
+pub fn human_list() -> String {
+    let width = RULES.iter().map(|r| r.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for r in RULES {
+        out.push_str(&format!(
+            "{:width$}  {:7}  {}{}\n",
+            r.name,
+            r.severity.as_str(),
+            r.summary,
+            if r.fix.is_some() { " [fix]" } else { "" },
+        ));
+    }
+    out
+}
+
+/// The catalogue as `cgpu-lint rules --format json` prints it.
+pub fn json_list() -> String {
+    let list: Vec<serde_json::Value> = RULES
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "name": r.name,
+                "severity": r.severity,
+                "group": r.group.title(),
+                "summary": r.summary,
+                "fix": r.fix,
+                "help": r.help,
+                "sources": r.sources(),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&list).expect("json") + "\n"
 }
 
 /// The catalogue as the README's markdown table.

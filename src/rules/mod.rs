@@ -143,12 +143,6 @@ impl Finding<'_> {
         self
     }
 
-    /// Replace the message.
-    pub fn message(self, message: impl Into<String>) -> Self {
-        self.diagnostic.message = message.into();
-        self
-    }
-
     /// Offer `edits` as the fix if `node` (the text they replace) may be edited, else record
     /// why the fix is not offered.
     pub fn fix(self, node: &Node, edits: Vec<Edit>) -> Self {

@@ -98,11 +98,25 @@ pub fn rule_options(c: &CommonArgs) -> RuleOptions {
 }
 
 pub fn filter(c: &CommonArgs) -> Result<Filter, AppError> {
-    validate_rule_names(&c.select)?;
-    validate_rule_names(&c.ignore)?;
-    Ok(Filter {
-        select: c.select.clone(),
-        ignore: c.ignore.clone(),
+    filter_with(&c.select, &c.ignore, None)
+}
+
+/// `--select/--ignore` checked against the catalogue, with the config file's (for the commands
+/// without the common flags, whose config is not merged into them beforehand).
+fn filter_with(
+    select: &[String],
+    ignore: &[String],
+    config: Option<&crate::config::Loaded>,
+) -> Result<Filter, AppError> {
+    validate_rule_names(select)?;
+    validate_rule_names(ignore)?;
+    let filter = Filter {
+        select: select.to_vec(),
+        ignore: ignore.to_vec(),
+    };
+    Ok(match config {
+        Some(l) => l.merge_filter(&filter),
+        None => filter,
     })
 }
 
@@ -317,16 +331,10 @@ pub fn post_render(
     input: impl std::io::BufRead,
     seekable: Option<std::fs::File>,
 ) -> Result<Exit, AppError> {
-    validate_rule_names(&args.ignore)?;
-    validate_rule_names(&args.select)?;
     let config = args.config.load()?;
-    let mut filter = Filter {
-        select: args.select.clone(),
-        ignore: args.ignore.clone(),
-    };
+    let filter = filter_with(&args.select, &args.ignore, config.as_ref())?;
     let mut region = args.region.clone();
     if let Some(l) = &config {
-        filter = l.merge_filter(&filter);
         region = region.or_else(|| l.config.region.clone());
     }
     let opts = crate::postrender::Options {
@@ -348,16 +356,8 @@ pub fn post_render(
 
 pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
     use crate::checklist::{self, Desired};
-    validate_rule_names(&args.select)?;
-    validate_rule_names(&args.ignore)?;
     let config = args.config.load()?;
-    let mut filter = Filter {
-        select: args.select.clone(),
-        ignore: args.ignore.clone(),
-    };
-    if let Some(l) = &config {
-        filter = l.merge_filter(&filter);
-    }
+    let filter = filter_with(&args.select, &args.ignore, config.as_ref())?;
     // `--helm`, else the config's `helm`.
     let helm = args.helm.or_else(|| config.as_ref()?.helm());
     let desired = match (&args.desired, args.policy) {

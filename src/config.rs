@@ -209,14 +209,11 @@ impl Loaded {
     pub fn merge(&self, c: &CommonArgs) -> CommonArgs {
         let f = &self.config;
         let mut out = c.clone();
-        if out.select.is_empty() {
-            out.select = f.select.clone().unwrap_or_default();
-        }
-        for r in f.ignore.iter().flatten() {
-            if !out.ignore.contains(r) {
-                out.ignore.push(r.clone());
-            }
-        }
+        let filter = self.merge_filter(&crate::check::Filter {
+            select: c.select.clone(),
+            ignore: c.ignore.clone(),
+        });
+        (out.select, out.ignore) = (filter.select, filter.ignore);
         out.deny_warnings |= f.deny_warnings.unwrap_or(false);
         out.require_cgpu |= f.require_cgpu.unwrap_or(false);
         if out.region.is_none() {

@@ -187,6 +187,13 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let (c, config) = with_config(&args.common)?;
     let c = &c;
     let settings = settings(c, config)?;
+    if !args.cluster.cluster
+        && (args.cluster.kubeconfig.is_some() || !args.cluster.contexts.is_empty())
+    {
+        return Err(AppError::Usage(
+            "--kubeconfig and --context read a live cluster: give --cluster too".into(),
+        ));
+    }
     if args.cluster.cluster {
         return check_cluster(s, c, &settings, &args.cluster);
     }
@@ -375,13 +382,24 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             ));
         }
     };
-    let options = checklist::Options {
+    let mut options = checklist::Options {
         max_unavailable: args.max_unavailable,
         include_cordoned: args.include_cordoned,
         drain_timeout: args.drain_timeout.clone(),
         filter,
         config: config.map(std::sync::Arc::new),
+        identity: checklist::Identity {
+            context: args.cluster.contexts.first().cloned(),
+            kubeconfig: args.cluster.kubeconfig.clone(),
+            planned_at: Some(checklist::planning_time()),
+            ..Default::default()
+        },
     };
+    if !args.cluster.cluster && args.cluster.contexts.len() > 1 {
+        return Err(AppError::Usage(
+            "checklist plans one cluster: give at most one --context".into(),
+        ));
+    }
     let list = if args.cluster.cluster {
         let cluster = args.cluster.options();
         if cluster.all_contexts || cluster.contexts.len() > 1 {
@@ -395,6 +413,12 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
             .next()
             .expect("one target without --all-contexts")?;
         let fetched = cluster.fetch(&target)?;
+        options.identity.context = target.context.clone();
+        options.identity.server = target.server.clone();
+        match cluster.namespace_uid(&target) {
+            Ok(uid) => options.identity.cluster_uid = Some(uid),
+            Err(why) => options.identity.unread = Some(why),
+        }
         if !fetched.installers.iter().any(|src| {
             src.name.ends_with(&format!(
                 ":DaemonSet/kube-system/{}",

@@ -179,11 +179,12 @@ pub struct ClusterArgs {
     #[arg(long)]
     pub cluster: bool,
     /// The kubeconfig (default: as kubectl finds it: KUBECONFIG, ~/.kube/config, or the pod's
-    /// service account)
-    #[arg(long, value_name = "FILE", requires = "cluster")]
+    /// service account); checklist: passed on to every kubectl call of the script
+    #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<String>,
-    /// A kubeconfig context (repeatable; default: the current context)
-    #[arg(long = "context", value_name = "NAME", requires = "cluster")]
+    /// A kubeconfig context (repeatable; default: the current context); checklist: the context
+    /// the script is pinned to (needed for --format shell when planned from files)
+    #[arg(long = "context", value_name = "NAME")]
     pub contexts: Vec<String>,
     /// Every context of the kubeconfig, one cluster each
     #[arg(long, requires = "cluster", conflicts_with = "contexts")]

@@ -325,6 +325,40 @@ impl Options {
         })
     }
 
+    /// `metadata.uid` of the kube-system namespace, the cluster's identity (a GET; the reason
+    /// in one line when it cannot be read).
+    pub fn namespace_uid(&self, target: &Target) -> Result<String, String> {
+        let mut args = self.base_args();
+        if let Some(c) = &target.context {
+            args.push(format!("--context={c}"));
+            args.push(format!("--request-timeout={}", self.request_timeout));
+        }
+        args.extend(
+            [
+                "get",
+                "namespace",
+                "kube-system",
+                "--output=jsonpath={.metadata.uid}",
+            ]
+            .map(String::from),
+        );
+        let child = self.start(&args).map_err(|e| e.to_string())?;
+        let deadline = match &target.context {
+            Some(_) => None,
+            None => parse_timeout(&self.request_timeout)
+                .map_err(|e| e.to_string())?
+                .map(|d| d * IN_CLUSTER_DEADLINE_FACTOR),
+        };
+        let out = self
+            .finish(target, child, deadline)
+            .map_err(|e| e.to_string())?;
+        let uid = String::from_utf8_lossy(&out).trim().to_string();
+        if uid.is_empty() {
+            return Err("the kube-system namespace has no metadata.uid".into());
+        }
+        Ok(uid)
+    }
+
     fn start(&self, args: &[String]) -> Result<std::process::Child, ClusterError> {
         Command::new(&self.kubectl)
             .args(args)

@@ -23,7 +23,19 @@ struct Out {
 }
 
 fn checklist(args: &[&str]) -> Out {
-    let out = bin().arg("checklist").args(args).output().expect("run");
+    // The script is pinned to a context: planned from files, shell needs one.
+    let shell = args.windows(2).any(|w| w == ["--format", "shell"]);
+    let pinned: &[&str] = if shell && !args.contains(&"--context") {
+        &["--context", "ack-prod"]
+    } else {
+        &[]
+    };
+    let out = bin()
+        .arg("checklist")
+        .args(args)
+        .args(pinned)
+        .output()
+        .expect("run");
     Out {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -250,7 +262,7 @@ fn markdown_json_and_shell_wait_for_the_same_things_in_the_same_order() {
     ];
     let p: Vec<usize> = ids.iter().map(|i| body.find(i).unwrap()).collect();
     assert!(p.windows(2).all(|w| w[0] < w[1]), "shell order {p:?}");
-    assert!(sh.contains("kubectl wait --for=condition=Ready \"node/$node\""));
+    assert!(sh.contains("k wait --for=condition=Ready \"node/$node\""));
     assert!(sh.contains("{.status.nodeInfo.bootID}"));
 }
 
@@ -317,6 +329,31 @@ fn fixtures_scenario_shell_parses_and_quotes_every_name() {
 
 #[test]
 fn no_policy_change_means_no_reboot_and_exit_0() {
+    // Without the nodes: nothing to decide per node, no reboot needed.
+    let out = checklist(&[
+        "--current",
+        &fixture(LIVE),
+        "--policy",
+        "1",
+        "--format",
+        "shell",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let run = Process::new("bash")
+        .arg("-c")
+        .arg(&out.stdout)
+        .output()
+        .unwrap();
+    assert!(run.status.success());
+    assert!(String::from_utf8_lossy(&run.stdout).contains("No reboot needed"));
+}
+
+/// Issue 19: a checklist made from the DaemonSet *after* `helm upgrade` (it already carries the
+/// target) still has the per-node steps: the nodes keep the policy their module loaded until
+/// they restart, so their own state decides, not the DaemonSet's before/after. On main it said
+/// "No reboot needed" with an empty script.
+#[test]
+fn a_daemonset_already_at_the_target_still_plans_the_nodes() {
     for format in ["markdown", "json", "shell"] {
         let out = checklist(&[
             "--current",
@@ -334,22 +371,84 @@ fn no_policy_change_means_no_reboot_and_exit_0() {
                 let j = json_of(&out);
                 assert_eq!(j["policy_change"], serde_json::Value::Null);
                 assert_eq!(j["tag_change"], serde_json::Value::Null);
-                assert_eq!(j["reboot_required"], false);
-                assert_eq!(j["nodes"], serde_json::json!([]));
+                assert_eq!(j["reboot_required"], true);
+                assert_eq!(names(&j["nodes"]), [N21, N27]);
             }
             "shell" => {
                 assert_bash_syntax(&out.stdout);
-                let run = Process::new("bash")
-                    .arg("-c")
-                    .arg(&out.stdout)
-                    .output()
-                    .unwrap();
-                assert!(run.status.success());
-                assert!(String::from_utf8_lossy(&run.stdout).contains("No reboot needed"));
+                assert!(!out.stdout.contains("No reboot needed"));
+                assert!(out.stdout.contains(&format!("NODES=('{N21}' '{N27}')")));
             }
-            _ => assert!(out.stdout.contains("No reboot needed"), "{}", out.stdout),
+            _ => {
+                assert!(!out.stdout.contains("No reboot needed"), "{}", out.stdout);
+                assert!(
+                    out.stdout.contains("already carries the target"),
+                    "{}",
+                    out.stdout
+                );
+            }
         }
     }
+}
+
+/// Issue 19: planned from files, the script needs the context it is pinned to; every kubectl
+/// call of the script goes through the one function that passes it (and --kubeconfig).
+#[test]
+fn shell_from_files_needs_a_context_and_pins_every_kubectl_call() {
+    let out = bin()
+        .args(["checklist", "--current", &fixture(LIVE), "--desired"])
+        .arg(fixture(TARGET))
+        .args(["--nodes", &fixture(NODES), "--format", "shell"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs --context NAME"));
+    let out = checklist(&[
+        "--current",
+        &fixture(LIVE),
+        "--desired",
+        &fixture(TARGET),
+        "--nodes",
+        &fixture(NODES),
+        "--format",
+        "shell",
+        "--context",
+        "ack prod",
+        "--kubeconfig",
+        "/etc/kube/prod config",
+    ]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let sh = &out.stdout;
+    assert!(sh.contains("CONTEXT='ack prod'\n"), "{sh}");
+    assert!(
+        sh.contains("KUBECONFIG_FILE='/etc/kube/prod config'\n"),
+        "{sh}"
+    );
+    assert!(sh.contains(r#"k() { kubectl "${KCTL[@]}" "$@"; }"#));
+    // No other kubectl call: every one is `k …`.
+    let bare: Vec<&str> = sh
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .filter(|l| {
+            l.contains("kubectl ")
+                && !l.contains(r#"k() { kubectl "${KCTL[@]}""#)
+                && !l.contains("command -v kubectl")
+        })
+        .collect();
+    assert!(bare.is_empty(), "{bare:#?}");
+    // No command substitution inside a here-string, no `local x=$(…)`.
+    assert!(
+        !sh.contains("<<< \"$("),
+        "a here-string hides a failed command"
+    );
+    assert!(
+        !sh.lines()
+            .any(|l| l.trim_start().starts_with("local ") && l.replace("=$((", "").contains("=$(")),
+        "local x=$(…) hides a failed command"
+    );
+    // The node's UID and providerID, as the input gave them, are in the plan.
+    let md = scenario("markdown").stdout;
+    assert!(md.contains("kubectl"), "{md}");
 }
 
 #[test]

@@ -106,7 +106,8 @@ impl Cluster {
         let mut y = String::from("apiVersion: v1\nkind: List\nitems:\n");
         for n in &self.nodes {
             y.push_str(&format!(
-                "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: {}\n    labels:\n      ack.node.gpu.schedule: {}\n      topology.kubernetes.io/region: cn-hangzhou\n  spec:\n    providerID: cn-hangzhou.{}\n{}  status:\n    conditions:\n    - type: Ready\n      status: \"True\"\n",
+                "- apiVersion: v1\n  kind: Node\n  metadata:\n    name: {}\n    uid: uid-{}\n    labels:\n      ack.node.gpu.schedule: {}\n      topology.kubernetes.io/region: cn-hangzhou\n  spec:\n    providerID: cn-hangzhou.{}\n{}  status:\n    conditions:\n    - type: Ready\n      status: \"True\"\n",
+                n.name,
                 n.name,
                 n.schedule,
                 n.instance,
@@ -176,6 +177,7 @@ impl Cluster {
                 "owner": "DaemonSet",
                 "policy": policy,
                 "version": VERSION,
+                "image": IMAGE,
                 "ready": !(self.unhealthy && i == 1),
             }));
             for (j, mem) in n.workloads.iter().enumerate() {
@@ -238,7 +240,7 @@ impl Sim {
             .arg(&live)
             .args(["--policy", NEW, "--nodes"])
             .arg(&nodes)
-            .args(["--format", "shell"])
+            .args(["--format", "shell", "--context", "ack-prod"])
             .args(args)
             .output()
             .unwrap();
@@ -491,7 +493,9 @@ fn simulator_on_delete_reboot_without_deleting_the_pod_keeps_the_old_policy() {
         std::env::var("PATH").unwrap_or_default()
     );
     let call = |tool: &str, args: &[&str]| {
+        let pinned = ["--context", "ack-prod"];
         Process::new(sim_dir().join(tool))
+            .args(if tool == "kubectl" { &pinned[..] } else { &[] })
             .args(args)
             .env("PATH", &path)
             .env("SIM_STATE", sim.state_path())
@@ -758,7 +762,7 @@ fn a_blocked_plan_stops_before_any_step() {
             .arg(&live)
             .args(["--policy", "2", "--nodes"])
             .arg(&nodes)
-            .args(["--format", format])
+            .args(["--format", format, "--context", "ack-prod"])
             .output()
             .unwrap()
     };
@@ -784,6 +788,162 @@ fn a_blocked_plan_stops_before_any_step() {
         "no kubectl call at all: {:#?}",
         sim.log()
     );
+}
+
+/// Issue 19: the script is pinned to its cluster. Planned from files it records the kube-system
+/// UID at its first run; a later run against another cluster behind the same context changes
+/// nothing.
+#[test]
+fn another_cluster_behind_the_context_changes_nothing() {
+    let c = usual();
+    let sim = Sim::new(&c, &[]);
+    let mut st = sim.state();
+    st["cluster_uid"] = json!("uid-kube-system-prod");
+    // Only the canary's state matters here: make every node converted but the first.
+    sim.set_state(&st);
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    let log_before = sim.log().len();
+    let reboots = sim.reboots().len();
+    let mut st = sim.state();
+    st["cluster_uid"] = json!("uid-kube-system-staging");
+    for n in [N1, N4] {
+        st["nodes"][n]["module"]["policies"] = json!([OLD, OLD]);
+    }
+    sim.set_state(&st);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("step cluster-identity"), "{}", r.stderr);
+    assert!(r.stderr.contains("is another cluster"), "{}", r.stderr);
+    assert!(r.stderr.contains("Nothing was changed"), "{}", r.stderr);
+    assert!(mutating(&sim.log()[log_before..]).is_empty());
+    assert_eq!(sim.reboots().len(), reboots);
+    // Every kubectl call named the context (the stub refuses a call without one).
+    assert!(
+        sim.log()
+            .iter()
+            .filter(|c| c[0] == "kubectl")
+            .all(|c| c[1] == "--context" && c[2] == "ack-prod")
+    );
+}
+
+/// Issue 19: a node replaced since the plan (same name, new UID and instance) is not touched.
+#[test]
+fn a_node_replaced_since_the_plan_is_not_touched() {
+    let c = usual();
+    let sim = Sim::new(&c, &[]);
+    let mut st = sim.state();
+    st["nodes"][N1]["uid"] = json!("uid-new-node");
+    st["nodes"][N1]["provider"] = json!("cn-hangzhou.i-bp1999999999999999");
+    sim.set_state(&st);
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains(&format!("STOPPED at node {N1}, step read-state")),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("the node was replaced"), "{}", r.stderr);
+    assert!(
+        mutating(&sim.log()).is_empty(),
+        "{:#?}",
+        mutating(&sim.log())
+    );
+}
+
+/// Issue 19: one confirmation per batch, before its first cordon; declining changes nothing.
+#[test]
+fn declining_the_first_batch_changes_nothing() {
+    let c = usual();
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&[], &[]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("step confirm"), "{}", r.stderr);
+    assert!(r.stderr.contains("declined"), "{}", r.stderr);
+    assert!(r.stderr.contains("Nothing was changed"), "{}", r.stderr);
+    assert!(
+        r.stdout.contains(N1),
+        "the batch lists its node: {}",
+        r.stdout
+    );
+    assert!(
+        mutating(&sim.log()).is_empty(),
+        "{:#?}",
+        mutating(&sim.log())
+    );
+}
+
+/// Issue 19: the canary is the first node that needs a restart, chosen at run time: with the
+/// plan's first node already at the target, the next one goes alone before the batches.
+#[test]
+fn the_canary_is_the_first_node_that_needs_a_restart() {
+    let c = cluster(vec![
+        node(N2, "i-bp1000000000000002", Some(NEW)),
+        node(N1, "i-bp1000000000000001", Some(OLD)),
+        node(N4, "i-bp1000000000000004", Some(OLD)),
+        node(N5, "i-bp1000000000000005", Some(OLD)),
+    ]);
+    let sim = Sim::new(&c, &["--max-unavailable", "2"]);
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    sim.assert_all_converted(&c);
+    let h = sim.history();
+    let reboot1 = h.iter().position(|x| *x == format!("reboot {N1}")).unwrap();
+    let drain4 = h.iter().position(|x| *x == format!("drain {N4}")).unwrap();
+    assert!(reboot1 < drain4, "{h:#?}");
+    // The canary came back (uncordoned) before the next node was cordoned.
+    let log: Vec<String> = sim.log().iter().map(|c| c.join(" ")).collect();
+    let uncordon1 = log
+        .iter()
+        .position(|c| c.contains(&format!("uncordon {N1}")))
+        .unwrap();
+    let cordon4 = log
+        .iter()
+        .position(|c| c.ends_with(&format!("cordon {N4}")) && !c.contains("uncordon"))
+        .unwrap();
+    assert!(uncordon1 < cordon4, "{log:#?}");
+    assert!(r.stdout.contains("== canary"), "{}", r.stdout);
+}
+
+/// Issue 19: a node cordoned by an earlier run (the annotation), planned again from fresh
+/// inputs, is ours: restarted and uncordoned, not "cordoned before this change".
+#[test]
+fn a_node_an_earlier_run_cordoned_is_finished_by_a_new_plan() {
+    let mut c = usual();
+    c.nodes[3].cordoned = true; // .4
+    let dir_nodes = c.nodes_yaml().replace(
+        &format!("name: {N4}\n    uid: uid-{N4}\n"),
+        &format!(
+            "name: {N4}\n    uid: uid-{N4}\n    annotations:\n      cgpu-lint/cordoned: \"true\"\n"
+        ),
+    );
+    assert!(dir_nodes.contains("cgpu-lint/cordoned"));
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = dir.path().join("nodes.yaml");
+    let live = dir.path().join("live.yaml");
+    std::fs::write(&nodes, dir_nodes).unwrap();
+    std::fs::write(&live, c.live_ds_yaml()).unwrap();
+    let out = bin()
+        .args(["checklist", "--current"])
+        .arg(&live)
+        .args(["--policy", NEW, "--nodes"])
+        .arg(&nodes)
+        .args(["--format", "shell", "--context", "ack-prod"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let script = dir.path().join("s.sh");
+    std::fs::write(&script, &out.stdout).unwrap();
+    let sim = Sim { dir, script };
+    let mut st = c.state();
+    st["nodes"][N4]["annotations"] = json!({"cgpu-lint/cordoned": "true"});
+    sim.set_state(&st);
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    sim.assert_all_converted(&c);
+    assert!(sim.reboots().contains(&N4.to_string()));
+    assert!(!sim.cordoned(N4) && !sim.marked(N4));
 }
 
 #[test]

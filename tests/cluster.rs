@@ -1078,6 +1078,8 @@ fn the_checklist_from_the_cluster_equals_the_checklist_from_the_same_objects_as_
                 format,
             ];
             files.extend(&target);
+            // The plan is pinned to its context (and kubeconfig): the same on both sides.
+            files.extend(["--context", "prod", "--kubeconfig", &s.kubeconfig]);
             let from_files = cgpu(s.home.path(), &files);
             assert_eq!(
                 from_cluster.status.code(),
@@ -1099,6 +1101,13 @@ fn the_checklist_from_the_cluster_equals_the_checklist_from_the_same_objects_as_
                             .filter(|l| {
                                 !(l.starts_with("Current: ")
                                     || l.starts_with("# cGPU node-reboot checklist, generated")
+                                    // The identity the plan is pinned to: read from the
+                                    // cluster on one side, at the script's first run on the
+                                    // other.
+                                    || l.starts_with("# Cluster: ")
+                                    || l.starts_with("# Planned: ")
+                                    || l.starts_with("SERVER=")
+                                    || l.starts_with("CLUSTER_UID=")
                                     // The script's blocking findings, with their locations
                                     // (compared in the JSON above).
                                     || l.starts_with("BLOCKED=("))

@@ -58,7 +58,7 @@ fn step_text(s: &Step) -> String {
 }
 
 pub fn render(list: &Checklist) -> String {
-    let change = list.change();
+    let change = list.change() || list.acts();
     let nodes = if change {
         list.nodes
             .iter()

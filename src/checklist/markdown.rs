@@ -118,7 +118,7 @@ pub fn render(list: &Checklist) -> String {
         }
     }
     let p = list.desired.policy;
-    if !list.change() {
+    if !list.change() && !list.acts() {
         out.push_str("\n**No reboot needed:** the policy and the cGPU version stay as they are.\n");
     } else if !list.nodes_given {
         let sel: Vec<String> = list
@@ -137,10 +137,17 @@ pub fn render(list: &Checklist) -> String {
             "\n**Nothing to restart:** no node in the list runs cgpu-installer (see below).\n",
         );
     } else {
+        if list.already_applied() {
+            let _ = writeln!(
+                out,
+                "\n**The DaemonSet already carries the target** (the change was applied, or nothing changes): the nodes decide. A node keeps the policy its module loaded until it restarts, so each node below is read and restarted only where it still differs."
+            );
+        }
         let _ = writeln!(
             out,
-            "\n**Reboot required:** {} node(s) run cgpu-installer; each restarts only if its own state differs from the target ({}).",
+            "\n**Reboot required:** {} of {} node(s) running cgpu-installer may restart; each restarts only if its own state differs from the target ({}).",
             list.nodes.len(),
+            list.installer_nodes,
             target_text(list)
         );
         out.push_str("\n## Before you start\n\n");
@@ -170,7 +177,7 @@ pub fn render(list: &Checklist) -> String {
             }
         }
     }
-    if list.change() && list.nodes_given {
+    if list.acts() {
         let verify: Vec<_> = list.to_verify().collect();
         if !verify.is_empty() {
             out.push_str("\n## Other GPU-sharing nodes (blocking until they show the target)\n");

@@ -63,6 +63,64 @@ pub enum ChecklistError {
     },
     #[error("--format shell needs --nodes: the script acts on named nodes only")]
     ShellNeedsNodes,
+    #[error(
+        "--format shell needs --context NAME: the script is pinned to one kubeconfig context and passes it to every kubectl call (planned from files, nothing else says which cluster the plan is for)"
+    )]
+    ShellNeedsContext,
+}
+
+/// Which cluster the plan is for. Planned with `--cluster` it holds what the API server said;
+/// planned from files, the context named on the command line (the script reads and records
+/// the cluster's identity at its first run).
+#[derive(Debug, Clone, Default)]
+pub struct Identity {
+    /// The kubeconfig context every kubectl call of the script passes (`--context`).
+    pub context: Option<String>,
+    /// `--kubeconfig`, passed on to every kubectl call when given.
+    pub kubeconfig: Option<String>,
+    /// The API server URL of the context, when known.
+    pub server: Option<String>,
+    /// `metadata.uid` of the kube-system namespace: the cluster's identity.
+    pub cluster_uid: Option<String>,
+    /// When the plan was made (UTC, RFC 3339).
+    pub planned_at: Option<String>,
+    /// Why the cluster's identity could not be read when planning from it (the script then
+    /// reads and records it at its first run).
+    pub unread: Option<String>,
+}
+
+/// Now, or `SOURCE_DATE_EPOCH` when set (reproducible output), as RFC 3339 UTC.
+pub fn planning_time() -> String {
+    let secs = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|s| s.trim().parse::<i64>().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs() as i64)
+        });
+    rfc3339(secs)
+}
+
+/// Seconds since the epoch as `YYYY-MM-DDTHH:MM:SSZ` (days to civil date: H. Hinnant's
+/// algorithm).
+fn rfc3339(secs: i64) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 /// The cGPU settings on one side of the change.
@@ -115,6 +173,8 @@ pub struct Options {
     /// The `.cgpu-lint.toml` read (its per-file-ignores apply; its region is the fallback when
     /// the nodes do not give one).
     pub config: Option<std::sync::Arc<crate::config::Loaded>>,
+    /// The cluster the plan is pinned to.
+    pub identity: Identity,
 }
 
 impl Default for Options {
@@ -125,6 +185,7 @@ impl Default for Options {
             drain_timeout: "10m".into(),
             filter: Filter::default(),
             config: None,
+            identity: Identity::default(),
         }
     }
 }
@@ -145,6 +206,8 @@ struct Current {
     status: Option<(u64, u64)>,
     /// POLICY is not set on the DaemonSet: the plan assumes [`ASSUMED_DEFAULT_POLICY`].
     policy_assumed: bool,
+    /// The DaemonSet's `.spec.selector.matchLabels`: how its pods are found.
+    pod_selector: Option<Vec<(String, String)>>,
 }
 
 /// The desired side.
@@ -189,6 +252,12 @@ pub struct Target {
     pub instance_id: Option<String>,
     pub region: Option<String>,
     pub canary: bool,
+    /// `metadata.uid` when the input has it: the script checks it before touching the node.
+    pub uid: Option<String>,
+    /// `spec.providerID` as read (the ECS form `<region>.<instance>`), when validated.
+    pub provider_id: Option<String>,
+    /// Cordoned by an earlier run of a checklist (annotation [`CORDON_MARK`]): ours to finish.
+    pub ours: bool,
 }
 
 /// A node listed apart.
@@ -246,6 +315,11 @@ pub struct Checklist {
     pub not_ready_now: Vec<String>,
     /// An error finding that counts (not a live tag-too-old the change replaces).
     pub error_findings: bool,
+    /// The installer DaemonSet's own pod selector (`.spec.selector.matchLabels`), when
+    /// `--current` is the DaemonSet; the script reads it from the cluster again in any case.
+    pub pod_selector: Vec<(String, String)>,
+    /// Nodes of the list that run the installer (targets, cordoned ones included).
+    pub installer_nodes: usize,
 }
 
 impl Checklist {
@@ -255,8 +329,27 @@ impl Checklist {
     }
 
     /// A restart may be needed on a node of the list (or, without `--nodes`, on some node).
+    /// With `--nodes` this holds whether or not the DaemonSet already carries the change (a
+    /// checklist made after `helm upgrade` still restarts the nodes that run the old policy):
+    /// each node's own state decides at run time.
     pub fn reboot_required(&self) -> bool {
-        self.change() && (!self.nodes_given || !self.nodes.is_empty())
+        if self.nodes_given {
+            !self.nodes.is_empty()
+        } else {
+            self.change()
+        }
+    }
+
+    /// The plan has per-node steps: the nodes are listed and some run the installer or are to
+    /// be verified. This holds whether or not the DaemonSet already carries the change: the
+    /// nodes' own state decides.
+    pub fn acts(&self) -> bool {
+        self.nodes_given && (!self.nodes.is_empty() || self.to_verify().next().is_some())
+    }
+
+    /// The DaemonSet (or the values) already carries the desired policy and version.
+    pub fn already_applied(&self) -> bool {
+        !self.change()
     }
 
     /// Exit 1: something blocks the plan, or an error finding.
@@ -454,6 +547,27 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
         };
         let status = count("/status/desiredNumberScheduled")
             .map(|d| (d, count("/status/numberReady").unwrap_or(0)));
+        let pod_selector = ds
+            .pointer("/spec/selector/matchLabels")
+            .and_then(Node::as_map)
+            .map(|m| {
+                m.iter()
+                    .filter_map(|e| Some((e.key.clone(), scalar_text(&e.value)?)))
+                    .collect::<Vec<_>>()
+            })
+            .filter(|m| !m.is_empty());
+        if let Some(sel) = &pod_selector {
+            for (k, v) in sel {
+                if !is_label_key(k) || !is_label_value(v) {
+                    return Err(ChecklistError::Refused {
+                        what: "pod selector",
+                        value: format!("{k}={v}"),
+                        path: path.to_string(),
+                        why: "not a label key and value",
+                    });
+                }
+            }
+        }
         return Ok(Current {
             srcs: input.sources.clone(),
             settings: Settings {
@@ -470,6 +584,7 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
             strategy: Some(strategy),
             status,
             policy_assumed,
+            pod_selector,
         });
     }
     // Else the values now deployed, over the chart defaults.
@@ -494,6 +609,7 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
         strategy: None,
         status: None,
         policy_assumed: false,
+        pod_selector: None,
     })
 }
 
@@ -601,6 +717,35 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, Che
             })
         }
     }
+}
+
+/// A label key: an optional DNS-1123 subdomain prefix and `/`, then a name of at most 63
+/// characters of `[A-Za-z0-9_.-]`, starting and ending alphanumeric.
+fn is_label_key(k: &str) -> bool {
+    let (prefix, name) = match k.split_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, k),
+    };
+    prefix.is_none_or(k8s::is_dns1123_subdomain) && is_label_value(name) && !name.is_empty()
+}
+
+/// A label value: empty, or at most 63 characters of `[A-Za-z0-9_.-]` starting and ending
+/// alphanumeric.
+fn is_label_value(v: &str) -> bool {
+    v.is_empty()
+        || (v.len() <= 63
+            && v.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+            && v.as_bytes()[0].is_ascii_alphanumeric()
+            && v.as_bytes()[v.len() - 1].is_ascii_alphanumeric())
+}
+
+/// A Kubernetes UID as the API server writes it (a UUID; test clusters use other short ids of
+/// the same alphabet).
+pub fn is_uid(s: &str) -> bool {
+    (1..=128).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-.".contains(&b))
 }
 
 /// `^i-[a-z0-9]{8,40}$`: an ECS instance id.
@@ -713,6 +858,11 @@ pub fn build_from(
         plan_notes,
         not_ready_now: Vec::new(),
         error_findings: false,
+        pod_selector: current
+            .pod_selector
+            .clone()
+            .unwrap_or_else(|| vec![("name".into(), "cgpu-installer".into())]),
+        installer_nodes: 0,
     };
     let mut srcs = current.srcs.clone();
     srcs.extend(desired_side.src.clone());
@@ -840,10 +990,18 @@ fn read_nodes(
         canary.canary = true;
         canary.notes.insert(
             0,
-            "canary: do this node first and check its GPU workloads before the rest".into(),
+            "canary: do this node first and check its GPU workloads before the rest (if its own state needs no restart, the next node that does is the canary: the script decides at run time)".into(),
         );
         targets.insert(0, canary);
     }
+    // Nodes an earlier run cordoned come first: they are down already.
+    targets.sort_by_key(|t| !(t.ours && t.state != NodeState::Ready));
+    list.installer_nodes = targets.len()
+        + list
+            .other_nodes
+            .iter()
+            .filter(|o| o.kind == OtherKind::Skipped)
+            .count();
     list.nodes = targets;
     Ok((regions.len() == 1).then(|| regions.pop_first()).flatten())
 }
@@ -940,7 +1098,10 @@ fn classify(
             true,
         );
     }
-    let was_cordoned = node.unschedulable();
+    // A cordon carrying the annotation is a checklist run's own, whichever plan made it: the
+    // node is finished (restarted if it must be, and uncordoned), never "cordoned before".
+    let ours = node.annotation(CORDON_MARK).is_some();
+    let was_cordoned = node.unschedulable() && !ours;
     if was_cordoned && !list.options.include_cordoned {
         return other(
             OtherKind::Skipped,
@@ -957,13 +1118,29 @@ fn classify(
             "already cordoned (spec.unschedulable) before this change: it stays cordoned at the end; uncordon it only when the earlier reason is resolved".into(),
         );
     }
+    if ours {
+        notes.push(format!(
+            "carries {CORDON_MARK}: cordoned by an earlier checklist run that did not finish; this run finishes it (restarts it if it still differs) and uncordons it"
+        ));
+    }
+    let uid = node.uid();
+    if let Some(u) = &uid
+        && !is_uid(u)
+    {
+        return Err(ChecklistError::Refused {
+            what: "node UID",
+            value: u.clone(),
+            path: path.to_string(),
+            why: "not a UID",
+        });
+    }
     if !ready {
         notes.push(format!(
             "NotReady (Ready={}): the installer pod cannot be reached; the run skips it while it is NotReady and does not count as done",
             node.ready_status().unwrap_or_else(|| "not reported".into())
         ));
     }
-    let (mut instance_id, mut region) = (None, node.region());
+    let (mut instance_id, mut region, mut provider_id) = (None, node.region(), None);
     if let Some((r, id)) = node.ecs_instance() {
         if !is_instance_id(&id) {
             return Err(ChecklistError::Refused {
@@ -973,8 +1150,10 @@ fn classify(
                 why: "not of the form i-[a-z0-9]{8,40}",
             });
         }
+        provider_id = Some(format!("{r}.{id}"));
         instance_id = Some(id);
-        region = region.or(Some(r));
+        // The instance lives in the region its providerID names (the label could be stale).
+        region = Some(r);
     } else {
         notes.push(
             "no ECS instance id in spec.providerID: reboot it from the console or with `sudo reboot` on the node".into(),
@@ -992,7 +1171,7 @@ fn classify(
     }
     let state = if !ready {
         NodeState::NotReady
-    } else if was_cordoned {
+    } else if was_cordoned || (ours && node.unschedulable()) {
         NodeState::Cordoned
     } else {
         NodeState::Ready
@@ -1005,6 +1184,9 @@ fn classify(
         instance_id,
         region,
         canary: false,
+        uid,
+        provider_id,
+        ours,
     })))
 }
 
@@ -1036,16 +1218,56 @@ pub const POD_TIMEOUT: u32 = 600;
 pub const POLICY_TIMEOUT: u32 = 600;
 pub const POLL_INTERVAL: u32 = 10;
 
-fn pod_of(label: &str, node: &str) -> String {
+/// The start of every kubectl command of the plan: `kubectl --context C [--kubeconfig K]`,
+/// the one place it is built (the shell script builds the same words from the same fields).
+pub fn kubectl_argv(list: &Checklist) -> Vec<String> {
+    let id = &list.options.identity;
+    let mut argv = vec!["kubectl".to_string()];
+    if let Some(c) = &id.context {
+        argv.extend(["--context".into(), c.clone()]);
+    }
+    if let Some(k) = &id.kubeconfig {
+        argv.extend(["--kubeconfig".into(), k.clone()]);
+    }
+    argv
+}
+
+/// [`kubectl_argv`] as shell words, for the commands markdown and JSON show.
+pub fn kubectl_prefix(list: &Checklist) -> String {
+    kubectl_argv(list)
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if i == 0 || w.starts_with("--") {
+                w.clone()
+            } else {
+                shell::quote(w)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `-l` of the installer's pods: the DaemonSet's own selector.
+pub fn selector_text(sel: &[(String, String)]) -> String {
+    sel.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn pod_of(list: &Checklist, label: &str, node: &str) -> String {
     format!(
-        "$(kubectl -n kube-system get pod -l {label} --field-selector spec.nodeName={node} -o jsonpath='{{.items[0].metadata.name}}')"
+        "$({} -n kube-system get pod -l {label} --field-selector spec.nodeName={node} -o jsonpath='{{.items[0].metadata.name}}')",
+        kubectl_prefix(list)
     )
 }
 
-fn read_state_command(label: &str, node: &str) -> String {
+fn read_state_command(list: &Checklist, label: &str, node: &str) -> String {
     format!(
-        "kubectl -n kube-system exec {} -- {NSENTER} sh -c '{READ_STATE}'",
-        pod_of(label, node)
+        "{} -n kube-system exec {} -- {NSENTER} sh -c '{READ_STATE}'",
+        kubectl_prefix(list),
+        pod_of(list, label, node)
     )
 }
 
@@ -1066,12 +1288,14 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
     let step = |id, title: String, command: Option<String>| Step { id, title, command };
     let timeout = &list.options.drain_timeout;
     let target = target_text(list);
+    let k = kubectl_prefix(list);
+    let sel = selector_text(&list.pod_selector);
     let mut out = vec![step(
         "read-state",
         format!(
             "read the node's cGPU state through its installer pod (module version, every /proc/cgpu_km/<gpu>/policy): if {target}, the node is done, skip the rest; if nothing can be read, stop here (never reboot blind)"
         ),
-        Some(read_state_command("name=cgpu-installer", n)),
+        Some(read_state_command(list, &sel, n)),
     )];
     out.push(if t.was_cordoned {
         step(
@@ -1084,7 +1308,7 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
             "cordon",
             format!("record that this run cordons it (annotation {CORDON_MARK}), then cordon"),
             Some(format!(
-                "kubectl annotate node {n} {CORDON_MARK}=true --overwrite && kubectl cordon {n}"
+                "{k} annotate node {n} {CORDON_MARK}=true --overwrite && {k} cordon {n}"
             )),
         )
     });
@@ -1092,12 +1316,12 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
         "drain",
         format!("drain (a PodDisruptionBudget that blocks it stops the node here after {timeout})"),
         Some(format!(
-            "kubectl drain {n} --ignore-daemonsets --delete-emptydir-data --timeout={timeout}"
+            "{k} drain {n} --ignore-daemonsets --delete-emptydir-data --timeout={timeout}"
         )),
     ));
     let delete = Some(format!(
-        "kubectl -n kube-system delete pod {}",
-        pod_of("name=cgpu-installer", n)
+        "{k} -n kube-system delete pod {}",
+        pod_of(list, &sel, n)
     ));
     match list.strategy {
         Some(Strategy::OnDelete) => out.push(step(
@@ -1119,7 +1343,7 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
         "record-boot-id",
         "record the node's boot id".into(),
         Some(format!(
-            "BOOT_ID=$(kubectl get node {n} -o jsonpath='{{.status.nodeInfo.bootID}}')"
+            "BOOT_ID=$({k} get node {n} -o jsonpath='{{.status.nodeInfo.bootID}}')"
         )),
     ));
     let reboot = match (&t.instance_id, &t.region) {
@@ -1148,14 +1372,14 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
             REBOOT_TIMEOUT / 60
         ),
         Some(format!(
-            "timeout {REBOOT_TIMEOUT}s sh -c 'while [ \"$(kubectl get node {n} -o jsonpath={{.status.nodeInfo.bootID}})\" = \"$0\" ]; do sleep {POLL_INTERVAL}; done' \"$BOOT_ID\""
+            "timeout {REBOOT_TIMEOUT}s sh -c 'while [ \"$({k} get node {n} -o jsonpath={{.status.nodeInfo.bootID}})\" = \"$0\" ]; do sleep {POLL_INTERVAL}; done' \"$BOOT_ID\""
         )),
     ));
     out.push(step(
         "wait-node-ready",
         "wait for the node to be Ready".into(),
         Some(format!(
-            "kubectl wait --for=condition=Ready node/{n} --timeout={READY_TIMEOUT}s"
+            "{k} wait --for=condition=Ready node/{n} --timeout={READY_TIMEOUT}s"
         )),
     ));
     out.push(step(
@@ -1163,7 +1387,7 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
         "wait for the node's installer pod to be Ready (it loads the module with the new POLICY)"
             .into(),
         Some(format!(
-            "kubectl -n kube-system wait --for=condition=Ready pod -l name=cgpu-installer --field-selector spec.nodeName={n} --timeout={POD_TIMEOUT}s"
+            "{k} -n kube-system wait --for=condition=Ready pod -l {sel} --field-selector spec.nodeName={n} --timeout={POD_TIMEOUT}s"
         )),
     ));
     out.push(step(
@@ -1172,7 +1396,7 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
             "read the state again every {POLL_INTERVAL} s, at most {} min, until {target}",
             POLICY_TIMEOUT / 60
         ),
-        Some(read_state_command("name=cgpu-installer", n)),
+        Some(read_state_command(list, &sel, n)),
     ));
     out.push(if t.was_cordoned {
         step(
@@ -1185,7 +1409,7 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
             "uncordon",
             format!("uncordon it (this run cordoned it: annotation {CORDON_MARK}) and drop the annotation"),
             Some(format!(
-                "kubectl uncordon {n} && kubectl annotate node {n} {CORDON_MARK}-"
+                "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
             )),
         )
     });
@@ -1195,6 +1419,8 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
 /// Checks before the first node, in order.
 pub fn preflight(list: &Checklist) -> Vec<Step> {
     let p = list.desired.policy;
+    let k = kubectl_prefix(list);
+    let sel = selector_text(&list.pod_selector);
     let step = |id, title: String, command: Option<String>| Step { id, title, command };
     let apply = match list.desired_label.strip_prefix("--policy") {
         Some(_) => {
@@ -1232,17 +1458,17 @@ pub fn preflight(list: &Checklist) -> Vec<Step> {
     out.push(step(
         "installer-health",
         health,
-        Some("kubectl -n kube-system get ds cgpu-installer -o wide && kubectl -n kube-system get pod -l name=cgpu-installer -o wide".into()),
+        Some(format!("{k} -n kube-system get ds cgpu-installer -o wide && {k} -n kube-system get pod -l {sel} -o wide")),
     ));
     out.push(step(
         "pdb",
         "PodDisruptionBudgets with ALLOWED DISRUPTIONS 0 block a drain: settle them with their owners first".into(),
-        Some("kubectl get pdb -A".into()),
+        Some(format!("{k} get pdb -A")),
     ));
     out.push(step(
         "capacity",
         "room for the evicted GPU pods: the free aliyun.com/gpu-mem (allocatable minus requests) of the nodes that stay up must cover what the pods of the nodes restarted at once request, or they stay Pending".into(),
-        Some("kubectl describe nodes | grep -E '^Name:|aliyun.com/gpu-mem'".into()),
+        Some(format!("{k} describe nodes | grep -E '^Name:|aliyun.com/gpu-mem'")),
     ));
     let mut by_region: Vec<(Option<&str>, Vec<&str>)> = Vec::new();
     for t in &list.nodes {
@@ -1289,10 +1515,44 @@ pub fn verify_step(list: &Checklist, o: &Other) -> Step {
             o.name
         ),
         command: Some(read_state_command(
+            list,
             "'name in (cgpu-installer,cgpu-core-installer)'",
             &o.name,
         )),
     }
+}
+
+/// The header every format shows: the cluster, context, API server, identity, when it was
+/// planned, and how many nodes may restart.
+pub fn header_lines(list: &Checklist) -> Vec<String> {
+    let id = &list.options.identity;
+    let mut out = Vec::new();
+    out.push(format!(
+        "Cluster: context {} · API server {} · identity {}",
+        id.context.as_deref().unwrap_or("(none: kubectl's default)"),
+        id.server.as_deref().unwrap_or("unknown"),
+        match (&id.cluster_uid, &id.unread) {
+            (Some(u), _) => format!("kube-system UID {u}"),
+            (None, Some(why)) => format!(
+                "not read when planning ({why}): the script reads the kube-system UID at its first run and records it"
+            ),
+            (None, None) => "kube-system UID read and recorded by the script at its first run".into(),
+        }
+    ));
+    if let Some(k) = &id.kubeconfig {
+        out.push(format!("Kubeconfig: {k}"));
+    }
+    if let Some(t) = &id.planned_at {
+        out.push(format!("Planned: {t}"));
+    }
+    if list.nodes_given {
+        out.push(format!(
+            "{} of {} nodes running cgpu-installer may restart (each only if its own state differs from the target)",
+            list.nodes.len(),
+            list.installer_nodes
+        ));
+    }
+    out
 }
 
 /// Render in a format. Shell needs `--nodes`.
@@ -1307,6 +1567,10 @@ pub fn render(
         ChecklistFormat::Shell => {
             if !list.nodes_given && list.reboot_required() {
                 return Err(ChecklistError::ShellNeedsNodes);
+            }
+            let id = &list.options.identity;
+            if id.context.is_none() && id.cluster_uid.is_none() {
+                return Err(ChecklistError::ShellNeedsContext);
             }
             shell::render(list, yes)
         }

@@ -12,7 +12,7 @@ use std::fmt::Write;
 
 use super::{
     CORDON_MARK, Checklist, NSENTER, POD_TIMEOUT, POLICY_TIMEOUT, POLL_INTERVAL, READ_STATE,
-    READY_TIMEOUT, REBOOT_TIMEOUT, Strategy, core, target_text,
+    READY_TIMEOUT, REBOOT_TIMEOUT, core, target_text,
 };
 
 /// One shell word holding `s` exactly: nothing inside is expanded. `shlex` (a maintained crate)
@@ -54,6 +54,9 @@ POD_TIMEOUT="${CGPU_CHECKLIST_POD_TIMEOUT:-__POD_TIMEOUT__}"
 POLICY_TIMEOUT="${CGPU_CHECKLIST_POLICY_TIMEOUT:-__POLICY_TIMEOUT__}"
 HEALTH_TIMEOUT="${CGPU_CHECKLIST_HEALTH_TIMEOUT:-__POD_TIMEOUT__}"
 POLL="${CGPU_CHECKLIST_POLL:-__POLL__}"
+# Planned from files, the cluster's identity is recorded here at the first run and compared
+# at every later one.
+IDENTITY_FILE="${CGPU_CHECKLIST_IDENTITY_FILE:-$0.cluster-uid}"
 
 usage() { echo "usage: $0 [--yes] [--resume]   (--yes: no prompts; --resume: the same as running it again)" >&2; }
 args=()
@@ -70,17 +73,30 @@ if [ "${BASH_VERSINFO[0]}" -lt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${
 fi
 shopt -s inherit_errexit
 
+# Every kubectl call goes through k: pinned to the plan's context (and kubeconfig).
+KCTL=()
+if [ -n "$CONTEXT" ]; then KCTL+=(--context "$CONTEXT"); fi
+if [ -n "$KUBECONFIG_FILE" ]; then KCTL+=(--kubeconfig "$KUBECONFIG_FILE"); fi
+k() { kubectl "${KCTL[@]}" "$@"; }
+
 CURRENT_NODE='-'
 CURRENT_STEP='start'
-ERRF="$(mktemp)"
+CHANGED=0
+WORK="$(mktemp -d)"
+ERRF="$WORK/err"
+STEPFILE=''
 on_exit() {
   local rc=$?
-  rm -f "$ERRF"
+  rm -rf "$WORK"
   if [ "$rc" -ne 0 ]; then
     {
       echo
       echo "STOPPED at node $CURRENT_NODE, step $CURRENT_STEP (exit status $rc)."
-      echo "Nothing after that step ran. A node this run cordoned keeps its cordon and the annotation $MARK until a later run finishes it."
+      if [ "$CHANGED" = 0 ]; then
+        echo "Nothing was changed in the cluster."
+      else
+        echo "Nothing after that step ran. A node this run cordoned keeps its cordon and the annotation $MARK until a later run finishes it."
+      fi
       echo "Resume: fix the cause, then run: $0 ${args[*]} --resume"
       echo "(every node is decided again from its own state: nodes at the target are skipped, only the others are drained and restarted)"
     } >&2
@@ -91,48 +107,133 @@ trap 'exit 130' INT TERM
 
 say() { printf '%s\n' "$*"; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
-step() { CURRENT_STEP="$1"; say "--> $CURRENT_NODE: $1"; }
+step() {
+  CURRENT_STEP="$1"
+  if [ -n "$STEPFILE" ]; then printf '%s\n' "$1" > "$STEPFILE"; fi
+  say "--> $CURRENT_NODE: $1"
+}
 
 confirm() {
   if [ "$assume_yes" = 1 ]; then return 0; fi
-  local answer
-  read -r -p "$1 [y/N] " answer
+  local answer=''
+  if ! read -r -p "$1 [y/N] " answer; then answer=''; fi
   case "$answer" in [yY]|[yY][eE][sS]) return 0 ;; *) return 1 ;; esac
 }
 
-node_field() { kubectl get node "$1" -o "jsonpath=$2"; }
+# ---- identity ---------------------------------------------------------------------------------
 
-# The installer pod on a node (label selector $2) that is not being deleted.
+# The cluster behind the context is the one the plan is for: the kube-system namespace UID.
+check_cluster() {
+  local uid recorded
+  if ! uid="$(k get namespace kube-system -o 'jsonpath={.metadata.uid}' 2>"$ERRF")"; then
+    die "context $CONTEXT: cannot read the kube-system namespace (the cluster's identity): $(tr '\n' ' ' < "$ERRF")"
+  fi
+  [ -n "$uid" ] || die "context $CONTEXT: the kube-system namespace has no UID"
+  if [ -n "$CLUSTER_UID" ]; then
+    [ "$uid" = "$CLUSTER_UID" ] || die "context $CONTEXT is another cluster: kube-system UID $uid, the plan is for $CLUSTER_UID ($SERVER); nothing was changed"
+  elif [ -f "$IDENTITY_FILE" ]; then
+    IFS= read -r recorded < "$IDENTITY_FILE" || recorded=''
+    [ "$uid" = "$recorded" ] || die "context $CONTEXT is another cluster: kube-system UID $uid, the first run of this plan recorded $recorded in $IDENTITY_FILE; nothing was changed"
+  else
+    printf '%s\n' "$uid" > "$IDENTITY_FILE" || die "cannot record the cluster identity in $IDENTITY_FILE (set CGPU_CHECKLIST_IDENTITY_FILE)"
+    say "cluster identity: kube-system UID $uid (recorded in $IDENTITY_FILE: later runs compare with it)"
+  fi
+  CLUSTER_UID="$uid"
+}
+
+# Reads node i into N_UID N_PROVIDER N_READY N_UNSCHED N_MARK N_BOOT; stops when the node cannot
+# be read (deleted) or is not the node the plan was made for (replaced: another UID or instance).
+read_node() {
+  local i="$1" node="${NODES[$1]}" out
+  if ! out="$(k get node "$node" -o "jsonpath={.metadata.uid}|{.spec.providerID}|{.status.conditions[?(@.type==\"Ready\")].status}|{.spec.unschedulable}|{.metadata.annotations.$MARK}|{.status.nodeInfo.bootID}" 2>"$ERRF")"; then
+    die "$node: cannot read the node: $(tr '\n' ' ' < "$ERRF")"
+  fi
+  IFS='|' read -r N_UID N_PROVIDER N_READY N_UNSCHED N_MARK N_BOOT <<< "$out"
+  if [ -n "${UIDS[$i]}" ] && [ "$N_UID" != "${UIDS[$i]}" ]; then
+    die "$node: node UID is ${N_UID:-missing}, the plan is for ${UIDS[$i]}: the node was replaced since the plan; generate the checklist again"
+  fi
+  if [ -n "${PROVIDERS[$i]}" ] && [ "$N_PROVIDER" != "${PROVIDERS[$i]}" ]; then
+    die "$node: spec.providerID is '${N_PROVIDER}', the plan is for '${PROVIDERS[$i]}': the node was replaced since the plan; generate the checklist again"
+  fi
+}
+
+# ---- the installer DaemonSet ------------------------------------------------------------------
+
+# The DaemonSet as it is now into DS_POLICY DS_IMAGE DS_STRATEGY DS_SELECTOR.
+read_ds() {
+  local out labels value
+  if ! out="$(k -n kube-system get ds cgpu-installer -o 'jsonpath={.spec.template.spec.containers[?(@.name=="cgpu-installer")].env[?(@.name=="POLICY")].value}|{.spec.template.spec.containers[?(@.name=="cgpu-installer")].image}|{.spec.updateStrategy.type}|{.spec.selector.matchLabels}|{.spec.selector.matchExpressions}' 2>"$ERRF")"; then
+    die "cannot read the cgpu-installer DaemonSet: $(tr '\n' ' ' < "$ERRF")"
+  fi
+  IFS='|' read -r DS_POLICY DS_IMAGE DS_STRATEGY labels value <<< "$out"
+  DS_STRATEGY="${DS_STRATEGY:-RollingUpdate}"
+  if [ -n "$value" ] && [ "$value" != '[]' ]; then
+    die "the cgpu-installer DaemonSet selects its pods with matchExpressions: find its pods by hand"
+  fi
+  DS_SELECTOR="$(selector_of cgpu-installer "$labels")"
+  [ -n "$DS_SELECTOR" ] || die "the cgpu-installer DaemonSet has no .spec.selector.matchLabels"
+}
+
+# matchLabels as kubectl prints a map, {"k":"v",...}, as a label selector k=v,... (label keys
+# and values hold no , " or :).
+selector_of() {
+  local ds="$1" labels="$2" pair out=''
+  local -a pairs=()
+  labels="${labels#\{}"
+  labels="${labels%\}}"
+  IFS=',' read -r -a pairs <<< "$labels"
+  for pair in "${pairs[@]}"; do
+    if ! [[ "$pair" =~ ^\"([A-Za-z0-9./_-]+)\":\"([A-Za-z0-9._-]*)\"$ ]]; then
+      die "cannot read the $ds DaemonSet's .spec.selector.matchLabels ($2)"
+    fi
+    out+="${out:+,}${BASH_REMATCH[1]}=${BASH_REMATCH[2]}"
+  done
+  printf '%s\n' "$out"
+}
+
+# Read again before each node: a change by someone else mid-run (a rollback, a second
+# helm upgrade) stops the run.
+check_ds() {
+  local policy="$DS_POLICY" image="$DS_IMAGE" strategy="$DS_STRATEGY" selector="$DS_SELECTOR"
+  read_ds
+  if [ "$DS_POLICY" != "$policy" ] || [ "$DS_IMAGE" != "$image" ] || [ "$DS_STRATEGY" != "$strategy" ] || [ "$DS_SELECTOR" != "$selector" ]; then
+    die "the cgpu-installer DaemonSet changed during the run (POLICY '$policy' -> '$DS_POLICY', image $image -> $DS_IMAGE, updateStrategy $strategy -> $DS_STRATEGY): someone else is changing it; stop, find out who, and generate the checklist again"
+  fi
+}
+
+# The installer pod on a node (label selector $2) that is not being deleted, into POD, with
+# POD_POLICY POD_IMAGE POD_READY; 1 when there is none.
 installer_pod() {
-  local node="$1" sel="$2" out name deleting
-  out="$(kubectl -n kube-system get pod -l "$sel" --field-selector "spec.nodeName=$node" -o 'jsonpath={range .items[*]}{.metadata.name}{"|"}{.metadata.deletionTimestamp}{"\n"}{end}')" || return 1
-  while IFS='|' read -r name deleting; do
+  local node="$1" sel="$2" out name deleting policy image ready
+  POD=''
+  if ! out="$(k -n kube-system get pod -l "$sel" --field-selector "spec.nodeName=$node" -o 'jsonpath={range .items[*]}{.metadata.name}{"|"}{.metadata.deletionTimestamp}{"|"}{.spec.containers[0].env[?(@.name=="POLICY")].value}{"|"}{.spec.containers[0].image}{"|"}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>"$ERRF")"; then
+    die "$node: cannot list its installer pods: $(tr '\n' ' ' < "$ERRF")"
+  fi
+  while IFS='|' read -r name deleting policy image ready; do
     if [ -z "$name" ] || [ -n "$deleting" ]; then continue; fi
     if ! [[ "$name" =~ ^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$ ]]; then
-      echo "unexpected pod name on $node" >&2
-      return 1
+      die "unexpected pod name on $node"
     fi
-    printf '%s\n' "$name"
+    POD="$name"
+    POD_POLICY="$policy"
+    POD_IMAGE="$image"
+    POD_READY="$ready"
     return 0
   done <<< "$out"
   return 1
 }
 
-pod_policy() {
-  kubectl -n kube-system get pod "$1" -o 'jsonpath={.spec.containers[?(@.name=="cgpu-installer")].env[?(@.name=="POLICY")].value}'
-}
-
 # The node's cGPU state into STATE (see READ_STATE); 1 with STATE_ERR when it cannot be read.
 read_state() {
-  local node="$1" sel="$2" pod
+  local node="$1" sel="$2"
   STATE=''
   STATE_ERR=''
-  if ! pod="$(installer_pod "$node" "$sel")"; then
+  if ! installer_pod "$node" "$sel"; then
     STATE_ERR="no installer pod found on $node"
     return 1
   fi
-  if ! STATE="$(kubectl -n kube-system exec "$pod" -- __NSENTER__ sh -c "$READ_STATE" 2>"$ERRF")"; then
-    STATE_ERR="exec in pod $pod failed: $(tr '\n' ' ' < "$ERRF")"
+  if ! STATE="$(k -n kube-system exec "$POD" -- __NSENTER__ sh -c "$READ_STATE" 2>"$ERRF")"; then
+    STATE_ERR="exec in pod $POD failed: $(tr '\n' ' ' < "$ERRF")"
     return 1
   fi
 }
@@ -158,13 +259,15 @@ judge() {
 
 state_text() { tr '\n' ';' <<< "$STATE"; }
 
+# Uncordon node i when this or an earlier run cordoned it (the annotation), whatever plan did.
 uncordon_if_ours() {
-  local node="$1" mark
-  mark="$(node_field "$node" "{.metadata.annotations.$MARK}")"
-  if [ -n "$mark" ]; then
-    kubectl uncordon "$node"
-    kubectl annotate node "$node" "$MARK-"
-  elif [ "$(node_field "$node" '{.spec.unschedulable}')" = true ]; then
+  local i="$1" node="${NODES[$1]}"
+  read_node "$i"
+  if [ -n "$N_MARK" ]; then
+    CHANGED=1
+    k uncordon "$node"
+    k annotate node "$node" "$MARK-"
+  elif [ "$N_UNSCHED" = true ]; then
     say "$node was cordoned before this run: left cordoned (uncordon it when that reason is resolved)"
   fi
 }
@@ -172,7 +275,7 @@ uncordon_if_ours() {
 # ---- pre-flight -------------------------------------------------------------------------------
 
 preflight() {
-  local i live image tag version problems desired pods line name node ready policy deleting deadline
+  local out i problems desired pods name node ready policy image deleting deadline nodes_ready count version tag
   step tools
   command -v kubectl >/dev/null || die "kubectl is not on PATH"
   for i in "${!NODES[@]}"; do
@@ -186,35 +289,47 @@ preflight() {
     printf '  %s\n' "${BLOCKED[@]}" >&2
     die "the plan is unsafe until these findings are fixed; fix them and generate the checklist again"
   fi
+  step cluster-identity
+  check_cluster
   step installer-policy
-  live="$(kubectl -n kube-system get ds cgpu-installer -o 'jsonpath={.spec.template.spec.containers[?(@.name=="cgpu-installer")].env[?(@.name=="POLICY")].value}')"
-  [ "$live" = "$NEW_POLICY" ] || die "cgpu-installer has POLICY '$live', not '$NEW_POLICY': apply the desired values first"
+  read_ds
+  [ "$DS_POLICY" = "$NEW_POLICY" ] || die "cgpu-installer has POLICY '$DS_POLICY', not '$NEW_POLICY': apply the desired values first"
   if [ -n "$NEW_VERSION" ]; then
     step installer-version
-    image="$(kubectl -n kube-system get ds cgpu-installer -o 'jsonpath={.spec.template.spec.containers[?(@.name=="cgpu-installer")].image}')"
-    tag="${image##*:}"
+    tag="${DS_IMAGE##*:}"
     version="${tag#v}"
     version="${version%%-*}"
     [ "$version" = "$NEW_VERSION" ] || die "cgpu-installer runs image tag '$tag', not cGPU $NEW_VERSION: apply the desired values first"
   fi
+  CORE_SELECTOR=''
+  if [ "${#VERIFY[@]}" -gt 0 ]; then
+    if ! out="$(k -n kube-system get ds cgpu-core-installer --ignore-not-found -o 'jsonpath={.spec.selector.matchLabels}' 2>"$ERRF")"; then
+      die "cannot read the cgpu-core-installer DaemonSet: $(tr '\n' ' ' < "$ERRF")"
+    fi
+    if [ -n "$out" ]; then CORE_SELECTOR="$(selector_of cgpu-core-installer "$out")"; fi
+  fi
   step installer-health
-  STRATEGY="$(kubectl -n kube-system get ds cgpu-installer -o 'jsonpath={.spec.updateStrategy.type}')"
-  STRATEGY="${STRATEGY:-RollingUpdate}"
-  say "installer updateStrategy: $STRATEGY"
+  say "installer updateStrategy: $DS_STRATEGY; its pods: -l $DS_SELECTOR"
   deadline=$((SECONDS + HEALTH_TIMEOUT))
   while :; do
     problems=''
-    desired="$(kubectl -n kube-system get ds cgpu-installer -o 'jsonpath={.status.desiredNumberScheduled}')"
-    pods="$(kubectl -n kube-system get pod -l name=cgpu-installer -o 'jsonpath={range .items[*]}{.metadata.name}{"|"}{.spec.nodeName}{"|"}{.status.conditions[?(@.type=="Ready")].status}{"|"}{.spec.containers[?(@.name=="cgpu-installer")].env[?(@.name=="POLICY")].value}{"|"}{.metadata.deletionTimestamp}{"\n"}{end}')"
-    local count=0 nodes_ready
-    nodes_ready="$(kubectl get nodes -o 'jsonpath={range .items[*]}{"|"}{.metadata.name}{"="}{.status.conditions[?(@.type=="Ready")].status}{end}{"|"}')"
-    while IFS='|' read -r name node ready policy deleting; do
+    count=0
+    if ! desired="$(k -n kube-system get ds cgpu-installer -o 'jsonpath={.status.desiredNumberScheduled}' 2>"$ERRF")"; then
+      die "cannot read the cgpu-installer DaemonSet: $(tr '\n' ' ' < "$ERRF")"
+    fi
+    if ! pods="$(k -n kube-system get pod -l "$DS_SELECTOR" -o 'jsonpath={range .items[*]}{.metadata.name}{"|"}{.spec.nodeName}{"|"}{.status.conditions[?(@.type=="Ready")].status}{"|"}{.spec.containers[0].env[?(@.name=="POLICY")].value}{"|"}{.spec.containers[0].image}{"|"}{.metadata.deletionTimestamp}{"\n"}{end}' 2>"$ERRF")"; then
+      die "cannot list the cgpu-installer pods: $(tr '\n' ' ' < "$ERRF")"
+    fi
+    if ! nodes_ready="$(k get nodes -o 'jsonpath={range .items[*]}{"|"}{.metadata.name}{"="}{.status.conditions[?(@.type=="Ready")].status}{end}{"|"}' 2>"$ERRF")"; then
+      die "cannot list the nodes: $(tr '\n' ' ' < "$ERRF")"
+    fi
+    while IFS='|' read -r name node ready policy image deleting; do
       if [ -z "$name" ] || [ -n "$deleting" ]; then continue; fi
       count=$((count + 1))
       if [[ "$nodes_ready" != *"|$node=True|"* ]]; then continue; fi
       if [ "$ready" != True ]; then problems+=" pod $name on $node is not Ready;"; fi
-      if [ "$STRATEGY" = RollingUpdate ] && [ "$policy" != "$NEW_POLICY" ]; then
-        problems+=" pod $name on $node still has POLICY '$policy' (rollout not finished);"
+      if [ "$DS_STRATEGY" = RollingUpdate ] && { [ "$policy" != "$DS_POLICY" ] || [ "$image" != "$DS_IMAGE" ]; }; then
+        problems+=" pod $name on $node still runs POLICY '$policy' and $image (rollout not finished);"
       fi
     done <<< "$pods"
     if [ "$count" -lt "${desired:-0}" ]; then problems+=" $count of $desired pods exist;"; fi
@@ -225,7 +340,9 @@ preflight() {
     sleep "$POLL"
   done
   step pdb
-  pods="$(kubectl get pdb -A -o 'jsonpath={range .items[*]}{.metadata.namespace}{"/"}{.metadata.name}{"|"}{.status.disruptionsAllowed}{"\n"}{end}')"
+  if ! pods="$(k get pdb -A -o 'jsonpath={range .items[*]}{.metadata.namespace}{"/"}{.metadata.name}{"|"}{.status.disruptionsAllowed}{"\n"}{end}' 2>"$ERRF")"; then
+    die "cannot list the PodDisruptionBudgets: $(tr '\n' ' ' < "$ERRF")"
+  fi
   while IFS='|' read -r name desired; do
     if [ -n "$name" ] && [ "$desired" = 0 ]; then
       say "warning: PodDisruptionBudget $name allows no disruption now: a drain that needs it stops after $DRAIN_TIMEOUT"
@@ -256,15 +373,18 @@ ecs_dry_run() {
 # ---- the capacity gate ------------------------------------------------------------------------
 
 # The aliyun.com/gpu-mem that the pods on the nodes to drain request must fit into what the
-# other schedulable nodes have free, or the evicted pods stay Pending.
+# other Ready, schedulable nodes have free, or the evicted pods stay Pending.
 capacity_gate() {
   local -A draining=() used=()
-  local n name node phase owner mems m alloc unsched need=0 free=0 pods nodes
+  local -a m=()
+  local n name node phase owner mems alloc unsched ready sum need=0 free=0 pods nodes
   for n in "$@"; do draining["$n"]=1; done
-  pods="$(kubectl get pods -A -o 'jsonpath={range .items[*]}{.spec.nodeName}{"|"}{.status.phase}{"|"}{.metadata.ownerReferences[0].kind}{"|"}{range .spec.containers[*]}{.resources.limits.aliyun\.com/gpu-mem}{","}{end}{"\n"}{end}')"
+  if ! pods="$(k get pods -A -o 'jsonpath={range .items[*]}{.spec.nodeName}{"|"}{.status.phase}{"|"}{.metadata.ownerReferences[0].kind}{"|"}{range .spec.containers[*]}{.resources.limits.aliyun\.com/gpu-mem}{","}{end}{"\n"}{end}' 2>"$ERRF")"; then
+    die "cannot list the pods: $(tr '\n' ' ' < "$ERRF")"
+  fi
   while IFS='|' read -r node phase owner mems; do
     if [ -z "$node" ] || [ "$phase" = Succeeded ] || [ "$phase" = Failed ]; then continue; fi
-    local sum=0
+    sum=0
     IFS=',' read -r -a m <<< "$mems"
     for alloc in "${m[@]}"; do
       if [[ "$alloc" =~ ^[0-9]+$ ]]; then sum=$((sum + alloc)); fi
@@ -273,117 +393,144 @@ capacity_gate() {
     if [ -n "${draining[$node]:-}" ] && [ "$owner" != DaemonSet ]; then need=$((need + sum)); fi
   done <<< "$pods"
   if [ "$need" -eq 0 ]; then return 0; fi
-  nodes="$(kubectl get nodes -o 'jsonpath={range .items[*]}{.metadata.name}{"|"}{.spec.unschedulable}{"|"}{.status.allocatable.aliyun\.com/gpu-mem}{"\n"}{end}')"
-  while IFS='|' read -r name unsched alloc; do
-    if [ -z "$name" ] || [ -n "${draining[$name]:-}" ] || [ "$unsched" = true ]; then continue; fi
+  if ! nodes="$(k get nodes -o 'jsonpath={range .items[*]}{.metadata.name}{"|"}{.spec.unschedulable}{"|"}{.status.conditions[?(@.type=="Ready")].status}{"|"}{.status.allocatable.aliyun\.com/gpu-mem}{"\n"}{end}' 2>"$ERRF")"; then
+    die "cannot list the nodes: $(tr '\n' ' ' < "$ERRF")"
+  fi
+  while IFS='|' read -r name unsched ready alloc; do
+    if [ -z "$name" ] || [ -n "${draining[$name]:-}" ] || [ "$unsched" = true ] || [ "$ready" != True ]; then continue; fi
     if [[ "$alloc" =~ ^[0-9]+$ ]] && [ "$alloc" -gt "${used[$name]:-0}" ]; then
       free=$((free + alloc - ${used[$name]:-0}))
     fi
   done <<< "$nodes"
   if [ "$need" -gt "$free" ]; then
-    die "the pods on $* request $need of aliyun.com/gpu-mem and the other schedulable nodes have $free free: evicted, they would stay Pending; free capacity or add nodes first"
+    die "the pods on $* request $need of aliyun.com/gpu-mem and the other Ready, schedulable nodes have $free free: evicted, they would stay Pending; free capacity or add nodes first"
   fi
-  say "capacity: the pods to evict request $need of aliyun.com/gpu-mem, $free is free elsewhere"
+  say "capacity: the pods to evict request $need of aliyun.com/gpu-mem, $free is free on the other Ready, schedulable nodes"
 }
 
-# ---- one batch --------------------------------------------------------------------------------
+# ---- deciding ---------------------------------------------------------------------------------
 
 DONE=()
 NOT_DONE=()
-declare -A BOOT=()
+SKIPPED_CORDONED=0
+SKIPPED_NOT_READY=0
+declare -A BOOT=() WHY=()
 
-# Decide from the node's own state; sets DECISION to reboot, load or none.
+# Decide node i from its own state: DECISION is reboot, load, finish (at the target, cordoned by
+# a checklist run: uncordon it) or none. Read-only.
 decide() {
-  local node="$1" ready unsched mark verdict
+  local i="$1" node="${NODES[$1]}" verdict
   DECISION=none
   CURRENT_NODE="$node"
   step read-state
-  IFS='|' read -r ready unsched mark <<< "$(node_field "$node" "{.status.conditions[?(@.type==\"Ready\")].status}|{.spec.unschedulable}|{.metadata.annotations.$MARK}")"
-  if [ "$ready" != True ]; then
-    say "$node is not Ready (Ready=${ready:-not reported}): skipped; not done until it is back and shows the target"
+  check_ds
+  read_node "$i"
+  if [ "$N_READY" != True ]; then
+    say "$node is not Ready (Ready=${N_READY:-not reported}): skipped; not done until it is back and shows the target"
     NOT_DONE+=("$node (not Ready)")
+    SKIPPED_NOT_READY=$((SKIPPED_NOT_READY + 1))
     return 0
   fi
-  read_state "$node" name=cgpu-installer || die "$node: cannot read the cGPU state: $STATE_ERR; nothing was changed on this node"
+  read_state "$node" "$DS_SELECTOR" || die "$node: cannot read the cGPU state: $STATE_ERR; nothing was changed on this node"
   verdict="$(judge)"
   case "$verdict" in
     converted)
-      say "$node: $TARGET_TEXT already: nothing to restart"
-      uncordon_if_ours "$node"
-      DONE+=("$node")
+      if [ -n "$N_MARK" ]; then
+        DECISION=finish
+        WHY[$i]="at the target, cordoned by a checklist run: uncordon"
+      else
+        say "$node: $TARGET_TEXT already: nothing to restart"
+        DONE+=("$node")
+      fi
       return 0 ;;
     unreadable)
       die "$node: the cGPU state cannot be judged (read: $(state_text)); nothing was changed on this node" ;;
   esac
-  if [ "$unsched" = true ] && [ -z "$mark" ] && [ "$INCLUDE_CORDONED" != 1 ]; then
-    say "$node was cordoned before this run: left alone (generate with --include-cordoned to restart it too)"
+  if [ "$N_UNSCHED" = true ] && [ -z "$N_MARK" ] && [ "$INCLUDE_CORDONED" != 1 ]; then
+    say "$node was cordoned before this run: left alone (generate the checklist with --include-cordoned to restart it too)"
     NOT_DONE+=("$node (cordoned before the run)")
+    SKIPPED_CORDONED=$((SKIPPED_CORDONED + 1))
     return 0
   fi
   if [ "$verdict" = no-module ]; then
-    say "$node: the cGPU module is not loaded: the installer loads it with the new policy, no reboot"
     DECISION=load
+    WHY[$i]="the cGPU module is not loaded: its installer pod is recreated and loads it with POLICY $NEW_POLICY (no drain, no reboot)"
   else
-    say "$node: $(state_text) differs from the target: it restarts"
     DECISION=reboot
+    if [ -n "${INSTANCES[$i]}" ]; then
+      WHY[$i]="shows $(state_text) : cordon, drain, reboot ECS instance ${INSTANCES[$i]} (${REGIONS[$i]:-its region}), wait, uncordon"
+    else
+      WHY[$i]="shows $(state_text) : cordon, drain, then you reboot it by hand (no ECS instance id)"
+    fi
   fi
 }
 
-# OnDelete: the DaemonSet recreates a pod with the new template only when it is deleted.
+# ---- acting -----------------------------------------------------------------------------------
+
+# The node's installer pod must come from the DaemonSet as it is now (image and POLICY): with
+# OnDelete an old pod survives a reboot and loads the old module again.
 renew_installer_pod() {
-  local node="$1" pod
-  if [ "$STRATEGY" != OnDelete ]; then return 0; fi
-  step delete-installer-pod
-  pod="$(installer_pod "$node" name=cgpu-installer)" || die "$node: no cgpu-installer pod to delete"
-  if [ "$(pod_policy "$pod")" != "$NEW_POLICY" ]; then
-    kubectl -n kube-system delete pod "$pod" --wait=true
+  local node="$1"
+  step renew-installer-pod
+  installer_pod "$node" "$DS_SELECTOR" || die "$node: no cgpu-installer pod to renew"
+  if [ "$POD_POLICY" != "$DS_POLICY" ] || [ "$POD_IMAGE" != "$DS_IMAGE" ]; then
+    say "$node: installer pod $POD runs POLICY '$POD_POLICY' and $POD_IMAGE, the DaemonSet POLICY '$DS_POLICY' and $DS_IMAGE: deleting it so that the DaemonSet recreates it"
+    k -n kube-system delete pod "$POD" --wait=true
   fi
 }
 
 # The module is not loaded: a new installer pod installs it with the new POLICY (cGPU: the
 # policy takes effect at once where the module was not loaded), no drain, no reboot.
 restart_installer_pod() {
-  local node="$1" pod
+  local i="$1" node="${NODES[$1]}"
+  CURRENT_NODE="$node"
   step restart-installer-pod
-  pod="$(installer_pod "$node" name=cgpu-installer)" || die "$node: no cgpu-installer pod to restart"
-  kubectl -n kube-system delete pod "$pod" --wait=true
+  check_ds
+  read_node "$i"
+  installer_pod "$node" "$DS_SELECTOR" || die "$node: no cgpu-installer pod to restart"
+  CHANGED=1
+  k -n kube-system delete pod "$POD" --wait=true
 }
 
 take_down() {
-  local i="$1" node="${NODES[$1]}" unsched
+  local i="$1" node="${NODES[$1]}" region instance
   CURRENT_NODE="$node"
   step cordon
-  unsched="$(node_field "$node" '{.spec.unschedulable}')"
-  if [ "$unsched" != true ]; then
-    kubectl annotate node "$node" "$MARK=true" --overwrite
-    kubectl cordon "$node"
+  check_ds
+  read_node "$i"
+  CHANGED=1
+  if [ "$N_UNSCHED" != true ]; then
+    k annotate node "$node" "$MARK=true" --overwrite
+    k cordon "$node"
   fi
   step drain
-  kubectl drain "$node" --ignore-daemonsets --delete-emptydir-data --timeout="$DRAIN_TIMEOUT"
+  k drain "$node" --ignore-daemonsets --delete-emptydir-data --timeout="$DRAIN_TIMEOUT"
   renew_installer_pod "$node"
   step record-boot-id
-  BOOT[$node]="$(node_field "$node" '{.status.nodeInfo.bootID}')"
+  read_node "$i"
+  BOOT[$node]="$N_BOOT"
   [ -n "${BOOT[$node]}" ] || die "$node: no .status.nodeInfo.bootID to detect the reboot by"
   step reboot
-  if ! confirm "Reboot $node?"; then
-    die "$node: reboot declined; it stays cordoned and drained"
+  if [ -z "${INSTANCES[$i]}" ]; then
+    die "$node: cordoned and drained; no ECS instance id to reboot it by: reboot it yourself now (console or sudo reboot), then run this again: it finds the node at the target and uncordons it"
   fi
-  if [ -n "${INSTANCES[$i]}" ]; then
-    local -a call=(ecs RebootInstance --InstanceId "${INSTANCES[$i]}")
-    if [ -n "${REGIONS[$i]}" ]; then call+=(--RegionId "${REGIONS[$i]}"); fi
-    aliyun "${call[@]}"
-  elif [ "$assume_yes" = 1 ]; then
-    die "$node: no ECS instance id to reboot it by: reboot it yourself (console or sudo reboot), then run this again"
-  else
-    read -r -p "No ECS instance id for $node: start its reboot (console or sudo reboot), then press Enter " _
+  # Only the instance the node's live providerID names, in the region it names.
+  if ! [[ "$N_PROVIDER" =~ ^([a-z0-9-]+)\.(i-[a-z0-9]{8,40})$ ]]; then
+    die "$node: spec.providerID '$N_PROVIDER' is not <region>.<instance id>: not rebooting anything"
   fi
+  region="${BASH_REMATCH[1]}"
+  instance="${BASH_REMATCH[2]}"
+  if [ "$instance" != "${INSTANCES[$i]}" ] || { [ -n "${REGIONS[$i]}" ] && [ "$region" != "${REGIONS[$i]}" ]; }; then
+    die "$node: the node's live providerID names $region.$instance, the plan recorded ${REGIONS[$i]}.${INSTANCES[$i]}: not rebooting anything"
+  fi
+  aliyun ecs RebootInstance --RegionId "$region" --InstanceId "$instance"
 }
 
 wait_boot() {
-  local node="$1" now deadline=$((SECONDS + REBOOT_TIMEOUT))
+  local i="$1" node="${NODES[$1]}" deadline=$((SECONDS + REBOOT_TIMEOUT))
   while :; do
-    now="$(node_field "$node" '{.status.nodeInfo.bootID}')"
-    if [ -n "$now" ] && [ "$now" != "${BOOT[$node]}" ]; then return 0; fi
+    read_node "$i"
+    if [ -n "$N_BOOT" ] && [ "$N_BOOT" != "${BOOT[$node]}" ]; then return 0; fi
     if [ "$SECONDS" -ge "$deadline" ]; then
       die "$node: the boot id is still ${BOOT[$node]} after ${REBOOT_TIMEOUT}s: the reboot did not happen (check the instance in the ECS console); the node stays cordoned and drained"
     fi
@@ -392,14 +539,13 @@ wait_boot() {
 }
 
 wait_installer_pod() {
-  local node="$1" pod ready deadline=$((SECONDS + POD_TIMEOUT))
+  local node="$1" deadline=$((SECONDS + POD_TIMEOUT))
   while :; do
-    if pod="$(installer_pod "$node" name=cgpu-installer)"; then
-      ready="$(kubectl -n kube-system get pod "$pod" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}')"
-      if [ "$ready" = True ] && [ "$(pod_policy "$pod")" = "$NEW_POLICY" ]; then return 0; fi
+    if installer_pod "$node" "$DS_SELECTOR" && [ "$POD_READY" = True ] && [ "$POD_POLICY" = "$DS_POLICY" ] && [ "$POD_IMAGE" = "$DS_IMAGE" ]; then
+      return 0
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
-      die "$node: no Ready cgpu-installer pod with POLICY '$NEW_POLICY' after ${POD_TIMEOUT}s"
+      die "$node: no Ready cgpu-installer pod with POLICY '$DS_POLICY' and $DS_IMAGE after ${POD_TIMEOUT}s"
     fi
     sleep "$POLL"
   done
@@ -408,7 +554,7 @@ wait_installer_pod() {
 wait_policy() {
   local node="$1" deadline=$((SECONDS + POLICY_TIMEOUT))
   while :; do
-    if read_state "$node" name=cgpu-installer && [ "$(judge)" = converted ]; then return 0; fi
+    if read_state "$node" "$DS_SELECTOR" && [ "$(judge)" = converted ]; then return 0; fi
     if [ "$SECONDS" -ge "$deadline" ]; then
       die "$node: after ${POLICY_TIMEOUT}s it does not show the target ($TARGET_TEXT); last read: $(state_text)${STATE_ERR:+ ($STATE_ERR)}"
     fi
@@ -416,33 +562,36 @@ wait_policy() {
   done
 }
 
+# Run in a background job, one per node of the batch: its step goes to $STEPFILE.
 bring_up() {
-  local node="$1" rebooted="$2"
+  local i="$1" rebooted="$2" node="${NODES[$1]}"
   CURRENT_NODE="$node"
   if [ "$rebooted" = 1 ]; then
     step wait-boot-id
-    wait_boot "$node"
+    wait_boot "$i"
     step wait-node-ready
-    kubectl wait --for=condition=Ready "node/$node" --timeout="${READY_TIMEOUT}s"
+    k wait --for=condition=Ready "node/$node" --timeout="${READY_TIMEOUT}s"
   fi
   step wait-installer-pod
   wait_installer_pod "$node"
   step wait-policy
   wait_policy "$node"
   step uncordon
-  uncordon_if_ours "$node"
-  DONE+=("$node")
+  uncordon_if_ours "$i"
   say "$node: $TARGET_TEXT"
 }
 
+# One batch: ask once, before its first cordon; then take its nodes down one after another and
+# wait for them side by side.
 run_batch() {
-  local i
-  local -a down=() load=() names=()
+  local title="$1" i pid failed=0 names=()
+  shift
+  local -a down=() load=() finish=() jobs=() who=()
   for i in "$@"; do
-    decide "${NODES[$i]}"
-    case "$DECISION" in
+    case "${KIND[$i]}" in
       reboot) down+=("$i"); names+=("${NODES[$i]}") ;;
       load) load+=("$i") ;;
+      finish) finish+=("$i") ;;
     esac
   done
   if [ "${#down[@]}" -gt 0 ]; then
@@ -450,49 +599,97 @@ run_batch() {
     step capacity
     capacity_gate "${names[@]}"
   fi
-  for i in "${down[@]}"; do take_down "$i"; done
-  for i in "${down[@]}"; do bring_up "${NODES[$i]}" 1; done
-  for i in "${load[@]}"; do
+  CURRENT_NODE="$title"
+  step confirm
+  say "== $title:"
+  for i in "$@"; do say "   ${NODES[$i]}: ${WHY[$i]}"; done
+  if ! confirm "Go ahead with these $# node(s)?"; then
+    die "declined: nothing in this batch was changed"
+  fi
+  for i in "${finish[@]}"; do
     CURRENT_NODE="${NODES[$i]}"
-    restart_installer_pod "${NODES[$i]}"
-    bring_up "${NODES[$i]}" 0
+    step uncordon
+    check_ds
+    uncordon_if_ours "$i"
+    DONE+=("${NODES[$i]}")
   done
+  for i in "${down[@]}"; do take_down "$i"; done
+  for i in "${load[@]}"; do restart_installer_pod "$i"; done
+  for i in "${down[@]}" "${load[@]}"; do
+    (
+      STEPFILE="$WORK/$i.step"
+      ERRF="$WORK/$i.err"
+      if [ "${KIND[$i]}" = reboot ]; then bring_up "$i" 1; else bring_up "$i" 0; fi
+    ) &
+    jobs+=("$!")
+    who+=("$i")
+  done
+  for pid in "${!jobs[@]}"; do
+    i="${who[$pid]}"
+    if wait "${jobs[$pid]}"; then
+      DONE+=("${NODES[$i]}")
+    else
+      failed=$((failed + 1))
+      CURRENT_NODE="${NODES[$i]}"
+      CURRENT_STEP='?'
+      if [ -f "$WORK/$i.step" ]; then IFS= read -r CURRENT_STEP < "$WORK/$i.step"; fi
+      say "error: ${NODES[$i]} stopped at step $CURRENT_STEP" >&2
+    fi
+  done
+  if [ "$failed" -gt 0 ]; then
+    die "$failed node(s) of this batch did not come back at the target (above)"
+  fi
 }
 
 # ---- the run ----------------------------------------------------------------------------------
 
 preflight
-if [ "${#NODES[@]}" -gt 0 ]; then
-  first=0
-  if [ "$CANARY" = 1 ]; then
-    say "== canary: ${NODES[0]}"
-    run_batch 0
-    first=1
-    if [ "${#NODES[@]}" -gt 1 ]; then
-      CURRENT_NODE="${NODES[0]}"
-      CURRENT_STEP=canary-check
-      confirm "Canary ${NODES[0]} done. Check its GPU workloads. Continue with the other $(( ${#NODES[@]} - 1 )) node(s)?" || die "stopped after the canary"
-    fi
+CANARY_DONE=0
+CANARY_NAME=''
+declare -A KIND=()
+batch=()
+reboots=0
+# Nodes cordoned by an earlier run are down already: they may all be in the first batch.
+LEFTOVER=0
+for i in "${!NODES[@]}"; do
+  if [ "${OURS[$i]}" = 1 ]; then LEFTOVER=$((LEFTOVER + 1)); fi
+done
+flush() {
+  local title
+  if [ "${#batch[@]}" -eq 0 ]; then return 0; fi
+  if [ "$reboots" -gt 0 ] && [ "$CANARY_DONE" = 0 ]; then
+    title="canary (the first node that needs a restart; check its GPU workloads after it)"
+  elif [ -n "$CANARY_NAME" ] && [ "$CANARY_DONE" = 1 ]; then
+    title="batch (the canary $CANARY_NAME is done: check its GPU workloads before you go on)"
+    CANARY_NAME=''
+  else
+    title="batch"
+  fi
+  run_batch "$title" "${batch[@]}"
+  if [ "$reboots" -gt 0 ] && [ "$CANARY_DONE" = 0 ]; then
+    CANARY_DONE=1
+    for i in "${batch[@]}"; do
+      if [ "${KIND[$i]}" = reboot ]; then CANARY_NAME+="${CANARY_NAME:+ }${NODES[$i]}"; fi
+    done
   fi
   batch=()
-  for ((i = first; i < ${#NODES[@]}; i++)); do
-    batch+=("$i")
-    if [ "${#batch[@]}" -ge "$MAX_UNAVAILABLE" ]; then
-      say "== batch: $(for j in "${batch[@]}"; do printf '%s ' "${NODES[$j]}"; done)"
-      run_batch "${batch[@]}"
-      batch=()
-    fi
-  done
-  if [ "${#batch[@]}" -gt 0 ]; then
-    say "== batch: $(for j in "${batch[@]}"; do printf '%s ' "${NODES[$j]}"; done)"
-    run_batch "${batch[@]}"
-  fi
-fi
+  reboots=0
+}
+for i in "${!NODES[@]}"; do
+  decide "$i"
+  KIND[$i]="$DECISION"
+  if [ "$DECISION" = none ]; then continue; fi
+  batch+=("$i")
+  if [ "$DECISION" = reboot ]; then reboots=$((reboots + 1)); fi
+  if [ "$CANARY_DONE" = 1 ]; then limit="$MAX_UNAVAILABLE"; else limit=$(( LEFTOVER > 1 ? LEFTOVER : 1 )); fi
+  if [ "$reboots" -ge "$limit" ]; then flush; fi
+done
+flush
 
 for node in "${VERIFY[@]}"; do
   CURRENT_NODE="$node"
   step verify
-  if read_state "$node" 'name in (cgpu-installer,cgpu-core-installer)'; then
+  if read_state "$node" "$DS_SELECTOR" || { [ -n "$CORE_SELECTOR" ] && read_state "$node" "$CORE_SELECTOR"; }; then
     if [ "$(judge)" = converted ]; then
       DONE+=("$node")
       continue
@@ -505,10 +702,20 @@ done
 
 CURRENT_NODE='-'
 step done-check
+check_ds
 if [ "${#NOT_DONE[@]}" -gt 0 ]; then
   say "Done: ${DONE[*]:-none}" >&2
   printf 'Not done (blocking):\n' >&2
   printf '  %s\n' "${NOT_DONE[@]}" >&2
+  if [ "$SKIPPED_CORDONED" -gt 0 ] && [ "$INCLUDE_CORDONED" != 1 ]; then
+    say "Next: $SKIPPED_CORDONED node(s) were cordoned before the run and left alone: running this again does not help; generate the checklist again with --include-cordoned to restart them too (they stay cordoned)" >&2
+  fi
+  if [ "$SKIPPED_NOT_READY" -gt 0 ]; then
+    say "Next: when the NotReady node(s) are Ready again, run this again (--resume): only they are left" >&2
+  fi
+  if [ "${#NOT_DONE[@]}" -gt $((SKIPPED_CORDONED + SKIPPED_NOT_READY)) ]; then
+    say "Next: the other GPU-sharing nodes above do not show the target: set their installer (cgpu-core-installer, or the node's labels) to POLICY $NEW_POLICY and restart them the same way; this run does not restart them" >&2
+  fi
   exit 1
 fi
 say "All GPU-sharing nodes show the target ($TARGET_TEXT): done."
@@ -522,6 +729,9 @@ pub fn render(list: &Checklist, yes: bool) -> String {
         comment(&list.current_path),
         comment(&list.desired_label)
     );
+    for line in super::header_lines(list) {
+        let _ = writeln!(out, "# {}", comment(&line));
+    }
     let (c, d) = (&list.current, &list.desired);
     let _ = writeln!(out, "# Policy {} -> {}.", c.policy, d.policy);
     if let Some((a, b)) = &list.tag_change {
@@ -532,12 +742,34 @@ pub fn render(list: &Checklist, yes: bool) -> String {
          # every node is decided from its own state, so converted nodes are not touched twice.\n",
     );
     out.push_str("set -euo pipefail\n");
-    if !list.change() {
+    if !list.acts() {
         out.push_str("echo 'No reboot needed: the cGPU policy and version do not change.'\n");
         return out;
     }
+    let id = &list.options.identity;
     out.push_str("\n# ---- the plan (every name validated when generated, and quoted) ----\n");
     let _ = writeln!(out, "assume_yes={}", u8::from(yes));
+    out.push_str("# The cluster the plan is for: every kubectl call passes the context (and kubeconfig);\n# the kube-system namespace UID is checked before any change (empty: recorded at the first run).\n");
+    let _ = writeln!(
+        out,
+        "CONTEXT={}",
+        quote(id.context.as_deref().unwrap_or_default())
+    );
+    let _ = writeln!(
+        out,
+        "KUBECONFIG_FILE={}",
+        quote(id.kubeconfig.as_deref().unwrap_or_default())
+    );
+    let _ = writeln!(
+        out,
+        "SERVER={}",
+        quote(id.server.as_deref().unwrap_or("unknown API server"))
+    );
+    let _ = writeln!(
+        out,
+        "CLUSTER_UID={}",
+        quote(id.cluster_uid.as_deref().unwrap_or_default())
+    );
     let _ = writeln!(out, "NEW_POLICY={}", quote(&d.policy.to_string()));
     let new_version = if list.tag_change.is_some() {
         core(d).map(ToString::to_string).unwrap_or_default()
@@ -553,15 +785,20 @@ pub fn render(list: &Checklist, yes: bool) -> String {
         "INCLUDE_CORDONED={}",
         u8::from(list.options.include_cordoned)
     );
-    let _ = writeln!(
-        out,
-        "STRATEGY={}  # read again from the cluster at run time",
-        quote(list.strategy.unwrap_or(Strategy::RollingUpdate).as_str())
-    );
     let _ = writeln!(out, "MARK={}", quote(CORDON_MARK));
     let _ = writeln!(out, "READ_STATE={}", quote(READ_STATE));
-    out.push_str("# The nodes cgpu-installer runs on, the canary first; instance ids and regions for\n# aliyun ecs RebootInstance (empty: reboot by hand).\n");
+    out.push_str("# The nodes cgpu-installer runs on, in order (the canary is the first that needs a restart,\n# chosen at run time), with the UID and providerID the plan saw (empty: not in the input),\n# the ECS instance and region to reboot (empty: by hand), and whether a checklist run cordoned it.\n");
     out.push_str(&array("NODES", list.nodes.iter().map(|t| t.name.clone())));
+    out.push_str(&array(
+        "UIDS",
+        list.nodes.iter().map(|t| t.uid.clone().unwrap_or_default()),
+    ));
+    out.push_str(&array(
+        "PROVIDERS",
+        list.nodes
+            .iter()
+            .map(|t| t.provider_id.clone().unwrap_or_default()),
+    ));
     out.push_str(&array(
         "INSTANCES",
         list.nodes
@@ -574,11 +811,10 @@ pub fn render(list: &Checklist, yes: bool) -> String {
             .iter()
             .map(|t| t.region.clone().unwrap_or_default()),
     ));
-    let _ = writeln!(
-        out,
-        "CANARY={}",
-        u8::from(list.nodes.first().is_some_and(|t| t.canary))
-    );
+    out.push_str(&array(
+        "OURS",
+        list.nodes.iter().map(|t| u8::from(t.ours).to_string()),
+    ));
     out.push_str("# Other GPU-sharing nodes (core_mem, legacy, excluded by a taint, skipped): read at the end.\n");
     out.push_str(&array("VERIFY", list.to_verify().map(|o| o.name.clone())));
     out.push_str("# Findings that make the plan unsafe: the run stops before any step while there are any.\n");

@@ -139,6 +139,21 @@ impl<'a> NodeView<'a> {
         self.ready_status().as_deref() == Some("True")
     }
 
+    /// An annotation's text.
+    pub fn annotation(&self, key: &str) -> Option<String> {
+        self.obj
+            .node
+            .get("metadata")?
+            .get("annotations")?
+            .get(key)
+            .and_then(scalar_text)
+    }
+
+    /// `metadata.uid`, when the object carries it (as the API server returns it).
+    pub fn uid(&self) -> Option<String> {
+        self.obj.node.pointer("/metadata/uid").and_then(scalar_text)
+    }
+
     pub fn provider_id(&self) -> Option<String> {
         self.obj
             .node

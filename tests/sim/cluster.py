@@ -70,8 +70,9 @@ def node_obj(st, name):
             "name": name,
             "labels": n.get("labels", {}),
             "annotations": n.get("annotations", {}),
+            "uid": n.get("uid", "uid-" + name),
         },
-        "spec": {},
+        "spec": {"providerID": n.get("provider", "cn-hangzhou." + n.get("instance", ""))},
         "status": {
             "conditions": [{"type": "Ready", "status": n["ready"]}],
             "nodeInfo": {"bootID": n["bootID"]},
@@ -85,6 +86,8 @@ def node_obj(st, name):
 
 def pod_obj(p):
     container = {"name": p.get("container", p["labels"].get("name", "main"))}
+    if "image" in p:
+        container["image"] = p["image"]
     if "policy" in p:
         container["env"] = [{"name": "POLICY", "value": p["policy"]}]
     if p.get("gpu_mem"):
@@ -114,6 +117,7 @@ def ds_obj(st, name):
     return {
         "metadata": {"name": name, "namespace": "kube-system"},
         "spec": {
+            "selector": {"matchLabels": {"name": name}},
             "updateStrategy": {"type": ds["strategy"]},
             "template": {
                 "spec": {
@@ -187,6 +191,7 @@ def new_pod_from(st, ds_name, node):
         "owner": "DaemonSet",
         "policy": ds["policy"],
         "version": ds["version"],
+        "image": ds["image"],
         "ready": True,
     }
     st["pods"].append(pod)
@@ -320,7 +325,8 @@ def show(v):
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (dict, list)):
-        return json.dumps(v)
+        # kubectl prints a map or a list as compact JSON, keys sorted (Go's encoding/json).
+        return json.dumps(v, separators=(",", ":"), sort_keys=True)
     return str(v)
 
 
@@ -359,7 +365,7 @@ def output(obj, fmt):
 def parse_args(argv):
     """kubectl flags as a dict, positionals as a list."""
     flags, pos = {}, []
-    takes_value = {"-n", "--namespace", "-l", "--selector", "--field-selector", "-o", "--output", "--for", "--timeout"}
+    takes_value = {"-n", "--namespace", "-l", "--selector", "--field-selector", "-o", "--output", "--for", "--timeout", "--context", "--kubeconfig"}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -414,6 +420,20 @@ def kubectl(argv):
     st = load()
     tick(st)
     flags, pos = parse_args(argv)
+    # The runbook pins every call to its context: a call without one is a bug of the script.
+    ctx = flags.get("--context")
+    if ctx is None:
+        fail("sim: kubectl called without --context: %r" % argv, 2)
+    if ctx != st.get("context", "ack-prod"):
+        if ctx not in st.get("other_contexts", {}):
+            fail('error: context "%s" does not exist' % ctx)
+        # Another cluster behind that context: its own namespace UID, none of these nodes.
+        other = st["other_contexts"][ctx]
+        if pos[:3] == ["get", "namespace", "kube-system"] or pos[:3] == ["get", "ns", "kube-system"]:
+            output({"metadata": {"name": "kube-system", "uid": other["uid"]}}, flags.get("-o", ""))
+            save(st)
+            return
+        fail("sim: the other cluster %s has nothing else modelled: %r" % (ctx, argv), 2)
     fmt = flags.get("-o") or flags.get("--output") or ""
     all_ns = "-A" in flags or "--all-namespaces" in flags
     verb = pos[0] if pos else ""
@@ -429,9 +449,12 @@ def kubectl(argv):
                 else:
                     output({"items": [node_obj(st, n) for n in st["nodes"]]}, fmt)
             elif kind in ("ds", "daemonset", "daemonsets"):
-                if name not in st["daemonsets"]:
+                if name not in st["daemonsets"] and "--ignore-not-found" in flags:
+                    pass
+                elif name not in st["daemonsets"]:
                     fail('Error from server (NotFound): daemonsets.apps "%s" not found' % name)
-                output(ds_obj(st, name), fmt)
+                else:
+                    output(ds_obj(st, name), fmt)
             elif kind in ("pod", "pods", "po"):
                 if name:
                     found = [p for p in st["pods"] if p["name"] == name]
@@ -440,6 +463,10 @@ def kubectl(argv):
                     output(pod_obj(found[0]), fmt)
                 else:
                     output({"items": [pod_obj(p) for p in pods_matching(st, flags, all_ns)]}, fmt)
+            elif kind in ("ns", "namespace", "namespaces"):
+                if name != "kube-system":
+                    fail('Error from server (NotFound): namespaces "%s" not found' % name)
+                output({"metadata": {"name": name, "uid": st.get("cluster_uid", "uid-kube-system-prod")}}, fmt)
             elif kind in ("pdb", "poddisruptionbudget", "poddisruptionbudgets"):
                 output({"items": [pdb_obj(b) for b in st.get("pdbs", [])]}, fmt)
             else:

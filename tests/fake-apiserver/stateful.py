@@ -1081,9 +1081,11 @@ def exec_ws(world, h, r, ns, name):
     else:
         out, err, code = run_in_node(world, node, r.qall.get("command", []))
         st = exec_status(code)
+    # The runtime takes a moment to start an exec; kubectl 1.33 registers its streams after the
+    # handshake and drops data that comes before ("Unknown stream id"), as it would from a kubelet
+    # that answered at once.
+    time.sleep(0.1)
     try:
-        for ch in (1, 2, 3):  # the server announces its streams with an empty message each
-            w.write(ws_frame(bytes([ch])))
         if out:
             w.write(ws_frame(b"\x01" + out))
         if err:

@@ -169,7 +169,7 @@ pub fn print_report(
         Format::Json => output::json::render(diags, summary),
         Format::Sarif => output::sarif::render(diags, cwd.as_deref()),
         Format::Github => output::github::render(diags, summary, cwd.as_deref(), c.quiet),
-        Format::Junit => output::junit::render(diags, summary, cwd.as_deref()),
+        Format::Junit => output::junit::render(diags, summary, cwd.as_deref(), c.deny_warnings),
     };
     s.out.write_all(text.as_bytes())?;
     Ok(())

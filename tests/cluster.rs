@@ -13,23 +13,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
 
-use common::apiserver::{Fake, Pki, TOKEN};
+use common::apiserver::{Fake, Pki, TOKEN, kubectl};
 use common::bin;
 use serde_json::{Value, json};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The kubectl scripts/install-test-tools installs.
-fn kubectl() -> String {
-    let k = root().join("target/tools/kubectl");
-    assert!(
-        k.is_file(),
-        "{} is missing: run scripts/install-test-tools",
-        k.display()
-    );
-    k.to_string_lossy().into_owned()
 }
 
 /// A port nobody listens on.

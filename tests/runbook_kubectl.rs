@@ -23,7 +23,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use common::apiserver::{Fake, Pki, TOKEN};
+use common::apiserver::{Fake, Pki, TOKEN, kubectl};
 use common::bin;
 use serde_json::{Value, json};
 
@@ -289,16 +289,6 @@ struct Ran {
     leftover: usize,
 }
 
-fn kubectl_path() -> PathBuf {
-    let k = root().join("target/tools/kubectl");
-    assert!(
-        k.is_file(),
-        "{} is missing: run scripts/install-test-tools",
-        k.display()
-    );
-    k
-}
-
 impl World {
     fn start(pki: &Pki, shape: Shape) -> World {
         let fake = Fake::start_with(
@@ -394,10 +384,7 @@ impl World {
             "--kubeconfig".into(),
             self.kubeconfig.to_string_lossy().into_owned(),
         ]);
-        args.extend([
-            "--kubectl".into(),
-            kubectl_path().to_string_lossy().into_owned(),
-        ]);
+        args.extend(["--kubectl".into(), kubectl()]);
         args.extend(["--max-unavailable".into(), s.max_unavailable.to_string()]);
         if s.upgrade {
             args.extend(["--tag".into(), NEW_TAG.into()]);
@@ -1027,7 +1014,7 @@ fn real_kubectl_cordons_drains_execs_and_waits_against_the_fake() {
     let w = World::start(&pki, shape);
     let node = "cn-hangzhou.10.0.1.11";
     let k = |args: &[&str]| {
-        let out = Command::new(kubectl_path())
+        let out = Command::new(kubectl())
             .env("HOME", w.dir.path())
             .env("KUBECONFIG", &w.kubeconfig)
             .args(args)

@@ -15,6 +15,17 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The kubectl scripts/install-test-tools installs.
+pub fn kubectl() -> String {
+    let k = root().join("target/tools/kubectl");
+    assert!(
+        k.is_file(),
+        "{} is missing: run scripts/install-test-tools",
+        k.display()
+    );
+    k.to_string_lossy().into_owned()
+}
+
 fn openssl(dir: &Path, args: &[&str]) {
     let out = Command::new("openssl")
         .args(args)

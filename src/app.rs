@@ -63,6 +63,8 @@ pub struct Streams<'a> {
     /// Whether `out` is the process's stdout, so large outputs may be copied to it by the
     /// kernel (sendfile/splice) instead of through `out`.
     pub out_is_stdout: bool,
+    /// Whether stdin is a pipe (`check` without paths then refuses: the post-renderer slip).
+    pub in_is_pipe: bool,
 }
 
 pub fn use_color(choice: Color, is_terminal: bool) -> bool {
@@ -75,6 +77,19 @@ pub fn use_color(choice: Color, is_terminal: bool) -> bool {
 
 pub fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()
+}
+
+/// Is stdin a pipe (what Helm hands a post-renderer)?
+pub fn stdin_is_pipe() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata("/dev/stdin").is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
 }
 
 fn validate_rule_names(names: &[String]) -> Result<(), AppError> {
@@ -154,7 +169,7 @@ pub fn print_report(
         Format::Json => output::json::render(diags, summary),
         Format::Sarif => output::sarif::render(diags, cwd.as_deref()),
         Format::Github => output::github::render(diags, summary, cwd.as_deref(), c.quiet),
-        Format::Junit => output::junit::render(diags, summary, cwd.as_deref()),
+        Format::Junit => output::junit::render(diags, summary, cwd.as_deref(), c.deny_warnings),
     };
     s.out.write_all(text.as_bytes())?;
     Ok(())
@@ -191,6 +206,14 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
         return check_cluster(s, c, &settings, &args.cluster);
     }
     let mut paths = if args.paths.is_empty() {
+        // `helm … --post-renderer cgpu-lint --post-renderer-args check`: Helm pipes the
+        // rendered manifest in and takes whatever comes out as the manifest. Checking the
+        // working directory instead would hand Helm "0 files checked…" and exit 0.
+        if s.in_is_pipe {
+            return Err(AppError::Usage(
+                "check was given no path and stdin is a pipe: as a Helm post-renderer use `cgpu-lint post-render`; to check what is piped in, `cgpu-lint check -`; to check this directory, `cgpu-lint check .`".into(),
+            ));
+        }
         vec![".".to_string()]
     } else {
         args.paths.clone()
@@ -443,6 +466,7 @@ fn report_to(
         out: &mut buf,
         err: &mut sink,
         out_is_terminal: false,
+        in_is_pipe: false,
     };
     let mut c = c.clone();
     c.color = Color::Never;
@@ -658,9 +682,12 @@ pub fn generate(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Exit
         };
         let hint =
             if d.rule == RuleId::TagKnownDeadlock && args.tag.is_none() && args.patch.is_none() {
-                " (the chart's documented default tag; pass --tag v1.5.10 or later)"
+                format!(
+                    " (the chart's documented default tag; pass --tag v{} or later)",
+                    crate::cgpu::RECOMMENDED_VERSION
+                )
             } else {
-                ""
+                String::new()
             };
         writeln!(s.err, "{}{hint}", crate::output::brief(d))?;
     }

@@ -154,14 +154,31 @@ impl Diagnostic {
         }
     }
 
-    /// Order for reports: file, then position, then rule.
-    pub fn sort_key(&self) -> (String, usize, usize, &'static str) {
+    /// Order for reports: file, then position, then severity (the most severe first), then
+    /// rule.
+    pub fn sort_key(
+        &self,
+    ) -> (
+        &str,
+        usize,
+        usize,
+        std::cmp::Reverse<Severity>,
+        &'static str,
+    ) {
         (
-            self.src.name.clone(),
+            &self.src.name,
             self.document,
             self.span.start,
+            std::cmp::Reverse(self.severity),
             self.rule.name(),
         )
+    }
+
+    /// Do `self` and `other` point at the same token: the same text of the same document?
+    pub fn same_token(&self, other: &Diagnostic) -> bool {
+        (Arc::ptr_eq(&self.src, &other.src) || self.src.name == other.src.name)
+            && self.document == other.document
+            && self.span == other.span
     }
 }
 

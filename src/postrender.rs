@@ -407,6 +407,15 @@ pub fn serve(
             for c in &outcome.changes {
                 text.push_str(&format!("cgpu-lint post-render: {c}\n"));
             }
+            // A new POLICY acts on a node only once its loaded cGPU module restarts (spec §1):
+            // the upgrade alone changes nothing on a running node.
+            if let Some(n) = opts.policy
+                && !outcome.changes.is_empty()
+            {
+                text.push_str(&format!(
+                    "cgpu-lint post-render: nodes whose cGPU module is loaded keep their policy until restarted: plan the reboots with `cgpu-lint checklist --cluster --policy {n}`\n"
+                ));
+            }
             for d in &outcome.diagnostics {
                 text.push_str(&crate::output::human::render_one(d, false));
                 text.push('\n');

@@ -45,10 +45,13 @@ fn env_usize(name: &str, default: usize) -> usize {
 /// What Helm made of a values file: the manifests, or the error it stopped with.
 type Render = Result<String, String>;
 
+/// A render's inputs: the Helm version, the values text, the `--set-json` arguments.
+type RenderKey = (u8, String, Vec<String>);
+
 /// Real Helm 3 and 4 with homes of their own, and a cache of renders.
 struct Helm {
     home: tempfile::TempDir,
-    cache: Mutex<HashMap<(u8, String, Vec<String>), Arc<Render>>>,
+    cache: Mutex<HashMap<RenderKey, Arc<Render>>>,
     renders: std::sync::atomic::AtomicUsize,
 }
 

@@ -1,6 +1,7 @@
 //! The rule catalogue: the single place that names every rule. `rules`, `explain`, the README
 //! table, SARIF's `tool.driver.rules` and every finding's severity come from here.
 
+use crate::cgpu::recommended_version;
 use crate::diag::Severity;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +93,7 @@ const fn depends(what: &'static str, why: &'static str) -> Option<FixInfo> {
 /// Declares [`RuleId`] (one variant per rule, so a misspelt rule fails to compile) and
 /// [`RULES`] (the catalogue, in the enum's order) from one list.
 macro_rules! declare_rules {
-    ($($id:ident: ($name:literal, $sev:ident, $group:ident, $summary:literal, fix: $fix:expr, help: $help:literal, $expl:literal)),* $(,)?) => {
+    ($($id:ident: ($name:literal, $sev:ident, $group:ident, $summary:literal, fix: $fix:expr, help: $help:expr, $expl:expr)),* $(,)?) => {
         /// A rule, as the code names it. The kebab-case name users see is [`RuleId::name`].
         /// A rule the catalogue does not have is not a `RuleId`, so a misspelt rule does not
         /// compile:
@@ -253,24 +254,24 @@ is usually a private mirror, which then has to be kept in step with ACK's releas
     TagInvalid: ("tag-invalid", Error, Values,
         "a tag that is empty, `latest`, or not `v?MAJOR.MINOR.PATCH[-suffix]`",
         fix: None,
-        help: "use a released tag such as v1.5.20-<sha>-aliyun",
+        help: concat!("use a released tag of ACK's form, v<version>-<sha>-aliyun, with cGPU ", recommended_version!(), " or later"),
         "cGPU tags look like v1.5.3-8d3fc1b-aliyun (standard) or v1.0.7-fin (finance cloud). \
 `latest`, an empty tag or another shape cannot be checked against the minimum version, and \
 `latest` changes under you."),
     TagTooOld: ("tag-too-old", Error, Values,
         "the tag's version core is below 1.0.6: the policy setting is unsupported",
         fix: None,
-        help: "upgrade to cGPU 1.5.10 or later (at least 1.0.6 for policies)",
+        help: concat!("upgrade to cGPU ", recommended_version!(), " or later (at least 1.0.6 for policies)"),
         "Configurable scheduling policies need cGPU 1.0.6 or later (ACK docs). Only the version \
 core counts: one leading `v` is stripped and the suffix (-8d3fc1b-aliyun, -fin) is a build \
 flavour, not a SemVer pre-release, so v1.0.6-abc1234-aliyun IS 1.0.6 and passes."),
     TagKnownDeadlock: ("tag-known-deadlock", Warning, Values,
         "the tag's version core is 1.5.7 or lower: known kernel-driver deadlock",
         fix: None,
-        help: "upgrade to cGPU 1.5.10 or later",
-        "The cGPU FAQ reports a kernel-driver deadlock (kernel panic) in cGPU 1.5.7 and earlier and \
-recommends 1.5.10 or later. This fires on the chart's documented default tag v1.5.3, on purpose. \
-financeCloudImageTag is checked only when --region names a finance region."),
+        help: concat!("upgrade to cGPU ", recommended_version!(), " or later"),
+        concat!("The cGPU FAQ reports a kernel-driver deadlock (kernel panic) in cGPU 1.5.7 and earlier and \
+recommends ", recommended_version!(), " or later. This fires on the chart's documented default tag v1.5.3, on purpose. \
+financeCloudImageTag is checked only when --region names a finance region.")),
     TagFlavour: ("tag-flavour", Warning, Values,
         "a `-fin` build in `tag`, or a non-`-fin` build in `financeCloudImageTag`",
         fix: None,
@@ -278,6 +279,15 @@ financeCloudImageTag is checked only when --region names a finance region."),
         "The chart deploys financeCloudImageTag in finance-cloud regions and tag everywhere else. A \
 finance build in the wrong key is pulled where it was not built for. On the installer DaemonSet \
 the rule needs --region (or --nodes): a -fin image tag outside a finance region is reported."),
+    TagForm: ("tag-form", Warning, Values,
+        "a tag that is not of ACK's form, v<version>-<sha>-aliyun or v<version>-fin (`1.5.10`, `v1.5.10`)",
+        fix: None,
+        help: concat!("use the tag ACK publishes, e.g. v", recommended_version!(), "-<sha>-aliyun (the image's tag list in the region's registry names it)"),
+        "Every cgpu-installer image ACK publishes is tagged `v` + the cGPU version + the short git \
+SHA of the build + `-aliyun` (v1.5.3-8d3fc1b-aliyun), or `-fin` for the finance-cloud build \
+(v1.0.7-fin); other ACK images follow the same convention. A tag such as `1.5.10` or `v1.5.10` is \
+none of them: a typo, or a mirror that tags its own builds, so whether the image holds the cGPU \
+version the tag names cannot be told from the tag. A warning, as a mirror may be on purpose."),
     PullPolicy: ("pull-policy", Error, Values,
         "imagePullPolicy is not exactly Always, IfNotPresent or Never",
         fix: safe("correct the case when it matches ignoring case",

@@ -9,7 +9,9 @@ pub use crate::cgpu::{
     POLICY_EFFECTS, POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION, split_image,
 };
 use crate::diag::Severity;
-use crate::rules::{Ctx, child, edit_distance, insert_line_after, k8s, render_string, replace};
+use crate::rules::{
+    Ctx, child, double_quoted, edit_distance, insert_line_after, k8s, render_string, replace,
+};
 use crate::yaml::resolve::{self, yaml11_disagreement};
 use crate::yaml::{Node, Scalar, Style, Value};
 
@@ -86,27 +88,108 @@ fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
                 && (d.path == path
                     || d.path.starts_with(&format!("{path}/"))
                     || path.starts_with(&format!("{}/", d.path)))
-        }) || extra.iter().any(|(p, _): &(String, String)| *p == path);
+        }) || extra.contains(&path);
         if covered {
             continue;
         }
-        extra.push((path, err.to_string()));
+        extra.push(path);
     }
-    for (path, message) in extra {
+    // The schema says which value is wrong; the words are ours (spec §4: never a schema
+    // library's), built from the key and the value as Helm reads it.
+    for path in extra {
         let Some(node) = root.pointer(&path) else {
             continue;
         };
-        let what = match node.scalar() {
-            Some(Scalar::Null) => " (null deletes the chart's default for this key)".to_string(),
-            _ => String::new(),
-        };
-        ctx.at(
-            RuleId::WrongType,
-            node,
-            path.clone(),
-            format!("`{path}`: {message}{what}"),
+        let (message, help) = wrong_type(&path, node);
+        ctx.at(RuleId::WrongType, node, path, message).help(help);
+    }
+}
+
+/// A value as Helm reads it, in words: `empty`, `the boolean true`, `the number 3`, `the
+/// string "x"`, `a list [2]`.
+pub fn as_helm_reads(node: &Node) -> String {
+    let raw = node.raw();
+    let shown = |what: &str| {
+        if raw.len() <= 40 && !raw.contains('\n') {
+            format!("{what} `{raw}`")
+        } else {
+            what.to_string()
+        }
+    };
+    match &node.value {
+        Value::Scalar(Scalar::Null) => "empty".into(),
+        Value::Scalar(Scalar::Bool(b)) => format!("the boolean {b}"),
+        Value::Scalar(Scalar::Int(i)) => format!("the number {i}"),
+        Value::Scalar(s @ Scalar::Float(_)) => {
+            format!("the number {}", s.canonical().unwrap_or_default())
+        }
+        Value::Scalar(Scalar::Str(s)) => format!("the string {}", double_quoted(s)),
+        Value::Seq(_) => shown("a list"),
+        Value::Map(_) => shown("a mapping"),
+    }
+}
+
+/// What a cgpu key takes, and what to write.
+fn takes(key: &str) -> (String, String) {
+    let (takes, write) = match key {
+        "enabled" | "checkRegions" => ("true or false".into(), format!("`{key}: true`")),
+        "image" => (
+            "the repository path of the installer image".into(),
+            format!("`image: {EXPECTED_IMAGE}`"),
+        ),
+        "tag" => (
+            "an image tag of ACK's form, v<version>-<sha>-aliyun".into(),
+            format!("a released tag, cGPU {RECOMMENDED_VERSION} or later"),
+        ),
+        "financeCloudImageTag" => (
+            "a finance-cloud (-fin) image tag".into(),
+            format!("`financeCloudImageTag: {}`", version::DEFAULT_FINANCE_TAG),
+        ),
+        "imagePullPolicy" => (
+            "Always, IfNotPresent or Never".into(),
+            "`imagePullPolicy: IfNotPresent`".into(),
+        ),
+        "policy" => (
+            "a number 0–5".into(),
+            format!(
+                "`policy: {}` ({}), or another of 0–5",
+                version::CHART_DEFAULT_POLICY,
+                POLICY_TITLES[version::CHART_DEFAULT_POLICY as usize]
+            ),
+        ),
+        "nodeSelector" => (
+            "a map of label key to string value".into(),
+            "`nodeSelector: {ack.node.gpu.schedule: cgpu}`".into(),
+        ),
+        _ => (
+            "another type".into(),
+            "the type `cgpu-lint schema` gives".into(),
+        ),
+    };
+    (takes, write)
+}
+
+/// The `wrong-type` message and help for the value at `path`, in the project's words.
+fn wrong_type(path: &str, node: &Node) -> (String, String) {
+    let mut segments = path.trim_start_matches('/').split('/');
+    let key = segments.nth(1).unwrap_or("cgpu");
+    let name = path.trim_start_matches('/').replace('/', ".");
+    let (takes, example) = takes(key);
+    if matches!(node.scalar(), Some(Scalar::Null)) {
+        return (
+            format!(
+                "`{name}` is empty: Helm deletes the chart's default for it, and the chart gets no value where it needs {takes}"
+            ),
+            format!("write {example}, or delete the line to keep the chart's default"),
         );
     }
+    (
+        format!(
+            "`{name}` is {} to Helm; it takes {takes}",
+            as_helm_reads(node)
+        ),
+        format!("write {example}"),
+    )
 }
 
 /// A conservative stand-in for the schema: true only when every key of the block is one the
@@ -151,7 +234,10 @@ fn check_block(ctx: &mut Ctx, cgpu: &Node) {
         if e.key == "nodeSelector" {
             if let Some(sel) = e.value.as_map() {
                 for s in sel {
-                    // label-value-type owns non-string values: its fix (quote) wins over ours.
+                    // label-value-type owns non-string values and says how Helm reads them.
+                    if !matches!(s.value.scalar(), Some(Scalar::Str(_))) {
+                        continue;
+                    }
                     yaml11(
                         ctx,
                         &s.value,
@@ -326,6 +412,26 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
             let t = s.trim();
             if !t.is_empty() && t.len() < 20 && t.bytes().all(|b| b.is_ascii_digit()) && t == s {
                 let n: i128 = t.parse().unwrap_or(i128::MAX);
+                if t.len() > 1 && t.starts_with('0') {
+                    // The chart quotes the string as it is: POLICY "02", which is not one of
+                    // the digits cGPU reads. One finding, an error (the schema's too).
+                    ctx.at(
+                        RuleId::WrongType,
+                        v,
+                        path.to_string(),
+                        format!(
+                            "policy {} is a string with a leading zero: the chart renders POLICY {}, which is not one of \"0\"…\"5\"",
+                            v.raw(),
+                            double_quoted(s)
+                        ),
+                    )
+                    .help(if (0..=5).contains(&n) {
+                        format!("write `policy: {n}` ({})", POLICY_TITLES[n as usize])
+                    } else {
+                        RuleId::PolicyOutOfRange.info().help.to_string()
+                    });
+                    return;
+                }
                 if (0..=5).contains(&n) {
                     let finding = ctx.at(
                         RuleId::PolicyQuoted,
@@ -514,6 +620,18 @@ pub fn check_tag(
         }
     };
     let core = &parsed.core;
+    if !version::is_ack_form(tag) {
+        ctx.at(
+            RuleId::TagForm,
+            v,
+            path.to_string(),
+            format!(
+                "{} `{tag}` is not of ACK's form {}",
+                if in_image { "image tag" } else { key },
+                version::ACK_TAG_FORM
+            ),
+        );
+    }
     if *core < MIN_POLICY_VERSION {
         ctx.at(
             RuleId::TagTooOld,
@@ -666,28 +784,50 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
         }
         Some(other) => {
             let raw = v.raw();
+            // `~` is "the null", `yes` "the boolean true", `010` "the integer 8".
+            let read = match other.canonical() {
+                _ if *other == Scalar::Null => "empty (null)".to_string(),
+                Some(c) if c != other.type_name() => format!("the {} {c}", other.type_name()),
+                _ => format!("the {}", other.type_name()),
+            };
+            // What a YAML 1.2 reader (an editor, another linter) makes of the same text.
+            let elsewhere = match (v.style, yaml11_disagreement(raw), resolve::yaml12(raw)) {
+                (Style::Plain, true, Scalar::Str(_)) => {
+                    format!(" (a YAML 1.2 reader sees the string \"{raw}\")")
+                }
+                _ => String::new(),
+            };
+            // In values the chart renders the selector, so the chart decides: a template that
+            // quotes the value selects the label `true`, one that does not hands the API server
+            // a boolean, which it refuses. A DaemonSet's own nodeSelector goes to the API server
+            // as written.
+            let outcome = if path.starts_with("/cgpu/") {
+                "what the installer then selects depends on how the chart renders it (quoted: the label it prints; unquoted: a value the API server refuses)"
+            } else {
+                "the API server refuses a nodeSelector value that is not a string"
+            };
             let finding = ctx.at(
                 RuleId::LabelValueType,
                 v,
                 path.to_string(),
                 format!(
-                    "label value `{raw}` is read as {}, not a string; the API server rejects it",
-                    // `~` is "the null", `yes` "the boolean true", `010` "the integer 8".
-                    match other.canonical() {
-                        Some(c) if c != other.type_name() =>
-                            format!("the {} {c}", other.type_name()),
-                        _ => format!("the {}", other.type_name()),
-                    }
+                    "label value `{raw}` is read by Helm as {read}{elsewhere}, not a string: {outcome}"
                 ),
             );
-            // The string Helm reads (`yes` is "true", `010` is "8"): what a chart that quotes
-            // the value renders, so the fix keeps that render.
+            // The fix writes the string Helm reads (`yes` is "true", `010` is "8"): what a chart
+            // that quotes the value renders today, so the fix keeps that render (issue 20).
             if v.style == Style::Plain
                 && let Some(text) = crate::helm::json::sprint(other)
                 && k8s::label_value(&text).is_ok()
             {
                 finding
-                    .help(format!("write \"{text}\""))
+                    .help(if text == raw {
+                        format!("quote it: \"{raw}\"")
+                    } else {
+                        format!(
+                            "write \"{text}\", the string Helm reads today (\"{raw}\" would select nodes labelled {raw} instead)"
+                        )
+                    })
                     .fix(v, vec![replace(v, format!("\"{text}\""))]);
             }
         }
@@ -804,7 +944,7 @@ fn unknown_key(ctx: &mut Ctx, cgpu: &Node, e: &crate::yaml::Entry) {
             }]);
             // The chart ignores the misspelt key: the rename makes its value live.
             let value = e.value.to_json();
-            let effect = upgrade_effect(one, &value, Some(&e.value));
+            let effect = upgrade_effect(one, &value, None);
             becomes(finding, one, value, effect);
         }
     }

@@ -614,6 +614,13 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
     for d in &outcome.notes {
         writeln!(s.err, "{}", crate::output::brief(d))?;
     }
+    if outcome.documents > 1 {
+        writeln!(
+            s.err,
+            "cgpu-lint: {path}: warning: the file holds {} YAML documents and set changes document {} only; Helm 3 reads only the first document, Helm 4 merges them all",
+            outcome.documents, outcome.document
+        )?;
+    }
     // Like `fix` (pre-commit's convention): 1 when the file changed or `--diff` shows a change.
     let changes = outcome.text != src.text;
     if args.stdout || path == "-" {
@@ -628,7 +635,12 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
     } else {
         crate::fix::write_in_place(path, &outcome.text, &opts)
             .map_err(|e| AppError::Usage(e.to_string()))?;
-        writeln!(s.err, "cgpu-lint: {path}: set {}", pairs.join(" "))?;
+        writeln!(
+            s.err,
+            "cgpu-lint: {path}: set {} in document {}",
+            pairs.join(" "),
+            outcome.document
+        )?;
     }
     Ok(if changes { Exit::Findings } else { Exit::Clean })
 }

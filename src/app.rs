@@ -363,6 +363,7 @@ pub fn post_render(
     let opts = crate::postrender::Options {
         policy: args.policy,
         fix: args.fix,
+        unsafe_fixes: args.unsafe_fixes,
         region: args.region.clone(),
         settings: crate::lint::Settings {
             opts: RuleOptions {
@@ -474,6 +475,24 @@ fn report_to(
     Ok(())
 }
 
+/// One line per unsafe fix applied (`--unsafe-fixes`): what changes at the next upgrade.
+fn unsafe_applied(
+    s: &mut Streams,
+    path: &str,
+    applied: &[crate::lint::Applied],
+) -> Result<(), AppError> {
+    for a in applied {
+        if let Some(c) = &a.consequence {
+            writeln!(
+                s.err,
+                "cgpu-lint: {path}:{}: unsafe fix ({}): {}",
+                a.line, a.rule, c.line
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// `cgpu-lint fix`: apply every safe fix in place (or show it with --diff / --stdout), then
 /// report what is left for a person. Exit 1 when a file changed (or would), as pre-commit expects.
 pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError> {
@@ -509,16 +528,18 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
                 continue;
             }
         };
-        let fixed = crate::lint::lint_fix(&src, &settings);
+        let fixed = crate::lint::lint_fix(&src, &settings, args.unsafe_fixes);
         if let Some(why) = &fixed.refused {
             writeln!(s.err, "cgpu-lint: {p}: {why}")?;
         }
         changed |= fixed.changed();
         if args.stdout || (p == "-" && !args.diff) {
             s.out.write_all(fixed.text.as_bytes())?;
+            unsafe_applied(s, p, &fixed.applied)?;
         } else if args.diff {
             let d = crate::fix::unified_diff(p, &src.text, &fixed.text, color);
             s.out.write_all(d.as_bytes())?;
+            unsafe_applied(s, p, &fixed.applied)?;
         } else if fixed.changed() {
             match crate::fix::write_in_place(p, &fixed.text, opts) {
                 Ok(_) => {
@@ -535,6 +556,7 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
                         if fixed.applied.len() == 1 { "" } else { "s" },
                         rules.join(", ")
                     )?;
+                    unsafe_applied(s, p, &fixed.applied)?;
                 }
                 Err(e) => {
                     writeln!(s.err, "cgpu-lint: error: {e}")?;

@@ -583,6 +583,8 @@ pub struct Applied {
     /// 1-based line of the finding in the text the round started from.
     pub line: usize,
     pub message: String,
+    /// For an unsafe fix (applied under `--unsafe-fixes`): what it changes at the next upgrade.
+    pub consequence: Option<crate::diag::Consequence>,
 }
 
 /// The outcome of fixing one source.
@@ -607,7 +609,9 @@ impl Fixed {
 
 /// Fix `src` to a fixpoint (at most [`MAX_ROUNDS`] rounds) with the findings of [`lint_file`]:
 /// a finding that is suppressed or filtered out is neither fixed nor reported (ruff's `lint_fix`).
-pub fn lint_fix(src: &Arc<Source>, settings: &Settings) -> Fixed {
+/// Only safe fixes are applied unless `unsafe_fixes` (`--unsafe-fixes`); the unsafe ones left
+/// stay among [`Fixed::remaining`] with their consequence.
+pub fn lint_fix(src: &Arc<Source>, settings: &Settings, unsafe_fixes: bool) -> Fixed {
     let mut current = src.clone();
     let mut diags = lint_file(&current, settings);
     let mut applied = Vec::new();
@@ -619,7 +623,10 @@ pub fn lint_fix(src: &Arc<Source>, settings: &Settings) -> Fixed {
         for _ in 0..MAX_ROUNDS {
             let fixable: Vec<&Diagnostic> = diags
                 .iter()
-                .filter(|d| d.fixable() && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &current)))
+                .filter(|d| {
+                    d.fix_applies(unsafe_fixes)
+                        && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &current))
+                })
                 .collect();
             if fixable.is_empty() {
                 break;
@@ -652,6 +659,7 @@ pub fn lint_fix(src: &Arc<Source>, settings: &Settings) -> Fixed {
                     rule: d.rule,
                     line: d.start().line,
                     message: d.message.clone(),
+                    consequence: d.consequence.as_deref().cloned(),
                 }
             }));
             current = next;

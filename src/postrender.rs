@@ -33,6 +33,8 @@ pub struct Options {
     pub policy: Option<u8>,
     /// Apply the safe fixes.
     pub fix: bool,
+    /// `--unsafe-fixes`: with `fix`, the unsafe fixes too.
+    pub unsafe_fixes: bool,
     /// The cluster region: rewrite registry hosts to it (and check against it: set it in
     /// `settings.opts.region` too).
     pub region: Option<String>,
@@ -336,8 +338,13 @@ impl Run<'_> {
             // The pipeline's findings on this document (suppressions and filters applied), for
             // the edits they carry.
             for d in lint::lint_file(&src, &self.opts.settings) {
-                if d.fixable() && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &src)) {
-                    let what = format!("fixed {}", crate::output::brief(&d));
+                if d.fix_applies(self.opts.unsafe_fixes)
+                    && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &src))
+                {
+                    let mut what = format!("fixed {}", crate::output::brief(&d));
+                    if let Some(c) = &d.consequence {
+                        what.push_str(&format!(" (unsafe fix: {})", c.line));
+                    }
                     groups.push((d.edits, what));
                 }
             }
@@ -643,6 +650,7 @@ mod tests {
             let opts = Options {
                 policy: None,
                 fix: false,
+                unsafe_fixes: false,
                 region: None,
                 settings: lint::Settings::default(),
             };

@@ -87,7 +87,9 @@ fn old_public_registry_without_policy() {
     );
     assert_eq!(r.code, 1);
     let pe = r.find("registry-public-endpoint")[0];
-    assert_eq!(pe["fixable"], true);
+    // The image changes (pods restart): an unsafe fix, applied only with --unsafe-fixes.
+    assert_eq!(pe["fixable"], false);
+    assert_eq!(pe["fix"]["applicability"], "unsafe");
     assert!(
         pe["help"].as_str().unwrap().contains(
             "registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3-2a1c3e9-aliyun"
@@ -98,7 +100,9 @@ fn old_public_registry_without_policy() {
     assert_eq!(r.rules().get("region-mismatch"), Some(&1));
     let rm = r.find("region-mismatch")[0];
     assert_eq!(rm["severity"], "error");
-    assert_eq!(rm["fixable"], true);
+    // Another region's registry: the image changes, an unsafe fix.
+    assert_eq!(rm["fixable"], false);
+    assert_eq!(rm["fix"]["applicability"], "unsafe");
     assert!(rm["message"].as_str().unwrap().contains("cn-beijing"));
 }
 
@@ -296,9 +300,10 @@ fn policy_env_variants() {
     let vf = "        - name: POLICY\n          valueFrom:\n            configMapKeyRef: {name: cgpu, key: policy}\n";
     let r = check_text(&manifest("cgpu-installer", GOOD_IMAGE, vf, SEL), &[]);
     expect_rules(&r, &[("installer-policy-valuefrom", 1)]);
+    // A trimmed POLICY is another string for the API server: unsafe, not fixed by default.
     for (value, fixable) in [
-        ("\" 1\"", true),
-        ("\"01\"", true),
+        ("\" 1\"", false),
+        ("\"01\"", false),
         ("\"6\"", false),
         ("'x'", false),
     ] {
@@ -310,6 +315,8 @@ fn policy_env_variants() {
             fixable,
             "{value}"
         );
+        let unsafe_fix = r.find("installer-policy-invalid")[0]["fix"]["applicability"] == "unsafe";
+        assert_eq!(unsafe_fix, value.len() == 4 || value == "\"01\"", "{value}");
     }
     let env = "        - name: POLICY\n          value: 7\n";
     let r = check_text(&manifest("cgpu-installer", GOOD_IMAGE, env, SEL), &[]);

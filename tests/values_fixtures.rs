@@ -93,7 +93,12 @@ fn float_policy_is_not_an_integer() {
 fn policy_name_is_fixable_to_its_number() {
     let r = check_json(&[&fixture("values-invalid-policy-name-string.yaml")]);
     expect_rules(&r, &[(KP, 1), ("policy-not-integer", 1)]);
-    assert_eq!(r.find("policy-not-integer")[0]["fixable"], true);
+    // POLICY "preemptive" becomes "1": a change in what runs, so an unsafe fix.
+    assert_eq!(r.find("policy-not-integer")[0]["fixable"], false);
+    assert_eq!(
+        r.find("policy-not-integer")[0]["fix"]["applicability"],
+        "unsafe"
+    );
 }
 
 #[test]
@@ -151,7 +156,12 @@ fn kernel_panic_version_itself_is_affected() {
 fn image_with_registry_and_tag() {
     let r = check_json(&[&fixture("values-invalid-image-with-registry-and-tag.yaml")]);
     expect_rules(&r, &[("image-reference", 1), ("tag-invalid", 1)]);
-    assert_eq!(r.find("image-reference")[0]["fixable"], true);
+    // The rendered image changes: an unsafe fix.
+    assert_eq!(r.find("image-reference")[0]["fixable"], false);
+    assert_eq!(
+        r.find("image-reference")[0]["fix"]["applicability"],
+        "unsafe"
+    );
 }
 
 #[test]
@@ -194,11 +204,21 @@ fn string_booleans_are_errors_and_other_checks_still_run() {
         "values-invalid-enabled-and-checkregions-strings.yaml",
     )]);
     expect_rules(&r, &[("string-boolean", 2), (KP, 1)]);
-    assert!(
+    // `enabled: "false"` → false removes the DaemonSets (unsafe); `checkRegions: "true"` → true
+    // renders the same (safe).
+    let by_path = |p: &str| {
         r.find("string-boolean")
-            .iter()
-            .all(|d| d["fixable"] == true)
+            .into_iter()
+            .find(|d| d["path"] == p)
+            .unwrap()
+    };
+    assert_eq!(by_path("/cgpu/enabled")["fix"]["applicability"], "unsafe");
+    assert_eq!(by_path("/cgpu/enabled")["fixable"], false);
+    assert_eq!(
+        by_path("/cgpu/checkRegions")["fix"]["applicability"],
+        "safe"
     );
+    assert_eq!(by_path("/cgpu/checkRegions")["fixable"], true);
 }
 
 #[test]

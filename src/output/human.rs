@@ -150,6 +150,11 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
     let mut help = esc(&d.help).into_owned();
     if let Some(note) = &d.fix_note {
         help.push_str(&format!("\n({})", esc(note)));
+    } else if let Some(c) = d.consequence.as_deref().filter(|_| !d.edits.is_empty()) {
+        help.push_str(&format!(
+            "\n(unsafe fix, with `cgpu-lint fix --unsafe-fixes`: {})",
+            esc(&c.line)
+        ));
     } else if d.fixable() {
         help.push_str("\n(fixable: `cgpu-lint fix`)");
     }
@@ -189,7 +194,7 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
 pub fn summary_line(s: &Summary) -> String {
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     format!(
-        "{} checked: {}, {}, {}{}\n",
+        "{} checked: {}, {}, {}{}{}\n",
         plural(
             s.files,
             match s.counted {
@@ -204,8 +209,18 @@ pub fn summary_line(s: &Summary) -> String {
             format!(" ({} fixable with `cgpu-lint fix`)", s.fixable)
         } else {
             String::new()
-        }
+        },
+        hidden_fixes(s.unsafe_fixable)
     )
+}
+
+/// ruff's line for unsafe fixes held back: empty when there are none.
+pub fn hidden_fixes(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => "\n1 hidden fix can be enabled with the `--unsafe-fixes` option.".into(),
+        n => format!("\n{n} hidden fixes can be enabled with the `--unsafe-fixes` option."),
+    }
 }
 
 pub fn render(diags: &[Diagnostic], summary: Summary, color: bool, quiet: bool) -> String {

@@ -228,9 +228,17 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 format!("POLICY {} is not one of \"0\" … \"5\"", v.raw()),
             );
             if let Some(n) = normalised_policy(s) {
+                // The API server takes any string: the installer pods get another POLICY.
                 finding
                     .help(format!("write \"{n}\""))
-                    .fix(v, vec![replace(v, quoted_policy(n, v.style))]);
+                    .fix(v, vec![replace(v, quoted_policy(n, v.style))])
+                    .unsafe_fix(
+                        format!(
+                            "POLICY becomes \"{n}\" (now {}): the installer pods restart with it, a policy change that needs node reboots (`cgpu-lint checklist`)",
+                            v.raw()
+                        ),
+                        Vec::new(),
+                    );
             }
         }
         Value::Scalar(Scalar::Null) => {
@@ -395,10 +403,13 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
             ),
         );
         if let Some(new) = &combined {
-            finding.help(format!("use `{new}`")).fix(
-                v,
-                vec![replace(v, crate::rules::render_string(new, v.style))],
-            );
+            finding
+                .help(format!("use `{new}`"))
+                .fix(
+                    v,
+                    vec![replace(v, crate::rules::render_string(new, v.style))],
+                )
+                .unsafe_fix(image_changes(new), Vec::new());
         }
     }
     if let Some(t) = &ctx.opts.region
@@ -417,12 +428,22 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
         if let Some(new) = &combined
             && target.is_some()
         {
-            finding.help(format!("use `{new}`")).fix(
-                v,
-                vec![replace(v, crate::rules::render_string(new, v.style))],
-            );
+            finding
+                .help(format!("use `{new}`"))
+                .fix(
+                    v,
+                    vec![replace(v, crate::rules::render_string(new, v.style))],
+                )
+                .unsafe_fix(image_changes(new), Vec::new());
         }
     }
+}
+
+/// The consequence of a fix that rewrites the installer's image.
+fn image_changes(new: &str) -> String {
+    format!(
+        "the image becomes {new}: the pod template changes and every installer pod restarts, pulling it from there"
+    )
 }
 
 /// The span of `part` (a slice of `value`, the string `v` holds) in the file: the part's own

@@ -351,9 +351,23 @@ fn boolean(ctx: &mut Ctx, key: &str, v: &Node, path: &str) {
         };
         let finding = ctx.at(RuleId::StringBoolean, v, path.to_string(), msg);
         if let Some(b) = as_bool {
-            finding
+            let finding = finding
                 .help(format!("write `{key}: {b}` without quotes"))
                 .fix(v, vec![replace(v, b.to_string())]);
+            // The chart tests `enabled` with `if` (every non-empty string is true) and quotes
+            // `checkRegions` into its ConfigMap: only a true-like `enabled` and exactly "true"
+            // render alike as a boolean.
+            if !(b && (key == "enabled" || s == "true")) {
+                let effect = match (key, b) {
+                    ("enabled", _) => upgrade_effect(key, &serde_json::json!(b), None),
+                    (_, false) => "the chart's region check turns off at the next upgrade".into(),
+                    _ => format!(
+                        "the chart renders `true` where it rendered {} (the cgpu-installer-config ConfigMap)",
+                        v.raw()
+                    ),
+                };
+                becomes(finding, key, serde_json::json!(b), effect);
+            }
         }
     }
 }
@@ -372,9 +386,14 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                     v.raw()
                 ),
             );
-            finding
-                .help(format!("write `policy: {n}`"))
-                .fix(v, vec![replace(v, n.to_string())]);
+            if *f == 0.0 && f.is_sign_negative() {
+                // Helm renders -0.0 as POLICY "-0", the integer as "0".
+                finding.fix_note("not fixed automatically: Helm renders -0.0 as \"-0\", not 0");
+            } else {
+                finding
+                    .help(format!("write `policy: {n}`"))
+                    .fix(v, vec![replace(v, n.to_string())]);
+            }
             Some(n)
         }
         Some(Scalar::Float(_)) => {
@@ -423,7 +442,12 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                             v.raw()
                         ),
                     );
-                    finding.fix(v, vec![replace(v, n.to_string())]);
+                    let finding = finding.fix(v, vec![replace(v, n.to_string())]);
+                    // "02" renders POLICY "02", the number 2 renders "2".
+                    if t != n.to_string() {
+                        let effect = upgrade_effect("policy", &serde_json::json!(n), Some(v));
+                        becomes(finding, "policy", serde_json::json!(n), effect);
+                    }
                 }
                 Some(n)
             } else {
@@ -443,12 +467,14 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                     },
                 );
                 if let Some(n) = named {
-                    finding
+                    let finding = finding
                         .help(format!(
                             "write `policy: {n}` ({})",
                             POLICY_TITLES[n as usize]
                         ))
                         .fix(v, vec![replace(v, n.to_string())]);
+                    let effect = upgrade_effect("policy", &serde_json::json!(n), Some(v));
+                    becomes(finding, "policy", serde_json::json!(n), effect);
                 }
                 None
             }
@@ -525,7 +551,21 @@ fn image(ctx: &mut Ctx, cgpu: &Node, v: &Node, path: &str) {
                 None => format!("set `image: {}`", r.path),
             });
             if tag_node_ok {
-                finding.fix(v, edits);
+                // The rendered image changes (the original doubles the host or the tag, which
+                // the API server accepts and only the kubelet fails to pull).
+                let mut sets = vec![("cgpu.image".to_string(), serde_json::json!(r.path))];
+                let mut line = format!("cgpu.image becomes \"{}\"", r.path);
+                if let Some(t) = r.tag {
+                    sets.push(("cgpu.tag".to_string(), serde_json::json!(t)));
+                    line.push_str(&format!(" and cgpu.tag \"{t}\""));
+                }
+                let image = format!("<registry>/{}:{}", r.path, r.tag.unwrap_or("<tag>"));
+                finding.fix(v, edits).unsafe_fix(
+                    format!(
+                        "{line}: the next upgrade rolls the installer DaemonSets onto the image {image}"
+                    ),
+                    sets,
+                );
             }
         }
     }
@@ -774,18 +814,21 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
                     "label value `{raw}` is read by Helm as {read}{elsewhere}, not a string: {outcome}"
                 ),
             );
-            if v.style == Style::Plain && k8s::label_value(raw).is_ok() {
-                let helm = other
-                    .canonical()
-                    .filter(|c| c != raw && k8s::label_value(c).is_ok());
+            // The fix writes the string Helm reads (`yes` is "true", `010` is "8"): what a chart
+            // that quotes the value renders today, so the fix keeps that render (issue 20).
+            if v.style == Style::Plain
+                && let Some(text) = crate::helm::json::sprint(other)
+                && k8s::label_value(&text).is_ok()
+            {
                 finding
-                    .help(match helm {
-                        Some(c) => format!(
-                            "quote it: \"{raw}\" selects nodes labelled {raw}; \"{c}\" is what Helm reads today"
-                        ),
-                        None => format!("quote it: \"{raw}\""),
+                    .help(if text == raw {
+                        format!("quote it: \"{raw}\"")
+                    } else {
+                        format!(
+                            "write \"{text}\", the string Helm reads today (\"{raw}\" would select nodes labelled {raw} instead)"
+                        )
                     })
-                    .fix(v, vec![replace(v, format!("\"{raw}\""))]);
+                    .fix(v, vec![replace(v, format!("\"{text}\""))]);
             }
         }
         None => {
@@ -894,12 +937,64 @@ fn unknown_key(ctx: &mut Ctx, cgpu: &Node, e: &crate::yaml::Entry) {
             finding.fix_note("not renamed automatically: the key comes from a merged anchor");
         } else {
             // A key is not a value node: the checks above are `editable`'s for a key.
-            finding.edits(vec![crate::diag::Edit {
+            let finding = finding.edits(vec![crate::diag::Edit {
                 src,
                 range: e.key_span.clone(),
                 replacement: one.to_string(),
             }]);
+            // The chart ignores the misspelt key: the rename makes its value live.
+            let value = e.value.to_json();
+            let effect = upgrade_effect(one, &value, None);
+            becomes(finding, one, value, effect);
         }
+    }
+}
+
+/// Mark `finding`'s fix unsafe: `cgpu.KEY` becomes `value` (as Helm reads it), with `effect`.
+fn becomes(finding: crate::rules::Finding, key: &str, value: serde_json::Value, effect: String) {
+    finding.unsafe_fix(
+        format!("cgpu.{key} becomes {value}: {effect}"),
+        vec![(format!("cgpu.{key}"), value)],
+    );
+}
+
+/// What the next upgrade does when `cgpu.KEY` becomes `value`, as the chart renders it; `was`
+/// is the node whose text it renders now, if any.
+fn upgrade_effect(key: &str, value: &serde_json::Value, was: Option<&Node>) -> String {
+    let truthy = match value {
+        serde_json::Value::Null | serde_json::Value::Bool(false) => false,
+        serde_json::Value::String(s) => !s.is_empty(),
+        serde_json::Value::Number(n) => n.as_f64() != Some(0.0),
+        serde_json::Value::Array(a) => !a.is_empty(),
+        serde_json::Value::Object(m) => !m.is_empty(),
+        _ => true,
+    };
+    match key {
+        "enabled" if truthy => "the next upgrade installs the cgpu-installer and cgpu-core-installer DaemonSets where the chart default or another values file turned them off".into(),
+        "enabled" => "the next upgrade removes the cgpu-installer and cgpu-core-installer DaemonSets".into(),
+        "policy" => {
+            let to = match value {
+                serde_json::Value::Number(n) => n.as_f64().map(crate::helm::json::go_sprint_float64),
+                serde_json::Value::String(s) => Some(s.clone()),
+                _ => None,
+            };
+            let now = was
+                .and_then(|w| w.scalar())
+                .and_then(crate::helm::json::sprint)
+                .map(|s| format!(" (now {s:?})"))
+                .unwrap_or_default();
+            match to {
+                Some(to) => format!(
+                    "the next upgrade sets POLICY {to:?} on the installers{now}, a policy change that needs node reboots (`cgpu-lint checklist`)"
+                ),
+                None => "the next upgrade changes POLICY on the installers".into(),
+            }
+        }
+        "image" | "tag" => "the next upgrade rolls the installer DaemonSets onto another image".into(),
+        "financeCloudImageTag" => "the installer image of finance-cloud regions changes at the next upgrade".into(),
+        "imagePullPolicy" => "the installer DaemonSets' imagePullPolicy changes at the next upgrade".into(),
+        "nodeSelector" => "the next upgrade makes the cgpu-installer select nodes by these labels too: its pods leave the nodes without them".into(),
+        _ => "the chart's region check follows it from the next upgrade".into(),
     }
 }
 

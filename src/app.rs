@@ -63,6 +63,8 @@ pub struct Streams<'a> {
     /// Whether `out` is the process's stdout, so large outputs may be copied to it by the
     /// kernel (sendfile/splice) instead of through `out`.
     pub out_is_stdout: bool,
+    /// Whether stdin is a pipe (`check` without paths then refuses: the post-renderer slip).
+    pub in_is_pipe: bool,
 }
 
 pub fn use_color(choice: Color, is_terminal: bool) -> bool {
@@ -75,6 +77,19 @@ pub fn use_color(choice: Color, is_terminal: bool) -> bool {
 
 pub fn stdout_is_terminal() -> bool {
     std::io::stdout().is_terminal()
+}
+
+/// Is stdin a pipe (what Helm hands a post-renderer)?
+pub fn stdin_is_pipe() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        std::fs::metadata("/dev/stdin").is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
 }
 
 fn validate_rule_names(names: &[String]) -> Result<(), AppError> {
@@ -154,7 +169,7 @@ pub fn print_report(
         Format::Json => output::json::render(diags, summary),
         Format::Sarif => output::sarif::render(diags, cwd.as_deref()),
         Format::Github => output::github::render(diags, summary, cwd.as_deref(), c.quiet),
-        Format::Junit => output::junit::render(diags, summary, cwd.as_deref()),
+        Format::Junit => output::junit::render(diags, summary, cwd.as_deref(), c.deny_warnings),
     };
     s.out.write_all(text.as_bytes())?;
     Ok(())
@@ -198,6 +213,14 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
         return check_cluster(s, c, &settings, &args.cluster);
     }
     let mut paths = if args.paths.is_empty() {
+        // `helm … --post-renderer cgpu-lint --post-renderer-args check`: Helm pipes the
+        // rendered manifest in and takes whatever comes out as the manifest. Checking the
+        // working directory instead would hand Helm "0 files checked…" and exit 0.
+        if s.in_is_pipe {
+            return Err(AppError::Usage(
+                "check was given no path and stdin is a pipe: as a Helm post-renderer use `cgpu-lint post-render`; to check what is piped in, `cgpu-lint check -`; to check this directory, `cgpu-lint check .`".into(),
+            ));
+        }
         vec![".".to_string()]
     } else {
         args.paths.clone()
@@ -347,6 +370,7 @@ pub fn post_render(
     let opts = crate::postrender::Options {
         policy: args.policy,
         fix: args.fix,
+        unsafe_fixes: args.unsafe_fixes,
         region: args.region.clone(),
         settings: crate::lint::Settings {
             opts: RuleOptions {
@@ -466,11 +490,30 @@ fn report_to(
         out: &mut buf,
         err: &mut sink,
         out_is_terminal: false,
+        in_is_pipe: false,
     };
     let mut c = c.clone();
     c.color = Color::Never;
     print_report(&mut inner, &c, diags, files, crate::diag::Counted::Files)?;
     err.write_all(&buf)?;
+    Ok(())
+}
+
+/// One line per unsafe fix applied (`--unsafe-fixes`): what changes at the next upgrade.
+fn unsafe_applied(
+    s: &mut Streams,
+    path: &str,
+    applied: &[crate::lint::Applied],
+) -> Result<(), AppError> {
+    for a in applied {
+        if let Some(c) = &a.consequence {
+            writeln!(
+                s.err,
+                "cgpu-lint: {path}:{}: unsafe fix ({}): {}",
+                a.line, a.rule, c.line
+            )?;
+        }
+    }
     Ok(())
 }
 
@@ -509,16 +552,18 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
                 continue;
             }
         };
-        let fixed = crate::lint::lint_fix(&src, &settings);
+        let fixed = crate::lint::lint_fix(&src, &settings, args.unsafe_fixes);
         if let Some(why) = &fixed.refused {
             writeln!(s.err, "cgpu-lint: {p}: {why}")?;
         }
         changed |= fixed.changed();
         if args.stdout || (p == "-" && !args.diff) {
             s.out.write_all(fixed.text.as_bytes())?;
+            unsafe_applied(s, p, &fixed.applied)?;
         } else if args.diff {
             let d = crate::fix::unified_diff(p, &src.text, &fixed.text, color);
             s.out.write_all(d.as_bytes())?;
+            unsafe_applied(s, p, &fixed.applied)?;
         } else if fixed.changed() {
             match crate::fix::write_in_place(p, &fixed.text, opts) {
                 Ok(_) => {
@@ -535,6 +580,7 @@ pub fn fix(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError
                         if fixed.applied.len() == 1 { "" } else { "s" },
                         rules.join(", ")
                     )?;
+                    unsafe_applied(s, p, &fixed.applied)?;
                 }
                 Err(e) => {
                     writeln!(s.err, "cgpu-lint: error: {e}")?;
@@ -592,6 +638,13 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
     for d in &outcome.notes {
         writeln!(s.err, "{}", crate::output::brief(d))?;
     }
+    if outcome.documents > 1 {
+        writeln!(
+            s.err,
+            "cgpu-lint: {path}: warning: the file holds {} YAML documents and set changes document {} only; Helm 3 reads only the first document, Helm 4 merges them all",
+            outcome.documents, outcome.document
+        )?;
+    }
     // Like `fix` (pre-commit's convention): 1 when the file changed or `--diff` shows a change.
     let changes = outcome.text != src.text;
     if args.stdout || path == "-" {
@@ -606,7 +659,12 @@ pub fn set(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError
     } else {
         crate::fix::write_in_place(path, &outcome.text, &opts)
             .map_err(|e| AppError::Usage(e.to_string()))?;
-        writeln!(s.err, "cgpu-lint: {path}: set {}", pairs.join(" "))?;
+        writeln!(
+            s.err,
+            "cgpu-lint: {path}: set {} in document {}",
+            pairs.join(" "),
+            outcome.document
+        )?;
     }
     Ok(if changes { Exit::Findings } else { Exit::Clean })
 }
@@ -660,9 +718,12 @@ pub fn generate(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Exit
         };
         let hint =
             if d.rule == RuleId::TagKnownDeadlock && args.tag.is_none() && args.patch.is_none() {
-                " (the chart's documented default tag; pass --tag v1.5.10 or later)"
+                format!(
+                    " (the chart's documented default tag; pass --tag v{} or later)",
+                    crate::cgpu::RECOMMENDED_VERSION
+                )
             } else {
-                ""
+                String::new()
             };
         writeln!(s.err, "{}{hint}", crate::output::brief(d))?;
     }

@@ -364,8 +364,19 @@ pub fn is_finance_region(r: &str) -> bool {
 pub const MIN_POLICY_VERSION: Version = Version::new(1, 0, 6);
 /// The last version with the known kernel-driver deadlock.
 pub const LAST_DEADLOCK_VERSION: Version = Version::new(1, 5, 7);
-/// The version the FAQ recommends upgrading to.
-pub const RECOMMENDED_VERSION: &str = "1.5.10";
+/// The cGPU version every piece of advice names (rules, help texts, `generate`, hover): the
+/// cGPU FAQ's "upgrade to 1.5.10 or later" for the ≤ 1.5.7 deadlock, the one recommendation a
+/// public source states. The catalogue's help texts are literals, so they take it through
+/// [`recommended_version!`].
+pub const RECOMMENDED_VERSION: &str = recommended_version!();
+
+/// [`RECOMMENDED_VERSION`] as a literal, for `concat!` in the rule catalogue.
+macro_rules! recommended_version {
+    () => {
+        "1.5.10"
+    };
+}
+pub(crate) use recommended_version;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tag {
@@ -449,6 +460,32 @@ pub fn parse_tag(tag: &str) -> Result<Tag, TagError> {
     })
 }
 
+/// Is `tag` of the form ACK publishes cGPU installer images under: `v` + version +
+/// `-<short git sha>-aliyun` (`v1.5.3-8d3fc1b-aliyun`), or the finance-cloud `-fin` build
+/// (`v1.0.7-fin`, also with a sha before it). The brief's and the docs' tags, and the ACK
+/// convention of other images (storage-operator `v1.18.8.0-81508da-aliyun`, gpushare-installer
+/// `v1.0.0-2656995-aliyun`; domain.md §4.1).
+pub fn is_ack_form(tag: &str) -> bool {
+    let Some(body) = tag.strip_prefix('v') else {
+        return false;
+    };
+    if body.starts_with('v') || parse_tag(body).is_err() {
+        return false;
+    }
+    let Some((_, suffix)) = body.split_once('-') else {
+        return false;
+    };
+    let sha = |s: &str| (7..=40).contains(&s.len()) && s.bytes().all(|b| b.is_ascii_hexdigit());
+    match suffix.rsplit_once('-') {
+        Some((h, "aliyun" | "fin")) => sha(h),
+        None => suffix == "fin",
+        _ => false,
+    }
+}
+
+/// ACK's tag form in words, for messages.
+pub const ACK_TAG_FORM: &str = "v<version>-<sha>-aliyun (or v<version>-fin in finance clouds)";
+
 /// Parse a driver version (`550.144.03`) into its numeric parts.
 fn driver_parts(s: &str) -> Option<Vec<u64>> {
     let parts: Option<Vec<u64>> = s.trim().split('.').map(|p| p.parse().ok()).collect();
@@ -531,6 +568,31 @@ mod tests {
                 assert_eq!(t.core < MIN_POLICY_VERSION, too_old, "{tag} too old");
                 assert_eq!(t.core <= LAST_DEADLOCK_VERSION, deadlock, "{tag} deadlock");
             }
+        }
+    }
+
+    #[test]
+    fn ack_tag_form() {
+        for t in [
+            "v1.5.3-8d3fc1b-aliyun",
+            "v1.0.7-fin",
+            "v1.0.6-0123456-aliyun",
+            "v1.5.20-3c9d1e7a-fin",
+        ] {
+            assert!(is_ack_form(t), "{t}");
+        }
+        for t in [
+            "1.5.10",
+            "v1.5.10",
+            "1.5.3-8d3fc1b-aliyun",
+            "v1.5.3-aliyun",
+            "v1.5.3-xyz1234-aliyun",
+            "v1.5.3-8d3fc1b",
+            "v1.5.3-8d3-aliyun",
+            "vv1.5.3-8d3fc1b-aliyun",
+            "v1.5.3-8d3fc1b-aliyun-fin",
+        ] {
+            assert!(!is_ack_form(t), "{t}");
         }
     }
 

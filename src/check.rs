@@ -29,6 +29,8 @@ pub enum InputError {
     TooLarge { path: String, size: u64, limit: u64 },
     #[error("{path}: {message}")]
     Walk { path: String, message: String },
+    #[error("{path}: the directory holds no *.yaml or *.yml file to check (a typo in the path?)")]
+    NoYaml { path: String },
 }
 
 impl InputError {
@@ -38,7 +40,8 @@ impl InputError {
             InputError::Io { path, .. }
             | InputError::IsDirectory { path }
             | InputError::TooLarge { path, .. }
-            | InputError::Walk { path, .. } => path,
+            | InputError::Walk { path, .. }
+            | InputError::NoYaml { path } => path,
         }
     }
 
@@ -124,6 +127,7 @@ pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
                 .follow_links(false)
                 .filter_entry(|e| e.file_name() != ".git" && !is_chart_templates_dir(e.path()))
                 .build();
+            let errors_before = errors.len();
             for entry in walker {
                 match entry {
                     Ok(e) => {
@@ -132,15 +136,20 @@ pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
                             .extension()
                             .and_then(|x| x.to_str())
                             .is_some_and(|x| x == "yaml" || x == "yml");
-                        if is_yaml && e.file_type().is_some_and(|t| t.is_file()) {
+                        if is_yaml
+                            && e.file_type().is_some_and(|t| t.is_file())
+                            && !is_chart_metadata(path)
+                        {
                             found.push(path.to_path_buf());
                         }
                     }
-                    Err(err) => errors.push(InputError::Walk {
-                        path: p.clone(),
-                        message: err.to_string(),
-                    }),
+                    Err(err) => errors.push(walk_error(p, &err)),
                 }
+            }
+            // A directory named on the command line that holds nothing to check is a mistake
+            // (a CI path typo must not pass green), unless the walk already said why.
+            if found.is_empty() && errors.len() == errors_before {
+                errors.push(InputError::NoYaml { path: p.clone() });
             }
             found.sort();
             out.extend(found.into_iter().map(|f| f.to_string_lossy().into_owned()));
@@ -149,6 +158,43 @@ pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
         }
     }
     (out, errors)
+}
+
+/// A walk error on the path that failed (an unreadable subfolder, not the folder the walk
+/// started from).
+fn walk_error(root: &str, err: &ignore::Error) -> InputError {
+    fn failed(err: &ignore::Error) -> Option<(&Path, String)> {
+        match err {
+            ignore::Error::WithPath { path, err } => {
+                failed(err).or_else(|| Some((path.as_path(), err.to_string())))
+            }
+            ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+                failed(err)
+            }
+            ignore::Error::Loop { child, .. } => {
+                Some((child.as_path(), "a symbolic link loop".to_string()))
+            }
+            _ => None,
+        }
+    }
+    match failed(err) {
+        Some((path, message)) => InputError::Walk {
+            path: path.to_string_lossy().into_owned(),
+            message,
+        },
+        None => InputError::Walk {
+            path: root.to_string(),
+            message: err.to_string(),
+        },
+    }
+}
+
+/// A chart's metadata, which a directory walk skips: `Chart.yaml` and Helm 2's
+/// `requirements.yaml` (Chart.lock and requirements.lock are not named *.yaml anyway). Named on
+/// the command line they are still read (and said to be chart metadata).
+fn is_chart_metadata(path: &Path) -> bool {
+    path.file_name()
+        .is_some_and(|n| n == "Chart.yaml" || n == "requirements.yaml")
 }
 
 /// A chart's `templates/` folder (its parent holds `Chart.yaml`): Go templates, which are YAML
@@ -249,4 +295,36 @@ pub fn check_stack(
     report.files = paths.len();
     report.diagnostics = lint::lint_stack(&layers, settings);
     report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_walk_error_names_the_path_that_failed_not_the_root() {
+        // What ignore reports for an unreadable subfolder (`ls` of it fails with EACCES).
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let err = ignore::Error::WithDepth {
+            depth: 1,
+            err: Box::new(ignore::Error::WithPath {
+                path: PathBuf::from("./values/locked"),
+                err: Box::new(ignore::Error::Io(denied)),
+            }),
+        };
+        let e = walk_error(".", &err);
+        assert_eq!(e.path(), "./values/locked");
+        assert!(e.to_string().starts_with("./values/locked: "), "{e}");
+        // Without a path in the error, the root is all there is to name.
+        let e = walk_error(".", &ignore::Error::Io(std::io::Error::other("boom")));
+        assert_eq!(e.path(), ".");
+    }
+
+    #[test]
+    fn walks_skip_chart_metadata_only() {
+        assert!(is_chart_metadata(Path::new("charts/gpu/Chart.yaml")));
+        assert!(is_chart_metadata(Path::new("requirements.yaml")));
+        assert!(!is_chart_metadata(Path::new("charts/gpu/values.yaml")));
+        assert!(!is_chart_metadata(Path::new("chart.yaml")));
+    }
 }

@@ -255,6 +255,9 @@ pub struct PostRenderArgs {
     /// Apply the safe fixes to the installers
     #[arg(long)]
     pub fix: bool,
+    /// With --fix: also the unsafe fixes (each names what changes at the next upgrade)
+    #[arg(long, requires = "fix")]
+    pub unsafe_fixes: bool,
     /// The cluster's region: rewrite the installers' registry region to it
     #[arg(long, value_name = "REGION")]
     pub region: Option<String>,
@@ -419,6 +422,10 @@ pub struct FixArgs {
     /// Print the corrected file (one input) on stdout and write nothing
     #[arg(long)]
     pub stdout: bool,
+    /// Also apply the unsafe fixes: those that change what the chart renders (each names what
+    /// changes at the next upgrade)
+    #[arg(long)]
+    pub unsafe_fixes: bool,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -33,6 +33,40 @@ pub struct Edit {
     pub replacement: String,
 }
 
+/// Whether a fix keeps what the chart renders (ruff's fix applicability). `fix`, the pre-commit
+/// hook, post-render `--fix` and the editor's fix-all apply [`Applicability::Safe`] fixes only;
+/// `--unsafe-fixes` applies both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Applicability {
+    /// What the chart renders does not change, or only a value Helm or the API server refuses
+    /// becomes one they accept.
+    Safe,
+    /// What the chart renders changes: the next upgrade does something else.
+    Unsafe,
+}
+
+impl Applicability {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Applicability::Safe => "safe",
+            Applicability::Unsafe => "unsafe",
+        }
+    }
+}
+
+/// What an unsafe fix changes at the next upgrade.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Consequence {
+    /// One line: "cgpu.enabled becomes false: the next upgrade removes the cgpu-installer
+    /// DaemonSet".
+    pub line: String,
+    /// The values the chart reads differently after the fix, as Helm's `--set-json` pairs
+    /// (`cgpu.enabled`, `false`): rendering the original with these set renders the fixed file.
+    /// Empty for a fix to a manifest (the change is the manifest itself).
+    pub sets: Vec<(String, serde_json::Value)>,
+}
+
 /// A second place a finding refers to (the first occurrence of a duplicate key, say).
 #[derive(Debug, Clone)]
 pub struct Related {
@@ -57,6 +91,8 @@ pub struct Diagnostic {
     pub related: Vec<Related>,
     /// Why a fix that would otherwise be offered is not (the value comes through an alias, …).
     pub fix_note: Option<String>,
+    /// Set when the fix (`edits`) is unsafe: what it changes at the next upgrade.
+    pub consequence: Option<Box<Consequence>>,
 }
 
 impl Diagnostic {
@@ -76,6 +112,7 @@ impl Diagnostic {
             edits: Vec::new(),
             related: Vec::new(),
             fix_note: None,
+            consequence: None,
         }
     }
 
@@ -92,18 +129,56 @@ impl Diagnostic {
         self.src.line_col(self.span.end.max(self.span.start))
     }
 
+    /// Is a fix applied by default (a safe one)? This is JSON's `fixable` (spec §5).
     pub fn fixable(&self) -> bool {
-        !self.edits.is_empty()
+        self.fix_applicability() == Some(Applicability::Safe)
     }
 
-    /// Order for reports: file, then position, then rule.
-    pub fn sort_key(&self) -> (String, usize, usize, &'static str) {
+    /// The applicability of the fix the finding carries, if it carries one.
+    pub fn fix_applicability(&self) -> Option<Applicability> {
+        if self.edits.is_empty() {
+            None
+        } else if self.consequence.is_some() {
+            Some(Applicability::Unsafe)
+        } else {
+            Some(Applicability::Safe)
+        }
+    }
+
+    /// Is the fix applied, with `--unsafe-fixes` (`unsafe_fixes`) or without?
+    pub fn fix_applies(&self, unsafe_fixes: bool) -> bool {
+        match self.fix_applicability() {
+            Some(Applicability::Safe) => true,
+            Some(Applicability::Unsafe) => unsafe_fixes,
+            None => false,
+        }
+    }
+
+    /// Order for reports: file, then position, then severity (the most severe first), then
+    /// rule.
+    pub fn sort_key(
+        &self,
+    ) -> (
+        &str,
+        usize,
+        usize,
+        std::cmp::Reverse<Severity>,
+        &'static str,
+    ) {
         (
-            self.src.name.clone(),
+            &self.src.name,
             self.document,
             self.span.start,
+            std::cmp::Reverse(self.severity),
             self.rule.name(),
         )
+    }
+
+    /// Do `self` and `other` point at the same token: the same text of the same document?
+    pub fn same_token(&self, other: &Diagnostic) -> bool {
+        (Arc::ptr_eq(&self.src, &other.src) || self.src.name == other.src.name)
+            && self.document == other.document
+            && self.span == other.span
     }
 }
 
@@ -118,6 +193,10 @@ pub struct Summary {
     pub warnings: usize,
     pub infos: usize,
     pub fixable: usize,
+    /// Findings whose fix is unsafe: held back unless `--unsafe-fixes` (not in JSON's version-1
+    /// summary; each diagnostic's `fix.applicability` says it).
+    #[serde(skip)]
+    pub unsafe_fixable: usize,
 }
 
 /// What [`Summary::files`] counts, for the human summary line.
@@ -141,8 +220,10 @@ impl Summary {
                 Severity::Warning => s.warnings += 1,
                 Severity::Info => s.infos += 1,
             }
-            if d.fixable() {
-                s.fixable += 1;
+            match d.fix_applicability() {
+                Some(Applicability::Safe) => s.fixable += 1,
+                Some(Applicability::Unsafe) => s.unsafe_fixable += 1,
+                None => {}
             }
         }
         s

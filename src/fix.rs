@@ -17,7 +17,8 @@ use crate::yaml::Source;
 
 pub use crate::lint::{Applied, Fixed, MAX_ROUNDS};
 
-/// Fix `src` with these rule options and filter (no config): [`lint::lint_fix`].
+/// Fix `src` with these rule options and filter (no config), safe fixes only:
+/// [`lint::lint_fix`].
 pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fixed {
     lint::lint_fix(
         src,
@@ -26,6 +27,7 @@ pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fix
             filter: filter.clone(),
             config: None,
         },
+        false,
     )
 }
 
@@ -162,10 +164,10 @@ mod tests {
 
     #[test]
     fn crlf_and_comments_survive_a_fix() {
-        let text = "# top\r\ncgpu:\r\n  policy: \"1\"   # keep\r\n  enabled: \"false\"\r\n";
+        let text = "# top\r\ncgpu:\r\n  policy: \"1\"   # keep\r\n  enabled: \"true\"\r\n";
         assert_eq!(
             fix(text),
-            "# top\r\ncgpu:\r\n  policy: 1   # keep\r\n  enabled: false\r\n"
+            "# top\r\ncgpu:\r\n  policy: 1   # keep\r\n  enabled: true\r\n"
         );
     }
 
@@ -175,6 +177,30 @@ mod tests {
         assert_eq!(
             fix(text),
             "cgpu:\n  nodeSelector:\n  # pools\n    a: b   # one\n    c: d\n  policy: 1\n"
+        );
+    }
+
+    #[test]
+    fn an_unsafe_fix_waits_for_unsafe_fixes() {
+        let src = Source::new("t.yaml", "cgpu:\n  enabled: \"false\"\n".to_string());
+        let settings = lint::Settings::default();
+        let safe = lint::lint_fix(&src, &settings, false);
+        assert!(!safe.changed());
+        let held = &safe.remaining[0];
+        assert_eq!(
+            held.fix_applicability(),
+            Some(crate::diag::Applicability::Unsafe)
+        );
+        let all = lint::lint_fix(&src, &settings, true);
+        assert_eq!(all.text, "cgpu:\n  enabled: false\n");
+        let c = all.applied[0].consequence.as_ref().expect("unsafe");
+        assert_eq!(
+            c.line,
+            "cgpu.enabled becomes false: the next upgrade removes the cgpu-installer and cgpu-core-installer DaemonSets"
+        );
+        assert_eq!(
+            c.sets,
+            vec![("cgpu.enabled".into(), serde_json::json!(false))]
         );
     }
 

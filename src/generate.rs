@@ -76,7 +76,7 @@ cgpu:
   # Image repository, without registry host or tag (the chart adds the region's registry).
   image: acs/cgpu-installer
   # cGPU version. 1.0.6 or later is needed for `policy`; 1.5.7 and earlier have a known
-  # kernel-driver deadlock, so use 1.5.10 or later.
+  # kernel-driver deadlock, so use {recommended} or later.
   tag: {tag}
   # The -fin build used instead of `tag` in finance-cloud regions.
   financeCloudImageTag: {fin}
@@ -95,6 +95,7 @@ cgpu:
         pull = s(&req.pull_policy),
         policy = req.policy,
         check = req.check_regions,
+        recommended = crate::cgpu::RECOMMENDED_VERSION,
     );
     let notes = verify(&text)?;
     Ok(Generated { text, notes })

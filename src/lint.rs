@@ -101,7 +101,58 @@ fn finish(
     if let Some(config) = &settings.config {
         config.retain(&mut diags);
     }
-    diags
+    one_per_token(diags)
+}
+
+/// One finding per token (spec §4), after suppressions and filters (a suppressed rule leaves the
+/// others on its token standing): findings on the same text of the same document become the
+/// most severe of them, whose message carries the others' in turn. Its fix is its own; when it
+/// has none, the first merged finding's fix (named in the message) comes with it. Findings
+/// come out ordered by position, then severity, for every front end alike.
+fn one_per_token(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    // Files keep the order in which the rules reported them (the checklist lists the live
+    // installer, then the values, then the nodes); inside a file, position decides.
+    let mut rank: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    let ranks: Vec<usize> = diags
+        .iter()
+        .map(|d| {
+            let next = rank.len();
+            *rank.entry(d.file()).or_insert(next)
+        })
+        .collect();
+    let mut order: Vec<usize> = (0..diags.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&diags[a], &diags[b]);
+        (
+            ranks[a],
+            x.document,
+            x.span.start,
+            std::cmp::Reverse(x.severity),
+        )
+            .cmp(&(
+                ranks[b],
+                y.document,
+                y.span.start,
+                std::cmp::Reverse(y.severity),
+            ))
+    });
+    let mut slots: Vec<Option<Diagnostic>> = diags.into_iter().map(Some).collect();
+    let diags: Vec<Diagnostic> = order.into_iter().filter_map(|i| slots[i].take()).collect();
+    let mut out: Vec<Diagnostic> = Vec::with_capacity(diags.len());
+    for d in diags {
+        match out.last_mut() {
+            Some(kept) if kept.same_token(&d) => {
+                kept.message = format!("{}; also {}: {}", kept.message, d.rule, d.message);
+                kept.related.extend(d.related);
+                if kept.edits.is_empty() && kept.fix_note.is_none() {
+                    kept.edits = d.edits;
+                    kept.fix_note = d.fix_note;
+                }
+            }
+            _ => out.push(d),
+        }
+    }
+    out
 }
 
 /// The cluster region of some inputs: `Ok(None)` when no node says, an error listing them when
@@ -532,6 +583,8 @@ pub struct Applied {
     /// 1-based line of the finding in the text the round started from.
     pub line: usize,
     pub message: String,
+    /// For an unsafe fix (applied under `--unsafe-fixes`): what it changes at the next upgrade.
+    pub consequence: Option<crate::diag::Consequence>,
 }
 
 /// The outcome of fixing one source.
@@ -556,7 +609,9 @@ impl Fixed {
 
 /// Fix `src` to a fixpoint (at most [`MAX_ROUNDS`] rounds) with the findings of [`lint_file`]:
 /// a finding that is suppressed or filtered out is neither fixed nor reported (ruff's `lint_fix`).
-pub fn lint_fix(src: &Arc<Source>, settings: &Settings) -> Fixed {
+/// Only safe fixes are applied unless `unsafe_fixes` (`--unsafe-fixes`); the unsafe ones left
+/// stay among [`Fixed::remaining`] with their consequence.
+pub fn lint_fix(src: &Arc<Source>, settings: &Settings, unsafe_fixes: bool) -> Fixed {
     let mut current = src.clone();
     let mut diags = lint_file(&current, settings);
     let mut applied = Vec::new();
@@ -568,7 +623,10 @@ pub fn lint_fix(src: &Arc<Source>, settings: &Settings) -> Fixed {
         for _ in 0..MAX_ROUNDS {
             let fixable: Vec<&Diagnostic> = diags
                 .iter()
-                .filter(|d| d.fixable() && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &current)))
+                .filter(|d| {
+                    d.fix_applies(unsafe_fixes)
+                        && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &current))
+                })
                 .collect();
             if fixable.is_empty() {
                 break;
@@ -601,6 +659,7 @@ pub fn lint_fix(src: &Arc<Source>, settings: &Settings) -> Fixed {
                     rule: d.rule,
                     line: d.start().line,
                     message: d.message.clone(),
+                    consequence: d.consequence.as_deref().cloned(),
                 }
             }));
             current = next;

@@ -92,6 +92,7 @@ fn main() -> ExitCode {
         err: &mut err,
         out_is_terminal: app::stdout_is_terminal(),
         out_is_stdout: true,
+        in_is_pipe: app::stdin_is_pipe(),
     };
     let result = run(cli, &mut streams);
     let flushed = streams.out.flush();

@@ -33,6 +33,8 @@ pub struct Options {
     pub policy: Option<u8>,
     /// Apply the safe fixes.
     pub fix: bool,
+    /// `--unsafe-fixes`: with `fix`, the unsafe fixes too.
+    pub unsafe_fixes: bool,
     /// The cluster region: rewrite registry hosts to it (and check against it: set it in
     /// `settings.opts.region` too).
     pub region: Option<String>,
@@ -54,6 +56,67 @@ pub struct Outcome {
     /// The documents whose output differs from their input: (byte range in the stream, new
     /// bytes), in stream order. With a seekable input this is all a second pass needs.
     pub replacements: Vec<(std::ops::Range<u64>, Vec<u8>)>,
+    /// Where each checked document comes from, for findings to name the template.
+    pub origins: Vec<Origin>,
+}
+
+/// A rendered document's template and where its text starts in the stream.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// 1-based number of the document in the stream.
+    pub document: usize,
+    /// The chart template that rendered it: Helm 3's `# Source:` comment, Helm 4's
+    /// `postrenderer.helm.sh/postrender-filename` annotation.
+    pub template: Option<String>,
+    /// The stream line of the document's first line of content (after `---` and `# Source:`).
+    pub first_line: usize,
+}
+
+/// Helm 4's annotation naming a post-rendered document's template.
+const FILENAME_ANNOTATION: &str = "postrenderer.helm.sh/postrender-filename";
+
+impl Outcome {
+    /// `TEMPLATE, line N of the document` for a finding on a checked document whose lines are
+    /// the stream's, when the template is known.
+    pub fn template_of(&self, d: &Diagnostic) -> Option<String> {
+        let o = self.origins.iter().find(|o| o.document == d.document)?;
+        let template = o.template.as_deref()?;
+        let line = d.start().line;
+        if d.src.name != STDIN || line < o.first_line {
+            return Some(crate::output::escape_controls(template).into_owned());
+        }
+        Some(format!(
+            "{}, line {} of the document",
+            crate::output::escape_controls(template),
+            line - o.first_line + 1
+        ))
+    }
+}
+
+/// The template a document names, and how many lines (`---`, `# Source:`) precede its content.
+fn origin_of(text: &str, root: Option<&yaml::Node>) -> (Option<String>, usize) {
+    let mut skipped = 0;
+    let mut template = None;
+    for line in text.lines() {
+        let t = line.trim_end();
+        if skipped == 0 && t.starts_with("---") && t[3..].trim().is_empty() {
+            skipped += 1;
+        } else if let Some(name) = t.strip_prefix("# Source: ") {
+            template = Some(name.trim().to_string());
+            skipped += 1;
+            break;
+        } else {
+            break;
+        }
+    }
+    if template.is_none() {
+        template = root
+            .and_then(|r| r.pointer("/metadata/annotations"))
+            .and_then(|a| a.get(FILENAME_ANNOTATION))
+            .and_then(yaml::Node::as_str)
+            .map(str::to_string);
+    }
+    (template, skipped)
 }
 
 /// `---` (alone, or followed by a space, a comment or content) or `...` at column 0.
@@ -275,8 +338,13 @@ impl Run<'_> {
             // The pipeline's findings on this document (suppressions and filters applied), for
             // the edits they carry.
             for d in lint::lint_file(&src, &self.opts.settings) {
-                if d.fixable() && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &src)) {
-                    let what = format!("fixed {}", crate::output::brief(&d));
+                if d.fix_applies(self.opts.unsafe_fixes)
+                    && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &src))
+                {
+                    let mut what = format!("fixed {}", crate::output::brief(&d));
+                    if let Some(c) = &d.consequence {
+                        what.push_str(&format!(" (unsafe fix: {})", c.line));
+                    }
                     groups.push((d.edits, what));
                 }
             }
@@ -329,6 +397,18 @@ impl Run<'_> {
                 .any(installer::has_installer);
         if installer_doc {
             self.docs.push((src.clone(), document));
+            let root = parsed.documents.iter().find_map(|d| d.root.as_ref());
+            let (template, skipped) = origin_of(&src.text[pad..], root);
+            let first = if src.name == STDIN {
+                self.lines_before
+            } else {
+                0
+            };
+            self.outcome.origins.push(Origin {
+                document,
+                template,
+                first_line: first + skipped + 1,
+            });
         }
         src.text[pad..].to_string()
     }
@@ -400,8 +480,24 @@ pub fn serve(
             for c in &outcome.changes {
                 text.push_str(&format!("cgpu-lint post-render: {c}\n"));
             }
+            // A new POLICY acts on a node only once its loaded cGPU module restarts (spec §1):
+            // the upgrade alone changes nothing on a running node.
+            if let Some(n) = opts.policy
+                && !outcome.changes.is_empty()
+            {
+                text.push_str(&format!(
+                    "cgpu-lint post-render: nodes whose cGPU module is loaded keep their policy until restarted: plan the reboots with `cgpu-lint checklist --cluster --policy {n}`\n"
+                ));
+            }
             for d in &outcome.diagnostics {
-                text.push_str(&crate::output::human::render_one(d, false));
+                let report = crate::output::human::render_one(d, false);
+                // The template beside the stream position, under the first line.
+                match (outcome.template_of(d), report.split_once('\n')) {
+                    (Some(t), Some((head, body))) => {
+                        text.push_str(&format!("{head}\n  template: {t}\n{body}"));
+                    }
+                    _ => text.push_str(&report),
+                }
                 text.push('\n');
             }
             if let Some(why) = &no_installer {
@@ -436,7 +532,7 @@ pub fn serve(
         };
         if to_tty {
             tty_summary(
-                &outcome.diagnostics,
+                &outcome,
                 summary,
                 no_installer.as_deref(),
                 args.report.as_deref(),
@@ -487,7 +583,7 @@ fn splice_edits<W: Write + ?Sized>(
 /// Helm 4 discards a plugin's stderr; the controlling terminal, when there is one, is the only
 /// way to reach the person who ran `helm`. Best effort: no terminal, no message.
 fn tty_summary(
-    diags: &[Diagnostic],
+    outcome: &Outcome,
     summary: Summary,
     no_installer: Option<&str>,
     report: Option<&str>,
@@ -495,12 +591,12 @@ fn tty_summary(
     let Ok(mut tty) = std::fs::OpenOptions::new().write(true).open("/dev/tty") else {
         return;
     };
-    let _ = tty.write_all(tty_text(diags, summary, no_installer, report).as_bytes());
+    let _ = tty.write_all(tty_text(outcome, summary, no_installer, report).as_bytes());
 }
 
 /// The terminal summary: the counts, then each error and warning as one brief line.
 fn tty_text(
-    diags: &[Diagnostic],
+    outcome: &Outcome,
     summary: Summary,
     no_installer: Option<&str>,
     report: Option<&str>,
@@ -512,8 +608,16 @@ fn tty_text(
     if let Some(why) = no_installer {
         text.push_str(&format!("  {why}\n"));
     }
-    for d in diags.iter().filter(|d| d.severity != Severity::Info) {
-        text.push_str(&format!("  {}\n", crate::output::brief(d)));
+    for d in outcome
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity != Severity::Info)
+    {
+        text.push_str(&format!("  {}", crate::output::brief(d)));
+        if let Some(t) = outcome.template_of(d) {
+            text.push_str(&format!(" (template {t})"));
+        }
+        text.push('\n');
     }
     match report {
         Some(r) => text.push_str(&format!("  full report: {r}\n")),
@@ -529,12 +633,52 @@ mod tests {
     use super::*;
 
     #[test]
+    fn findings_name_the_template_and_the_line_in_its_document() {
+        let ds = "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: cgpu-installer\nANNOTATIONS  namespace: kube-system\nspec:\n  template:\n    spec:\n      containers:\n      - name: cgpu-installer\n        image: registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun\n        env:\n        - name: POLICY\n          value: \"7\"\n";
+        let cm = "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\n";
+        // Helm 3: `# Source:` after `---`; Helm 4: the annotation. POLICY is line 14 of the
+        // DaemonSet (15 with Helm 4's two annotation lines).
+        let helm3 = format!(
+            "{cm}---\n# Source: c/templates/cgpu/ds.yaml\n{}",
+            ds.replace("ANNOTATIONS", "")
+        );
+        let helm4 = format!(
+            "{cm}---\n{}",
+            ds.replace("ANNOTATIONS", "  annotations:\n    postrenderer.helm.sh/postrender-filename: c/templates/cgpu/ds.yaml\n")
+        );
+        for (stream, line) in [(helm3, 14), (helm4, 16)] {
+            let opts = Options {
+                policy: None,
+                fix: false,
+                unsafe_fixes: false,
+                region: None,
+                settings: lint::Settings::default(),
+            };
+            let outcome = run(stream.as_bytes(), &mut Vec::new(), &opts).unwrap();
+            let d = outcome
+                .diagnostics
+                .iter()
+                .find(|d| d.rule == crate::rules::catalogue::RuleId::InstallerPolicyInvalid)
+                .expect("a POLICY finding");
+            assert_eq!(
+                outcome.template_of(d).as_deref(),
+                Some(format!("c/templates/cgpu/ds.yaml, line {line} of the document").as_str()),
+                "{stream}"
+            );
+        }
+    }
+
+    #[test]
     fn the_terminal_summary_lists_errors_and_warnings_as_brief_lines() {
         let stream = "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: cgpu-installer\n  namespace: kube-system\nspec:\n  template:\n    spec:\n      containers:\n      - name: cgpu-installer\n        image: registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun\n        env:\n        - name: POLICY\n          value: 2\n";
         let src = Source::new(STDIN, stream.to_string());
         let diags = lint::lint_file(&src, &lint::Settings::default());
         let summary = Summary::of(1, &diags);
-        let text = tty_text(&diags, summary, None, Some("report.txt"));
+        let outcome = Outcome {
+            diagnostics: diags.clone(),
+            ..Outcome::default()
+        };
+        let text = tty_text(&outcome, summary, None, Some("report.txt"));
         let lines: Vec<&str> = text.lines().collect();
         assert!(
             lines[0].starts_with("cgpu-lint post-render: render refused: "),

@@ -107,6 +107,10 @@ impl Assignment {
 #[derive(Debug)]
 pub struct SetOutcome {
     pub text: String,
+    /// The 1-based document that was changed (the first with a `cgpu` block).
+    pub document: usize,
+    /// How many documents the file holds (more than one: Helm 3 and Helm 4 read it apart).
+    pub documents: usize,
     /// Warnings and infos at the keys set (errors refuse instead).
     pub notes: Vec<Diagnostic>,
 }
@@ -143,11 +147,13 @@ pub fn set(
         )));
     }
     // The document that was changed: the first one with a cgpu block (see `plan`).
-    let target = yaml::parse(&current)
+    let parsed = yaml::parse(&current);
+    let target = parsed
         .documents
         .iter()
         .find(|d| d.root.as_ref().and_then(|r| r.entry("cgpu")).is_some())
         .map_or(1, |d| d.index);
+    let documents = parsed.documents.len().max(1);
     let mut notes = Vec::new();
     for a in assignments {
         let p = a.pointer();
@@ -164,6 +170,8 @@ pub fn set(
     }
     Ok(SetOutcome {
         text: current.text.clone(),
+        document: target,
+        documents,
         notes,
     })
 }

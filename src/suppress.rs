@@ -177,6 +177,7 @@ fn unused(src: &Arc<Source>, span: Range<usize>, message: String) -> Diagnostic 
         edits: Vec::new(),
         related: Vec::new(),
         fix_note: None,
+        consequence: None,
     }
 }
 

@@ -417,7 +417,7 @@ fn messages_read_well_for_null_and_empty_values() {
         .collect();
     assert!(
         messages.contains(
-            &"label value `~` is read as the null, not a string; the API server rejects it"
+            &"label value `~` is read by Helm as empty (null), not a string: what the installer then selects depends on how the chart renders it (quoted: the label it prints; unquoted: a value the API server refuses)"
         ),
         "{messages:?}"
     );

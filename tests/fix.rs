@@ -11,6 +11,33 @@ fn expected(name: &str) -> String {
     std::fs::read_to_string(fixtures().join("fixed").join(format!("{name}.yaml"))).unwrap()
 }
 
+/// The hand-written output of `fix --unsafe-fixes`: `fixed-unsafe/NAME.yaml` where it differs
+/// from the default fix, else `fixed/NAME.yaml`.
+fn expected_unsafe(name: &str) -> String {
+    let p = fixtures().join("fixed-unsafe").join(format!("{name}.yaml"));
+    std::fs::read_to_string(p).unwrap_or_else(|_| expected(name))
+}
+
+#[test]
+fn fix_unsafe_fixes_stdout_prints_the_hand_written_golden_bytes() {
+    for name in GOLDEN {
+        let out = bin()
+            .args([
+                "fix",
+                "--unsafe-fixes",
+                "--stdout",
+                &fixture(&format!("{name}.yaml")),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            expected_unsafe(name),
+            "fix --unsafe-fixes --stdout {name}"
+        );
+    }
+}
+
 #[test]
 fn fix_stdout_prints_the_hand_written_golden_bytes() {
     for name in GOLDEN {
@@ -92,9 +119,36 @@ fn fix_in_place_writes_the_fix_keeps_the_mode_and_exits_1() {
     assert_eq!(mode, 0o640);
     // No temporary file is left beside it.
     assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
-    // Fixing again changes nothing: exit 0 (only a warning is left).
+    // Fixing again changes nothing; `enabled: "false"` is left (its fix is unsafe: it would
+    // remove the DaemonSets), so the error keeps the exit at 1 and the summary says so.
     let again = bin().arg("fix").arg(&p).output().unwrap();
-    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        expected("values-invalid-enabled-and-checkregions-strings")
+    );
+    let report = String::from_utf8(again.stdout).unwrap();
+    assert!(
+        report.contains("1 hidden fix can be enabled with the `--unsafe-fixes` option."),
+        "{report}"
+    );
+    assert_eq!(again.status.code(), Some(1));
+    // With --unsafe-fixes it goes, and stderr names what the next upgrade does.
+    let all = bin()
+        .args(["fix", "--unsafe-fixes"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&p).unwrap(),
+        expected_unsafe("values-invalid-enabled-and-checkregions-strings")
+    );
+    assert!(
+        String::from_utf8_lossy(&all.stderr).contains(
+            ":4: unsafe fix (string-boolean): cgpu.enabled becomes false: the next upgrade removes the cgpu-installer and cgpu-core-installer DaemonSets"
+        ),
+        "{}",
+        String::from_utf8_lossy(&all.stderr)
+    );
 }
 
 #[test]

@@ -28,18 +28,16 @@ fn a_yaml11_boolean_policy_is_a_type_error_and_not_rewritten_to_true() {
     let f = write(&dir, "v.yaml", "cgpu:\n  policy: yes\n");
     let r = check_json(&["--no-config", &f]);
     assert_eq!(r.code, 1, "{:#}", r.json);
-    let y11 = r.find("yaml11-scalar");
-    assert_eq!(y11.len(), 1);
-    assert_eq!(
-        y11[0]["fixable"], false,
-        "the fix would write `policy: true`"
-    );
+    // One finding for the token: the type error, carrying the YAML 1.1 reading, and no fix
+    // (the yaml11 fix would write `policy: true`).
+    let d = r.diagnostics();
+    assert_eq!(d.len(), 1, "{:#}", r.json);
+    assert_eq!(d[0]["rule"], "wrong-type");
+    assert_eq!(d[0]["fixable"], false, "the fix would write `policy: true`");
+    let m = d[0]["message"].as_str().unwrap();
     assert!(
-        r.diagnostics()
-            .iter()
-            .any(|d| d["severity"] == "error" && d["path"] == "/cgpu/policy"),
-        "an error on /cgpu/policy: {:#}",
-        r.json
+        m.contains("the boolean true") && m.contains("YAML 1.2"),
+        "{m}"
     );
 }
 
@@ -49,7 +47,10 @@ fn yaml11_image_08_is_a_float_to_helm_and_an_error() {
     let f = write(&dir, "v.yaml", "cgpu:\n  image: 08\n");
     let r = check_json(&["--no-config", &f]);
     assert_eq!(r.code, 1, "{:#}", r.json);
-    assert_eq!(r.find("yaml11-scalar")[0]["fixable"], false);
+    let d = r.diagnostics();
+    assert_eq!(d.len(), 1, "one finding for the token: {:#}", r.json);
+    assert_eq!(d[0]["rule"], "wrong-type");
+    assert_eq!(d[0]["fixable"], false);
 }
 
 #[test]

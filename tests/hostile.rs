@@ -229,3 +229,61 @@ fn odd_keys_and_values_in_the_cgpu_block() {
         assert!(code == 0 || code == 1, "{text:?}: exit {code}\n{out}{err}");
     }
 }
+
+/// A values file in a pull request must not drive the reviewer's terminal (issue 20): control
+/// bytes (`ESC ] 0 ; … BEL` retitles it, `ESC [ 2 J` clears it) come out as `\x1b`, `\x07`, in
+/// the snippet and in the messages, for the human report and post-render's one-line findings.
+#[test]
+fn control_bytes_from_a_file_never_reach_the_terminal_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = b"\x1b]0;pwned\x07\x1b[2J\x9b\x7f";
+    let mut comment = b"cgpu:\n  # ".to_vec();
+    comment.extend_from_slice(hostile);
+    comment.extend_from_slice(b"\n  policy: 9\n");
+    std::fs::write(dir.path().join("comment.yaml"), &comment).unwrap();
+    // Inside a value that parses: a double-quoted escape decodes to ESC in the message.
+    std::fs::write(
+        dir.path().join("value.yaml"),
+        "cgpu:\n  imagePullPolicy: \"x\\e]0;pwned\\a\\e[2J\"\n",
+    )
+    .unwrap();
+    // Without colour nothing but tab and newline may be below 0x20 (nor DEL).
+    let raw = |text: &[u8]| {
+        text.iter()
+            .any(|&b| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f)
+    };
+    for color in ["never", "always"] {
+        for file in ["comment.yaml", "value.yaml"] {
+            let out = common::bin()
+                .current_dir(dir.path())
+                .args(["check", "--no-config", "--color", color, file])
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            // With colour the report has its own SGR sequences (ESC [ … m), never ESC ] or a
+            // clear-screen.
+            assert!(
+                !text.contains("\x1b]") && !text.contains("\x1b[2J"),
+                "{text}"
+            );
+            assert!(
+                !text.contains('\u{7}') && !text.contains('\u{9b}'),
+                "{text}"
+            );
+            if color == "never" {
+                assert!(!raw(&out.stdout), "{text}");
+            }
+            assert!(text.contains("\\x1b]0;pwned\\x07"), "{file}: {text}");
+        }
+    }
+    // post-render's findings on stderr.
+    let stream = "---\n# Source: x/templates/ds.yaml\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: cgpu-installer\n  namespace: kube-system\nspec:\n  template:\n    spec:\n      containers:\n      - name: cgpu-installer\n        image: \"registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun\"\n        imagePullPolicy: \"x\\e]0;pwned\\a\"\n        env:\n        - name: POLICY\n          value: \"1\"\n";
+    let out = common::bin()
+        .args(["post-render", "--no-config"])
+        .write_stdin(stream)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("\x1b]") && !err.contains('\u{7}'), "{err}");
+    assert!(err.contains("\\x1b]0;pwned\\x07"), "{err}");
+}

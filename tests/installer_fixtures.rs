@@ -78,16 +78,18 @@ fn old_public_registry_without_policy() {
     expect_rules(
         &r,
         &[
+            // The deadlock of 1.0.3 rides in the too-old error on the same tag.
             ("tag-too-old", 1),
             ("registry-public-endpoint", 1),
             ("installer-policy-missing", 1),
-            (KP, 1),
             ("priority-class", 1),
         ],
     );
     assert_eq!(r.code, 1);
     let pe = r.find("registry-public-endpoint")[0];
-    assert_eq!(pe["fixable"], true);
+    // The image changes (pods restart): an unsafe fix, applied only with --unsafe-fixes.
+    assert_eq!(pe["fixable"], false);
+    assert_eq!(pe["fix"]["applicability"], "unsafe");
     assert!(
         pe["help"].as_str().unwrap().contains(
             "registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3-2a1c3e9-aliyun"
@@ -98,7 +100,9 @@ fn old_public_registry_without_policy() {
     assert_eq!(r.rules().get("region-mismatch"), Some(&1));
     let rm = r.find("region-mismatch")[0];
     assert_eq!(rm["severity"], "error");
-    assert_eq!(rm["fixable"], true);
+    // Another region's registry: the image changes, an unsafe fix.
+    assert_eq!(rm["fixable"], false);
+    assert_eq!(rm["fix"]["applicability"], "unsafe");
     assert!(rm["message"].as_str().unwrap().contains("cn-beijing"));
 }
 
@@ -247,19 +251,19 @@ fn a_clean_installer_has_no_findings() {
 fn region_host_forms() {
     let cases = [
         (
-            "registry-vpc.cn_hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10",
+            "registry-vpc.cn_hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun",
             "region-invalid",
         ),
         (
-            "registry-vpc.xx-newregion-9.aliyuncs.com/acs/cgpu-installer:v1.5.10",
+            "registry-vpc.xx-newregion-9.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun",
             "region-unknown",
         ),
         (
-            "my-mirror.example.com/acs/cgpu-installer:v1.5.10",
+            "my-mirror.example.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun",
             "registry-host",
         ),
         (
-            "registry-cn-hangzhou.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10",
+            "registry-cn-hangzhou.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun",
             "registry-public-endpoint",
         ),
         (
@@ -279,7 +283,7 @@ fn region_host_forms() {
     let r = check_text(
         &manifest(
             "cgpu-installer",
-            "registry-cn-shanghai-finance-1-vpc.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10",
+            "registry-cn-shanghai-finance-1-vpc.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun",
             POLICY_1,
             SEL,
         ),
@@ -296,9 +300,10 @@ fn policy_env_variants() {
     let vf = "        - name: POLICY\n          valueFrom:\n            configMapKeyRef: {name: cgpu, key: policy}\n";
     let r = check_text(&manifest("cgpu-installer", GOOD_IMAGE, vf, SEL), &[]);
     expect_rules(&r, &[("installer-policy-valuefrom", 1)]);
+    // A trimmed POLICY is another string for the API server: unsafe, not fixed by default.
     for (value, fixable) in [
-        ("\" 1\"", true),
-        ("\"01\"", true),
+        ("\" 1\"", false),
+        ("\"01\"", false),
         ("\"6\"", false),
         ("'x'", false),
     ] {
@@ -310,16 +315,17 @@ fn policy_env_variants() {
             fixable,
             "{value}"
         );
+        let unsafe_fix = r.find("installer-policy-invalid")[0]["fix"]["applicability"] == "unsafe";
+        assert_eq!(unsafe_fix, value.len() == 4 || value == "\"01\"", "{value}");
     }
     let env = "        - name: POLICY\n          value: 7\n";
     let r = check_text(&manifest("cgpu-installer", GOOD_IMAGE, env, SEL), &[]);
-    expect_rules(
-        &r,
-        &[
-            ("installer-policy-unquoted", 1),
-            ("installer-policy-invalid", 1),
-        ],
-    );
+    // One finding for the one token: not a policy, and not a string either.
+    expect_rules(&r, &[("installer-policy-invalid", 1)]);
+    let m = r.find("installer-policy-invalid")[0]["message"]
+        .as_str()
+        .unwrap();
+    assert!(m.contains("not even a string"), "{m}");
 }
 
 #[test]
@@ -408,7 +414,7 @@ fn image_tag_flavour_follows_the_region() {
     let fin = dir.path().join("ds.yaml");
     let text = std::fs::read_to_string(&minimal)
         .unwrap()
-        .replace("v1.5.10-2b9e7d4-aliyun", "v1.0.9-fin");
+        .replace("v1.5.10-2b9e7d4-aliyun", "v1.5.10-fin");
     std::fs::write(&fin, text).unwrap();
     let r = check_json(&["--region", "cn-shenzhen", fin.to_str().unwrap()]);
     let d = r.find("tag-flavour");

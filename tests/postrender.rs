@@ -190,14 +190,36 @@ fn fix_quotes_unquoted_policy_and_switches_to_the_vpc_endpoint() {
         "daemonset-invalid-old-version-public-registry-no-policy.yaml",
     ))
     .unwrap();
+    // The endpoint switch changes the image (every installer pod restarts): an unsafe fix, so
+    // --fix alone keeps the public endpoint and --unsafe-fixes switches it, naming the change.
+    let out = post_render(&input, &["--fix", "--fail-on", "never"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(
+            "image: registry.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3-2a1c3e9-aliyun\n"
+        ),
+        "{text}"
+    );
     let out = post_render(
         &input,
-        &["--fix", "--fail-on", "never", "--region", "cn-hangzhou"],
+        &[
+            "--fix",
+            "--unsafe-fixes",
+            "--fail-on",
+            "never",
+            "--region",
+            "cn-hangzhou",
+        ],
     );
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains(
         "image: registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.0.3-2a1c3e9-aliyun\n"
     ));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("(unsafe fix: the image becomes "),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -93,13 +93,19 @@ fn float_policy_is_not_an_integer() {
 fn policy_name_is_fixable_to_its_number() {
     let r = check_json(&[&fixture("values-invalid-policy-name-string.yaml")]);
     expect_rules(&r, &[(KP, 1), ("policy-not-integer", 1)]);
-    assert_eq!(r.find("policy-not-integer")[0]["fixable"], true);
+    // POLICY "preemptive" becomes "1": a change in what runs, so an unsafe fix.
+    assert_eq!(r.find("policy-not-integer")[0]["fixable"], false);
+    assert_eq!(
+        r.find("policy-not-integer")[0]["fix"]["applicability"],
+        "unsafe"
+    );
 }
 
 #[test]
 fn yaml11_scalars_are_typed_as_helm_types_them() {
     let r = check_json(&[&fixture("values-warn-yaml11-scalars-nodeselector.yaml")]);
-    expect_rules(&r, &[("yaml11-scalar", 4), ("label-value-type", 1)]);
+    // `gpu-pool: no` is one finding, label-value-type, carrying the YAML 1.1 reading.
+    expect_rules(&r, &[("yaml11-scalar", 3), ("label-value-type", 1)]);
     // policy 03 reads as 3: no policy finding; v1.5.12 is past the deadlock.
     assert_eq!(r.code, 1);
     let lines: Vec<u64> = r
@@ -107,15 +113,31 @@ fn yaml11_scalars_are_typed_as_helm_types_them() {
         .iter()
         .map(|d| d["line"].as_u64().unwrap())
         .collect();
-    assert_eq!(lines, vec![2, 4, 5, 8]);
-    assert_eq!(r.find("label-value-type")[0]["fixable"], true);
+    assert_eq!(lines, vec![2, 4, 5]);
+    let lvt = r.find("label-value-type")[0];
+    assert_eq!(lvt["line"], 8);
+    assert!(
+        lvt["message"]
+            .as_str()
+            .unwrap()
+            .contains("YAML 1.2 reader sees the string \"no\"")
+    );
+    assert_eq!(lvt["fixable"], true);
 }
 
 #[test]
 fn both_tags_too_old() {
     let r = check_json(&[&fixture("values-invalid-tag-too-old.yaml")]);
-    expect_rules(&r, &[("tag-too-old", 2), (KP, 1)]);
-    assert_eq!(r.find(KP)[0]["path"], "/cgpu/tag");
+    // One finding per token: the deadlock of 1.0.5 rides in the too-old error on `tag`.
+    expect_rules(&r, &[("tag-too-old", 2)]);
+    let tag = r.find("tag-too-old")[0];
+    assert_eq!(tag["path"], "/cgpu/tag");
+    assert!(
+        tag["message"]
+            .as_str()
+            .unwrap()
+            .contains("also tag-known-deadlock")
+    );
 }
 
 #[test]
@@ -134,7 +156,12 @@ fn kernel_panic_version_itself_is_affected() {
 fn image_with_registry_and_tag() {
     let r = check_json(&[&fixture("values-invalid-image-with-registry-and-tag.yaml")]);
     expect_rules(&r, &[("image-reference", 1), ("tag-invalid", 1)]);
-    assert_eq!(r.find("image-reference")[0]["fixable"], true);
+    // The rendered image changes: an unsafe fix.
+    assert_eq!(r.find("image-reference")[0]["fixable"], false);
+    assert_eq!(
+        r.find("image-reference")[0]["fix"]["applicability"],
+        "unsafe"
+    );
 }
 
 #[test]
@@ -177,11 +204,21 @@ fn string_booleans_are_errors_and_other_checks_still_run() {
         "values-invalid-enabled-and-checkregions-strings.yaml",
     )]);
     expect_rules(&r, &[("string-boolean", 2), (KP, 1)]);
-    assert!(
+    // `enabled: "false"` → false removes the DaemonSets (unsafe); `checkRegions: "true"` → true
+    // renders the same (safe).
+    let by_path = |p: &str| {
         r.find("string-boolean")
-            .iter()
-            .all(|d| d["fixable"] == true)
+            .into_iter()
+            .find(|d| d["path"] == p)
+            .unwrap()
+    };
+    assert_eq!(by_path("/cgpu/enabled")["fix"]["applicability"], "unsafe");
+    assert_eq!(by_path("/cgpu/enabled")["fixable"], false);
+    assert_eq!(
+        by_path("/cgpu/checkRegions")["fix"]["applicability"],
+        "safe"
     );
+    assert_eq!(by_path("/cgpu/checkRegions")["fixable"], true);
 }
 
 #[test]

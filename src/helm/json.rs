@@ -94,6 +94,41 @@ pub fn go_float64(f: f64) -> String {
     }
 }
 
+/// `fmt.Sprint(f)` (`%v`: 'g' with the shortest digits, an exponent from 1e+06 on), the text
+/// a template's `quote` or `{{ . }}` makes of a number from a values file.
+pub fn go_sprint_float64(f: f64) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0" } else { "0" }.into();
+    }
+    let s = format!("{f:e}");
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    if !(-4..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{mant}e{sign}{:02}", exp.abs())
+    } else {
+        format!("{f}")
+    }
+}
+
+/// The text a template's `quote` (fmt's `%v`) makes of a scalar read from a values file, where
+/// every number is a float64; `None` for null.
+pub fn sprint(s: &Scalar) -> Option<String> {
+    match s {
+        Scalar::Null => None,
+        Scalar::Bool(b) => Some(b.to_string()),
+        Scalar::Int(i) => Some(go_sprint_float64(*i as f64)),
+        Scalar::Float(f) => Some(go_sprint_float64(*f)),
+        Scalar::Str(s) => Some(s.clone()),
+    }
+}
+
 /// `strconv.FormatFloat(f, 'g', -1, 32)`, the string sigs.k8s.io/yaml makes of a float key.
 pub fn go_format_g32(f: f64) -> String {
     if f.is_nan() {
@@ -120,6 +155,18 @@ pub fn go_format_g32(f: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_as_fmt_sprint_writes_them() {
+        assert_eq!(go_sprint_float64(3.0), "3");
+        assert_eq!(go_sprint_float64(100000.0), "100000");
+        assert_eq!(go_sprint_float64(1e6), "1e+06");
+        assert_eq!(go_sprint_float64(1234567.0), "1.234567e+06");
+        assert_eq!(go_sprint_float64(0.0001), "0.0001");
+        assert_eq!(go_sprint_float64(0.00001), "1e-05");
+        assert_eq!(go_sprint_float64(-0.0), "-0");
+        assert_eq!(go_sprint_float64(1.5), "1.5");
+    }
 
     #[test]
     fn floats_as_go_writes_them() {

@@ -12,8 +12,63 @@ use miette::{
 use crate::diag::{Diagnostic, Severity, Summary};
 use crate::yaml::Source;
 
-/// Lets miette read our sources without copying them per finding.
-struct Src(Arc<Source>);
+/// Lets miette read our sources without copying them per finding. A source holding control
+/// characters is shown through an escaped copy ([`Shown`]), so a snippet never sends them to
+/// the terminal raw.
+struct Src {
+    src: Arc<Source>,
+    shown: Option<Shown>,
+}
+
+/// A source's text with each control character (but a CR before LF) written as `\xNN`, and
+/// where the escapes are, to move offsets between the two texts.
+struct Shown {
+    text: String,
+    /// For each escape: (offset in the source, offset in `text`, bytes added up to its end).
+    escapes: Vec<(usize, usize, usize)>,
+}
+
+impl Shown {
+    fn of(text: &str) -> Option<Shown> {
+        let bytes = text.as_bytes();
+        let hazard = |i: usize, c: char| {
+            crate::output::is_hazard(c) && !(c == '\r' && bytes.get(i + 1) == Some(&b'\n'))
+        };
+        if !text.char_indices().any(|(i, c)| hazard(i, c)) {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len() + 16);
+        let mut escapes = Vec::new();
+        let mut added = 0;
+        for (i, c) in text.char_indices() {
+            if hazard(i, c) {
+                let at = out.len();
+                out.push_str(&format!("\\x{:02x}", c as u32));
+                added += 4 - c.len_utf8();
+                escapes.push((i, at, added));
+            } else {
+                out.push(c);
+            }
+        }
+        Some(Shown { text: out, escapes })
+    }
+
+    /// A source offset in the escaped text.
+    fn forward(&self, offset: usize) -> usize {
+        let n = self.escapes.partition_point(|&(o, _, _)| o < offset);
+        offset + if n == 0 { 0 } else { self.escapes[n - 1].2 }
+    }
+
+    /// An escaped-text offset in the source (inside an escape: the escaped character).
+    fn back(&self, offset: usize) -> usize {
+        let n = self.escapes.partition_point(|&(_, e, _)| e < offset);
+        if n == 0 {
+            return offset;
+        }
+        let (o, e, added) = self.escapes[n - 1];
+        if offset < e + 4 { o } else { offset - added }
+    }
+}
 
 impl SourceCode for Src {
     fn read_span<'a>(
@@ -22,14 +77,20 @@ impl SourceCode for Src {
         context_lines_before: usize,
         context_lines_after: usize,
     ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
-        let inner = self
-            .0
-            .text
-            .read_span(span, context_lines_before, context_lines_after)?;
+        let shown = self
+            .shown
+            .as_ref()
+            .map_or(self.src.text.as_str(), |s| &s.text);
+        let inner = shown.read_span(span, context_lines_before, context_lines_after)?;
         // miette counts the column in bytes; the header (`[file:line:column]`) must agree with
-        // our locations, which count characters (spec §5).
-        let text = &self.0.text;
-        let at = inner.span().offset().min(text.len());
+        // our locations, which count characters of the source (spec §5).
+        let text = &self.src.text;
+        let at = inner.span().offset().min(shown.len());
+        let at = self
+            .shown
+            .as_ref()
+            .map_or(at, |s| s.back(at))
+            .min(text.len());
         let line_start = text[..at].rfind('\n').map_or(0, |i| i + 1);
         let column = if text.is_char_boundary(line_start) && text.is_char_boundary(at) {
             text[line_start..at].chars().count()
@@ -37,7 +98,7 @@ impl SourceCode for Src {
             inner.column()
         };
         Ok(Box::new(MietteSpanContents::new_named(
-            self.0.name.clone(),
+            crate::output::escape_controls(&self.src.name).into_owned(),
             inner.data(),
             *inner.span(),
             inner.line(),
@@ -62,23 +123,42 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
         GraphicalTheme::unicode_nocolor()
     };
     let handler = GraphicalReportHandler::new_themed(theme).with_context_lines(1);
+    use crate::output::escape_controls as esc;
+    // Spans move with the escapes of the shown text.
+    let shown = if d.src.text.is_empty() {
+        None
+    } else {
+        Shown::of(&d.src.text)
+    };
+    let at = |r: std::ops::Range<usize>| match &shown {
+        Some(s) => {
+            let start = s.forward(r.start);
+            start..s.forward(r.end).max(start)
+        }
+        None => r,
+    };
     let mut labels = vec![LabeledSpan::new_primary_with_span(
         Some(d.rule.to_string()),
-        SourceSpan::from(d.span.start..d.span.end.max(d.span.start)),
+        SourceSpan::from(at(d.span.start..d.span.end.max(d.span.start))),
     )];
     for r in &d.related {
         labels.push(LabeledSpan::new_with_span(
-            Some(r.message.clone()),
-            SourceSpan::from(r.span.clone()),
+            Some(esc(&r.message).into_owned()),
+            SourceSpan::from(at(r.span.clone())),
         ));
     }
-    let mut help = d.help.clone();
+    let mut help = esc(&d.help).into_owned();
     if let Some(note) = &d.fix_note {
-        help.push_str(&format!("\n({note})"));
+        help.push_str(&format!("\n({})", esc(note)));
+    } else if let Some(c) = d.consequence.as_deref().filter(|_| !d.edits.is_empty()) {
+        help.push_str(&format!(
+            "\n(unsafe fix, with `cgpu-lint fix --unsafe-fixes`: {})",
+            esc(&c.line)
+        ));
     } else if d.fixable() {
         help.push_str("\n(fixable: `cgpu-lint fix`)");
     }
-    let diag = MietteDiagnostic::new(d.message.clone())
+    let diag = MietteDiagnostic::new(esc(&d.message).into_owned())
         .with_severity(severity(d.severity))
         .with_help(help)
         .with_labels(labels);
@@ -88,17 +168,24 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
         diag.labels = None;
         miette::Report::new(diag)
     } else {
-        miette::Report::new(diag).with_source_code(Src(d.src.clone()))
+        miette::Report::new(diag).with_source_code(Src {
+            src: d.src.clone(),
+            shown,
+        })
     };
     let mut out = format!(
         "{} document {} {}\n",
         crate::output::locator(d),
         d.document,
-        if d.path.is_empty() { "/" } else { &d.path }
+        if d.path.is_empty() {
+            "/".into()
+        } else {
+            esc(&d.path)
+        }
     );
     let mut body = String::new();
     if handler.render_report(&mut body, report.as_ref()).is_err() {
-        let _ = writeln!(body, "  {}", d.message);
+        let _ = writeln!(body, "  {}", esc(&d.message));
     }
     out.push_str(&body);
     out
@@ -107,7 +194,7 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
 pub fn summary_line(s: &Summary) -> String {
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     format!(
-        "{} checked: {}, {}, {}{}\n",
+        "{} checked: {}, {}, {}{}{}\n",
         plural(
             s.files,
             match s.counted {
@@ -122,8 +209,18 @@ pub fn summary_line(s: &Summary) -> String {
             format!(" ({} fixable with `cgpu-lint fix`)", s.fixable)
         } else {
             String::new()
-        }
+        },
+        hidden_fixes(s.unsafe_fixable)
     )
+}
+
+/// ruff's line for unsafe fixes held back: empty when there are none.
+pub fn hidden_fixes(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => "\n1 hidden fix can be enabled with the `--unsafe-fixes` option.".into(),
+        n => format!("\n{n} hidden fixes can be enabled with the `--unsafe-fixes` option."),
+    }
 }
 
 pub fn render(diags: &[Diagnostic], summary: Summary, color: bool, quiet: bool) -> String {

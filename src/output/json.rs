@@ -17,7 +17,19 @@ struct JsonDiagnostic<'a> {
     column: usize,
     end_line: usize,
     end_column: usize,
+    /// Fixed by `cgpu-lint fix` (a safe fix), spec §5.
     fixable: bool,
+    /// The fix the finding carries, safe or unsafe (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fix: Option<JsonFix<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonFix<'a> {
+    applicability: crate::diag::Applicability,
+    /// For an unsafe fix: what it changes at the next upgrade.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consequence: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -43,6 +55,10 @@ fn json_diagnostic(d: &Diagnostic) -> JsonDiagnostic<'_> {
         end_line: e.line,
         end_column: e.column,
         fixable: d.fixable(),
+        fix: d.fix_applicability().map(|applicability| JsonFix {
+            applicability,
+            consequence: d.consequence.as_deref().map(|c| c.line.as_str()),
+        }),
     }
 }
 

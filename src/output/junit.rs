@@ -1,8 +1,9 @@
 //! `--format junit`: JUnit XML as GitLab, Jenkins and most CI test reports read it. One
 //! `<testsuite>` per file with findings, one `<testcase>` per finding, named after the rule and
-//! the position. Errors and warnings are `<failure>`s (the `type` says which); an info is a
-//! passing testcase whose text is in `<system-out>`, because infos never fail a run and a
-//! repository walk reports one for every YAML file that is not a values file. A run without
+//! the position. Errors are `<failure>`s, and warnings too under `--deny-warnings` (the `type`
+//! says which), so the report fails exactly when the exit status does; otherwise a warning, like
+//! an info, is a passing testcase whose text is in `<system-out>` (infos never fail a run, and a
+//! repository walk reports one for every YAML file that is not a values file). A run without
 //! findings is one passing testcase, so the report is never empty. The XML is written by
 //! quick-junit, the serializer cargo-nextest uses.
 
@@ -13,11 +14,12 @@ use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use crate::diag::{Diagnostic, Severity, Summary};
 use crate::output::ci_path;
 
-fn fails(d: &Diagnostic) -> bool {
-    d.severity != Severity::Info
+/// Does the finding fail the run (and so its testcase)?
+fn fails(d: &Diagnostic, deny_warnings: bool) -> bool {
+    d.severity == Severity::Error || (deny_warnings && d.severity == Severity::Warning)
 }
 
-fn testcase(d: &Diagnostic, file: &str) -> TestCase {
+fn testcase(d: &Diagnostic, file: &str, deny_warnings: bool) -> TestCase {
     let s = d.start();
     let text = format!(
         "{file}:{}:{}: {}[{}] document {} {}\n{}\nhelp: {}",
@@ -30,7 +32,7 @@ fn testcase(d: &Diagnostic, file: &str) -> TestCase {
         d.message,
         d.help
     );
-    let status = if fails(d) {
+    let status = if fails(d, deny_warnings) {
         let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
         status
             .set_message(d.message.as_str())
@@ -45,7 +47,7 @@ fn testcase(d: &Diagnostic, file: &str) -> TestCase {
         status,
     );
     case.set_classname(file);
-    if !fails(d) {
+    if !fails(d, deny_warnings) {
         case.set_system_out(text);
     }
     // GitLab and Jenkins link a testcase to the file by these attributes.
@@ -54,7 +56,12 @@ fn testcase(d: &Diagnostic, file: &str) -> TestCase {
     case
 }
 
-pub fn render(diags: &[Diagnostic], summary: Summary, cwd: Option<&Path>) -> String {
+pub fn render(
+    diags: &[Diagnostic],
+    summary: Summary,
+    cwd: Option<&Path>,
+    deny_warnings: bool,
+) -> String {
     let mut report = Report::new("cgpu-lint");
     // Findings arrive sorted by file, so a suite is a run of equal file names.
     let mut suite: Option<TestSuite> = None;
@@ -65,7 +72,7 @@ pub fn render(diags: &[Diagnostic], summary: Summary, cwd: Option<&Path>) -> Str
         }
         suite
             .get_or_insert_with(|| TestSuite::new(file.as_str()))
-            .add_test_case(testcase(d, &file));
+            .add_test_case(testcase(d, &file, deny_warnings));
     }
     match suite {
         Some(s) => {
@@ -108,7 +115,7 @@ mod tests {
             src,
             ..Diagnostic::io_error("x", String::new())
         };
-        let xml = render(&[d], Summary::default(), None);
+        let xml = render(&[d], Summary::default(), None, false);
         assert!(xml.contains("a&lt;b &amp; &quot;c&quot;"), "{xml}");
         assert!(!xml.contains('\u{1}'), "{xml}");
         assert!(xml.contains("name=\"a&lt;b&gt;.yaml\""), "{xml}");

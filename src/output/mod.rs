@@ -23,13 +23,36 @@ pub enum Format {
     Junit,
 }
 
+/// A control character that must not reach a terminal raw (C0 but tab and newline, DEL, C1):
+/// `ESC ] 0 ; … BEL` in a values file would retitle the reviewer's terminal, `ESC [ 2 J` clear it.
+pub fn is_hazard(c: char) -> bool {
+    matches!(c as u32, 0..=0x08 | 0x0b..=0x1f | 0x7f..=0x9f)
+}
+
+/// `s` with every [`is_hazard`] character written as `\xNN`: what the human formats print of
+/// anything that comes from an input (messages, help, file names, snippets).
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(is_hazard) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_hazard(c) {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Where a finding is and what it is: `file:line:column: severity[rule]`. The first line of a
 /// human report and every [`brief`] line start with it.
 pub fn locator(d: &Diagnostic) -> String {
     let start = d.start();
     format!(
         "{}:{}:{}: {}[{}]",
-        d.file(),
+        escape_controls(d.file()),
         start.line,
         start.column,
         d.severity.as_str(),
@@ -41,7 +64,7 @@ pub fn locator(d: &Diagnostic) -> String {
 /// `generate` and `post-render` (its changes and its terminal summary) print findings in, so
 /// editors and CI logs link every one of them to its place.
 pub fn brief(d: &Diagnostic) -> String {
-    format!("{} {}", locator(d), d.message)
+    format!("{} {}", locator(d), escape_controls(&d.message))
 }
 
 /// A finding's file as CI systems want it: relative to the working directory when it lies under
@@ -70,6 +93,18 @@ pub fn ci_path(name: &str, cwd: Option<&Path>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_tab_and_newline_kept() {
+        assert_eq!(
+            escape_controls("a\u{1b}]0;pwned\u{7}b\tc\nd\u{7f}\u{9b}\r"),
+            "a\\x1b]0;pwned\\x07b\tc\nd\\x7f\\x9b\\x0d"
+        );
+        assert!(matches!(
+            escape_controls("plain ✓"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn ci_paths_are_relative_to_the_working_directory() {

@@ -68,7 +68,12 @@ fn driver_rules() -> Vec<Value> {
                 })
                 .collect();
             if let Some(fix) = r.fix {
-                help.push_str(&format!("\n\n`cgpu-lint fix` does this on its own: {fix}."));
+                help.push_str(&format!(
+                    "\n\nFix ({}): {}. {}.",
+                    fix.class.as_str(),
+                    fix.what,
+                    fix.why
+                ));
             }
             help.push_str(&format!("\n\nSources:\n{}", sources.join("\n")));
             let mut rule = json!({
@@ -80,6 +85,9 @@ fn driver_rules() -> Vec<Value> {
                 "defaultConfiguration": {"level": level(r.severity)},
                 "properties": {"tags": [r.group.title()]},
             });
+            if let Some(fix) = r.fix {
+                rule["properties"]["fixApplicability"] = json!(fix.class.as_str());
+            }
             if let Some(url) = r.sources().iter().find_map(|s| s.url) {
                 rule["helpUri"] = json!(url);
             }
@@ -126,6 +134,13 @@ fn result(d: &Diagnostic, cwd: Option<&Path>) -> Value {
             })
             .collect();
     }
+    if let Some(c) = &d.consequence
+        && !d.edits.is_empty()
+    {
+        // An unsafe fix is not applied by default, so it is not a SARIF `fixes` entry; what it
+        // would change is a property.
+        r["properties"] = json!({"unsafeFix": c.line});
+    }
     if d.fixable() {
         // One artifactChange per file the edits touch, in the order they first appear.
         let mut changes: Vec<(String, Vec<Value>)> = Vec::new();
@@ -140,7 +155,11 @@ fn result(d: &Diagnostic, cwd: Option<&Path>) -> Value {
                 None => changes.push((u, vec![replacement])),
             }
         }
-        let fix = d.rule.info().fix.unwrap_or("apply the replacement");
+        let fix = d
+            .rule
+            .info()
+            .fix
+            .map_or("apply the replacement", |f| f.what);
         r["fixes"] = json!([{
             "description": {"text": fix},
             "artifactChanges": changes

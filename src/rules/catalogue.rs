@@ -1,6 +1,7 @@
 //! The rule catalogue: the single place that names every rule. `rules`, `explain`, the README
 //! table, SARIF's `tool.driver.rules` and every finding's severity come from here.
 
+use crate::cgpu::recommended_version;
 use crate::diag::Severity;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,18 +32,68 @@ pub struct Rule {
     pub group: Group,
     /// One line: what the rule finds.
     pub summary: &'static str,
-    /// What `cgpu-lint fix` does on its own, if anything.
-    pub fix: Option<&'static str>,
+    /// What `cgpu-lint fix` does on its own, if anything, and whether that keeps the render.
+    pub fix: Option<FixInfo>,
     /// The default help line shown under a finding.
     pub help: &'static str,
     /// Shown by `explain`: why it matters, with the source of the fact.
     pub explanation: &'static str,
 }
 
+/// Whether a rule's fixes keep what the chart renders (see [`crate::diag::Applicability`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FixClass {
+    /// Every fix of the rule is safe.
+    Safe,
+    /// Every fix of the rule is unsafe (applied only with `--unsafe-fixes`).
+    Unsafe,
+    /// Safe or unsafe depending on the value: each fix says which.
+    Depends,
+}
+
+impl FixClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FixClass::Safe => "safe",
+            FixClass::Unsafe => "unsafe",
+            FixClass::Depends => "safe or unsafe",
+        }
+    }
+}
+
+/// A rule's fix in the catalogue.
+#[derive(Debug, Clone, Copy)]
+pub struct FixInfo {
+    /// What the fix does.
+    pub what: &'static str,
+    pub class: FixClass,
+    /// Why it has that class, from what Helm renders before and after.
+    pub why: &'static str,
+}
+
+const fn fix_info(class: FixClass, what: &'static str, why: &'static str) -> Option<FixInfo> {
+    Some(FixInfo { what, class, why })
+}
+
+/// A fix that keeps the render.
+const fn safe(what: &'static str, why: &'static str) -> Option<FixInfo> {
+    fix_info(FixClass::Safe, what, why)
+}
+
+/// A fix that changes the render.
+const fn unsafe_fix(what: &'static str, why: &'static str) -> Option<FixInfo> {
+    fix_info(FixClass::Unsafe, what, why)
+}
+
+/// A fix whose class depends on the value.
+const fn depends(what: &'static str, why: &'static str) -> Option<FixInfo> {
+    fix_info(FixClass::Depends, what, why)
+}
+
 /// Declares [`RuleId`] (one variant per rule, so a misspelt rule fails to compile) and
 /// [`RULES`] (the catalogue, in the enum's order) from one list.
 macro_rules! declare_rules {
-    ($($id:ident: ($name:literal, $sev:ident, $group:ident, $summary:literal, fix: $fix:expr, help: $help:literal, $expl:literal)),* $(,)?) => {
+    ($($id:ident: ($name:literal, $sev:ident, $group:ident, $summary:literal, fix: $fix:expr, help: $help:expr, $expl:expr)),* $(,)?) => {
         /// A rule, as the code names it. The kebab-case name users see is [`RuleId::name`].
         /// A rule the catalogue does not have is not a `RuleId`, so a misspelt rule does not
         /// compile:
@@ -114,14 +165,16 @@ string, a list or null, the template fails to render (nil pointer evaluating ...
 an override file, Helm deletes the chart's whole default block."),
     UnknownKey: ("unknown-key", Warning, Values,
         "a key that the cgpu block does not have; names the closest known key",
-        fix: Some("rename the key when exactly one known key is close and that key is not set already"),
+        fix: unsafe_fix("rename the key when exactly one known key is close and that key is not set already",
+            "the chart ignores the misspelt key, so the rename makes its value live: `polcy: 4` renders POLICY \"1\" (the chart default) before and \"4\" after, `nodeSelecter` → `nodeSelector` adds labels the installer selects nodes by (Helm 3.18 and 4.2 through charts-fixtures/ack-ai-installer)"),
         help: "the chart ignores unknown keys, so this setting has no effect",
         "The cgpu block has exactly these keys: enabled, image, tag, financeCloudImageTag, \
 imagePullPolicy, policy, nodeSelector, checkRegions. Helm passes any other key to the templates \
 unread, so a typo such as `polcy: 2` silently leaves the chart default policy (1) in force."),
     Yaml11Scalar: ("yaml11-scalar", Warning, Values,
         "a plain scalar that YAML 1.1 (Helm) and YAML 1.2 read differently (`yes`, `On`, `n`, `1_000`), or an integer with a leading zero",
-        fix: Some("rewrite the scalar to the form Helm reads (`yes` → `true`, `01` → `1`)"),
+        fix: safe("rewrite the scalar to the form Helm reads (`yes` → `true`, `01` → `1`)",
+            "it writes the value Helm already reads, and only where that reading has the key's type: the render is byte-identical (Helm 3.18 and 4.2)"),
         help: "write the value the way Helm reads it, so every tool agrees",
         "Helm types plain scalars with YAML 1.1 rules (go-yaml v2): `yes`, `on`, `y` and their \
 capitalised forms are booleans, `01` is octal, `1_000` is 1000. Editors, linters and most other \
@@ -129,7 +182,8 @@ tools use YAML 1.2, where those are strings or decimal numbers. cgpu-lint types 
 Helm does and warns where another reader would disagree."),
     StringBoolean: ("string-boolean", Error, Values,
         "`enabled` or `checkRegions` is a string such as \"false\"",
-        fix: Some("unquote a true/false-like string to a boolean"),
+        fix: depends("unquote a true/false-like string to a boolean",
+            "safe for a true-like string in `enabled` (the chart's `if` takes every non-empty string as true, so the render is unchanged) and for exactly \"true\"; unsafe otherwise: `enabled: \"false\"` renders the installer DaemonSets and `false` removes them at the next upgrade; `checkRegions` is quoted into the chart's ConfigMap (\"yes\" renders `yes`, `true` renders `true`) and the public chart most plausibly gates the installer on it"),
         help: "write an unquoted boolean: true or false",
         "A Go template tests `{{ if .Values.cgpu.enabled }}` for truthiness, and any non-empty \
 string is true. A quoted \"false\" therefore ENABLES the installer. The value must be a real \
@@ -143,13 +197,15 @@ type renders into the DaemonSet in a form the API server or the installer does n
 is also reported: in a values file it deletes the chart's default for that key."),
     PolicyNotInteger: ("policy-not-integer", Error, Values,
         "`policy` is a float or a non-numeric string",
-        fix: Some("replace a documented policy name (fair-share, preemptive, weighted, fixed, soft, native) by its number"),
+        fix: unsafe_fix("replace a documented policy name (fair-share, preemptive, weighted, fixed, soft, native) by its number",
+            "`policy: preemptive` renders POLICY \"preemptive\", a string the API server accepts; the number renders POLICY \"1\": a policy change on the nodes"),
         help: "policy is a number: 0 fair share, 1 preemptive, 2 weight-based, 3 fixed, 4 soft, 5 native",
         "The chart renders `policy` into the installer's POLICY environment variable, which cGPU \
 reads as an integer 0–5. A float such as 1.5 or a name such as `preemptive` is not a policy."),
     PolicyWholeFloat: ("policy-whole-float", Warning, Values,
         "`policy` is a whole number written as a float (`3.0`, `3.`, `3e0`)",
-        fix: Some("rewrite it as the integer (`3.0` → `3`)"),
+        fix: safe("rewrite it as the integer (`3.0` → `3`)",
+            "Helm holds every number as a float64, so `3.0` and `3` both render POLICY \"3\" (byte-identical with Helm 3.18 and 4.2); `-0.0`, which renders \"-0\", is not rewritten"),
         help: "write the policy as an integer",
         "Helm reads every number in a values file as a float64 (sigs.k8s.io/yaml converts YAML to \
 JSON and back), so `policy: 3.0` renders as POLICY \"3\" exactly like `policy: 3`: the chart works. \
@@ -163,7 +219,8 @@ cgpu-lint warns and rewrites it. A fraction such as 1.5 is `policy-not-integer`.
 policy for GPU sharing). There is no safe guess for any other number."),
     PolicyQuoted: ("policy-quoted", Info, Values,
         "`policy: \"1\"`: a string holding a decimal integer",
-        fix: Some("unquote it"),
+        fix: depends("unquote it",
+            "safe for a decimal without a leading zero (`\"1\"` and `1` both render POLICY \"1\"); unsafe with one: `\"02\"` renders POLICY \"02\" and `2` renders \"2\""),
         help: "write the policy as a number; the chart quotes it for the DaemonSet itself",
         "The documented form is an integer (`policy: 1`). A quoted decimal works, because the chart \
 renders the value into an environment variable, but it is not the documented form."),
@@ -182,7 +239,8 @@ weights it behaves like preemptive scheduling."),
 in the same block do nothing. That is fine for a staged change, but often a leftover."),
     ImageReference: ("image-reference", Error, Values,
         "a registry host, `:tag` or `@digest` inside `image`",
-        fix: Some("split `image` into the repository path and `tag` when `tag` is absent or `latest`"),
+        fix: unsafe_fix("split `image` into the repository path and `tag` when `tag` is absent or `latest`",
+            "the rendered image changes: `image: acs/cgpu-installer:v1.5.10` renders `…/acs/cgpu-installer:v1.5.10:v1.5.3-8d3fc1b-aliyun`, which the API server accepts (only the kubelet fails to pull it); after the split the DaemonSets get `…/acs/cgpu-installer:v1.5.10`, a new image at the next upgrade"),
         help: "`image` is the repository path only (acs/cgpu-installer); the tag goes in `tag`",
         "The chart builds the image reference from the region's registry, `image` and `tag`. A \
 host or tag inside `image` produces a reference with two hosts or two tags, which no registry \
@@ -196,24 +254,24 @@ is usually a private mirror, which then has to be kept in step with ACK's releas
     TagInvalid: ("tag-invalid", Error, Values,
         "a tag that is empty, `latest`, or not `v?MAJOR.MINOR.PATCH[-suffix]`",
         fix: None,
-        help: "use a released tag such as v1.5.20-<sha>-aliyun",
+        help: concat!("use a released tag of ACK's form, v<version>-<sha>-aliyun, with cGPU ", recommended_version!(), " or later"),
         "cGPU tags look like v1.5.3-8d3fc1b-aliyun (standard) or v1.0.7-fin (finance cloud). \
 `latest`, an empty tag or another shape cannot be checked against the minimum version, and \
 `latest` changes under you."),
     TagTooOld: ("tag-too-old", Error, Values,
         "the tag's version core is below 1.0.6: the policy setting is unsupported",
         fix: None,
-        help: "upgrade to cGPU 1.5.10 or later (at least 1.0.6 for policies)",
+        help: concat!("upgrade to cGPU ", recommended_version!(), " or later (at least 1.0.6 for policies)"),
         "Configurable scheduling policies need cGPU 1.0.6 or later (ACK docs). Only the version \
 core counts: one leading `v` is stripped and the suffix (-8d3fc1b-aliyun, -fin) is a build \
 flavour, not a SemVer pre-release, so v1.0.6-abc1234-aliyun IS 1.0.6 and passes."),
     TagKnownDeadlock: ("tag-known-deadlock", Warning, Values,
         "the tag's version core is 1.5.7 or lower: known kernel-driver deadlock",
         fix: None,
-        help: "upgrade to cGPU 1.5.10 or later",
-        "The cGPU FAQ reports a kernel-driver deadlock (kernel panic) in cGPU 1.5.7 and earlier and \
-recommends 1.5.10 or later. This fires on the chart's documented default tag v1.5.3, on purpose. \
-financeCloudImageTag is checked only when --region names a finance region."),
+        help: concat!("upgrade to cGPU ", recommended_version!(), " or later"),
+        concat!("The cGPU FAQ reports a kernel-driver deadlock (kernel panic) in cGPU 1.5.7 and earlier and \
+recommends ", recommended_version!(), " or later. This fires on the chart's documented default tag v1.5.3, on purpose. \
+financeCloudImageTag is checked only when --region names a finance region.")),
     TagFlavour: ("tag-flavour", Warning, Values,
         "a `-fin` build in `tag`, or a non-`-fin` build in `financeCloudImageTag`",
         fix: None,
@@ -221,15 +279,26 @@ financeCloudImageTag is checked only when --region names a finance region."),
         "The chart deploys financeCloudImageTag in finance-cloud regions and tag everywhere else. A \
 finance build in the wrong key is pulled where it was not built for. On the installer DaemonSet \
 the rule needs --region (or --nodes): a -fin image tag outside a finance region is reported."),
+    TagForm: ("tag-form", Warning, Values,
+        "a tag that is not of ACK's form, v<version>-<sha>-aliyun or v<version>-fin (`1.5.10`, `v1.5.10`)",
+        fix: None,
+        help: concat!("use the tag ACK publishes, e.g. v", recommended_version!(), "-<sha>-aliyun (the image's tag list in the region's registry names it)"),
+        "Every cgpu-installer image ACK publishes is tagged `v` + the cGPU version + the short git \
+SHA of the build + `-aliyun` (v1.5.3-8d3fc1b-aliyun), or `-fin` for the finance-cloud build \
+(v1.0.7-fin); other ACK images follow the same convention. A tag such as `1.5.10` or `v1.5.10` is \
+none of them: a typo, or a mirror that tags its own builds, so whether the image holds the cGPU \
+version the tag names cannot be told from the tag. A warning, as a mirror may be on purpose."),
     PullPolicy: ("pull-policy", Error, Values,
         "imagePullPolicy is not exactly Always, IfNotPresent or Never",
-        fix: Some("correct the case when it matches ignoring case"),
+        fix: safe("correct the case when it matches ignoring case",
+            "the API server refuses every imagePullPolicy but Always, IfNotPresent and Never (supportedPullPolicies), so the original never installs; the fix writes the one it matches"),
         help: "use Always, IfNotPresent or Never (case matters)",
         "Kubernetes accepts exactly Always, IfNotPresent and Never (supportedPullPolicies in the \
 core validation); `ifNotPresent` is rejected by the API server."),
     NodeSelectorType: ("node-selector-type", Error, Values,
         "nodeSelector is not a map (a list of `k=v`, a string)",
-        fix: Some("turn a list of `k=v` strings into a map"),
+        fix: safe("turn a list of `k=v` strings into a map",
+            "the chart cannot render a list (its `merge` needs a map: Helm refuses the values) and an empty list renders like `{}`; on a DaemonSet the API server refuses a list; the map is what the list meant"),
         help: "write nodeSelector as a map: `ack.node.gpu.schedule: cgpu`",
         "A Pod's nodeSelector is a map from label key to label value. A list or a string renders \
 into a DaemonSet the API server rejects."),
@@ -249,7 +318,8 @@ characters, a `/`, and a name of at most 63 characters matching \
 ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]: no spaces, no slashes."),
     LabelValueType: ("label-value-type", Error, Values,
         "a nodeSelector value that is a bool, number or null instead of a string",
-        fix: Some("quote it"),
+        fix: safe("write the string Helm reads, quoted (`yes` → `\"true\"`, `2` → `\"2\"`)",
+            "nodeSelector is map[string]string: the API server refuses a bool or a number, so the original never installs; the fix writes the value as Helm reads it, which a chart that quotes it renders alike"),
         help: "quote the value so it stays a string",
         "nodeSelector is map[string]string. `dedicated: true` or `tier: 2` (and YAML 1.1 words such \
 as `no`) are not strings, and the API server rejects them (cannot unmarshal bool into ... of type \
@@ -279,13 +349,15 @@ namespace comes from `helm -n`) is not reported."),
 DaemonSet. Without it the installer's built-in default applies, which is not documented."),
     InstallerPolicyUnquoted: ("installer-policy-unquoted", Error, Installer,
         "POLICY `value: 1`: EnvVar.value must be a string",
-        fix: Some("quote it"),
+        fix: safe("quote it",
+            "the API server refuses a number in EnvVar.value (kubernetes#82296), so the original never installs; the quoted number is the same POLICY"),
         help: "quote the value: value: \"1\"",
         "EnvVar.value is a string; the API server rejects a number with \"cannot unmarshal number \
 into Go struct field EnvVar...value of type string\" (kubernetes#82296)."),
     InstallerPolicyInvalid: ("installer-policy-invalid", Error, Installer,
         "POLICY is not one of \"0\" … \"5\"",
-        fix: Some("trim spaces or a leading zero when the number is then 0–5"),
+        fix: unsafe_fix("trim spaces or a leading zero when the number is then 0–5",
+            "the API server takes any string in EnvVar.value, so `\" 1\"` → `\"1\"` changes the POLICY the installer pods get: they restart with the new value"),
         help: "POLICY must be \"0\", \"1\", \"2\", \"3\", \"4\" or \"5\"",
         "cGPU reads POLICY as one digit 0–5. Spaces, a leading zero or another number are not a \
 policy."),
@@ -310,7 +382,8 @@ cannot be known, and it changes under the nodes. The tag rules of the values blo
 image tag as well."),
     RegistryPublicEndpoint: ("registry-public-endpoint", Warning, Installer,
         "the image is pulled from a public registry endpoint instead of the `-vpc` one",
-        fix: Some("switch to the -vpc host of the same region"),
+        fix: unsafe_fix("switch to the -vpc host of the same region",
+            "the image reference changes (the same image from another endpoint): the DaemonSet's pod template changes and every installer pod restarts"),
         help: "use registry-vpc.<region>.aliyuncs.com inside the cluster's VPC",
         "ACK system images are pulled from registry-vpc.<region>.aliyuncs.com (or \
 registry-<region>-vpc.ack.aliyuncs.com) inside the region's VPC; the public endpoint costs \
@@ -335,7 +408,8 @@ cn-shanghai-finance-1). An underscore or upper case means the host does not exis
 but well-formed id is only a warning."),
     RegionMismatch: ("region-mismatch", Error, Installer,
         "the image's region differs from --region or from the nodes' region",
-        fix: Some("rewrite the region when the target region is known"),
+        fix: unsafe_fix("rewrite the region when the target region is known",
+            "the image reference changes to another region's registry: the installer pods restart and pull from there"),
         help: "pull from the registry of the cluster's own region",
         "A -vpc registry endpoint is reachable only from its own region's VPC, so an image from \
 another region fails to pull on every node."),
@@ -436,7 +510,12 @@ impl Rule {
             fix = self
                 .fix
                 .map_or("none; the finding is left for a person.".to_string(), |f| {
-                    format!("`cgpu-lint fix` does this on its own: {f}.")
+                    let by = match f.class {
+                        FixClass::Safe => "`cgpu-lint fix` does this on its own",
+                        FixClass::Unsafe => "`cgpu-lint fix --unsafe-fixes` does this",
+                        FixClass::Depends => "`cgpu-lint fix` does this where it is safe, `--unsafe-fixes` everywhere",
+                    };
+                    format!("{by}: {}.\nApplicability: {}: {}.", f.what, f.class.as_str(), f.why)
                 }),
             help = self.help,
         );
@@ -483,7 +562,12 @@ pub fn human_list() -> String {
             r.name,
             r.severity.as_str(),
             r.summary,
-            if r.fix.is_some() { " [fix]" } else { "" },
+            match r.fix.map(|f| f.class) {
+                Some(FixClass::Safe) => " [fix]",
+                Some(FixClass::Unsafe) => " [unsafe fix]",
+                Some(FixClass::Depends) => " [fix, some unsafe]",
+                None => "",
+            },
         ));
     }
     out
@@ -499,7 +583,8 @@ pub fn json_list() -> String {
                 "severity": r.severity,
                 "group": r.group.title(),
                 "summary": r.summary,
-                "fix": r.fix,
+                "fix": r.fix.map(|f| f.what),
+                "applicability": r.fix.map(|f| f.class.as_str()),
                 "help": r.help,
                 "sources": r.sources(),
             })
@@ -510,15 +595,18 @@ pub fn json_list() -> String {
 
 /// The catalogue as the README's markdown table.
 pub fn markdown_table() -> String {
-    let mut out = String::from("| rule | severity | group | what | fix |\n|---|---|---|---|---|\n");
+    let mut out = String::from(
+        "| rule | severity | group | what | fix | applicability |\n|---|---|---|---|---|---|\n",
+    );
     for r in RULES {
         out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} |\n",
+            "| `{}` | {} | {} | {} | {} | {} |\n",
             r.name,
             r.severity.as_str(),
             r.group.title(),
             r.summary.replace('|', "\\|"),
-            r.fix.unwrap_or("–").replace('|', "\\|"),
+            r.fix.map_or("–", |f| f.what).replace('|', "\\|"),
+            r.fix.map_or("–", |f| f.class.as_str()),
         ));
     }
     out

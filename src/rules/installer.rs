@@ -111,7 +111,8 @@ fn yaml11_fields(ctx: &mut Ctx, inst: &Installer) {
             crate::rules::values::yaml11(ctx, v, &child(&spec, "hostPID"), true);
         }
         if let Some(sel) = pod.get("nodeSelector").and_then(Node::as_map) {
-            for e in sel {
+            // label-value-type owns the values that are not strings, and says how they read.
+            for e in sel.iter().filter(|e| e.value.as_str().is_some()) {
                 let p = child(&child(&spec, "nodeSelector"), &e.key);
                 crate::rules::values::yaml11(ctx, &e.value, &p, false);
             }
@@ -227,9 +228,17 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 format!("POLICY {} is not one of \"0\" … \"5\"", v.raw()),
             );
             if let Some(n) = normalised_policy(s) {
+                // The API server takes any string: the installer pods get another POLICY.
                 finding
                     .help(format!("write \"{n}\""))
-                    .fix(v, vec![replace(v, quoted_policy(n, v.style))]);
+                    .fix(v, vec![replace(v, quoted_policy(n, v.style))])
+                    .unsafe_fix(
+                        format!(
+                            "POLICY becomes \"{n}\" (now {}): the installer pods restart with it, a policy change that needs node reboots (`cgpu-lint checklist`)",
+                            v.raw()
+                        ),
+                        Vec::new(),
+                    );
             }
         }
         Value::Scalar(Scalar::Null) => {
@@ -244,31 +253,34 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
         }
         Value::Scalar(sc) => {
             let raw = v.raw();
-            let finding = ctx.at(
-                RuleId::InstallerPolicyUnquoted,
-                v,
-                path.to_string(),
-                format!(
-                    "POLICY `value: {raw}` is a YAML {}: EnvVar.value must be a string, the API server rejects it",
-                    sc.type_name()
-                ),
-            );
             let n = match sc {
                 Scalar::Int(i) if (0..=5).contains(i) => Some(*i as u8),
                 _ => None,
             };
             match n {
                 Some(n) => {
-                    finding
-                        .help(format!("write value: \"{n}\""))
-                        .fix(v, vec![replace(v, quoted_policy(n, Style::DoubleQuoted))]);
+                    ctx.at(
+                        RuleId::InstallerPolicyUnquoted,
+                        v,
+                        path.to_string(),
+                        format!(
+                            "POLICY `value: {raw}` is a YAML {}: EnvVar.value must be a string, the API server rejects it",
+                            sc.type_name()
+                        ),
+                    )
+                    .help(format!("write value: \"{n}\""))
+                    .fix(v, vec![replace(v, quoted_policy(n, Style::DoubleQuoted))]);
                 }
+                // One finding for the token: not a policy, and not a string either.
                 None => {
                     ctx.at(
                         RuleId::InstallerPolicyInvalid,
                         v,
                         path.to_string(),
-                        format!("POLICY {raw} is not one of \"0\" … \"5\""),
+                        format!(
+                            "POLICY {raw} is not one of \"0\" … \"5\", and as a YAML {} not even a string: the API server rejects it",
+                            sc.type_name()
+                        ),
                     );
                 }
             }
@@ -335,19 +347,24 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
         return;
     };
     let Some(h) = parse_registry_host(host) else {
-        ctx.at(
+        ctx.report(
             RuleId::RegistryHost,
-            v,
+            &v.src,
+            part_span(v, s, host),
             path,
             format!("registry host `{host}` is neither registry-vpc.<region>.aliyuncs.com nor registry-<region>-vpc.ack.aliyuncs.com (a mirror?)"),
         );
         return;
     };
     let well_formed = region_well_formed(h.region);
+    // Each finding points at its own part of the reference: the host, the region in it.
+    let host_span = part_span(v, s, host);
+    let region_span = part_span(v, s, h.region);
     if !well_formed {
-        ctx.at(
+        ctx.report(
             RuleId::RegionInvalid,
-            v,
+            &v.src,
+            region_span.clone(),
             path.clone(),
             format!(
                 "`{}` in registry host `{host}` is not a region id",
@@ -355,9 +372,10 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
             ),
         );
     } else if !region_known(h.region) {
-        ctx.at(
+        ctx.report(
             RuleId::RegionUnknown,
-            v,
+            &v.src,
+            region_span.clone(),
             path.clone(),
             format!(
                 "region `{}` in registry host `{host}` is not a region id cgpu-lint knows",
@@ -374,9 +392,10 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
     // rewrite, so applying either gives the right host.
     let combined = rewrite_image(s, true, target.as_deref());
     if !h.vpc {
-        let finding = ctx.at(
+        let finding = ctx.report(
             RuleId::RegistryPublicEndpoint,
-            v,
+            &v.src,
+            host_span.clone(),
             path.clone(),
             format!(
                 "`{host}` is the public endpoint; inside the cluster pull from `{}`",
@@ -384,18 +403,22 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
             ),
         );
         if let Some(new) = &combined {
-            finding.help(format!("use `{new}`")).fix(
-                v,
-                vec![replace(v, crate::rules::render_string(new, v.style))],
-            );
+            finding
+                .help(format!("use `{new}`"))
+                .fix(
+                    v,
+                    vec![replace(v, crate::rules::render_string(new, v.style))],
+                )
+                .unsafe_fix(image_changes(new), Vec::new());
         }
     }
     if let Some(t) = &ctx.opts.region
         && t != h.region
     {
-        let finding = ctx.at(
+        let finding = ctx.report(
             RuleId::RegionMismatch,
-            v,
+            &v.src,
+            region_span.clone(),
             path.clone(),
             format!(
                 "the image comes from region `{}` but the cluster is in `{t}`",
@@ -405,11 +428,42 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
         if let Some(new) = &combined
             && target.is_some()
         {
-            finding.help(format!("use `{new}`")).fix(
-                v,
-                vec![replace(v, crate::rules::render_string(new, v.style))],
-            );
+            finding
+                .help(format!("use `{new}`"))
+                .fix(
+                    v,
+                    vec![replace(v, crate::rules::render_string(new, v.style))],
+                )
+                .unsafe_fix(image_changes(new), Vec::new());
         }
+    }
+}
+
+/// The consequence of a fix that rewrites the installer's image.
+fn image_changes(new: &str) -> String {
+    format!(
+        "the image becomes {new}: the pod template changes and every installer pod restarts, pulling it from there"
+    )
+}
+
+/// The span of `part` (a slice of `value`, the string `v` holds) in the file: the part's own
+/// text when the scalar is written without escapes (plain, or quoted as it is), else all of `v`.
+fn part_span(v: &Node, value: &str, part: &str) -> std::ops::Range<usize> {
+    let raw = v.raw();
+    let body = if raw == value {
+        Some(0)
+    } else if raw.len() == value.len() + 2 && raw.get(1..raw.len() - 1) == Some(value) {
+        Some(1)
+    } else {
+        None
+    };
+    let at = (part.as_ptr() as usize).checked_sub(value.as_ptr() as usize);
+    match (body, at) {
+        (Some(b), Some(at)) if at + part.len() <= value.len() => {
+            let start = v.span.start + b + at;
+            start..start + part.len()
+        }
+        _ => v.span.clone(),
     }
 }
 

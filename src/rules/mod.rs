@@ -86,6 +86,7 @@ impl<'a> Ctx<'a> {
             edits: Vec::new(),
             related: Vec::new(),
             fix_note: None,
+            consequence: None,
         });
         Finding {
             diagnostic: &mut self.out[index],
@@ -157,6 +158,21 @@ impl Finding<'_> {
     /// which [`Ctx::editable`] does not cover).
     pub fn edits(self, edits: Vec<Edit>) -> Self {
         self.diagnostic.edits = edits;
+        self
+    }
+
+    /// Mark the fix unsafe: it changes what the chart renders. `line` says in one line what
+    /// changes at the next upgrade; `sets` are the values Helm then reads differently, as
+    /// `--set-json` pairs (empty for a manifest's fix). See [`crate::diag::Consequence`].
+    pub fn unsafe_fix(
+        self,
+        line: impl Into<String>,
+        sets: Vec<(String, serde_json::Value)>,
+    ) -> Self {
+        self.diagnostic.consequence = Some(Box::new(crate::diag::Consequence {
+            line: line.into(),
+            sets,
+        }));
         self
     }
 

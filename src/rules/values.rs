@@ -9,7 +9,9 @@ pub use crate::cgpu::{
     POLICY_EFFECTS, POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION, split_image,
 };
 use crate::diag::Severity;
-use crate::rules::{Ctx, child, edit_distance, insert_line_after, k8s, render_string, replace};
+use crate::rules::{
+    Ctx, child, double_quoted, edit_distance, insert_line_after, k8s, render_string, replace,
+};
 use crate::yaml::resolve::{self, yaml11_disagreement};
 use crate::yaml::{Node, Scalar, Style, Value};
 
@@ -86,27 +88,108 @@ fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
                 && (d.path == path
                     || d.path.starts_with(&format!("{path}/"))
                     || path.starts_with(&format!("{}/", d.path)))
-        }) || extra.iter().any(|(p, _): &(String, String)| *p == path);
+        }) || extra.contains(&path);
         if covered {
             continue;
         }
-        extra.push((path, err.to_string()));
+        extra.push(path);
     }
-    for (path, message) in extra {
+    // The schema says which value is wrong; the words are ours (spec §4: never a schema
+    // library's), built from the key and the value as Helm reads it.
+    for path in extra {
         let Some(node) = root.pointer(&path) else {
             continue;
         };
-        let what = match node.scalar() {
-            Some(Scalar::Null) => " (null deletes the chart's default for this key)".to_string(),
-            _ => String::new(),
-        };
-        ctx.at(
-            RuleId::WrongType,
-            node,
-            path.clone(),
-            format!("`{path}`: {message}{what}"),
+        let (message, help) = wrong_type(&path, node);
+        ctx.at(RuleId::WrongType, node, path, message).help(help);
+    }
+}
+
+/// A value as Helm reads it, in words: `empty`, `the boolean true`, `the number 3`, `the
+/// string "x"`, `a list [2]`.
+pub fn as_helm_reads(node: &Node) -> String {
+    let raw = node.raw();
+    let shown = |what: &str| {
+        if raw.len() <= 40 && !raw.contains('\n') {
+            format!("{what} `{raw}`")
+        } else {
+            what.to_string()
+        }
+    };
+    match &node.value {
+        Value::Scalar(Scalar::Null) => "empty".into(),
+        Value::Scalar(Scalar::Bool(b)) => format!("the boolean {b}"),
+        Value::Scalar(Scalar::Int(i)) => format!("the number {i}"),
+        Value::Scalar(s @ Scalar::Float(_)) => {
+            format!("the number {}", s.canonical().unwrap_or_default())
+        }
+        Value::Scalar(Scalar::Str(s)) => format!("the string {}", double_quoted(s)),
+        Value::Seq(_) => shown("a list"),
+        Value::Map(_) => shown("a mapping"),
+    }
+}
+
+/// What a cgpu key takes, and what to write.
+fn takes(key: &str) -> (String, String) {
+    let (takes, write) = match key {
+        "enabled" | "checkRegions" => ("true or false".into(), format!("`{key}: true`")),
+        "image" => (
+            "the repository path of the installer image".into(),
+            format!("`image: {EXPECTED_IMAGE}`"),
+        ),
+        "tag" => (
+            "an image tag of ACK's form, v<version>-<sha>-aliyun".into(),
+            format!("a released tag, cGPU {RECOMMENDED_VERSION} or later"),
+        ),
+        "financeCloudImageTag" => (
+            "a finance-cloud (-fin) image tag".into(),
+            format!("`financeCloudImageTag: {}`", version::DEFAULT_FINANCE_TAG),
+        ),
+        "imagePullPolicy" => (
+            "Always, IfNotPresent or Never".into(),
+            "`imagePullPolicy: IfNotPresent`".into(),
+        ),
+        "policy" => (
+            "a number 0–5".into(),
+            format!(
+                "`policy: {}` ({}), or another of 0–5",
+                version::CHART_DEFAULT_POLICY,
+                POLICY_TITLES[version::CHART_DEFAULT_POLICY as usize]
+            ),
+        ),
+        "nodeSelector" => (
+            "a map of label key to string value".into(),
+            "`nodeSelector: {ack.node.gpu.schedule: cgpu}`".into(),
+        ),
+        _ => (
+            "another type".into(),
+            "the type `cgpu-lint schema` gives".into(),
+        ),
+    };
+    (takes, write)
+}
+
+/// The `wrong-type` message and help for the value at `path`, in the project's words.
+fn wrong_type(path: &str, node: &Node) -> (String, String) {
+    let mut segments = path.trim_start_matches('/').split('/');
+    let key = segments.nth(1).unwrap_or("cgpu");
+    let name = path.trim_start_matches('/').replace('/', ".");
+    let (takes, example) = takes(key);
+    if matches!(node.scalar(), Some(Scalar::Null)) {
+        return (
+            format!(
+                "`{name}` is empty: Helm deletes the chart's default for it, and the chart gets no value where it needs {takes}"
+            ),
+            format!("write {example}, or delete the line to keep the chart's default"),
         );
     }
+    (
+        format!(
+            "`{name}` is {} to Helm; it takes {takes}",
+            as_helm_reads(node)
+        ),
+        format!("write {example}"),
+    )
 }
 
 /// A conservative stand-in for the schema: true only when every key of the block is one the
@@ -151,7 +234,10 @@ fn check_block(ctx: &mut Ctx, cgpu: &Node) {
         if e.key == "nodeSelector" {
             if let Some(sel) = e.value.as_map() {
                 for s in sel {
-                    // label-value-type owns non-string values: its fix (quote) wins over ours.
+                    // label-value-type owns non-string values and says how Helm reads them.
+                    if !matches!(s.value.scalar(), Some(Scalar::Str(_))) {
+                        continue;
+                    }
                     yaml11(
                         ctx,
                         &s.value,
@@ -265,9 +351,23 @@ fn boolean(ctx: &mut Ctx, key: &str, v: &Node, path: &str) {
         };
         let finding = ctx.at(RuleId::StringBoolean, v, path.to_string(), msg);
         if let Some(b) = as_bool {
-            finding
+            let finding = finding
                 .help(format!("write `{key}: {b}` without quotes"))
                 .fix(v, vec![replace(v, b.to_string())]);
+            // The chart tests `enabled` with `if` (every non-empty string is true) and quotes
+            // `checkRegions` into its ConfigMap: only a true-like `enabled` and exactly "true"
+            // render alike as a boolean.
+            if !(b && (key == "enabled" || s == "true")) {
+                let effect = match (key, b) {
+                    ("enabled", _) => upgrade_effect(key, &serde_json::json!(b), None),
+                    (_, false) => "the chart's region check turns off at the next upgrade".into(),
+                    _ => format!(
+                        "the chart renders `true` where it rendered {} (the cgpu-installer-config ConfigMap)",
+                        v.raw()
+                    ),
+                };
+                becomes(finding, key, serde_json::json!(b), effect);
+            }
         }
     }
 }
@@ -286,9 +386,14 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                     v.raw()
                 ),
             );
-            finding
-                .help(format!("write `policy: {n}`"))
-                .fix(v, vec![replace(v, n.to_string())]);
+            if *f == 0.0 && f.is_sign_negative() {
+                // Helm renders -0.0 as POLICY "-0", the integer as "0".
+                finding.fix_note("not fixed automatically: Helm renders -0.0 as \"-0\", not 0");
+            } else {
+                finding
+                    .help(format!("write `policy: {n}`"))
+                    .fix(v, vec![replace(v, n.to_string())]);
+            }
             Some(n)
         }
         Some(Scalar::Float(_)) => {
@@ -307,6 +412,26 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
             let t = s.trim();
             if !t.is_empty() && t.len() < 20 && t.bytes().all(|b| b.is_ascii_digit()) && t == s {
                 let n: i128 = t.parse().unwrap_or(i128::MAX);
+                if t.len() > 1 && t.starts_with('0') {
+                    // The chart quotes the string as it is: POLICY "02", which is not one of
+                    // the digits cGPU reads. One finding, an error (the schema's too).
+                    ctx.at(
+                        RuleId::WrongType,
+                        v,
+                        path.to_string(),
+                        format!(
+                            "policy {} is a string with a leading zero: the chart renders POLICY {}, which is not one of \"0\"…\"5\"",
+                            v.raw(),
+                            double_quoted(s)
+                        ),
+                    )
+                    .help(if (0..=5).contains(&n) {
+                        format!("write `policy: {n}` ({})", POLICY_TITLES[n as usize])
+                    } else {
+                        RuleId::PolicyOutOfRange.info().help.to_string()
+                    });
+                    return;
+                }
                 if (0..=5).contains(&n) {
                     let finding = ctx.at(
                         RuleId::PolicyQuoted,
@@ -317,7 +442,12 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                             v.raw()
                         ),
                     );
-                    finding.fix(v, vec![replace(v, n.to_string())]);
+                    let finding = finding.fix(v, vec![replace(v, n.to_string())]);
+                    // "02" renders POLICY "02", the number 2 renders "2".
+                    if t != n.to_string() {
+                        let effect = upgrade_effect("policy", &serde_json::json!(n), Some(v));
+                        becomes(finding, "policy", serde_json::json!(n), effect);
+                    }
                 }
                 Some(n)
             } else {
@@ -337,12 +467,14 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                     },
                 );
                 if let Some(n) = named {
-                    finding
+                    let finding = finding
                         .help(format!(
                             "write `policy: {n}` ({})",
                             POLICY_TITLES[n as usize]
                         ))
                         .fix(v, vec![replace(v, n.to_string())]);
+                    let effect = upgrade_effect("policy", &serde_json::json!(n), Some(v));
+                    becomes(finding, "policy", serde_json::json!(n), effect);
                 }
                 None
             }
@@ -419,7 +551,21 @@ fn image(ctx: &mut Ctx, cgpu: &Node, v: &Node, path: &str) {
                 None => format!("set `image: {}`", r.path),
             });
             if tag_node_ok {
-                finding.fix(v, edits);
+                // The rendered image changes (the original doubles the host or the tag, which
+                // the API server accepts and only the kubelet fails to pull).
+                let mut sets = vec![("cgpu.image".to_string(), serde_json::json!(r.path))];
+                let mut line = format!("cgpu.image becomes \"{}\"", r.path);
+                if let Some(t) = r.tag {
+                    sets.push(("cgpu.tag".to_string(), serde_json::json!(t)));
+                    line.push_str(&format!(" and cgpu.tag \"{t}\""));
+                }
+                let image = format!("<registry>/{}:{}", r.path, r.tag.unwrap_or("<tag>"));
+                finding.fix(v, edits).unsafe_fix(
+                    format!(
+                        "{line}: the next upgrade rolls the installer DaemonSets onto the image {image}"
+                    ),
+                    sets,
+                );
             }
         }
     }
@@ -474,6 +620,18 @@ pub fn check_tag(
         }
     };
     let core = &parsed.core;
+    if !version::is_ack_form(tag) {
+        ctx.at(
+            RuleId::TagForm,
+            v,
+            path.to_string(),
+            format!(
+                "{} `{tag}` is not of ACK's form {}",
+                if in_image { "image tag" } else { key },
+                version::ACK_TAG_FORM
+            ),
+        );
+    }
     if *core < MIN_POLICY_VERSION {
         ctx.at(
             RuleId::TagTooOld,
@@ -626,24 +784,51 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
         }
         Some(other) => {
             let raw = v.raw();
+            // `~` is "the null", `yes` "the boolean true", `010` "the integer 8".
+            let read = match other.canonical() {
+                _ if *other == Scalar::Null => "empty (null)".to_string(),
+                Some(c) if c != other.type_name() => format!("the {} {c}", other.type_name()),
+                _ => format!("the {}", other.type_name()),
+            };
+            // What a YAML 1.2 reader (an editor, another linter) makes of the same text.
+            let elsewhere = match (v.style, yaml11_disagreement(raw), resolve::yaml12(raw)) {
+                (Style::Plain, true, Scalar::Str(_)) => {
+                    format!(" (a YAML 1.2 reader sees the string \"{raw}\")")
+                }
+                _ => String::new(),
+            };
+            // In values the chart renders the selector, so the chart decides: a template that
+            // quotes the value selects the label `true`, one that does not hands the API server
+            // a boolean, which it refuses. A DaemonSet's own nodeSelector goes to the API server
+            // as written.
+            let outcome = if path.starts_with("/cgpu/") {
+                "what the installer then selects depends on how the chart renders it (quoted: the label it prints; unquoted: a value the API server refuses)"
+            } else {
+                "the API server refuses a nodeSelector value that is not a string"
+            };
             let finding = ctx.at(
                 RuleId::LabelValueType,
                 v,
                 path.to_string(),
                 format!(
-                    "label value `{raw}` is read as {}, not a string; the API server rejects it",
-                    // `~` is "the null", `yes` "the boolean true", `010` "the integer 8".
-                    match other.canonical() {
-                        Some(c) if c != other.type_name() =>
-                            format!("the {} {c}", other.type_name()),
-                        _ => format!("the {}", other.type_name()),
-                    }
+                    "label value `{raw}` is read by Helm as {read}{elsewhere}, not a string: {outcome}"
                 ),
             );
-            if v.style == Style::Plain && k8s::label_value(raw).is_ok() {
+            // The fix writes the string Helm reads (`yes` is "true", `010` is "8"): what a chart
+            // that quotes the value renders today, so the fix keeps that render (issue 20).
+            if v.style == Style::Plain
+                && let Some(text) = crate::helm::json::sprint(other)
+                && k8s::label_value(&text).is_ok()
+            {
                 finding
-                    .help(format!("write \"{raw}\""))
-                    .fix(v, vec![replace(v, format!("\"{raw}\""))]);
+                    .help(if text == raw {
+                        format!("quote it: \"{raw}\"")
+                    } else {
+                        format!(
+                            "write \"{text}\", the string Helm reads today (\"{raw}\" would select nodes labelled {raw} instead)"
+                        )
+                    })
+                    .fix(v, vec![replace(v, format!("\"{text}\""))]);
             }
         }
         None => {
@@ -752,12 +937,64 @@ fn unknown_key(ctx: &mut Ctx, cgpu: &Node, e: &crate::yaml::Entry) {
             finding.fix_note("not renamed automatically: the key comes from a merged anchor");
         } else {
             // A key is not a value node: the checks above are `editable`'s for a key.
-            finding.edits(vec![crate::diag::Edit {
+            let finding = finding.edits(vec![crate::diag::Edit {
                 src,
                 range: e.key_span.clone(),
                 replacement: one.to_string(),
             }]);
+            // The chart ignores the misspelt key: the rename makes its value live.
+            let value = e.value.to_json();
+            let effect = upgrade_effect(one, &value, None);
+            becomes(finding, one, value, effect);
         }
+    }
+}
+
+/// Mark `finding`'s fix unsafe: `cgpu.KEY` becomes `value` (as Helm reads it), with `effect`.
+fn becomes(finding: crate::rules::Finding, key: &str, value: serde_json::Value, effect: String) {
+    finding.unsafe_fix(
+        format!("cgpu.{key} becomes {value}: {effect}"),
+        vec![(format!("cgpu.{key}"), value)],
+    );
+}
+
+/// What the next upgrade does when `cgpu.KEY` becomes `value`, as the chart renders it; `was`
+/// is the node whose text it renders now, if any.
+fn upgrade_effect(key: &str, value: &serde_json::Value, was: Option<&Node>) -> String {
+    let truthy = match value {
+        serde_json::Value::Null | serde_json::Value::Bool(false) => false,
+        serde_json::Value::String(s) => !s.is_empty(),
+        serde_json::Value::Number(n) => n.as_f64() != Some(0.0),
+        serde_json::Value::Array(a) => !a.is_empty(),
+        serde_json::Value::Object(m) => !m.is_empty(),
+        _ => true,
+    };
+    match key {
+        "enabled" if truthy => "the next upgrade installs the cgpu-installer and cgpu-core-installer DaemonSets where the chart default or another values file turned them off".into(),
+        "enabled" => "the next upgrade removes the cgpu-installer and cgpu-core-installer DaemonSets".into(),
+        "policy" => {
+            let to = match value {
+                serde_json::Value::Number(n) => n.as_f64().map(crate::helm::json::go_sprint_float64),
+                serde_json::Value::String(s) => Some(s.clone()),
+                _ => None,
+            };
+            let now = was
+                .and_then(|w| w.scalar())
+                .and_then(crate::helm::json::sprint)
+                .map(|s| format!(" (now {s:?})"))
+                .unwrap_or_default();
+            match to {
+                Some(to) => format!(
+                    "the next upgrade sets POLICY {to:?} on the installers{now}, a policy change that needs node reboots (`cgpu-lint checklist`)"
+                ),
+                None => "the next upgrade changes POLICY on the installers".into(),
+            }
+        }
+        "image" | "tag" => "the next upgrade rolls the installer DaemonSets onto another image".into(),
+        "financeCloudImageTag" => "the installer image of finance-cloud regions changes at the next upgrade".into(),
+        "imagePullPolicy" => "the installer DaemonSets' imagePullPolicy changes at the next upgrade".into(),
+        "nodeSelector" => "the next upgrade makes the cgpu-installer select nodes by these labels too: its pods leave the nodes without them".into(),
+        _ => "the chart's region check follows it from the next upgrade".into(),
     }
 }
 

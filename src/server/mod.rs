@@ -63,6 +63,8 @@ pub struct InitOptions {
     pub debounce_ms: Option<u64>,
     /// As `--max-file-size`: a larger document is not checked (the user is told once).
     pub max_file_size: Option<u64>,
+    /// As `fix --unsafe-fixes`: "fix all" applies the unsafe fixes too.
+    pub unsafe_fixes: bool,
 }
 
 /// What decides the findings, shared with the worker.
@@ -72,6 +74,8 @@ struct Setup {
     stack: Vec<PathBuf>,
     chart_values: Option<PathBuf>,
     max_size: u64,
+    /// `unsafeFixes`: fix-all applies unsafe fixes too.
+    unsafe_fixes: bool,
 }
 
 struct Doc {
@@ -262,6 +266,7 @@ fn build_setup(root: Option<&Path>, init: &InitOptions) -> (Setup, Vec<String>) 
         stack: init.stack.iter().map(|p| absolute(&base.join(p))).collect(),
         chart_values: init.chart_values.as_ref().map(|p| base.join(p)),
         max_size: merged.max_file_size,
+        unsafe_fixes: init.unsafe_fixes,
     };
     (setup, problems)
 }
@@ -822,7 +827,8 @@ fn code_actions(ctx: &Ctx, p: lsp::CodeActionParams) -> serde_json::Value {
     };
     if wanted(only, lsp::CodeActionKind::QUICKFIX.as_str()) {
         for d in ctx.findings() {
-            if !d.fixable() || !d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &ctx.src)) {
+            // Quick fixes offer unsafe fixes too, one by one and labelled as such.
+            if d.edits.is_empty() || !d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &ctx.src)) {
                 continue;
             }
             let diag = to_lsp(ctx, &d);
@@ -837,19 +843,26 @@ fn code_actions(ctx: &Ctx, p: lsp::CodeActionParams) -> serde_json::Value {
                     new_text: e.replacement.clone(),
                 })
                 .collect();
+            let (title, preferred) = match &d.consequence {
+                Some(c) => (
+                    format!("{}: {} (unsafe fix: {})", d.rule, d.help, c.line),
+                    false,
+                ),
+                None => (format!("{}: {}", d.rule, d.help), true),
+            };
             actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
-                title: format!("{}: {}", d.rule, d.help),
+                title,
                 kind: Some(lsp::CodeActionKind::QUICKFIX),
                 diagnostics: Some(vec![diag]),
                 edit: Some(edit_of(edits)),
-                is_preferred: Some(true),
+                is_preferred: Some(preferred),
                 ..Default::default()
             }));
         }
     }
     if wanted(only, FIX_ALL_KIND) && ctx.src.text.len() as u64 <= ctx.setup.max_size {
         // Exactly what `fix` does to this text: the same pipeline, settings and fixpoint.
-        let fixed = lint::lint_fix(&ctx.src, &ctx.setup.settings);
+        let fixed = lint::lint_fix(&ctx.src, &ctx.setup.settings, ctx.setup.unsafe_fixes);
         if fixed.changed() && fixed.refused.is_none() {
             let (span, new_text) = minimal_edit(&ctx.src.text, &fixed.text);
             actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {

@@ -1,6 +1,8 @@
 #![allow(dead_code)]
 //! Helpers shared by the integration tests: run the real binary, read its JSON report.
 
+pub mod apiserver;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

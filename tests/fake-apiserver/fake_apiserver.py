@@ -22,6 +22,11 @@ CONFIG:
                    "core_policy": "5" (optional), "forbid": ["list nodes"] (optional),
                    "delay": 0.0 (seconds before every answer), "data": "ack-cn-hangzhou"}]}
 
+A cluster with a "runbook" entry is a stateful cluster instead (stateful.py: nodes that are
+cordoned, drained and rebooted, installer pods, exec over WebSocket, faults); CONFIG then may
+name "admin": true, a plain-HTTP endpoint on 127.0.0.1 (POST one JSON request, see
+stateful.admin) for the harness and the `aliyun` stub, announced as `ADMIN <port>`.
+
 On start it prints `READY <name> <port>` for each cluster, then `READY`, and serves until killed.
 Answers follow the API server's own shapes (metav1.Status for errors, with the messages the
 RBAC authorizer and the registry produce).
@@ -37,6 +42,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+import stateful
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOG_LOCK = threading.Lock()
@@ -86,6 +93,10 @@ def make_nodes(templates, count, region):
 class Cluster:
     def __init__(self, conf):
         self.name = conf["name"]
+        self.world = None
+        if conf.get("runbook") is not None:
+            data = os.path.join(HERE, conf.get("data", "ack-cn-hangzhou"))
+            self.world = stateful.World(self.name, conf["runbook"], data, None)
         self.token = conf.get("token")
         self.forbid = set(conf.get("forbid", []))
         self.delay = float(conf.get("delay", 0))
@@ -155,6 +166,15 @@ def discovery(port):
 
 def make_handler(cluster, port, log_path):
     disc = discovery(port)
+    if cluster.world is not None:
+        core, group, policy = stateful.discovery_extra()
+        disc["/api/v1"]["resources"].extend(core)
+        for r in disc["/api/v1"]["resources"]:
+            if r["name"] == "pods":
+                r["verbs"] = ["create", "delete", "deletecollection", "get", "list", "patch",
+                              "update", "watch"]
+        disc["/apis"]["groups"].append(group)
+        disc["/apis/policy/v1"] = policy
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -173,6 +193,11 @@ def make_handler(cluster, port, log_path):
                 "authenticated": authed,
                 "user_agent": self.headers.get("User-Agent", ""),
             }
+            if self.command != "GET":
+                entry["content_type"] = self.headers.get("Content-Type", "")
+            if self.headers.get("Upgrade"):
+                entry["upgrade"] = self.headers.get("Upgrade")
+                entry["protocols"] = self.headers.get("Sec-WebSocket-Protocol", "")
             with LOG_LOCK, open(log_path, "a") as f:
                 f.write(json.dumps(entry) + "\n")
 
@@ -196,6 +221,17 @@ def make_handler(cluster, port, log_path):
             self.log_request_line(authed)
             if cluster.delay:
                 time.sleep(cluster.delay)
+            if cluster.world is not None:
+                if not authed:
+                    return self.send_json(*status(401, "Unauthorized", "Unauthorized"))
+                u = urlsplit(self.path)
+                path = u.path.rstrip("/")
+                if self.command == "GET" and path in disc:
+                    return self.send_json(200, disc[path])
+                answer = stateful.handle(cluster.world, self, disc)
+                if answer is not None:
+                    self.send_json(*answer)
+                return None
             if self.command != "GET":
                 return self.send_json(*status(405, "MethodNotAllowed",
                                               "the server does not allow this method"))
@@ -294,13 +330,48 @@ def make_handler(cluster, port, log_path):
     return Handler
 
 
+def make_admin_handler(worlds):
+    class Admin(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt, *args):
+            pass
+
+        def do_POST(self):
+            n = int(self.headers.get("Content-Length", "0") or 0)
+            try:
+                answer = stateful.admin(worlds, json.loads(self.rfile.read(n) or b"{}"))
+            except Exception as e:  # noqa: BLE001 - the harness reads the message
+                answer = {"error": "admin: %s: %s" % (type(e).__name__, e)}
+            data = json.dumps(answer).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Admin
+
+
+def tick(worlds):
+    """The controllers run on their own too (nodes come back while nobody asks)."""
+    while True:
+        time.sleep(0.05)
+        with stateful.LOCK:
+            for w in worlds:
+                w.controller()
+
+
 def main():
     with open(sys.argv[1]) as f:
         conf = json.load(f)
     log_path = conf["log"]
     servers = []
+    worlds = {}
     for c in conf["clusters"]:
         cluster = Cluster(c)
+        if cluster.world is not None:
+            worlds[cluster.name] = cluster.world
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(c["cert"], c["key"])
         ctx.set_alpn_protocols(["http/1.1"])
@@ -314,8 +385,15 @@ def main():
         httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
         servers.append(httpd)
         print("READY %s %d" % (cluster.name, port), flush=True)
+    if conf.get("admin"):
+        admin = ThreadingHTTPServer(("127.0.0.1", 0), make_admin_handler(worlds))
+        admin.daemon_threads = True
+        servers.append(admin)
+        print("ADMIN %d" % admin.server_address[1], flush=True)
     for s in servers:
         threading.Thread(target=s.serve_forever, daemon=True).start()
+    if worlds:
+        threading.Thread(target=tick, args=(list(worlds.values()),), daemon=True).start()
     print("READY", flush=True)
     try:
         while True:

@@ -91,18 +91,24 @@ for _, file in ipairs(files) do
   if mode == 'fixall' then
     local whole = { start = { line = 0, character = 0 }, ['end'] = { line = vim.api.nvim_buf_line_count(bufnr), character = 0 } }
     local actions = code_actions(client, bufnr, whole, diagnostics, { 'source.fixAll' })
-    if #actions ~= 1 then
-      fail(file .. ': expected one fix-all action, got ' .. vim.inspect(actions))
+    -- No action when every fix of the file is unsafe (held back, as `fix` holds them).
+    if #actions > 1 then
+      fail(file .. ': expected at most one fix-all action, got ' .. vim.inspect(actions))
     end
-    vim.lsp.util.apply_workspace_edit(actions[1].edit, client.offset_encoding)
-    applied = 1
+    if #actions == 1 then
+      vim.lsp.util.apply_workspace_edit(actions[1].edit, client.offset_encoding)
+      applied = 1
+    end
   else
     -- Put the cursor on each finding in turn; take the first quick fix offered there; after each
     -- edit, wait for the findings of the new text, as a person reading them would.
     for _ = 1, 50 do
       local done = true
       for _, d in ipairs(diagnostics) do
-        local actions = code_actions(client, bufnr, d.range, { d }, { 'quickfix' })
+        -- The preferred quick fix: an unsafe one is offered too, labelled, but not preferred.
+        local actions = vim.tbl_filter(function(a)
+          return a.isPreferred
+        end, code_actions(client, bufnr, d.range, { d }, { 'quickfix' }))
         if #actions > 0 then
           vim.lsp.util.apply_workspace_edit(actions[1].edit, client.offset_encoding)
           applied = applied + 1
@@ -117,9 +123,7 @@ for _, file in ipairs(files) do
     end
   end
   log(file .. ': ' .. applied .. ' action(s) applied (' .. mode .. ')')
-  if applied == 0 then
-    fail(file .. ': no fix was offered')
-  end
+  -- A file whose fixes are all unsafe gets none; the test compares it with its golden file.
   vim.cmd('write')
 end
 

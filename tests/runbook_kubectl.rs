@@ -1,0 +1,1438 @@
+//! The reboot runbook (`checklist --cluster --context prod --format shell`) run with the REAL
+//! kubectl 1.33 (target/tools/kubectl) against the stateful fake API server
+//! (tests/fake-apiserver/stateful.py: nodes cordoned, drained and rebooted, installer pods
+//! renewed by a DaemonSet controller, `exec` over WebSocket v5 answered from the node's simulated
+//! /proc/cgpu_km) and the `aliyun` stub (tests/runbook/aliyun: reboots through the fake's ECS
+//! account). Every kubectl command line the script emits is parsed and executed by kubectl.
+//!
+//! A seeded sweep: random cluster shapes (1-4 cGPU nodes at the old policy, at the target or
+//! without the module, some cordoned before the change, workloads), RollingUpdate or OnDelete,
+//! `--max-unavailable` 1-3, a policy change with or without an image upgrade, and one random
+//! fault at a random point (after the Nth change the cluster sees), then a re-run with the fault
+//! cleared. The invariants of issue 19 are checked after every run from the fake's history
+//! (what the cluster saw, when) and its final state; each failure prints the seed, and
+//! `RUNBOOK_SEED=N` replays one case. `RUNBOOK_CASES=N` sets the size of each sweep (default
+//! small, for the 2-core machine); the size and wall time are printed.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use common::apiserver::{Fake, Pki, TOKEN, kubectl};
+use common::bin;
+use serde_json::{Value, json};
+
+const OLD_POLICY: &str = "1";
+const NEW_POLICY: &str = "2";
+const OLD_IMAGE: &str =
+    "registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.9-1f0c2b4-aliyun";
+const NEW_TAG: &str = "v1.5.10-3c9d1e7-aliyun";
+const NEW_IMAGE: &str =
+    "registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-3c9d1e7-aliyun";
+const MARK: &str = "cgpu-lint/cordoned";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+// ---- a small seeded RNG (SplitMix64): the seed alone replays a case ---------------------------
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+// ---- the shape of one case ----------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Module {
+    Old,
+    Target,
+    None,
+}
+
+#[derive(Clone, Debug)]
+struct NodeShape {
+    name: String,
+    instance: String,
+    module: Module,
+    cordoned: bool,
+    gpus: u32,
+    workloads: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Fault {
+    None,
+    DrainRefused,
+    ExecFail,
+    RebootRefused,
+    RebootNever,
+    NeverReady,
+    InstallerNeverReady,
+    OldPolicy,
+    NodeDeleted,
+    NodeReplaced,
+    PolicyChanged,
+    OtherContextCurrent,
+    ContextPointsElsewhere,
+    Declined,
+}
+
+impl Fault {
+    /// The fake's name of a fault it injects itself.
+    fn server_name(self) -> Option<&'static str> {
+        Some(match self {
+            Fault::DrainRefused => "drain_refused",
+            Fault::ExecFail => "exec_fail",
+            Fault::RebootRefused => "reboot_refused",
+            Fault::RebootNever => "reboot_never",
+            Fault::NeverReady => "never_ready",
+            Fault::InstallerNeverReady => "installer_never_ready",
+            Fault::OldPolicy => "old_policy",
+            Fault::NodeDeleted => "node_deleted",
+            Fault::NodeReplaced => "node_replaced",
+            Fault::PolicyChanged => "policy_changed",
+            _ => return None,
+        })
+    }
+}
+
+const STATIC_FAULTS: &[Fault] = &[
+    Fault::None,
+    Fault::DrainRefused,
+    Fault::ExecFail,
+    Fault::RebootRefused,
+    Fault::RebootNever,
+    Fault::NeverReady,
+    Fault::InstallerNeverReady,
+    Fault::OldPolicy,
+];
+const MID_RUN_FAULTS: &[Fault] = &[
+    Fault::NodeDeleted,
+    Fault::NodeReplaced,
+    Fault::PolicyChanged,
+];
+const CONTEXT_FAULTS: &[Fault] = &[Fault::OtherContextCurrent, Fault::ContextPointsElsewhere];
+
+#[derive(Clone, Debug)]
+struct Shape {
+    seed: u64,
+    nodes: Vec<NodeShape>,
+    strategy: &'static str,
+    max_unavailable: u32,
+    /// The image changes too (cGPU 1.5.9 -> 1.5.10), not only the policy.
+    upgrade: bool,
+    /// The policy changes (false: an upgrade that keeps POLICY, the nodes differ by version only).
+    policy_change: bool,
+    fault: Fault,
+    fault_node: usize,
+    /// The fault fires after this many changes the cluster saw (0: from the start).
+    fault_after: u64,
+}
+
+impl Shape {
+    fn random(seed: u64, faults: &[Fault], max_nodes: u64) -> Shape {
+        let mut r = Rng(seed);
+        let n = 1 + r.below(max_nodes) as usize;
+        let base = r.below(1 << 40);
+        let mut nodes: Vec<NodeShape> = (0..n)
+            .map(|i| NodeShape {
+                name: format!("cn-hangzhou.10.0.1.{}", 11 + i),
+                instance: format!("i-bp1{:013x}{:02}", base, i),
+                module: match r.below(10) {
+                    0..=5 => Module::Old,
+                    6 | 7 => Module::Target,
+                    _ => Module::None,
+                },
+                cordoned: r.chance(15),
+                gpus: 1 + r.below(2) as u32,
+                workloads: r.below(2) as u32,
+            })
+            .collect();
+        // At least one node needs a reboot, so that most faults meet a step that acts.
+        if !nodes.iter().any(|x| x.module == Module::Old && !x.cordoned) {
+            let i = r.below(n as u64) as usize;
+            nodes[i].module = Module::Old;
+            nodes[i].cordoned = false;
+        }
+        let fault = r.pick(faults);
+        Shape {
+            seed,
+            nodes,
+            strategy: r.pick(&["RollingUpdate", "OnDelete"]),
+            max_unavailable: 1 + r.below(3) as u32,
+            upgrade: r.chance(40),
+            policy_change: true,
+            fault,
+            fault_node: r.below(n as u64) as usize,
+            fault_after: if r.chance(50) {
+                0
+            } else {
+                1 + r.below(3 * n as u64)
+            },
+        }
+    }
+
+    fn old_policy(&self) -> &'static str {
+        if self.policy_change {
+            OLD_POLICY
+        } else {
+            NEW_POLICY
+        }
+    }
+
+    fn target_version(&self) -> &'static str {
+        if self.upgrade { "1.5.10" } else { "1.5.9" }
+    }
+
+    fn at_target(&self, module: &Value) -> bool {
+        let Some(m) = module.as_object() else {
+            return false;
+        };
+        m["version"] == self.target_version()
+            && m["policies"]
+                .as_array()
+                .is_some_and(|p| !p.is_empty() && p.iter().all(|x| x == NEW_POLICY))
+    }
+
+    fn module_json(&self, m: Module) -> Value {
+        match m {
+            Module::None => Value::Null,
+            Module::Old => json!({"version": "1.5.9", "policy": self.old_policy()}),
+            Module::Target => json!({"version": self.target_version(), "policy": NEW_POLICY}),
+        }
+    }
+
+    /// The fake's CONFIG entry of one cluster: `prod` as the shape says; `staging` with the
+    /// same node names (ACK names nodes by VPC IP) on other instances, all at the old policy.
+    fn cluster(&self, name: &str, pki: &Pki) -> Value {
+        let staging = name == "staging";
+        let mut nodes: Vec<Value> = self
+            .nodes
+            .iter()
+            .map(|n| {
+                json!({
+                    "name": n.name,
+                    "instance": if staging { n.instance.replace("i-bp1", "i-bp9") } else { n.instance.clone() },
+                    "schedule": "cgpu",
+                    "cordoned": n.cordoned && !staging,
+                    "gpus": n.gpus,
+                    "gpu_mem": 22,
+                    "module": self.module_json(if staging { Module::Old } else { n.module }),
+                    "workloads": vec![4; n.workloads as usize],
+                })
+            })
+            .collect();
+        // A GPU node outside cGPU where evicted pods fit (the capacity gate).
+        nodes.push(json!({
+            "name": "cn-hangzhou.10.0.2.1",
+            "instance": if staging { "i-bp9spare000000000001" } else { "i-bp1spare000000000001" },
+            "schedule": null, "gpu_mem": 60, "module": null, "workloads": [],
+        }));
+        json!({
+            "name": name,
+            "cert": pki.path("server.pem"),
+            "key": pki.path("server.key"),
+            "token": TOKEN,
+            "runbook": {
+                "seed": self.seed ^ u64::from(staging),
+                "ns_uid": if staging { "6f1e0c2a-3b4d-4e5f-8a6b-57a9e1c90000" } else { "d2b7c1f4-9a3e-4c6b-8e21-0f5a7c3d9b11" },
+                "nodes": nodes,
+                "daemonsets": {"cgpu-installer": {
+                    "policy": self.old_policy(), "image": OLD_IMAGE, "strategy": self.strategy,
+                }},
+            },
+        })
+    }
+}
+
+// ---- the world of one case ------------------------------------------------------------------------
+
+struct World {
+    shape: Shape,
+    fake: Fake,
+    dir: tempfile::TempDir,
+    kubeconfig: PathBuf,
+    script: PathBuf,
+    ca: String,
+}
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    /// History lengths (prod, staging) before the run.
+    from: (usize, usize),
+    /// Our cordons before the run.
+    leftover: usize,
+}
+
+impl World {
+    fn start(pki: &Pki, shape: Shape) -> World {
+        let fake = Fake::start_with(
+            pki,
+            json!([shape.cluster("prod", pki), shape.cluster("staging", pki)]),
+            json!({"admin": true}),
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let w = World {
+            kubeconfig: dir.path().join("kubeconfig"),
+            script: dir.path().join("checklist.sh"),
+            ca: pki.path("ca.pem"),
+            shape,
+            fake,
+            dir,
+        };
+        w.write_kubeconfig("prod", "prod");
+        w
+    }
+
+    /// Contexts `prod` (to the server named by `prod_to`) and `staging`; `current` is current.
+    fn write_kubeconfig(&self, current: &str, prod_to: &str) {
+        let mut y = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
+        for (name, to) in [("prod", prod_to), ("staging", "staging")] {
+            let _ = write!(
+                y,
+                "- name: {name}\n  cluster:\n    server: {}\n    certificate-authority: {}\n",
+                self.fake.server(to),
+                self.ca
+            );
+        }
+        let _ = write!(
+            y,
+            "users:\n- name: audit\n  user:\n    token: {TOKEN}\ncontexts:\n- name: prod\n  context:\n    cluster: prod\n    user: audit\n- name: staging\n  context:\n    cluster: staging\n    user: audit\ncurrent-context: {current}\n"
+        );
+        std::fs::write(&self.kubeconfig, y).unwrap();
+    }
+
+    fn admin(&self, req: Value) -> Value {
+        let port = self.fake.admin.expect("the fake's admin channel");
+        let body = req.to_string();
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            s,
+            "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        let body = out.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        let v: Value =
+            serde_json::from_str(body).unwrap_or_else(|e| panic!("admin {req}: {e}: {out}"));
+        assert!(
+            v.get("error").is_none() || req["op"] == "reboot",
+            "admin {req}: {v}"
+        );
+        v
+    }
+
+    fn state(&self, cluster: &str) -> Value {
+        self.admin(json!({"op": "state", "cluster": cluster}))
+    }
+
+    fn settle(&self) {
+        let v = self.admin(json!({"op": "settle", "cluster": "prod", "timeout": 15}));
+        assert_eq!(
+            v["ok"], true,
+            "seed {}: the fake did not settle: {v}",
+            self.shape.seed
+        );
+    }
+
+    /// `cgpu-lint checklist --cluster --context prod ... --format shell` into `self.script`.
+    fn generate(&self) {
+        let s = &self.shape;
+        let mut args: Vec<String> = [
+            "checklist",
+            "--cluster",
+            "--context",
+            "prod",
+            "--policy",
+            NEW_POLICY,
+            "--format",
+            "shell",
+            "--drain-timeout",
+            "3s",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect();
+        args.extend([
+            "--kubeconfig".into(),
+            self.kubeconfig.to_string_lossy().into_owned(),
+        ]);
+        args.extend(["--kubectl".into(), kubectl()]);
+        args.extend(["--max-unavailable".into(), s.max_unavailable.to_string()]);
+        if s.upgrade {
+            args.extend(["--tag".into(), NEW_TAG.into()]);
+        }
+        let out = bin()
+            .env("HOME", self.dir.path())
+            .env_remove("KUBECONFIG")
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "seed {}: checklist {args:?} failed: {}",
+            s.seed,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        std::fs::write(&self.script, &out.stdout).unwrap();
+    }
+
+    /// `helm upgrade` with the desired values: the DaemonSet's template changes.
+    fn apply(&self) {
+        let image = if self.shape.upgrade {
+            NEW_IMAGE
+        } else {
+            OLD_IMAGE
+        };
+        // The same chart goes to both clusters (staging first, as usual).
+        for cluster in ["staging", "prod"] {
+            self.admin(
+                json!({"op": "apply", "cluster": cluster, "policy": NEW_POLICY, "image": image}),
+            );
+        }
+        self.settle();
+    }
+
+    fn history_len(&self, cluster: &str) -> usize {
+        self.state(cluster)["history"].as_array().unwrap().len()
+    }
+
+    fn run(&self, yes: bool, stdin: &str) -> Ran {
+        let from = (self.history_len("prod"), self.history_len("staging"));
+        let leftover = ours_cordoned(&self.state("prod")["nodes"]).len();
+        let path = format!(
+            "{}:{}:/usr/local/bin:/usr/bin:/bin",
+            root().join("target/tools").display(),
+            root().join("tests/runbook").display()
+        );
+        let mut cmd = Command::new("timeout");
+        cmd.args(["-k", "5", "150", "bash"]).arg(&self.script);
+        if yes {
+            cmd.arg("--yes");
+        }
+        let mut child = cmd
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", self.dir.path())
+            .env("KUBECONFIG", &self.kubeconfig)
+            .env(
+                "RUNBOOK_ADMIN",
+                format!("http://127.0.0.1:{}", self.fake.admin.unwrap()),
+            )
+            .env("CGPU_CHECKLIST_POLL", "0.2")
+            .env("CGPU_CHECKLIST_REBOOT_TIMEOUT", "6")
+            .env("CGPU_CHECKLIST_READY_TIMEOUT", "6")
+            .env("CGPU_CHECKLIST_POD_TIMEOUT", "6")
+            .env("CGPU_CHECKLIST_POLICY_TIMEOUT", "6")
+            .env("CGPU_CHECKLIST_HEALTH_TIMEOUT", "6")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+        let out = child.wait_with_output().unwrap();
+        Ran {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            from,
+            leftover,
+        }
+    }
+}
+
+fn ours_cordoned(nodes: &Value) -> Vec<String> {
+    nodes
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, n)| n["unschedulable"] == true && n["annotations"].get(MARK).is_some())
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+// ---- the invariants ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Inv {
+    /// No reboot of a node that is not cordoned and drained.
+    RebootOnlyDrained,
+    /// No reboot of an instance the node's live providerID does not name.
+    RebootLiveInstance,
+    /// Never more cordoned-by-us nodes than the canary (1), then --max-unavailable.
+    CordonLimit,
+    /// A node at the target is never cordoned.
+    AtTargetNeverCordoned,
+    /// A fault stops the run non-zero naming node and step, with no destructive action after.
+    StopsAtFault,
+    /// The re-run converges: targets at target, our cordons removed, pre-cordoned left, no node
+    /// rebooted twice.
+    Converges,
+    /// A wrong context changes nothing.
+    WrongContextChangesNothing,
+    /// A declined confirmation changes nothing.
+    DeclinedChangesNothing,
+}
+
+const ALL: &[Inv] = &[
+    Inv::RebootOnlyDrained,
+    Inv::RebootLiveInstance,
+    Inv::CordonLimit,
+    Inv::AtTargetNeverCordoned,
+    Inv::StopsAtFault,
+    Inv::Converges,
+    Inv::WrongContextChangesNothing,
+    Inv::DeclinedChangesNothing,
+];
+
+fn destructive(e: &Value) -> bool {
+    match e["ev"].as_str().unwrap_or("") {
+        "reboot" | "evict" | "delete-pod" => true,
+        "patch-node" => e["unschedulable"] == true && e["was"][0] == false,
+        _ => false,
+    }
+}
+
+struct Judge<'a> {
+    w: &'a World,
+    out: Vec<(Inv, String)>,
+}
+
+impl Judge<'_> {
+    fn fail(&mut self, inv: Inv, msg: String) {
+        self.out.push((inv, msg));
+    }
+
+    fn events(&self, cluster: &str, from: usize) -> Vec<Value> {
+        self.w.state(cluster)["history"].as_array().unwrap()[from..].to_vec()
+    }
+
+    /// The invariants that hold for any run.
+    fn every_run(&mut self, label: &str, ran: &Ran) {
+        let s = &self.w.shape;
+        for (cluster, from) in [("prod", ran.from.0), ("staging", ran.from.1)] {
+            for e in self.events(cluster, from) {
+                if e["ev"] == "reboot" {
+                    if e["provider_id_matches"] != true {
+                        self.fail(
+                            Inv::RebootLiveInstance,
+                            format!(
+                                "{label}: {cluster}: rebooted {} {} while node {} names {}",
+                                e["region"], e["instance"], e["node"], e["live_provider_id"]
+                            ),
+                        );
+                    } else if e["cordoned"] != true || e["drained"] != true {
+                        self.fail(
+                            Inv::RebootOnlyDrained,
+                            format!(
+                                "{label}: {cluster}: rebooted {} (cordoned {}, drained {})",
+                                e["node"], e["cordoned"], e["drained"]
+                            ),
+                        );
+                    }
+                }
+                if e["ev"] == "patch-node"
+                    && e["unschedulable"] == true
+                    && e["was"][0] == false
+                    && s.at_target(&e["module"])
+                {
+                    self.fail(
+                        Inv::AtTargetNeverCordoned,
+                        format!(
+                            "{label}: {cluster}: cordoned {} at the target {}",
+                            e["node"], e["module"]
+                        ),
+                    );
+                }
+            }
+        }
+        // Cordon limit (prod): 1 until the first node this run rebooted is back, then M.
+        let m = s.max_unavailable.max(1) as usize;
+        let mut rebooted = BTreeSet::new();
+        let mut canary_done = false;
+        for e in self.events("prod", ran.from.0) {
+            match e["ev"].as_str().unwrap_or("") {
+                "reboot" if e["effective"] == true => {
+                    rebooted.insert(e["node"].as_str().unwrap().to_string());
+                }
+                "patch-node" => {
+                    let n = e["ours_cordoned"].as_array().unwrap().len();
+                    let limit = if canary_done { m } else { 1 }.max(ran.leftover);
+                    if n > limit {
+                        self.fail(
+                            Inv::CordonLimit,
+                            format!(
+                                "{label}: {n} nodes carry our cordon ({}), limit {limit} ({})",
+                                e["ours_cordoned"],
+                                if canary_done {
+                                    "after the canary"
+                                } else {
+                                    "before the canary is done"
+                                }
+                            ),
+                        );
+                        break;
+                    }
+                    if e["was"][0] == true
+                        && e["unschedulable"] == false
+                        && rebooted.contains(e["node"].as_str().unwrap())
+                    {
+                        canary_done = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The first event by which the fault showed, and whether the script could see it at once.
+    fn manifest(&self, ran: &Ran) -> Option<(usize, bool)> {
+        let s = &self.w.shape;
+        let node = &s.nodes[s.fault_node].name;
+        let events = self.events("prod", ran.from.0);
+        let on = |e: &&Value| e["node"] == node.as_str();
+        let find = |f: &dyn Fn(&Value) -> bool| {
+            events
+                .iter()
+                .filter(on)
+                .find(|e| f(e))
+                .map(|e| e["seq"].as_u64().unwrap() as usize)
+        };
+        let fired = events
+            .iter()
+            .find(|e| e["ev"] == "fault")
+            .map(|e| e["seq"].as_u64().unwrap() as usize);
+        match s.fault {
+            Fault::DrainRefused => find(&|e| e["ev"] == "evict-refused").map(|i| (i, true)),
+            Fault::ExecFail => {
+                find(&|e| e["ev"] == "exec" && e["failed"] == true).map(|i| (i, true))
+            }
+            Fault::RebootRefused => find(&|e| e["ev"] == "reboot-refused").map(|i| (i, true)),
+            Fault::RebootNever | Fault::NeverReady | Fault::OldPolicy => {
+                let f = fired?;
+                find(&|e| e["ev"] == "reboot" && e["seq"].as_u64().unwrap() as usize > f)
+                    .map(|i| (i, false))
+            }
+            Fault::InstallerNeverReady => {
+                let f = fired?;
+                find(&|e| {
+                    (e["ev"] == "reboot" || e["ev"] == "delete-pod")
+                        && e["seq"].as_u64().unwrap() as usize > f
+                })
+                .map(|i| (i, false))
+            }
+            Fault::NodeDeleted => {
+                let f = fired?;
+                // Seen once the script reaches the node: it must stop, not skip it.
+                let decided = events
+                    .iter()
+                    .filter(on)
+                    .any(|e| e["ev"] == "exec" && (e["seq"].as_u64().unwrap() as usize) < f);
+                let targeted = !s.nodes[s.fault_node].cordoned;
+                (!decided && targeted).then_some((f, false))
+            }
+            Fault::PolicyChanged => fired.map(|f| (f, false)),
+            _ => None,
+        }
+    }
+
+    fn stops_at_fault(&mut self, ran: &Ran) {
+        let s = &self.w.shape;
+        let Some((at, immediate)) = self.manifest(ran) else {
+            return;
+        };
+        let node = &s.nodes[s.fault_node].name;
+        let named = if s.fault == Fault::PolicyChanged {
+            true
+        } else {
+            ran.stderr.contains(node.as_str())
+        };
+        if ran.code == 0 || !named || !ran.stderr.contains("step") {
+            self.fail(Inv::StopsAtFault, format!("run 1: {:?} on {node} showed (event {at}) but the run exited {} without naming node and step; stderr tail: {}", s.fault, ran.code, tail(&ran.stderr)));
+        }
+        let events = self.events("prod", ran.from.0);
+        let ours_at = events
+            .iter()
+            .rev()
+            .find(|e| e["seq"].as_u64().unwrap() as usize <= at && e["ev"] == "patch-node")
+            .map_or(ran.leftover, |e| {
+                e["ours_cordoned"].as_array().unwrap().len()
+            });
+        let after: Vec<&Value> = events
+            .iter()
+            .filter(|e| e["seq"].as_u64().unwrap() as usize > at && destructive(e))
+            .collect();
+        if immediate {
+            let other: Vec<String> = after
+                .iter()
+                .filter(|e| e["node"] != node.as_str())
+                .map(|e| format!("{} {}", e["ev"], e["node"]))
+                .collect();
+            if !other.is_empty() {
+                self.fail(
+                    Inv::StopsAtFault,
+                    format!("run 1: after {:?} on {node}: {other:?}", s.fault),
+                );
+            }
+        } else {
+            let newly: BTreeSet<String> = after
+                .iter()
+                .filter(|e| e["ev"] == "patch-node")
+                .map(|e| e["node"].as_str().unwrap().to_string())
+                .collect();
+            let limit = s.max_unavailable.max(1) as usize;
+            if ours_at + newly.len() > limit {
+                self.fail(Inv::StopsAtFault, format!("run 1: after {:?} on {node} the run went on cordoning {newly:?} ({ours_at} already ours)", s.fault));
+            }
+        }
+    }
+
+    fn converges(&mut self, runs: &[&Ran], last: &Ran) {
+        let s = &self.w.shape;
+        let st = self.w.state("prod");
+        // Nodes cordoned before the change are left alone: while one of them is not at the
+        // target the run cannot say "done" and must say which.
+        let waiting: Vec<&str> = s
+            .nodes
+            .iter()
+            .filter(|n| {
+                n.cordoned
+                    && st["nodes"]
+                        .get(&n.name)
+                        .is_some_and(|l| !s.at_target(&l["module"]))
+            })
+            .map(|n| n.name.as_str())
+            .collect();
+        if waiting.is_empty() && last.code != 0 {
+            self.fail(
+                Inv::Converges,
+                format!("re-run exited {}: {}", last.code, tail(&last.stderr)),
+            );
+        }
+        if !waiting.is_empty()
+            && (last.code == 0 || !waiting.iter().all(|n| last.stderr.contains(n)))
+        {
+            self.fail(Inv::Converges, format!("re-run exited {} without naming the nodes cordoned before the change {waiting:?}", last.code));
+        }
+        let nodes = &st["nodes"];
+        for n in &s.nodes {
+            let Some(live) = nodes.get(&n.name) else {
+                continue;
+            };
+            if n.cordoned {
+                if live["unschedulable"] != true {
+                    self.fail(
+                        Inv::Converges,
+                        format!(
+                            "{} was cordoned before the change and is not any more",
+                            n.name
+                        ),
+                    );
+                }
+                continue;
+            }
+            if !s.at_target(&live["module"]) {
+                self.fail(
+                    Inv::Converges,
+                    format!("{} is not at the target: {}", n.name, live["module"]),
+                );
+            }
+            if live["annotations"].get(MARK).is_some() || live["unschedulable"] == true {
+                self.fail(
+                    Inv::Converges,
+                    format!(
+                        "{} keeps our cordon ({} {})",
+                        n.name, live["unschedulable"], live["annotations"]
+                    ),
+                );
+            }
+        }
+        let mut count: BTreeMap<String, u32> = BTreeMap::new();
+        let first = runs[0].from.0;
+        for e in &st["history"].as_array().unwrap()[first..] {
+            if e["ev"] == "reboot" && e["effective"] == true {
+                *count
+                    .entry(e["node"].as_str().unwrap().to_string())
+                    .or_default() += 1;
+            }
+        }
+        for (node, c) in count {
+            let allowed = if s.fault == Fault::OldPolicy && node == s.nodes[s.fault_node].name {
+                2
+            } else {
+                1
+            };
+            if c > allowed {
+                self.fail(Inv::Converges, format!("{node} rebooted {c} times"));
+            }
+        }
+    }
+
+    fn changes_nothing(&mut self, inv: Inv, cluster: &str, from: usize, label: &str) {
+        let bad: Vec<String> = self
+            .events(cluster, from)
+            .iter()
+            .filter(|e| destructive(e) || e["ev"] == "patch-node")
+            .map(|e| format!("{} {}", e["ev"], e["node"]))
+            .collect();
+        if !bad.is_empty() {
+            self.fail(inv, format!("{label}: {cluster} changed: {bad:?}"));
+        }
+    }
+}
+
+fn tail(s: &str) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(6)..].join(" | ")
+}
+
+/// One case: plan, apply, fault, run, clear, re-run; the invariants broken, with what showed them.
+fn case(pki: &Pki, sweep: &str, shape: Shape) -> Vec<(Inv, String)> {
+    case_with(pki, sweep, shape, &|s| s.to_string())
+}
+
+/// `case` with the generated script edited by `mutate` (to show that an invariant can fail).
+fn case_with(
+    pki: &Pki,
+    sweep: &str,
+    shape: Shape,
+    mutate: &dyn Fn(&str) -> String,
+) -> Vec<(Inv, String)> {
+    let w = World::start(pki, shape.clone());
+    w.generate();
+    let text = std::fs::read_to_string(&w.script).unwrap();
+    std::fs::write(&w.script, mutate(&text)).unwrap();
+    w.apply();
+    let s = &w.shape;
+    let node = s.nodes[s.fault_node].name.clone();
+    if let Some(name) = s.fault.server_name() {
+        let value = match s.fault {
+            Fault::NodeReplaced => json!(format!("i-bp1replaced{:08}", s.seed % 100_000_000)),
+            Fault::PolicyChanged => json!(OLD_POLICY),
+            _ => Value::Null,
+        };
+        w.admin(json!({"op": "fault", "cluster": "prod", "fault": name, "node": node, "after": s.fault_after, "value": value}));
+    }
+    match s.fault {
+        Fault::OtherContextCurrent => w.write_kubeconfig("staging", "prod"),
+        Fault::ContextPointsElsewhere => w.write_kubeconfig("prod", "staging"),
+        _ => {}
+    }
+    let mut j = Judge {
+        w: &w,
+        out: Vec::new(),
+    };
+    let first = if s.fault == Fault::Declined {
+        w.run(false, "n\nn\nn\nn\n")
+    } else {
+        w.run(true, "")
+    };
+    j.every_run("run 1", &first);
+    j.stops_at_fault(&first);
+    match s.fault {
+        Fault::OtherContextCurrent => j.changes_nothing(
+            Inv::WrongContextChangesNothing,
+            "staging",
+            first.from.1,
+            "run 1 (current context staging)",
+        ),
+        Fault::ContextPointsElsewhere => {
+            j.changes_nothing(
+                Inv::WrongContextChangesNothing,
+                "staging",
+                first.from.1,
+                "run 1 (context prod points at staging)",
+            );
+            j.changes_nothing(
+                Inv::WrongContextChangesNothing,
+                "prod",
+                first.from.0,
+                "run 1 (context prod points at staging)",
+            );
+            if first.code == 0 {
+                j.fail(
+                    Inv::WrongContextChangesNothing,
+                    "run 1 against the wrong cluster exited 0".into(),
+                );
+            }
+        }
+        Fault::Declined => {
+            j.changes_nothing(
+                Inv::DeclinedChangesNothing,
+                "prod",
+                first.from.0,
+                "run 1 (declined)",
+            );
+        }
+        _ => {}
+    }
+    // Clear the fault, then run again (as the stop message says); a node deleted or replaced
+    // needs a new plan.
+    let restore = (s.fault == Fault::PolicyChanged).then_some(NEW_POLICY);
+    w.admin(json!({"op": "clear", "cluster": "prod", "restore_policy": restore}));
+    w.write_kubeconfig("prod", "prod");
+    w.settle();
+    if matches!(s.fault, Fault::NodeDeleted | Fault::NodeReplaced) {
+        w.generate();
+    }
+    let again = w.run(true, "");
+    j.every_run("re-run", &again);
+    j.converges(&[&first, &again], &again);
+    let mut out = j.out;
+    if !out.is_empty() {
+        let plan: String = std::fs::read_to_string(&w.script)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with('#') || l.contains("=("))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let log = format!(
+            "shape: {:?}\nplan:\n{plan}\nrun 1 (exit {}):\n{}\n{}\nre-run (exit {}):\n{}\n{}",
+            w.shape, first.code, first.stdout, first.stderr, again.code, again.stdout, again.stderr
+        );
+        let path = std::env::temp_dir().join(format!("runbook-{sweep}-seed-{}.log", s.seed));
+        let _ = std::fs::write(&path, log);
+        out.push((out[0].0, format!("(script output: {})", path.display())));
+    }
+    out
+}
+
+fn pki() -> Pki {
+    Pki::new()
+}
+
+fn cases(default: u64) -> u64 {
+    std::env::var("RUNBOOK_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Run `n` seeded cases with faults from `faults`; assert the invariants `check`.
+fn sweep(name: &str, faults: &[Fault], check: &[Inv], n: u64, max_nodes: u64) {
+    let pki = pki();
+    let start = Instant::now();
+    let base: u64 = std::env::var("RUNBOOK_BASE_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(19_000);
+    let seeds: Vec<u64> = match std::env::var("RUNBOOK_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        Some(s) => vec![s],
+        None => (0..n).map(|i| base + i).collect(),
+    };
+    let mut broken: Vec<String> = Vec::new();
+    let mut all: BTreeMap<Inv, u32> = BTreeMap::new();
+    for &seed in &seeds {
+        let shape = Shape::random(seed, faults, max_nodes);
+        let t = Instant::now();
+        let found = case(&pki, name, shape.clone());
+        eprintln!(
+            "{name}: seed {seed}: {} node(s), {}, max-unavailable {}, upgrade {}, {:?} on node {} after {} change(s): {:.1}s, {}",
+            shape.nodes.len(),
+            shape.strategy,
+            shape.max_unavailable,
+            shape.upgrade,
+            shape.fault,
+            shape.fault_node,
+            shape.fault_after,
+            t.elapsed().as_secs_f64(),
+            if found.is_empty() {
+                "ok".to_string()
+            } else {
+                format!("{:?}", found.iter().map(|f| f.0).collect::<BTreeSet<_>>())
+            }
+        );
+        for (inv, msg) in found {
+            *all.entry(inv).or_default() += 1;
+            if check.contains(&inv) {
+                broken.push(format!(
+                    "seed {seed} ({:?}, {:?}): {inv:?}: {msg}",
+                    shape.fault, shape.strategy
+                ));
+            }
+        }
+    }
+    eprintln!(
+        "{name}: {} case(s) (2 runs each) in {:.1}s; invariants broken (all, checked or not): {all:?}",
+        seeds.len(),
+        start.elapsed().as_secs_f64()
+    );
+    assert!(
+        broken.is_empty(),
+        "{name}: invariants broken:\n{}",
+        broken.join("\n")
+    );
+}
+
+fn except(skip: &[Inv]) -> Vec<Inv> {
+    ALL.iter().copied().filter(|i| !skip.contains(i)).collect()
+}
+
+// ---- the protocol: real kubectl against the fake ----------------------------------------------
+
+#[test]
+fn real_kubectl_cordons_drains_execs_and_waits_against_the_fake() {
+    let pki = pki();
+    let shape = Shape {
+        seed: 1,
+        nodes: vec![NodeShape {
+            name: "cn-hangzhou.10.0.1.11".into(),
+            instance: "i-bp1aaaaaaaaaaaaaaa01".into(),
+            module: Module::Old,
+            cordoned: false,
+            gpus: 2,
+            workloads: 1,
+        }],
+        strategy: "OnDelete",
+        max_unavailable: 1,
+        upgrade: false,
+        policy_change: true,
+        fault: Fault::None,
+        fault_node: 0,
+        fault_after: 0,
+    };
+    let w = World::start(&pki, shape);
+    let node = "cn-hangzhou.10.0.1.11";
+    let k = |args: &[&str]| {
+        let out = Command::new(kubectl())
+            .env("HOME", w.dir.path())
+            .env("KUBECONFIG", &w.kubeconfig)
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, uid, _) = k(&[
+        "get",
+        "namespace",
+        "kube-system",
+        "-o",
+        "jsonpath={.metadata.uid}",
+    ]);
+    assert_eq!(
+        (code, uid.as_str()),
+        (0, "d2b7c1f4-9a3e-4c6b-8e21-0f5a7c3d9b11")
+    );
+    let (_, pid, _) = k(&["get", "node", node, "-o", "jsonpath={.spec.providerID}"]);
+    assert_eq!(pid, "cn-hangzhou.i-bp1aaaaaaaaaaaaaaa01");
+    let (_, pod, _) = k(&[
+        "-n",
+        "kube-system",
+        "get",
+        "pod",
+        "-l",
+        "name in (cgpu-installer,cgpu-core-installer)",
+        "--field-selector",
+        &format!("spec.nodeName={node}"),
+        "-o",
+        "jsonpath={.items[0].metadata.name}",
+    ]);
+    assert!(pod.starts_with("cgpu-installer-"), "{pod}");
+    // exec over WebSocket: the node's module as /proc/cgpu_km, and the exit status.
+    let (code, out, err) = k(&[
+        "-n",
+        "kube-system",
+        "exec",
+        &pod,
+        "--",
+        "nsenter",
+        "-t",
+        "1",
+        "-m",
+        "--",
+        "sh",
+        "-c",
+        "cat /proc/cgpu_km/version; cat /proc/cgpu_km/1/policy; echo oops >&2; exit 3",
+    ]);
+    assert_eq!((code, out.as_str()), (3, "1.5.9\n1\n"), "{err}");
+    assert!(err.contains("oops"), "{err}");
+    // annotate (merge patch), cordon (strategic merge patch), drain (eviction), uncordon.
+    assert_eq!(
+        k(&[
+            "annotate",
+            "node",
+            node,
+            &format!("{MARK}=true"),
+            "--overwrite"
+        ])
+        .0,
+        0
+    );
+    assert_eq!(k(&["cordon", node]).0, 0);
+    let (code, _, err) = k(&[
+        "drain",
+        node,
+        "--ignore-daemonsets",
+        "--delete-emptydir-data",
+        "--timeout=20s",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let st = w.state("prod");
+    let n = &st["nodes"][node];
+    assert_eq!(
+        (n["unschedulable"].clone(), n["workloads"].clone()),
+        (json!(true), json!(0))
+    );
+    let kinds: Vec<(String, String)> = st["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ev"] == "patch-node")
+        .map(|e| {
+            (
+                e["node"].as_str().unwrap().into(),
+                e["content_type"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            (node.to_string(), "application/merge-patch+json".to_string()),
+            (
+                node.to_string(),
+                "application/strategic-merge-patch+json".to_string()
+            )
+        ]
+    );
+    // delete --wait (watch), the pod comes back from the template; reboot; wait Ready (watch).
+    assert_eq!(
+        k(&["-n", "kube-system", "delete", "pod", &pod, "--wait=true"]).0,
+        0
+    );
+    let r = Command::new(root().join("tests/runbook/aliyun"))
+        .args([
+            "ecs",
+            "RebootInstance",
+            "--InstanceId",
+            "i-bp1aaaaaaaaaaaaaaa01",
+            "--RegionId",
+            "cn-hangzhou",
+        ])
+        .env(
+            "RUNBOOK_ADMIN",
+            format!("http://127.0.0.1:{}", w.fake.admin.unwrap()),
+        )
+        .output()
+        .unwrap();
+    assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (code, _, err) = k(&[
+        "wait",
+        "--for=condition=Ready",
+        &format!("node/{node}"),
+        "--timeout=20s",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(k(&["uncordon", node]).0, 0);
+    w.settle();
+    let st = w.state("prod");
+    let reboot = st["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["ev"] == "reboot")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (
+            reboot["cordoned"].clone(),
+            reboot["drained"].clone(),
+            reboot["provider_id_matches"].clone()
+        ),
+        (json!(true), json!(true), json!(true))
+    );
+    // The module came back from the new installer pod (the template: POLICY 1 until applied).
+    assert_eq!(
+        st["nodes"][node]["module"],
+        json!({"version": "1.5.9", "policies": ["1", "1"]})
+    );
+    // A PodDisruptionBudget that allows nothing: 429, and drain gives up at its timeout.
+    w.admin(json!({"op": "fault", "cluster": "staging", "fault": "drain_refused", "node": node}));
+    let staging = |args: &[&str]| {
+        let mut a = vec!["--context", "staging"];
+        a.extend_from_slice(args);
+        k(&a)
+    };
+    let (code, _, err) = staging(&["drain", node, "--ignore-daemonsets", "--timeout=2s"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("disruption budget"), "{err}");
+}
+
+// ---- the sweeps ---------------------------------------------------------------------------------
+//
+// Each sweep asserts every invariant that today's script holds; the invariants it breaks are
+// asserted by the `#[ignore]`d twin, with the reason (see /work/notes/i19-sim.md and the seeds
+// below), and move back here as the script's fixes land.
+
+/// Static faults (and none): drain refused, exec failing, reboot refused, reboot accepted but
+/// never happening, node never Ready, installer pod never Ready, old policy after the reboot.
+#[test]
+fn sweep_static_faults() {
+    sweep(
+        "static",
+        STATIC_FAULTS,
+        &except(&[Inv::CordonLimit]),
+        cases(3),
+        4,
+    );
+}
+
+#[test]
+#[ignore = "issue 19: no effective canary: the canary is the plan's first node even when it needs no reboot, then --max-unavailable nodes go down together (seeds 501, 508)"]
+fn sweep_static_faults_canary_then_max_unavailable() {
+    sweep("static", STATIC_FAULTS, &[Inv::CordonLimit], cases(3), 4);
+}
+
+/// A node deleted or replaced mid-run, POLICY changed by someone else mid-run.
+#[test]
+fn sweep_mid_run_faults() {
+    sweep(
+        "mid-run",
+        MID_RUN_FAULTS,
+        &except(MID_RUN_BROKEN),
+        cases(2),
+        4,
+    );
+}
+
+/// Broken by today's script under mid-run faults: a re-plan after the change says "No reboot
+/// needed" (seeds 501, 503, 507); POLICY changed between a node's cordon and its reboot reboots
+/// it towards the other policy, and again on the re-run (1000); a node replaced after the plan is
+/// rebooted by its old instance id (1003); no effective canary (1005).
+const MID_RUN_BROKEN: &[Inv] = &[Inv::Converges, Inv::RebootLiveInstance, Inv::CordonLimit];
+
+#[test]
+#[ignore = "issue 19: re-plan after the change says 'No reboot needed'; DaemonSet read once; old instance id rebooted; no effective canary (seeds 501, 503, 507, 1000, 1003, 1005)"]
+fn sweep_mid_run_faults_converge() {
+    sweep("mid-run", MID_RUN_FAULTS, MID_RUN_BROKEN, cases(2), 4);
+}
+
+/// The kubeconfig's current context on another cluster, or the context name pointing at one.
+#[test]
+fn sweep_wrong_context() {
+    sweep(
+        "context",
+        CONTEXT_FAULTS,
+        &except(&[
+            Inv::WrongContextChangesNothing,
+            Inv::RebootOnlyDrained,
+            Inv::Converges,
+        ]),
+        cases(2),
+        3,
+    );
+}
+
+#[test]
+#[ignore = "issue 19: the script calls bare kubectl and checks no cluster identity: staging's nodes are drained and prod's instances rebooted under them (seeds 500, 501)"]
+fn sweep_wrong_context_changes_nothing() {
+    sweep(
+        "context",
+        CONTEXT_FAULTS,
+        &[
+            Inv::WrongContextChangesNothing,
+            Inv::RebootOnlyDrained,
+            Inv::Converges,
+        ],
+        cases(2),
+        3,
+    );
+}
+
+/// Answering "N" at the first question: the other invariants.
+#[test]
+fn declined_confirmation() {
+    sweep(
+        "declined",
+        &[Fault::Declined],
+        &except(&[Inv::DeclinedChangesNothing]),
+        cases(1),
+        3,
+    );
+}
+
+#[test]
+#[ignore = "issue 19: the first question comes after cordon and drain: answering N leaves the node cordoned and drained (seeds 501-509)"]
+fn declined_confirmation_changes_nothing() {
+    sweep(
+        "declined",
+        &[Fault::Declined],
+        &[Inv::DeclinedChangesNothing],
+        cases(1),
+        3,
+    );
+}
+
+// ---- seeds the sweeps found, named ------------------------------------------------------------------
+
+/// Seed 501 (static): the plan's first node is at the target, the canary is skipped, and two
+/// nodes are cordoned and rebooted together before any canary came back.
+#[test]
+#[ignore = "issue 19: no effective canary (the script's canary is NODES[0] whatever its state)"]
+fn regression_seed_501_no_effective_canary() {
+    replay("static", STATIC_FAULTS, 4, 501, ALL);
+}
+
+/// Seed 500 (context): `prod` in the kubeconfig points at staging; the run drains staging's
+/// nodes of the same names and reboots prod's instances recorded at plan time.
+#[test]
+#[ignore = "issue 19: not pinned to the cluster it was planned for (no identity check, bare kubectl)"]
+fn regression_seed_500_context_points_at_another_cluster() {
+    replay("context", CONTEXT_FAULTS, 3, 500, ALL);
+}
+
+/// An upgrade that keeps POLICY (cGPU 1.5.9 -> 1.5.10, policy 2 before and after) under
+/// OnDelete: the installer pod must be renewed for its image, or the module comes back at 1.5.9.
+#[test]
+#[ignore = "issue 19: under OnDelete the installer pod is renewed only when its POLICY differs: the old image survives the reboot and every re-run reboots the node again"]
+fn an_upgrade_that_keeps_the_policy_converges_under_on_delete() {
+    let pki = pki();
+    let shape = Shape {
+        seed: 7,
+        nodes: vec![
+            NodeShape {
+                name: "cn-hangzhou.10.0.1.11".into(),
+                instance: "i-bp1bbbbbbbbbbbbbb011".into(),
+                module: Module::Old,
+                cordoned: false,
+                gpus: 1,
+                workloads: 1,
+            },
+            NodeShape {
+                name: "cn-hangzhou.10.0.1.12".into(),
+                instance: "i-bp1bbbbbbbbbbbbbb012".into(),
+                module: Module::Old,
+                cordoned: false,
+                gpus: 2,
+                workloads: 0,
+            },
+        ],
+        strategy: "OnDelete",
+        max_unavailable: 1,
+        upgrade: true,
+        policy_change: false,
+        fault: Fault::None,
+        fault_node: 0,
+        fault_after: 0,
+    };
+    let found = case(&pki, "tag-only", shape);
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// The judge is not blind: a script edited to go on after `kubectl drain` failed reboots a node
+/// that was not drained, past the fault, and the invariants say so.
+#[test]
+fn the_invariants_catch_a_script_that_goes_on_after_a_refused_drain() {
+    let pki = pki();
+    let node = |i: u32| NodeShape {
+        name: format!("cn-hangzhou.10.0.1.{}", 11 + i),
+        instance: format!("i-bp1cccccccccccccc0{i}"),
+        module: Module::Old,
+        cordoned: false,
+        gpus: 1,
+        workloads: 1,
+    };
+    let shape = Shape {
+        seed: 11,
+        nodes: vec![node(1), node(2)],
+        strategy: "RollingUpdate",
+        max_unavailable: 1,
+        upgrade: false,
+        policy_change: true,
+        fault: Fault::DrainRefused,
+        fault_node: 0,
+        fault_after: 0,
+    };
+    let edited = std::cell::Cell::new(0);
+    let found = case_with(&pki, "mutant", shape, &|text| {
+        text.lines()
+            .map(|l| {
+                if l.trim_start().starts_with("kubectl") && l.contains(" drain ") {
+                    edited.set(edited.get() + 1);
+                    format!("{l} || true")
+                } else {
+                    l.to_string()
+                }
+            })
+            .map(|l| l + "\n")
+            .collect()
+    });
+    assert!(
+        edited.get() > 0,
+        "no `kubectl drain` line in the script to edit"
+    );
+    let kinds: BTreeSet<Inv> = found.iter().map(|f| f.0).collect();
+    for want in [Inv::RebootOnlyDrained, Inv::StopsAtFault] {
+        assert!(kinds.contains(&want), "{want:?} not reported: {found:#?}");
+    }
+}
+
+/// Seed 1003 (mid-run): the node is replaced (same name, new instance) after the plan; the run
+/// reboots the instance recorded at plan time, which the live providerID no longer names.
+#[test]
+#[ignore = "issue 19: nothing compares the node's live providerID with the instance about to be rebooted"]
+fn regression_seed_1003_node_replaced_is_rebooted_by_its_old_instance() {
+    replay(
+        "mid-run",
+        MID_RUN_FAULTS,
+        4,
+        1003,
+        &[Inv::RebootLiveInstance],
+    );
+}
+
+/// Seed 1000 (mid-run): POLICY goes back to 1 between the canary's cordon and its reboot; the
+/// node comes back at policy 1 and the re-run (POLICY 2 again) reboots it a second time.
+#[test]
+#[ignore = "issue 19: the DaemonSet is read once, before the first node"]
+fn regression_seed_1000_policy_changed_mid_run_reboots_twice() {
+    replay("mid-run", MID_RUN_FAULTS, 4, 1000, &[Inv::Converges]);
+}
+
+fn replay(name: &str, faults: &[Fault], max_nodes: u64, seed: u64, check: &[Inv]) {
+    let pki = pki();
+    let found = case(&pki, name, Shape::random(seed, faults, max_nodes));
+    let broken: Vec<String> = found
+        .iter()
+        .filter(|f| check.contains(&f.0))
+        .map(|f| format!("{:?}: {}", f.0, f.1))
+        .collect();
+    assert!(broken.is_empty(), "seed {seed}: {}", broken.join("\n"));
+}

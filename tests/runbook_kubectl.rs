@@ -817,8 +817,20 @@ fn tail(s: &str) -> String {
 
 /// One case: plan, apply, fault, run, clear, re-run; the invariants broken, with what showed them.
 fn case(pki: &Pki, sweep: &str, shape: Shape) -> Vec<(Inv, String)> {
+    case_with(pki, sweep, shape, &|s| s.to_string())
+}
+
+/// `case` with the generated script edited by `mutate` (to show that an invariant can fail).
+fn case_with(
+    pki: &Pki,
+    sweep: &str,
+    shape: Shape,
+    mutate: &dyn Fn(&str) -> String,
+) -> Vec<(Inv, String)> {
     let w = World::start(pki, shape.clone());
     w.generate();
+    let text = std::fs::read_to_string(&w.script).unwrap();
+    std::fs::write(&w.script, mutate(&text)).unwrap();
     w.apply();
     let s = &w.shape;
     let node = s.nodes[s.fault_node].name.clone();
@@ -1214,16 +1226,22 @@ fn sweep_mid_run_faults() {
     sweep(
         "mid-run",
         MID_RUN_FAULTS,
-        &except(&[Inv::Converges]),
+        &except(MID_RUN_BROKEN),
         cases(2),
         4,
     );
 }
 
+/// Broken by today's script under mid-run faults: a re-plan after the change says "No reboot
+/// needed" (seeds 501, 503, 507); POLICY changed between a node's cordon and its reboot reboots
+/// it towards the other policy, and again on the re-run (1000); a node replaced after the plan is
+/// rebooted by its old instance id (1003); no effective canary (1005).
+const MID_RUN_BROKEN: &[Inv] = &[Inv::Converges, Inv::RebootLiveInstance, Inv::CordonLimit];
+
 #[test]
-#[ignore = "issue 19: a plan generated again after the change (node deleted or replaced) says 'No reboot needed': the decision comes from the DaemonSet's before/after, not the nodes (seeds 501, 503, 507)"]
+#[ignore = "issue 19: re-plan after the change says 'No reboot needed'; DaemonSet read once; old instance id rebooted; no effective canary (seeds 501, 503, 507, 1000, 1003, 1005)"]
 fn sweep_mid_run_faults_converge() {
-    sweep("mid-run", MID_RUN_FAULTS, &[Inv::Converges], cases(2), 4);
+    sweep("mid-run", MID_RUN_FAULTS, MID_RUN_BROKEN, cases(2), 4);
 }
 
 /// The kubeconfig's current context on another cluster, or the context name pointing at one.
@@ -1336,6 +1354,76 @@ fn an_upgrade_that_keeps_the_policy_converges_under_on_delete() {
     };
     let found = case(&pki, "tag-only", shape);
     assert!(found.is_empty(), "{found:#?}");
+}
+
+/// The judge is not blind: a script edited to go on after `kubectl drain` failed reboots a node
+/// that was not drained, past the fault, and the invariants say so.
+#[test]
+fn the_invariants_catch_a_script_that_goes_on_after_a_refused_drain() {
+    let pki = pki();
+    let node = |i: u32| NodeShape {
+        name: format!("cn-hangzhou.10.0.1.{}", 11 + i),
+        instance: format!("i-bp1cccccccccccccc0{i}"),
+        module: Module::Old,
+        cordoned: false,
+        gpus: 1,
+        workloads: 1,
+    };
+    let shape = Shape {
+        seed: 11,
+        nodes: vec![node(1), node(2)],
+        strategy: "RollingUpdate",
+        max_unavailable: 1,
+        upgrade: false,
+        policy_change: true,
+        fault: Fault::DrainRefused,
+        fault_node: 0,
+        fault_after: 0,
+    };
+    let edited = std::cell::Cell::new(0);
+    let found = case_with(&pki, "mutant", shape, &|text| {
+        text.lines()
+            .map(|l| {
+                if l.trim_start().starts_with("kubectl") && l.contains(" drain ") {
+                    edited.set(edited.get() + 1);
+                    format!("{l} || true")
+                } else {
+                    l.to_string()
+                }
+            })
+            .map(|l| l + "\n")
+            .collect()
+    });
+    assert!(
+        edited.get() > 0,
+        "no `kubectl drain` line in the script to edit"
+    );
+    let kinds: BTreeSet<Inv> = found.iter().map(|f| f.0).collect();
+    for want in [Inv::RebootOnlyDrained, Inv::StopsAtFault] {
+        assert!(kinds.contains(&want), "{want:?} not reported: {found:#?}");
+    }
+}
+
+/// Seed 1003 (mid-run): the node is replaced (same name, new instance) after the plan; the run
+/// reboots the instance recorded at plan time, which the live providerID no longer names.
+#[test]
+#[ignore = "issue 19: nothing compares the node's live providerID with the instance about to be rebooted"]
+fn regression_seed_1003_node_replaced_is_rebooted_by_its_old_instance() {
+    replay(
+        "mid-run",
+        MID_RUN_FAULTS,
+        4,
+        1003,
+        &[Inv::RebootLiveInstance],
+    );
+}
+
+/// Seed 1000 (mid-run): POLICY goes back to 1 between the canary's cordon and its reboot; the
+/// node comes back at policy 1 and the re-run (POLICY 2 again) reboots it a second time.
+#[test]
+#[ignore = "issue 19: the DaemonSet is read once, before the first node"]
+fn regression_seed_1000_policy_changed_mid_run_reboots_twice() {
+    replay("mid-run", MID_RUN_FAULTS, 4, 1000, &[Inv::Converges]);
 }
 
 fn replay(name: &str, faults: &[Fault], max_nodes: u64, seed: u64, check: &[Inv]) {

@@ -444,6 +444,17 @@ fn fix_all(files: &[(String, String)]) -> Vec<Case> {
         .zip(safe.into_iter().zip(unsafe_))
         .map(|((name, original), (safe, unsafe_))| {
             let src = Source::new(name.clone(), original.clone());
+            // Each fix's applicability is the one its catalogue entry states.
+            for d in cgpu_lint::lint::lint_file(&src, &Default::default()) {
+                use cgpu_lint::diag::Applicability as A;
+                use cgpu_lint::rules::catalogue::FixClass as C;
+                let class = d.rule.info().fix.map(|f| f.class);
+                match (d.fix_applicability(), class) {
+                    (None, _) | (Some(_), Some(C::Depends)) => {}
+                    (Some(A::Safe), Some(C::Safe)) | (Some(A::Unsafe), Some(C::Unsafe)) => {}
+                    (a, c) => panic!("{name}: {} fix is {a:?}, the catalogue says {c:?}", d.rule),
+                }
+            }
             let fixed = cgpu_lint::lint::lint_fix(&src, &Default::default(), true);
             assert_eq!(fixed.text, unsafe_, "{name}: library and binary disagree");
             let consequences = fixed

@@ -125,13 +125,13 @@ fn neovim_quick_fix_after_astral_characters_on_the_line() {
     let f = dir.path().join("values.yaml");
     std::fs::write(
         &f,
-        "# 😀 é\ncgpu: {nodeSelector: {\"é😀\": x}, policy: \"1\", enabled: \"off\"}\n",
+        "# 😀 é\ncgpu: {nodeSelector: {\"é😀\": x}, policy: \"1\", enabled: \"on\"}\n",
     )
     .unwrap();
     run_nvim(std::slice::from_ref(&f), "quickfix");
-    // policy-quoted: unquote; string-boolean: "off" → false (spec §3.1 fix column).
+    // policy-quoted: unquote; string-boolean: "on" → true (both safe: the render is the same).
     assert_eq!(
         std::fs::read_to_string(&f).unwrap(),
-        "# 😀 é\ncgpu: {nodeSelector: {\"é😀\": x}, policy: 1, enabled: false}\n"
+        "# 😀 é\ncgpu: {nodeSelector: {\"é😀\": x}, policy: 1, enabled: true}\n"
     );
 }

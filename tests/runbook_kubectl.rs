@@ -146,6 +146,8 @@ struct Shape {
     upgrade: bool,
     /// The policy changes (false: an upgrade that keeps POLICY, the nodes differ by version only).
     policy_change: bool,
+    /// The node outside cGPU where evicted pods fit is Ready (false: its free gpu-mem is unusable).
+    spare_ready: bool,
     fault: Fault,
     fault_node: usize,
     /// The fault fires after this many changes the cluster saw (0: from the start).
@@ -185,6 +187,7 @@ impl Shape {
             max_unavailable: 1 + r.below(3) as u32,
             upgrade: r.chance(40),
             policy_change: true,
+            spare_ready: true,
             fault,
             fault_node: r.below(n as u64) as usize,
             fault_after: if r.chance(50) {
@@ -250,6 +253,7 @@ impl Shape {
             "name": "cn-hangzhou.10.0.2.1",
             "instance": if staging { "i-bp9spare000000000001" } else { "i-bp1spare000000000001" },
             "schedule": null, "gpu_mem": 60, "module": null, "workloads": [],
+            "ready": self.spare_ready || staging,
         }));
         json!({
             "name": name,
@@ -1019,6 +1023,7 @@ fn real_kubectl_cordons_drains_execs_and_waits_against_the_fake() {
         max_unavailable: 1,
         upgrade: false,
         policy_change: true,
+        spare_ready: true,
         fault: Fault::None,
         fault_node: 0,
         fault_after: 0,
@@ -1348,6 +1353,7 @@ fn an_upgrade_that_keeps_the_policy_converges_under_on_delete() {
         max_unavailable: 1,
         upgrade: true,
         policy_change: false,
+        spare_ready: true,
         fault: Fault::None,
         fault_node: 0,
         fault_after: 0,
@@ -1376,6 +1382,7 @@ fn the_invariants_catch_a_script_that_goes_on_after_a_refused_drain() {
         max_unavailable: 1,
         upgrade: false,
         policy_change: true,
+        spare_ready: true,
         fault: Fault::DrainRefused,
         fault_node: 0,
         fault_after: 0,
@@ -1424,6 +1431,50 @@ fn regression_seed_1003_node_replaced_is_rebooted_by_its_old_instance() {
 #[ignore = "issue 19: the DaemonSet is read once, before the first node"]
 fn regression_seed_1000_policy_changed_mid_run_reboots_twice() {
     replay("mid-run", MID_RUN_FAULTS, 4, 1000, &[Inv::Converges]);
+}
+
+/// The only free aliyun.com/gpu-mem is on a NotReady node: evicted pods could not land, so the
+/// capacity gate stops the run before the first cordon.
+#[test]
+#[ignore = "issue 19: the capacity gate counts NotReady nodes' free gpu-mem"]
+fn the_capacity_gate_does_not_count_a_not_ready_node() {
+    let pki = pki();
+    let shape = Shape {
+        seed: 13,
+        nodes: vec![NodeShape {
+            name: "cn-hangzhou.10.0.1.11".into(),
+            instance: "i-bp1dddddddddddddd011".into(),
+            module: Module::Old,
+            cordoned: false,
+            gpus: 1,
+            workloads: 1,
+        }],
+        strategy: "RollingUpdate",
+        max_unavailable: 1,
+        upgrade: false,
+        policy_change: true,
+        spare_ready: false,
+        fault: Fault::None,
+        fault_node: 0,
+        fault_after: 0,
+    };
+    let w = World::start(&pki, shape);
+    w.generate();
+    w.apply();
+    let ran = w.run(true, "");
+    let mut j = Judge {
+        w: &w,
+        out: Vec::new(),
+    };
+    j.changes_nothing(
+        Inv::StopsAtFault,
+        "prod",
+        ran.from.0,
+        "capacity on a NotReady node",
+    );
+    assert!(j.out.is_empty(), "{:?}", j.out);
+    assert_ne!(ran.code, 0, "{}", ran.stdout);
+    assert!(ran.stderr.contains("step capacity"), "{}", ran.stderr);
 }
 
 fn replay(name: &str, faults: &[Fault], max_nodes: u64, seed: u64, check: &[Inv]) {

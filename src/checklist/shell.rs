@@ -523,6 +523,8 @@ take_down() {
   if [ "$instance" != "${INSTANCES[$i]}" ] || { [ -n "${REGIONS[$i]}" ] && [ "$region" != "${REGIONS[$i]}" ]; }; then
     die "$node: the node's live providerID names $region.$instance, the plan recorded ${REGIONS[$i]}.${INSTANCES[$i]}: not rebooting anything"
   fi
+  # The DaemonSet once more, right before the reboot: a change since the cordon stops here.
+  check_ds
   aliyun ecs RebootInstance --RegionId "$region" --InstanceId "$instance"
 }
 

@@ -230,10 +230,15 @@ impl Sim {
     /// Generate the checklist script for `c` (extra checklist flags in `args`) and the
     /// simulator's state.
     fn new(c: &Cluster, args: &[&str]) -> Sim {
+        Sim::with_nodes(c, &c.nodes_yaml(), args)
+    }
+
+    /// As [`Sim::new`], planned from this `kubectl get nodes -o yaml`.
+    fn with_nodes(c: &Cluster, nodes_yaml: &str, args: &[&str]) -> Sim {
         let dir = tempfile::tempdir().unwrap();
         let nodes = dir.path().join("nodes.yaml");
         let live = dir.path().join("live.yaml");
-        std::fs::write(&nodes, c.nodes_yaml()).unwrap();
+        std::fs::write(&nodes, nodes_yaml).unwrap();
         std::fs::write(&live, c.live_ds_yaml()).unwrap();
         let out = bin()
             .args(["checklist", "--current"])
@@ -358,6 +363,17 @@ impl Sim {
             );
         }
     }
+}
+
+/// The run stopped non-zero at this node and step.
+fn stopped_at(r: &Ran, node: &str, step: &str) {
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr
+            .contains(&format!("STOPPED at node {node}, step {step}")),
+        "{}",
+        r.stderr
+    );
 }
 
 fn ok(r: &Ran) {
@@ -548,13 +564,7 @@ fn a_pdb_that_blocks_the_drain_stops_at_that_node_and_a_rerun_finishes() {
     c.pdb_blocks = vec![N4];
     let sim = Sim::new(&c, &[]);
     let r = sim.run(&["--yes"], &[]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr
-            .contains(&format!("STOPPED at node {N4}, step drain")),
-        "{}",
-        r.stderr
-    );
+    stopped_at(&r, N4, "drain");
     assert!(r.stderr.contains("--resume"), "{}", r.stderr);
     assert!(
         r.stdout
@@ -581,13 +591,7 @@ fn a_reboot_that_never_happens_is_caught_by_the_boot_id_and_a_rerun_finishes() {
     c.nodes[3].reboot_failures = 1; // .4
     let sim = Sim::new(&c, &[]);
     let r = sim.run(&["--yes"], &[]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr
-            .contains(&format!("STOPPED at node {N4}, step wait-boot-id")),
-        "{}",
-        r.stderr
-    );
+    stopped_at(&r, N4, "wait-boot-id");
     assert!(
         r.stderr.contains("the reboot did not happen"),
         "{}",
@@ -610,13 +614,7 @@ fn an_exec_that_fails_stops_the_node_before_anything_changes_fail_closed() {
     c.nodes[0].exec_failures = 1; // the canary
     let sim = Sim::new(&c, &[]);
     let r = sim.run(&["--yes"], &[]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr
-            .contains(&format!("STOPPED at node {N1}, step read-state")),
-        "{}",
-        r.stderr
-    );
+    stopped_at(&r, N1, "read-state");
     assert!(
         r.stderr.contains("cannot read the cGPU state"),
         "{}",
@@ -837,13 +835,7 @@ fn a_node_replaced_since_the_plan_is_not_touched() {
     st["nodes"][N1]["provider"] = json!("cn-hangzhou.i-bp1999999999999999");
     sim.set_state(&st);
     let r = sim.run(&["--yes"], &[]);
-    assert_ne!(r.code, 0);
-    assert!(
-        r.stderr
-            .contains(&format!("STOPPED at node {N1}, step read-state")),
-        "{}",
-        r.stderr
-    );
+    stopped_at(&r, N1, "read-state");
     assert!(r.stderr.contains("the node was replaced"), "{}", r.stderr);
     assert!(
         mutating(&sim.log()).is_empty(),
@@ -919,23 +911,7 @@ fn a_node_an_earlier_run_cordoned_is_finished_by_a_new_plan() {
         ),
     );
     assert!(dir_nodes.contains("cgpu-lint/cordoned"));
-    let dir = tempfile::tempdir().unwrap();
-    let nodes = dir.path().join("nodes.yaml");
-    let live = dir.path().join("live.yaml");
-    std::fs::write(&nodes, dir_nodes).unwrap();
-    std::fs::write(&live, c.live_ds_yaml()).unwrap();
-    let out = bin()
-        .args(["checklist", "--current"])
-        .arg(&live)
-        .args(["--policy", NEW, "--nodes"])
-        .arg(&nodes)
-        .args(["--format", "shell", "--context", "ack-prod"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0));
-    let script = dir.path().join("s.sh");
-    std::fs::write(&script, &out.stdout).unwrap();
-    let sim = Sim { dir, script };
+    let sim = Sim::with_nodes(&c, &dir_nodes, &[]);
     let mut st = c.state();
     st["nodes"][N4]["annotations"] = json!({"cgpu-lint/cordoned": "true"});
     sim.set_state(&st);

@@ -1200,7 +1200,7 @@ fn real_kubectl_cordons_drains_execs_and_waits_against_the_fake() {
 //
 // Every sweep asserts every invariant. Until the pinned script landed (main 74e57e6) the ones it
 // broke were asserted by #[ignore]d twins (no effective canary, wrong context, declined
-// confirmation, re-plan after the change); see /work/notes/i19-sim.md.
+// confirmation, re-plan after the change).
 
 /// Static faults (and none): drain refused, exec failing, reboot refused, reboot accepted but
 /// never happening, node never Ready, installer pod never Ready, old policy after the reboot.
@@ -1345,9 +1345,9 @@ fn regression_seed_1003_node_replaced_is_rebooted_by_its_old_instance() {
 }
 
 /// Seed 1000 (mid-run): POLICY goes back to 1 between the canary's cordon and its reboot; the
-/// node comes back at policy 1 and the re-run (POLICY 2 again) reboots it a second time.
+/// node came back at policy 1 and the re-run (POLICY 2 again) rebooted it a second time. The
+/// script now reads the DaemonSet again right before RebootInstance and stops there (7698412).
 #[test]
-#[ignore = "issue 19: POLICY changed between the canary's cordon and its reboot: the pinned script (74e57e6) still reboots towards the other policy, and the re-run reboots it again"]
 fn regression_seed_1000_policy_changed_mid_run_reboots_twice() {
     replay("mid-run", MID_RUN_FAULTS, 4, 1000, &[Inv::Converges]);
 }

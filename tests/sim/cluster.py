@@ -644,6 +644,13 @@ def aliyun(argv):
 def main():
     tool = os.path.basename(sys.argv[1])
     argv = sys.argv[2:]
+    # The script runs a batch's waits side by side, so several stub calls overlap: each call
+    # loads, changes and saves the whole state, and does so alone (as the API server serialises
+    # writes), or two calls lose each other's change or race on the temporary file.
+    import fcntl
+
+    lock = open(STATE + ".lock", "a")
+    fcntl.flock(lock, fcntl.LOCK_EX)
     log([tool] + argv)
     if tool == "kubectl":
         kubectl(argv)

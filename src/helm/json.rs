@@ -103,17 +103,28 @@ pub fn go_sprint_float64(f: f64) -> String {
     if f.is_infinite() {
         return if f > 0.0 { "+Inf" } else { "-Inf" }.into();
     }
-    if f == 0.0 {
-        return if f.is_sign_negative() { "-0" } else { "0" }.into();
+    shortest_g(f, f == 0.0, f.is_sign_negative())
+}
+
+/// Go's `'g'` with the shortest digits for a finite number: `%e`'s mantissa with a two-digit
+/// exponent outside 1e-4 ≤ |x| < 1e+06 (Go's `%v` and `FormatFloat(…, 'g', -1, …)` switch
+/// there), the plain shortest form inside; `-0` keeps its sign.
+fn shortest_g<T: std::fmt::LowerExp + std::fmt::Display>(
+    x: T,
+    zero: bool,
+    negative: bool,
+) -> String {
+    if zero {
+        return if negative { "-0" } else { "0" }.into();
     }
-    let s = format!("{f:e}");
+    let s = format!("{x:e}");
     let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
     let exp: i32 = exp.parse().unwrap_or(0);
     if !(-4..6).contains(&exp) {
         let sign = if exp < 0 { '-' } else { '+' };
         format!("{mant}e{sign}{:02}", exp.abs())
     } else {
-        format!("{f}")
+        format!("{x}")
     }
 }
 
@@ -138,18 +149,7 @@ pub fn go_format_g32(f: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { ".inf" } else { "-.inf" }.into();
     }
-    if x == 0.0 {
-        return if x.is_sign_negative() { "-0" } else { "0" }.into();
-    }
-    let s = format!("{x:e}");
-    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if !(-4..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{mant}e{sign}{:02}", exp.abs())
-    } else {
-        format!("{x}")
-    }
+    shortest_g(x, x == 0.0, x.is_sign_negative())
 }
 
 #[cfg(test)]

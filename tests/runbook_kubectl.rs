@@ -80,6 +80,11 @@ struct NodeShape {
     cordoned: bool,
     gpus: u32,
     workloads: u32,
+    /// Ready at the start of the run (false: NotReady, skipped by the run).
+    ready: bool,
+    /// `ack.node.gpu.schedule=core_mem`: cGPU through cgpu-core-installer, listed apart (the
+    /// run reads it at the end, never restarts it).
+    core: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -152,6 +157,11 @@ struct Shape {
     fault_node: usize,
     /// The fault fires after this many changes the cluster saw (0: from the start).
     fault_after: u64,
+    /// Generated with `--include-cordoned`: nodes cordoned before the change are restarted too
+    /// (and left cordoned).
+    include_cordoned: bool,
+    /// The nodes NotReady at the start are Ready again before the re-run.
+    recover: bool,
 }
 
 impl Shape {
@@ -171,6 +181,8 @@ impl Shape {
                 cordoned: r.chance(15),
                 gpus: 1 + r.below(2) as u32,
                 workloads: r.below(2) as u32,
+                ready: true,
+                core: false,
             })
             .collect();
         // At least one node needs a reboot, so that most faults meet a step that acts.
@@ -195,7 +207,40 @@ impl Shape {
             } else {
                 1 + r.below(3 * n as u64)
             },
+            include_cordoned: false,
+            recover: false,
         }
+    }
+
+    /// `random`, then the shapes added later (nodes NotReady at the start, core_mem nodes,
+    /// `--include-cordoned`) from a second stream, so that the seeds named before they existed
+    /// (`random`) keep their cases.
+    fn random_full(seed: u64, faults: &[Fault], max_nodes: u64) -> Shape {
+        let mut s = Shape::random(seed, faults, max_nodes);
+        let mut r = Rng(seed ^ 0x1919_C0DE_5EED_0019);
+        for n in &mut s.nodes {
+            n.ready = !r.chance(12);
+            n.core = r.chance(12);
+        }
+        s.include_cordoned = r.chance(30);
+        s.recover = r.chance(50);
+        // Still one node that this run restarts: the first one that needs it.
+        if !s
+            .nodes
+            .iter()
+            .any(|n| s.targeted(n) && n.module == Module::Old)
+        {
+            let i = r.below(s.nodes.len() as u64) as usize;
+            let n = &mut s.nodes[i];
+            (n.module, n.cordoned, n.ready, n.core) = (Module::Old, false, true, false);
+        }
+        s
+    }
+
+    /// A node this run may restart: on cgpu-installer, Ready at the start, not cordoned before
+    /// the change unless `--include-cordoned`.
+    fn targeted(&self, n: &NodeShape) -> bool {
+        !n.core && n.ready && (!n.cordoned || self.include_cordoned)
     }
 
     fn old_policy(&self) -> &'static str {
@@ -239,8 +284,9 @@ impl Shape {
                 json!({
                     "name": n.name,
                     "instance": if staging { n.instance.replace("i-bp1", "i-bp9") } else { n.instance.clone() },
-                    "schedule": "cgpu",
+                    "schedule": if n.core { "core_mem" } else { "cgpu" },
                     "cordoned": n.cordoned && !staging,
+                    "ready": n.ready || staging,
                     "gpus": n.gpus,
                     "gpu_mem": 22,
                     "module": self.module_json(if staging { Module::Old } else { n.module }),
@@ -264,9 +310,14 @@ impl Shape {
                 "seed": self.seed ^ u64::from(staging),
                 "ns_uid": if staging { "6f1e0c2a-3b4d-4e5f-8a6b-57a9e1c90000" } else { "d2b7c1f4-9a3e-4c6b-8e21-0f5a7c3d9b11" },
                 "nodes": nodes,
-                "daemonsets": {"cgpu-installer": {
-                    "policy": self.old_policy(), "image": OLD_IMAGE, "strategy": self.strategy,
-                }},
+                "daemonsets": {
+                    "cgpu-installer": {
+                        "policy": self.old_policy(), "image": OLD_IMAGE, "strategy": self.strategy,
+                    },
+                    "cgpu-core-installer": {
+                        "policy": self.old_policy(), "image": OLD_IMAGE, "strategy": self.strategy,
+                    },
+                },
             },
         })
     }
@@ -393,6 +444,9 @@ impl World {
         if s.upgrade {
             args.extend(["--tag".into(), NEW_TAG.into()]);
         }
+        if s.include_cordoned {
+            args.push("--include-cordoned".into());
+        }
         let out = bin()
             .env("HOME", self.dir.path())
             .env_remove("KUBECONFIG")
@@ -418,9 +472,9 @@ impl World {
         };
         // The same chart goes to both clusters (staging first, as usual).
         for cluster in ["staging", "prod"] {
-            self.admin(
-                json!({"op": "apply", "cluster": cluster, "policy": NEW_POLICY, "image": image}),
-            );
+            for ds in ["cgpu-installer", "cgpu-core-installer"] {
+                self.admin(json!({"op": "apply", "cluster": cluster, "daemonset": ds, "policy": NEW_POLICY, "image": image}));
+            }
         }
         self.settle();
     }
@@ -505,6 +559,9 @@ enum Inv {
     WrongContextChangesNothing,
     /// A declined confirmation changes nothing.
     DeclinedChangesNothing,
+    /// A node the run does not restart (core_mem, NotReady, cordoned before the change without
+    /// `--include-cordoned`) is never cordoned, drained (no eviction) nor rebooted.
+    LeftAlone,
 }
 
 const ALL: &[Inv] = &[
@@ -516,6 +573,7 @@ const ALL: &[Inv] = &[
     Inv::Converges,
     Inv::WrongContextChangesNothing,
     Inv::DeclinedChangesNothing,
+    Inv::LeftAlone,
 ];
 
 fn destructive(e: &Value) -> bool {
@@ -540,9 +598,68 @@ impl Judge<'_> {
         self.w.state(cluster)["history"].as_array().unwrap()[from..].to_vec()
     }
 
+    /// The nodes as the run `label` finds them: after the fault is cleared a node NotReady at
+    /// the start may be Ready again, and a replaced node is a new one (Ready, not cordoned).
+    fn nodes_for(&self, label: &str) -> Vec<NodeShape> {
+        let s = &self.w.shape;
+        let rerun = label == "re-run";
+        let replaced = rerun
+            && s.fault == Fault::NodeReplaced
+            && self.w.state("prod")["history"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["ev"] == "fault");
+        s.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let mut n = n.clone();
+                if rerun && s.recover {
+                    n.ready = true;
+                }
+                if replaced && i == s.fault_node {
+                    (n.ready, n.cordoned) = (true, false);
+                }
+                n
+            })
+            .collect()
+    }
+
     /// The invariants that hold for any run.
     fn every_run(&mut self, label: &str, ran: &Ran) {
         let s = &self.w.shape;
+        let apart: BTreeMap<String, &'static str> = self
+            .nodes_for(label)
+            .iter()
+            .filter(|n| !s.targeted(n))
+            .map(|n| {
+                let why = if n.core {
+                    "core_mem"
+                } else if !n.ready {
+                    "NotReady"
+                } else {
+                    "cordoned before the change"
+                };
+                (n.name.clone(), why)
+            })
+            .collect();
+        for e in self.events("prod", ran.from.0) {
+            let Some(why) = e["node"].as_str().and_then(|n| apart.get(n)) else {
+                continue;
+            };
+            let cordon =
+                e["ev"] == "patch-node" && e["unschedulable"] == true && e["was"][0] == false;
+            if cordon || e["ev"] == "evict" || e["ev"] == "reboot" {
+                self.fail(
+                    Inv::LeftAlone,
+                    format!(
+                        "{label}: {} {} ({why}), which the run must leave alone",
+                        e["ev"], e["node"]
+                    ),
+                );
+            }
+        }
         for (cluster, from) in [("prod", ran.from.0), ("staging", ran.from.1)] {
             for e in self.events(cluster, from) {
                 if e["ev"] == "reboot" {
@@ -661,7 +778,7 @@ impl Judge<'_> {
                     .iter()
                     .filter(on)
                     .any(|e| e["ev"] == "exec" && (e["seq"].as_u64().unwrap() as usize) < f);
-                let targeted = !s.nodes[s.fault_node].cordoned;
+                let targeted = s.targeted(&s.nodes[s.fault_node]);
                 (!decided && targeted).then_some((f, false))
             }
             Fault::PolicyChanged => fired.map(|f| (f, false)),
@@ -723,16 +840,17 @@ impl Judge<'_> {
     fn converges(&mut self, runs: &[&Ran], last: &Ran) {
         let s = &self.w.shape;
         let st = self.w.state("prod");
-        // Nodes cordoned before the change are left alone: while one of them is not at the
-        // target the run cannot say "done" and must say which.
-        let waiting: Vec<&str> = s
-            .nodes
+        let nodes = &st["nodes"];
+        let shapes = self.nodes_for("re-run");
+        // Nodes the run does not restart (core_mem, cordoned before the change without
+        // --include-cordoned) while not at the target, and nodes still NotReady: the run cannot
+        // say "done" and must say which.
+        let waiting: Vec<&str> = shapes
             .iter()
             .filter(|n| {
-                n.cordoned
-                    && st["nodes"]
-                        .get(&n.name)
-                        .is_some_and(|l| !s.at_target(&l["module"]))
+                nodes
+                    .get(&n.name)
+                    .is_some_and(|l| !n.ready || (!s.targeted(n) && !s.at_target(&l["module"])))
             })
             .map(|n| n.name.as_str())
             .collect();
@@ -745,13 +863,22 @@ impl Judge<'_> {
         if !waiting.is_empty()
             && (last.code == 0 || !waiting.iter().all(|n| last.stderr.contains(n)))
         {
-            self.fail(Inv::Converges, format!("re-run exited {} without naming the nodes cordoned before the change {waiting:?}", last.code));
+            self.fail(Inv::Converges, format!("re-run exited {} without naming the nodes it did not bring to the target {waiting:?}", last.code));
         }
-        let nodes = &st["nodes"];
-        for n in &s.nodes {
+        // Under RollingUpdate the installer pod of a NotReady node never becomes Ready and
+        // holds the rollout (maxUnavailable 1, as the DaemonSet controller counts it): the
+        // health gate stops every run before any change while the node stays NotReady.
+        let stalled = s.strategy == "RollingUpdate" && shapes.iter().any(|n| !n.ready && !n.core);
+        for n in &shapes {
             let Some(live) = nodes.get(&n.name) else {
                 continue;
             };
+            if s.targeted(n) && !stalled && !s.at_target(&live["module"]) {
+                self.fail(
+                    Inv::Converges,
+                    format!("{} is not at the target: {}", n.name, live["module"]),
+                );
+            }
             if n.cordoned {
                 if live["unschedulable"] != true {
                     self.fail(
@@ -762,15 +889,16 @@ impl Judge<'_> {
                         ),
                     );
                 }
-                continue;
-            }
-            if !s.at_target(&live["module"]) {
-                self.fail(
-                    Inv::Converges,
-                    format!("{} is not at the target: {}", n.name, live["module"]),
-                );
-            }
-            if live["annotations"].get(MARK).is_some() || live["unschedulable"] == true {
+                if live["annotations"].get(MARK).is_some() {
+                    self.fail(
+                        Inv::Converges,
+                        format!(
+                            "{} was cordoned before the change and carries our mark",
+                            n.name
+                        ),
+                    );
+                }
+            } else if live["annotations"].get(MARK).is_some() || live["unschedulable"] == true {
                 self.fail(
                     Inv::Converges,
                     format!(
@@ -904,6 +1032,11 @@ fn case_with(
     let restore = (s.fault == Fault::PolicyChanged).then_some(NEW_POLICY);
     w.admin(json!({"op": "clear", "cluster": "prod", "restore_policy": restore}));
     w.write_kubeconfig("prod", "prod");
+    if s.recover {
+        for n in s.nodes.iter().filter(|n| !n.ready) {
+            w.admin(json!({"op": "recover", "cluster": "prod", "node": n.name}));
+        }
+    }
     w.settle();
     if matches!(s.fault, Fault::NodeDeleted | Fault::NodeReplaced) {
         w.generate();
@@ -941,7 +1074,41 @@ fn cases(default: u64) -> u64 {
         .unwrap_or(default)
 }
 
-/// Run `n` seeded cases with faults from `faults`; assert the invariants `check`.
+/// Cases run side by side in one sweep (`RUNBOOK_JOBS`, default 2): a case mostly waits (polls,
+/// timeouts), so more cases than cores keep the machine busy.
+fn jobs() -> usize {
+    std::env::var("RUNBOOK_JOBS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&j| j > 0)
+        .unwrap_or(2)
+}
+
+fn describe(s: &Shape) -> String {
+    let count = |f: &dyn Fn(&NodeShape) -> bool| s.nodes.iter().filter(|n| f(n)).count();
+    format!(
+        "{} node(s) ({} NotReady{}, {} core_mem, {} cordoned{}), {}, max-unavailable {}, upgrade {}, {:?} on node {} after {} change(s)",
+        s.nodes.len(),
+        count(&|n| !n.ready),
+        if s.recover { " then Ready" } else { "" },
+        count(&|n| n.core),
+        count(&|n| n.cordoned),
+        if s.include_cordoned {
+            ", --include-cordoned"
+        } else {
+            ""
+        },
+        s.strategy,
+        s.max_unavailable,
+        s.upgrade,
+        s.fault,
+        s.fault_node,
+        s.fault_after
+    )
+}
+
+/// Run `n` seeded cases with faults from `faults`; assert the invariants `check`. Prints each
+/// case and, at the end, the sweep's size and wall time (visible with `--nocapture`).
 fn sweep(name: &str, faults: &[Fault], check: &[Inv], n: u64, max_nodes: u64) {
     let pki = pki();
     let start = Instant::now();
@@ -956,28 +1123,38 @@ fn sweep(name: &str, faults: &[Fault], check: &[Inv], n: u64, max_nodes: u64) {
         Some(s) => vec![s],
         None => (0..n).map(|i| base + i).collect(),
     };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results = std::sync::Mutex::new(Vec::new());
+    let jobs = jobs().min(seeds.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let Some(&seed) = seeds.get(k) else { break };
+                    let shape = Shape::random_full(seed, faults, max_nodes);
+                    let t = Instant::now();
+                    let found = case(&pki, name, shape.clone());
+                    eprintln!(
+                        "{name}: seed {seed}: {}: {:.1}s, {}",
+                        describe(&shape),
+                        t.elapsed().as_secs_f64(),
+                        if found.is_empty() {
+                            "ok".to_string()
+                        } else {
+                            format!("{:?}", found.iter().map(|f| f.0).collect::<BTreeSet<_>>())
+                        }
+                    );
+                    results.lock().unwrap().push((seed, shape, found));
+                }
+            });
+        }
+    });
+    let mut results = results.into_inner().unwrap();
+    results.sort_by_key(|r| r.0);
     let mut broken: Vec<String> = Vec::new();
     let mut all: BTreeMap<Inv, u32> = BTreeMap::new();
-    for &seed in &seeds {
-        let shape = Shape::random(seed, faults, max_nodes);
-        let t = Instant::now();
-        let found = case(&pki, name, shape.clone());
-        eprintln!(
-            "{name}: seed {seed}: {} node(s), {}, max-unavailable {}, upgrade {}, {:?} on node {} after {} change(s): {:.1}s, {}",
-            shape.nodes.len(),
-            shape.strategy,
-            shape.max_unavailable,
-            shape.upgrade,
-            shape.fault,
-            shape.fault_node,
-            shape.fault_after,
-            t.elapsed().as_secs_f64(),
-            if found.is_empty() {
-                "ok".to_string()
-            } else {
-                format!("{:?}", found.iter().map(|f| f.0).collect::<BTreeSet<_>>())
-            }
-        );
+    for (seed, shape, found) in results {
         for (inv, msg) in found {
             *all.entry(inv).or_default() += 1;
             if check.contains(&inv) {
@@ -989,8 +1166,10 @@ fn sweep(name: &str, faults: &[Fault], check: &[Inv], n: u64, max_nodes: u64) {
         }
     }
     eprintln!(
-        "{name}: {} case(s) (2 runs each) in {:.1}s; invariants broken (all, checked or not): {all:?}",
+        "{name}: sweep of {} case(s) (seeds {}..={}, 2 runs each, {jobs} side by side) in {:.1}s wall; invariants broken (all, checked or not): {all:?}",
         seeds.len(),
+        seeds.first().copied().unwrap_or(base),
+        seeds.last().copied().unwrap_or(base),
         start.elapsed().as_secs_f64()
     );
     assert!(
@@ -1014,6 +1193,8 @@ fn real_kubectl_cordons_drains_execs_and_waits_against_the_fake() {
             cordoned: false,
             gpus: 2,
             workloads: 1,
+            ready: true,
+            core: false,
         }],
         strategy: "OnDelete",
         max_unavailable: 1,
@@ -1023,6 +1204,8 @@ fn real_kubectl_cordons_drains_execs_and_waits_against_the_fake() {
         fault: Fault::None,
         fault_node: 0,
         fault_after: 0,
+        include_cordoned: false,
+        recover: false,
     };
     let w = World::start(&pki, shape);
     let node = "cn-hangzhou.10.0.1.11";
@@ -1258,6 +1441,8 @@ fn an_upgrade_that_keeps_the_policy_converges_under_on_delete() {
                 cordoned: false,
                 gpus: 1,
                 workloads: 1,
+                ready: true,
+                core: false,
             },
             NodeShape {
                 name: "cn-hangzhou.10.0.1.12".into(),
@@ -1266,6 +1451,8 @@ fn an_upgrade_that_keeps_the_policy_converges_under_on_delete() {
                 cordoned: false,
                 gpus: 2,
                 workloads: 0,
+                ready: true,
+                core: false,
             },
         ],
         strategy: "OnDelete",
@@ -1276,6 +1463,8 @@ fn an_upgrade_that_keeps_the_policy_converges_under_on_delete() {
         fault: Fault::None,
         fault_node: 0,
         fault_after: 0,
+        include_cordoned: false,
+        recover: false,
     };
     let found = case(&pki, "tag-only", shape);
     assert!(found.is_empty(), "{found:#?}");
@@ -1293,6 +1482,8 @@ fn the_invariants_catch_a_script_that_goes_on_after_a_refused_drain() {
         cordoned: false,
         gpus: 1,
         workloads: 1,
+        ready: true,
+        core: false,
     };
     let shape = Shape {
         seed: 11,
@@ -1305,6 +1496,8 @@ fn the_invariants_catch_a_script_that_goes_on_after_a_refused_drain() {
         fault: Fault::DrainRefused,
         fault_node: 0,
         fault_after: 0,
+        include_cordoned: false,
+        recover: false,
     };
     let edited = std::cell::Cell::new(0);
     let found = case_with(&pki, "mutant", shape, &|text| {
@@ -1366,6 +1559,8 @@ fn the_capacity_gate_does_not_count_a_not_ready_node() {
             cordoned: false,
             gpus: 1,
             workloads: 1,
+            ready: true,
+            core: false,
         }],
         strategy: "RollingUpdate",
         max_unavailable: 1,
@@ -1375,6 +1570,8 @@ fn the_capacity_gate_does_not_count_a_not_ready_node() {
         fault: Fault::None,
         fault_node: 0,
         fault_after: 0,
+        include_cordoned: false,
+        recover: false,
     };
     let w = World::start(&pki, shape);
     w.generate();

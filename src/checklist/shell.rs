@@ -313,6 +313,7 @@ preflight() {
   deadline=$((SECONDS + HEALTH_TIMEOUT))
   while :; do
     problems=''
+    not_ready=''
     count=0
     if ! desired="$(k -n kube-system get ds cgpu-installer -o 'jsonpath={.status.desiredNumberScheduled}' 2>"$ERRF")"; then
       die "cannot read the cgpu-installer DaemonSet: $(tr '\n' ' ' < "$ERRF")"
@@ -326,7 +327,7 @@ preflight() {
     while IFS='|' read -r name node ready policy image deleting; do
       if [ -z "$name" ] || [ -n "$deleting" ]; then continue; fi
       count=$((count + 1))
-      if [[ "$nodes_ready" != *"|$node=True|"* ]]; then continue; fi
+      if [[ "$nodes_ready" != *"|$node=True|"* ]]; then not_ready+=" $node"; continue; fi
       if [ "$ready" != True ]; then problems+=" pod $name on $node is not Ready;"; fi
       if [ "$DS_STRATEGY" = RollingUpdate ] && { [ "$policy" != "$DS_POLICY" ] || [ "$image" != "$DS_IMAGE" ]; }; then
         problems+=" pod $name on $node still runs POLICY '$policy' and $image (rollout not finished);"
@@ -335,6 +336,9 @@ preflight() {
     if [ "$count" -lt "${desired:-0}" ]; then problems+=" $count of $desired pods exist;"; fi
     if [ -z "$problems" ]; then break; fi
     if [ "$SECONDS" -ge "$deadline" ]; then
+      if [ -n "$not_ready" ] && [ "$DS_STRATEGY" = RollingUpdate ]; then
+        problems+=" the installer pods on the NotReady node(s)$not_ready cannot become Ready and hold the rollout (maxUnavailable): bring them back or remove them from the pool;"
+      fi
       die "the cgpu-installer DaemonSet is not healthy:$problems do not restart nodes on top of it"
     fi
     sleep "$POLL"

@@ -210,8 +210,12 @@ class World:
                 if self.selected(ds, node):
                     pod = self.new_ds_pod(ds, node["metadata"]["name"],
                                           dconf.get("pod_policy"), dconf.get("pod_image"))
-                    pod["status"]["conditions"][0]["status"] = "True"
-                    pod["ready_at"] = 0
+                    if self.node_ready(node["metadata"]["name"]):
+                        pod["status"]["conditions"][0]["status"] = "True"
+                        pod["status"]["containerStatuses"][0]["ready"] = True
+                        pod["ready_at"] = 0
+                    else:  # a node NotReady from the start: its pods are not Ready either
+                        pod["ready_at"] = float("inf")
         self.controller()
 
     # ---- objects -------------------------------------------------------------------------
@@ -644,6 +648,15 @@ def admin(worlds, req):
             return {"ok": True}
         if op == "clear":
             w.clear_faults(req.get("restore_policy"))
+            return {"ok": True}
+        if op == "recover":  # a node NotReady from the start comes back (the kubelet recovers)
+            n = w.nodes.get(req["node"])
+            if n is not None and not w.node_ready(req["node"]):
+                w.set_ready(n, True)
+                for p in w.pods_on(req["node"]):
+                    p["ready_at"] = NOW() + TIMING["pod_ready"]
+                w.touch(n)
+                w.record("recovered", node=req["node"])
             return {"ok": True}
         if op == "apply":  # helm upgrade: the DaemonSet's template changes
             w.set_template(w.daemonsets[req.get("daemonset", "cgpu-installer")],

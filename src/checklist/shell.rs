@@ -508,6 +508,9 @@ take_down() {
     k cordon "$node"
   fi
   step drain
+  # `kubectl drain` cordons whatever node has the name: the node once more (UID), so that a node
+  # replaced since the cordon is not cordoned and drained in its place.
+  read_node "$i"
   k drain "$node" --ignore-daemonsets --delete-emptydir-data --timeout="$DRAIN_TIMEOUT"
   renew_installer_pod "$node"
   step record-boot-id

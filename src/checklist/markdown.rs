@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::{
-    CORDON_MARK, Checklist, OtherKind, Step, Target, core, policy_title, preflight, steps,
-    target_text, verify_step, version_text,
+    Branch, CORDON_MARK, Checklist, OtherKind, Step, Target, core, header_lines, policy_title,
+    preflight, steps, target_text, verify_step, version_text,
 };
 
 fn change_lines(list: &Checklist, out: &mut String) {
@@ -45,6 +45,25 @@ fn change_lines(list: &Checklist, out: &mut String) {
     };
 }
 
+/// What the upgrade sets, key by key (the desired values as the upgrade applies them).
+fn upgrade_table(list: &Checklist, out: &mut String) {
+    if list.upgrade.is_empty() {
+        return;
+    }
+    out.push_str("\n## What the upgrade sets\n\n| key | live | after the upgrade | from |\n|---|---|---|---|\n");
+    let cell = |v: &Option<String>| v.as_deref().map_or("–".to_string(), |v| format!("`{v}`"));
+    for k in &list.upgrade {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            k.key,
+            cell(&k.live),
+            cell(&k.after),
+            k.from.as_str()
+        );
+    }
+}
+
 fn task(out: &mut String, s: &Step) {
     let _ = match &s.command {
         Some(c) => writeln!(out, "- [ ] {}: `{c}`", s.title),
@@ -60,9 +79,47 @@ fn node_section(list: &Checklist, t: &Target, out: &mut String) {
     if !t.notes.is_empty() {
         out.push('\n');
     }
+    // Read, decide, then the steps of each branch: nothing is cordoned before the decision.
+    let mut branch = Branch::Always;
     for s in steps(list, t) {
+        if s.branch != branch {
+            branch = s.branch;
+            let _ = writeln!(
+                out,
+                "\n{}\n",
+                match branch {
+                    Branch::Always => "",
+                    Branch::AtTarget =>
+                        "**If it is at the target** (an earlier run's cordon only):",
+                    Branch::NoModule =>
+                        "**If the module is not loaded: restart the installer pod only** (no cordon, no drain, no reboot):",
+                    Branch::Differs =>
+                        "**If the module is loaded and not at the target: cordon, drain, reboot:**",
+                }
+            );
+        }
         task(out, &s);
     }
+}
+
+/// What to do once the run has done all it may: nodes cordoned before the change are left
+/// alone, and only a new plan with `--include-cordoned` restarts them.
+fn next_step(list: &Checklist, out: &mut String) {
+    let skipped: Vec<_> = list
+        .other_nodes
+        .iter()
+        .filter(|o| o.kind == OtherKind::Skipped)
+        .map(|o| format!("`{}`", o.name))
+        .collect();
+    if skipped.is_empty() || list.options.include_cordoned {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n**Next, after the run:** {} node(s) cordoned before this change ({}) are left alone and keep the run from being done; running it again does not help: generate the checklist again with `--include-cordoned` to restart them too (they stay cordoned).",
+        skipped.len(),
+        skipped.join(", ")
+    );
 }
 
 fn findings(list: &Checklist, out: &mut String) {
@@ -94,6 +151,9 @@ pub fn render(list: &Checklist) -> String {
             .map(|p| format!(" · nodes: `{p}`"))
             .unwrap_or_default()
     );
+    for line in header_lines(list) {
+        let _ = writeln!(out, "- {line}");
+    }
     change_lines(list, &mut out);
     if let Some(s) = list.strategy {
         let _ = writeln!(out, "- **Installer updateStrategy:** {}", s.as_str());
@@ -117,8 +177,14 @@ pub fn render(list: &Checklist) -> String {
             );
         }
     }
+    upgrade_table(list, &mut out);
     let p = list.desired.policy;
-    if !list.change() && !list.acts() {
+    if list.disabled {
+        out.push_str("\n## cGPU is turned off: no reboots\n\n");
+        for s in &list.removal {
+            task(&mut out, s);
+        }
+    } else if !list.change() && !list.acts() {
         out.push_str("\n**No reboot needed:** the policy and the cGPU version stay as they are.\n");
     } else if !list.nodes_given {
         let sel: Vec<String> = list
@@ -196,6 +262,7 @@ pub fn render(list: &Checklist) -> String {
                 out,
                 "\n## If it stops\n\nA node stops where a step fails: it stays cordoned (annotation `{CORDON_MARK}` if this run cordoned it), drained, and rebooted or not as far as it got. Fix the cause and start again from the top: every node is decided from its own state, so nodes already at policy {p} are skipped and only the rest are drained and restarted. To roll back, set POLICY back to the old value and run the checklist for it: the nodes already converted are then the ones that differ."
             );
+            next_step(list, &mut out);
         }
     }
     let groups = [

@@ -175,6 +175,11 @@ pub struct Options {
     pub config: Option<std::sync::Arc<crate::config::Loaded>>,
     /// The cluster the plan is pinned to.
     pub identity: Identity,
+    /// `--reuse-values`: the desired values are layered over the values deployed now (as
+    /// `helm upgrade --reuse-values` does), not over the chart defaults alone.
+    pub reuse_values: bool,
+    /// `--allow-downgrade`: a lower cGPU version than the live one is planned, not blocked.
+    pub allow_downgrade: bool,
 }
 
 impl Default for Options {
@@ -186,6 +191,8 @@ impl Default for Options {
             filter: Filter::default(),
             config: None,
             identity: Identity::default(),
+            reuse_values: false,
+            allow_downgrade: false,
         }
     }
 }
@@ -208,6 +215,10 @@ struct Current {
     policy_assumed: bool,
     /// The DaemonSet's `.spec.selector.matchLabels`: how its pods are found.
     pod_selector: Option<Vec<(String, String)>>,
+    /// The live settings as a values document (`cgpu:` with the keys that could be read): the
+    /// values file as given, or what the DaemonSet runs. `--reuse-values` layers the desired
+    /// values over it; the plan's key table shows it as "live".
+    live_values: Node,
 }
 
 /// The desired side.
@@ -221,6 +232,55 @@ struct DesiredSide {
     selector: Option<Vec<(String, String)>>,
     /// The tag was given (`--tag`, or set by the desired values), not carried over.
     tag_given: bool,
+    /// Every cgpu key: live value, value after the upgrade, and where that comes from.
+    keys: Vec<KeyChange>,
+    /// The desired values document as given (the command line's, for `--policy`).
+    root: Node,
+    /// The effective `cgpu.enabled` is false (as the chart's `if` reads it): the upgrade
+    /// removes the installer.
+    disabled: bool,
+}
+
+/// Where a cgpu key's value after the upgrade comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Set by the desired values file.
+    Desired,
+    /// `--policy`/`--tag` on the command line.
+    CommandLine,
+    /// Kept from the values deployed now (`--reuse-values`, or `--policy` without `--tag`).
+    Reused,
+    /// Left out: the chart default applies (`helm upgrade -f FILE` without `--reuse-values`).
+    ChartDefault,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Desired => "desired-file",
+            Origin::CommandLine => "command-line",
+            Origin::Reused => "reused",
+            Origin::ChartDefault => "chart-default",
+        }
+    }
+}
+
+/// One cgpu key as the upgrade will set it.
+#[derive(Debug, Clone)]
+pub struct KeyChange {
+    /// `cgpu.tag`.
+    pub key: String,
+    /// The live value, when it could be read (`None`: unknown or unset).
+    pub live: Option<String>,
+    /// The value after the upgrade (`None`: unset).
+    pub after: Option<String>,
+    pub from: Origin,
+}
+
+impl KeyChange {
+    pub fn changes(&self) -> bool {
+        self.live.is_some() && self.live != self.after
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,12 +380,19 @@ pub struct Checklist {
     pub pod_selector: Vec<(String, String)>,
     /// Nodes of the list that run the installer (targets, cordoned ones included).
     pub installer_nodes: usize,
+    /// What the upgrade does to every cgpu key (live → after, and from where).
+    pub upgrade: Vec<KeyChange>,
+    /// The desired values turn cGPU off (`enabled` false as the chart reads it): the plan is
+    /// the removal, with no reboots.
+    pub disabled: bool,
+    /// With `disabled`: what the upgrade removes, what stays on the nodes, how to verify.
+    pub removal: Vec<Step>,
 }
 
 impl Checklist {
     /// Something changes that needs a restart where the module is loaded.
     pub fn change(&self) -> bool {
-        self.policy_change.is_some() || self.tag_change.is_some()
+        !self.disabled && (self.policy_change.is_some() || self.tag_change.is_some())
     }
 
     /// A restart may be needed on a node of the list (or, without `--nodes`, on some node).
@@ -344,7 +411,9 @@ impl Checklist {
     /// be verified. This holds whether or not the DaemonSet already carries the change: the
     /// nodes' own state decides.
     pub fn acts(&self) -> bool {
-        self.nodes_given && (!self.nodes.is_empty() || self.to_verify().next().is_some())
+        !self.disabled
+            && self.nodes_given
+            && (!self.nodes.is_empty() || self.to_verify().next().is_some())
     }
 
     /// The DaemonSet (or the values) already carries the desired policy and version.
@@ -568,7 +637,24 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
                 }
             }
         }
+        let pull_policy = inst
+            .main_container()
+            .and_then(|(c, _)| c.get("imagePullPolicy"))
+            .and_then(scalar_text);
+        let image_path = inst
+            .image()
+            .and_then(|(n, _)| n.as_str().map(str::to_string))
+            .map(|img| split_image(&img).path.to_string());
+        let live_values = daemonset_values(
+            policy,
+            tag.as_deref(),
+            image_path.as_deref(),
+            pull_policy.as_deref(),
+            &inst.node_selector_pairs(),
+            path,
+        );
         return Ok(Current {
+            live_values,
             srcs: input.sources.clone(),
             settings: Settings {
                 policy,
@@ -596,6 +682,7 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
     let settings = values_settings(&merged, path)?;
     let selector = chart_selector(merged.pointer("/cgpu/nodeSelector"));
     Ok(Current {
+        live_values: root.clone(),
         srcs: input.sources.clone(),
         settings,
         // The chart declares no tolerations of its own that we know of, so only the DaemonSet
@@ -613,6 +700,118 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
     })
 }
 
+/// What a DaemonSet runs, as the values document that would render it (the chart adds the
+/// registry host and the `ack.node.gpu.schedule: cgpu` selector itself): what
+/// `--reuse-values` keeps when `--current` is the DaemonSet.
+fn daemonset_values(
+    policy: u8,
+    tag: Option<&str>,
+    image: Option<&str>,
+    pull_policy: Option<&str>,
+    selector: &[(String, String)],
+    path: &str,
+) -> Node {
+    let q = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    let mut text = format!("cgpu:\n  enabled: true\n  policy: {policy}\n");
+    for (k, v) in [
+        ("image", image),
+        ("tag", tag),
+        ("imagePullPolicy", pull_policy),
+    ] {
+        if let Some(v) = v {
+            text.push_str(&format!("  {k}: {}\n", q(v)));
+        }
+    }
+    let extra: Vec<String> = selector
+        .iter()
+        .filter(|(k, v)| !(k == SCHEDULE_LABEL && v == "cgpu"))
+        .map(|(k, v)| format!("{}: {}", q(k), q(v)))
+        .collect();
+    text.push_str(&format!("  nodeSelector: {{{}}}\n", extra.join(", ")));
+    let src = Source::new(format!("{path} (as values)"), text);
+    yaml::parse(&src)
+        .documents
+        .into_iter()
+        .find_map(|d| d.root)
+        .expect("generated values parse")
+}
+
+/// A value as the key table shows it: a scalar's text (a string that would read as another
+/// type in quotes, so that `"false"` is not taken for a boolean), a map as `{k: v}`; `None`
+/// for null.
+fn value_text(n: &Node) -> Option<String> {
+    match &n.value {
+        yaml::Value::Map(m) => Some(format!(
+            "{{{}}}",
+            m.iter()
+                .map(|e| format!("{}: {}", e.key, value_text(&e.value).unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        yaml::Value::Seq(items) => Some(format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|i| value_text(i).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        // Quoted only where the plain text would read as something else (`"false"`, `"1"`).
+        yaml::Value::Scalar(Scalar::Str(s))
+            if !matches!(yaml::resolve::helm(s), Scalar::Str(_)) || s.is_empty() =>
+        {
+            Some(serde_json::Value::String(s.clone()).to_string())
+        }
+        yaml::Value::Scalar(_) => scalar_text(n),
+    }
+}
+
+/// A Go template's truthiness (`{{ if .Values.cgpu.enabled }}`): false, 0, "", null, an empty
+/// map or list, or no value at all are false; everything else (a quoted `"false"` too) is true.
+fn truthy(n: Option<&Node>) -> bool {
+    let Some(n) = n else { return false };
+    match &n.value {
+        yaml::Value::Scalar(Scalar::Null) => false,
+        yaml::Value::Scalar(Scalar::Bool(b)) => *b,
+        yaml::Value::Scalar(Scalar::Int(i)) => *i != 0,
+        yaml::Value::Scalar(Scalar::Float(f)) => *f != 0.0,
+        yaml::Value::Scalar(Scalar::Str(s)) => !s.is_empty(),
+        yaml::Value::Map(m) => !m.is_empty(),
+        yaml::Value::Seq(v) => !v.is_empty(),
+    }
+}
+
+/// Every cgpu key: its live value, its value in `merged` (the values the upgrade renders) and
+/// where that comes from (`given`: the desired document; `reused`: the values kept under it).
+fn key_changes(
+    live: &Node,
+    merged: &Node,
+    given: &Node,
+    reused: Option<&Node>,
+    given_origin: Origin,
+) -> Vec<KeyChange> {
+    crate::cgpu::KNOWN_KEYS
+        .iter()
+        .map(|k| {
+            let at = |n: &Node| n.get("cgpu").and_then(|c| c.get(k)).map(|_| ());
+            let from = if at(given).is_some() {
+                given_origin
+            } else if reused.is_some_and(|r| at(r).is_some()) {
+                Origin::Reused
+            } else {
+                Origin::ChartDefault
+            };
+            let text = |n: &Node| n.get("cgpu").and_then(|c| c.get(k)).and_then(value_text);
+            KeyChange {
+                key: format!("cgpu.{k}"),
+                live: text(live),
+                after: text(merged),
+                from,
+            }
+        })
+        .collect()
+}
+
 /// The chart's DaemonSet selects ack.node.gpu.schedule=cgpu; values' nodeSelector adds to it
 /// (domain.md §10.1: merged, an inference).
 fn chart_selector(node_selector: Option<&Node>) -> Vec<(String, String)> {
@@ -628,7 +827,13 @@ fn chart_selector(node_selector: Option<&Node>) -> Vec<(String, String)> {
     selector
 }
 
-fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, ChecklistError> {
+fn read_desired(
+    desired: &Desired,
+    current: &Current,
+    options: &Options,
+) -> Result<DesiredSide, ChecklistError> {
+    let live = current.values.as_ref().unwrap_or(&current.live_values);
+    let reused_base = || coalesced_values(&current.live_values, chart_defaults());
     match desired {
         Desired::Policy { policy, tag } => {
             // Without --tag the live tag stays: its problems are the live DaemonSet's findings,
@@ -654,14 +859,32 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, Che
                 ),
                 None => format!("cgpu:\n  policy: {policy}\n"),
             };
+            let src = Source::new(&name, text);
+            // `--policy` keeps every other key as deployed (`helm upgrade --reuse-values --set`).
+            let given = yaml::parse(&src)
+                .documents
+                .into_iter()
+                .find_map(|d| d.root)
+                .expect("generated values parse");
+            let merged = coalesced_values(&given, reused_base());
+            let keys = key_changes(
+                live,
+                &merged,
+                &given,
+                Some(&current.live_values),
+                Origin::CommandLine,
+            );
             let tag = tag.map(str::to_string).or(current.settings.tag.clone());
             Ok(DesiredSide {
+                root: given,
+                keys,
+                disabled: false,
                 settings: Settings {
                     policy: *policy,
                     version: tag_version(tag.as_deref()),
                     tag,
                 },
-                src: Some(Source::new(&name, text)),
+                src: Some(src),
                 selector: None,
                 tag_given: matches!(desired, Desired::Policy { tag: Some(_), .. }),
             })
@@ -696,10 +919,23 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, Che
                 .filter(|n| n.as_map().is_some())
                 .map(|n| chart_selector(Some(n)));
             let tag_given = root.pointer("/cgpu/tag").is_some();
-            // `helm upgrade -f VALUES` layers the file over the chart defaults; when the current
-            // side is values too, over those (as `--reuse-values` would).
-            let base = current.values.clone().unwrap_or_else(chart_defaults);
+            // `helm upgrade -f VALUES` renders the chart defaults plus the file, whatever is
+            // deployed; `--reuse-values` puts the deployed values (the values file given as
+            // `--current`, or what the DaemonSet runs) under the file.
+            let base = if options.reuse_values {
+                reused_base()
+            } else {
+                chart_defaults()
+            };
             let merged = coalesced_values(&root, base);
+            let keys = key_changes(
+                live,
+                &merged,
+                &root,
+                options.reuse_values.then_some(&current.live_values),
+                Origin::Desired,
+            );
+            let disabled = !truthy(merged.pointer("/cgpu/enabled"));
             let s = values_settings(&merged, path)?;
             if let Some(t) = &s.tag
                 && let Err(e) = parse_tag(t)
@@ -710,6 +946,9 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, Che
                 });
             }
             Ok(DesiredSide {
+                root,
+                keys,
+                disabled,
                 settings: s,
                 src: Some(src),
                 selector,
@@ -806,7 +1045,7 @@ pub fn build_from(
     let current_path = current_input.label.as_str();
     let nodes_path = nodes_input.map(|n| n.label.as_str());
     let current = read_current(current_input)?;
-    let desired_side = read_desired(desired, &current)?;
+    let desired_side = read_desired(desired, &current, options)?;
     let desired_settings = desired_side.settings.clone();
     let cur = &current.settings;
     let policy_change =
@@ -863,7 +1102,18 @@ pub fn build_from(
             .clone()
             .unwrap_or_else(|| vec![("name".into(), "cgpu-installer".into())]),
         installer_nodes: 0,
+        upgrade: desired_side.keys.clone(),
+        disabled: desired_side.disabled,
+        removal: Vec::new(),
     };
+    if list.disabled {
+        // Nothing moves towards the desired policy or tag: the installer goes away and the
+        // loaded modules keep what they run.
+        list.desired = list.current.clone();
+        list.policy_change = None;
+        list.tag_change = None;
+        list.build_change = None;
+    }
     let mut srcs = current.srcs.clone();
     srcs.extend(desired_side.src.clone());
     let mut region = None;
@@ -898,6 +1148,12 @@ pub fn build_from(
         config: options.config.clone(),
     };
     list.diagnostics = lint::lint_cluster(&srcs, &settings);
+    if list.disabled {
+        list.removal = removal(&mut list);
+    } else {
+        let gate = gate(&mut list, &desired_side, &settings);
+        list.diagnostics.extend(gate);
+    }
     let unsafe_findings = blockers(&list, &current, &desired_side);
     list.error_findings = unsafe_findings
         .iter()
@@ -921,6 +1177,146 @@ pub fn build_from(
         ));
     }
     Ok(list)
+}
+
+/// The desired values read as the upgrade applies them (spec §6): a key that falls back to a
+/// chart default other than the live value (`upgrade-default-fallback`), a downgrade
+/// (`upgrade-downgrade`, unless `--allow-downgrade`), and the findings of a target tag that
+/// comes from the chart defaults (as `check --stack` reports them: the desired file alone
+/// does not hold it).
+fn gate(list: &mut Checklist, desired: &DesiredSide, settings: &lint::Settings) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let root = &desired.root;
+    let file = root.src.name.clone();
+    let cgpu = root.get("cgpu").unwrap_or(root);
+    let finding = |rule: RuleId, message: String, help: String, at: &Node, path: &str| Diagnostic {
+        rule,
+        severity: rule.info().severity,
+        message,
+        help,
+        src: at.src.clone(),
+        document: 1,
+        path: path.to_string(),
+        span: at.span.clone(),
+        edits: Vec::new(),
+        related: Vec::new(),
+        fix_note: None,
+        consequence: None,
+    };
+    let version = |t: &str| {
+        parse_tag(t)
+            .ok()
+            .map_or(String::new(), |v| format!(" ({})", v.core))
+    };
+    for k in &list.upgrade {
+        let name = k.key.trim_start_matches("cgpu.");
+        if k.from != Origin::ChartDefault
+            || !k.changes()
+            || !["policy", "tag", "image", "imagePullPolicy", "nodeSelector"].contains(&name)
+        {
+            continue;
+        }
+        let (live, after) = (
+            k.live.clone().unwrap_or_default(),
+            k.after.clone().unwrap_or_else(|| "nothing".into()),
+        );
+        let (lv, av) = if name == "tag" {
+            (version(&live), version(&after))
+        } else {
+            (String::new(), String::new())
+        };
+        out.push(finding(
+            RuleId::UpgradeDefaultFallback,
+            format!(
+                "{key} is not set in {file}: `helm upgrade -f {file}` without --reuse-values falls back to the chart default `{after}`{av}, replacing the live `{live}`{lv}",
+                key = k.key
+            ),
+            format!(
+                "pass --reuse-values (to `helm upgrade` and to `cgpu-lint checklist`) to keep the deployed values, or pin `{name}: {live}` under `cgpu:` in {file}"
+            ),
+            cgpu,
+            "/cgpu",
+        ));
+    }
+    if let (Some(a), Some(b)) = (&list.current.version, &list.desired.version)
+        && b.core < a.core
+    {
+        let (from, to) = (
+            list.current.tag.clone().unwrap_or_default(),
+            list.desired.tag.clone().unwrap_or_default(),
+        );
+        if list.options.allow_downgrade {
+            list.plan_notes.push(format!(
+                "a downgrade of cGPU, {} (`{from}`) → {} (`{to}`), planned because --allow-downgrade was given",
+                a.core, b.core
+            ));
+        } else {
+            let at = cgpu.get("tag").unwrap_or(cgpu);
+            let path = if cgpu.get("tag").is_some() {
+                "/cgpu/tag"
+            } else {
+                "/cgpu"
+            };
+            out.push(finding(
+                RuleId::UpgradeDowngrade,
+                format!(
+                    "the upgrade takes cGPU down from {} (`{from}`, live) to {} (`{to}`)",
+                    a.core, b.core
+                ),
+                format!(
+                    "pin the live tag (`tag: {from}`) in the desired values, or pass --allow-downgrade when the downgrade is intended"
+                ),
+                at,
+                path,
+            ));
+        }
+    }
+    out.retain(|d| settings.filter.allows(d.rule.name()));
+    // The target tag from the chart defaults: its findings as `check --stack` gives them.
+    if list
+        .upgrade
+        .iter()
+        .any(|k| k.key == "cgpu.tag" && k.from == Origin::ChartDefault)
+        && let Some(src) = desired.src.clone()
+    {
+        let defaults = Source::new("<chart defaults>", CHART_DEFAULTS.to_string());
+        let found = lint::lint_stack(&[defaults.clone(), src], settings);
+        out.extend(
+            found
+                .into_iter()
+                .filter(|d| Arc::ptr_eq(&d.src, &defaults) && d.path.starts_with("/cgpu/tag")),
+        );
+    }
+    out
+}
+
+/// `enabled: false`: the upgrade deletes the installer DaemonSet; nothing restarts. What stays
+/// on the nodes, and how to see it.
+fn removal(list: &mut Checklist) -> Vec<Step> {
+    let running: Vec<String> = list.nodes.drain(..).map(|t| t.name).collect();
+    for o in &mut list.other_nodes {
+        o.verify = false;
+    }
+    let p = list.current.policy;
+    let mut steps = vec![
+        Step::new("cgpu-disabled", "The desired values turn cGPU off (`cgpu.enabled` is false as the chart's `if` reads it): the upgrade deletes the cgpu-installer DaemonSet; no node is cordoned, drained or rebooted by this plan".into(), None),
+        Step::new("module-stays", format!(
+                "The cgpu kernel module already loaded on every node {} stays and keeps its policy ({p}) until that node reboots; after a reboot no installer loads it again (no GPU memory isolation there)",
+                if running.is_empty() {
+                    "that runs it".to_string()
+                } else {
+                    format!("that runs it ({})", running.join(", "))
+                }
+            ), None),
+        Step::new("verify-removed", "After `helm upgrade`: the installer DaemonSet is gone (expect `NotFound`)".into(), Some("kubectl get ds cgpu-installer -n kube-system".into())),
+        Step::new("verify-module", format!(
+                "On a node that has not rebooted: the module still shows the old policy (expect {p} on every GPU)"
+            ), Some("cat /proc/cgpu_km/*/policy".into())),
+    ];
+    if list.core_policy.is_some() {
+        steps.push(Step::new("core-installer", "cgpu-core-installer is part of the input: check whether the same upgrade removes it too (core_mem nodes)".into(), Some("kubectl get ds cgpu-core-installer -n kube-system".into())));
+    }
+    steps
 }
 
 /// Findings that make the plan unsafe. Every error is one, with one exception: `tag-too-old`
@@ -1196,7 +1592,63 @@ fn classify(
 pub struct Step {
     pub id: &'static str,
     pub title: String,
+    /// The command a person copies (markdown, JSON `steps`): pod names looked up inline.
     pub command: Option<String>,
+    /// Which outcome of the node's read-state the step belongs to.
+    pub branch: Branch,
+    /// The commands the script runs for this step, as argument lists (JSON `actions`).
+    pub actions: Vec<Action>,
+}
+
+impl Step {
+    fn new(id: &'static str, title: String, command: Option<String>) -> Step {
+        Step {
+            id,
+            title,
+            command,
+            branch: Branch::Always,
+            actions: Vec::new(),
+        }
+    }
+}
+
+/// The outcome of a node's read-state that a step belongs to: the decision comes first, then
+/// the steps of its branch (spec §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Branch {
+    /// Read before the decision, on every node.
+    Always,
+    /// Every GPU at the target already: only a checklist run's cordon is undone.
+    AtTarget,
+    /// The module is not loaded: restart the installer pod only.
+    NoModule,
+    /// The module is loaded and differs: cordon, drain, reboot.
+    Differs,
+}
+
+impl Branch {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Branch::Always => "always",
+            Branch::AtTarget => "at-target",
+            Branch::NoModule => "no-module",
+            Branch::Differs => "differs",
+        }
+    }
+}
+
+/// One command of a step, exactly as the script runs it. `argv` may hold the placeholder
+/// `{pod}` (the installer pod `find-installer-pod` recorded); `expect` says what it must show
+/// (README, "JSON actions").
+#[derive(Debug, Clone)]
+pub struct Action {
+    pub action: &'static str,
+    pub argv: Option<Vec<String>>,
+    pub expect: serde_json::Value,
+    /// Run only when this holds at run time: `schedulable` (the node is not cordoned),
+    /// `marked` (it carries [`CORDON_MARK`]), `pod-differs` (the pod's POLICY or image is not
+    /// the DaemonSet's).
+    pub only_if: Option<&'static str>,
 }
 
 pub const NSENTER: &str = "nsenter -t 1 -i -p -n -u -m --";
@@ -1281,71 +1733,401 @@ pub fn target_text(list: &Checklist) -> String {
     }
 }
 
-/// The per-node steps, in order (markdown and JSON print them; the shell script runs the same
-/// sequence, step ids included, with the decisions made at run time).
+/// The fields the script reads from a node in one call (`read_node`), `|`-separated, in order.
+pub const NODE_FIELDS: [&str; 6] = [
+    "uid",
+    "provider_id",
+    "ready",
+    "unschedulable",
+    "cordon_mark",
+    "boot_id",
+];
+
+/// The fields the script reads from each installer pod of a node (`installer_pod`), one line
+/// per pod, `|`-separated, in order.
+pub const POD_FIELDS: [&str; 5] = ["name", "deletion_timestamp", "policy", "image", "ready"];
+
+/// `-o` of the script's node read (`read_node`), as kubectl receives it.
+pub fn node_jsonpath() -> String {
+    format!(
+        "jsonpath={{.metadata.uid}}|{{.spec.providerID}}|{{.status.conditions[?(@.type==\"Ready\")].status}}|{{.spec.unschedulable}}|{{.metadata.annotations.{CORDON_MARK}}}|{{.status.nodeInfo.bootID}}"
+    )
+}
+
+/// `-o` of the script's installer-pod listing (`installer_pod`), as kubectl receives it.
+pub const POD_JSONPATH: &str = r#"jsonpath={range .items[*]}{.metadata.name}{"|"}{.metadata.deletionTimestamp}{"|"}{.spec.containers[0].env[?(@.name=="POLICY")].value}{"|"}{.spec.containers[0].image}{"|"}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}"#;
+
+/// The exact commands of the script for node `t` (JSON `actions`), built from
+/// [`kubectl_argv`] like every kubectl call of the script.
+struct Argv<'a> {
+    list: &'a Checklist,
+    t: &'a Target,
+    sel: String,
+}
+
+impl Argv<'_> {
+    fn k(&self, words: &[&str]) -> Vec<String> {
+        let mut v = kubectl_argv(self.list);
+        v.extend(words.iter().map(|w| w.to_string()));
+        v
+    }
+
+    fn fields(names: &[&str]) -> serde_json::Value {
+        serde_json::json!(names)
+    }
+
+    /// `read_node`: the node's identity, Ready, cordon, mark and boot id in one read.
+    fn check_node(&self, action: &'static str) -> Action {
+        let mut equal = serde_json::Map::new();
+        if let Some(u) = &self.t.uid {
+            equal.insert("uid".into(), u.clone().into());
+        }
+        if let Some(p) = &self.t.provider_id {
+            equal.insert("provider_id".into(), p.clone().into());
+        }
+        Action {
+            action,
+            argv: Some(self.k(&["get", "node", &self.t.name, "-o", &node_jsonpath()])),
+            expect: serde_json::json!({
+                "exit": 0, "split": "|", "fields": Self::fields(&NODE_FIELDS), "equal": equal
+            }),
+            only_if: None,
+        }
+    }
+
+    fn pods(&self) -> Vec<String> {
+        let field = format!("spec.nodeName={}", self.t.name);
+        self.k(&[
+            "-n",
+            "kube-system",
+            "get",
+            "pod",
+            "-l",
+            &self.sel,
+            "--field-selector",
+            &field,
+            "-o",
+            POD_JSONPATH,
+        ])
+    }
+
+    /// `installer_pod`: the node's installer pod that is not being deleted, recorded as `{pod}`.
+    fn find_pod(&self) -> Action {
+        Action {
+            action: "find-installer-pod",
+            argv: Some(self.pods()),
+            expect: serde_json::json!({
+                "exit": 0, "split": "|", "fields": Self::fields(&POD_FIELDS),
+                "where": {"deletion_timestamp": ""}, "record": {"pod": "name"}
+            }),
+            only_if: None,
+        }
+    }
+
+    fn exec_read_state(&self) -> Vec<String> {
+        let mut v = self.k(&["-n", "kube-system", "exec", "{pod}", "--"]);
+        v.extend(NSENTER.split(' ').map(str::to_string));
+        v.extend(["sh".into(), "-c".into(), READ_STATE.into()]);
+        v
+    }
+
+    fn delete_pod(&self, action: &'static str, only_if: Option<&'static str>) -> Action {
+        Action {
+            action,
+            argv: Some(self.k(&["-n", "kube-system", "delete", "pod", "{pod}", "--wait=true"])),
+            expect: serde_json::json!({"exit": 0}),
+            only_if,
+        }
+    }
+
+    fn target(&self) -> serde_json::Value {
+        let list = self.list;
+        let version = match (&list.tag_change, core(&list.desired)) {
+            (Some(_), Some(v)) => serde_json::Value::from(v.to_string()),
+            _ => serde_json::Value::Null,
+        };
+        serde_json::json!({"policy_files": list.desired.policy, "version": version})
+    }
+
+    fn wait_pod(&self) -> Action {
+        Action {
+            action: "wait-installer-pod",
+            argv: Some(self.pods()),
+            expect: serde_json::json!({
+                "split": "|", "fields": Self::fields(&POD_FIELDS),
+                "where": {"deletion_timestamp": ""},
+                "equal": {"ready": "True", "policy": self.list.desired.policy.to_string(), "image": "{ds_image}"},
+                "repeat": {"timeout_s": POD_TIMEOUT, "poll_s": POLL_INTERVAL}
+            }),
+            only_if: None,
+        }
+    }
+
+    fn wait_policy(&self) -> Action {
+        let mut expect = self.target();
+        expect["repeat"] =
+            serde_json::json!({"timeout_s": POLICY_TIMEOUT, "poll_s": POLL_INTERVAL});
+        Action {
+            action: "wait-policy",
+            argv: Some(self.exec_read_state()),
+            expect,
+            only_if: None,
+        }
+    }
+
+    fn uncordon(&self) -> Vec<Action> {
+        let n = &self.t.name;
+        let unmark = format!("{CORDON_MARK}-");
+        vec![
+            Action {
+                action: "uncordon",
+                argv: Some(self.k(&["uncordon", n])),
+                expect: serde_json::json!({"exit": 0}),
+                only_if: Some("marked"),
+            },
+            Action {
+                action: "unmark",
+                argv: Some(self.k(&["annotate", "node", n, &unmark])),
+                expect: serde_json::json!({"exit": 0}),
+                only_if: Some("marked"),
+            },
+        ]
+    }
+}
+
+/// The per-node steps, in order: read the state, decide, then the steps of each branch
+/// (markdown and JSON print them; the shell script runs the same sequence, step ids included,
+/// with the decision made at run time).
 pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
     let n = &t.name;
-    let step = |id, title: String, command: Option<String>| Step { id, title, command };
     let timeout = &list.options.drain_timeout;
     let target = target_text(list);
     let k = kubectl_prefix(list);
     let sel = selector_text(&list.pod_selector);
-    let mut out = vec![step(
-        "read-state",
-        format!(
-            "read the node's cGPU state through its installer pod (module version, every /proc/cgpu_km/<gpu>/policy): if {target}, the node is done, skip the rest; if nothing can be read, stop here (never reboot blind)"
+    let a = Argv {
+        list,
+        t,
+        sel: sel.clone(),
+    };
+    let p = list.desired.policy;
+    let mut out = Vec::new();
+    let mut push = |branch: Branch, mut s: Step, actions: Vec<Action>| {
+        s.branch = branch;
+        s.actions = actions;
+        out.push(s);
+    };
+    push(
+        Branch::Always,
+        Step::new(
+            "read-state",
+            "read the node's cGPU state through its installer pod (module version, every /proc/cgpu_km/<gpu>/policy)".into(),
+            Some(read_state_command(list, &sel, n)),
         ),
-        Some(read_state_command(list, &sel, n)),
-    )];
-    out.push(if t.was_cordoned {
-        step(
-            "cordon",
-            "already cordoned before this change: leave it so (no annotation: this run will not uncordon it)".into(),
+        vec![
+            a.check_node("check-node"),
+            a.find_pod(),
+            Action {
+                action: "read-state",
+                argv: Some(a.exec_read_state()),
+                expect: serde_json::json!({"exit": 0}),
+                only_if: None,
+            },
+        ],
+    );
+    push(
+        Branch::Always,
+        Step::new(
+            "decide",
+            format!(
+                "decide from what it shows: {target} → at the target, nothing to do{}; `no-module` → module not loaded: restart the installer pod only (no cordon, no drain, no reboot); the module loaded and not at the target → cordon, drain, reboot; nothing readable → stop here (never reboot blind)",
+                if t.ours {
+                    " but undo the cordon an earlier checklist run left"
+                } else {
+                    ""
+                }
+            ),
             None,
-        )
-    } else {
-        step(
-            "cordon",
-            format!("record that this run cordons it (annotation {CORDON_MARK}), then cordon"),
+        ),
+        vec![Action {
+            action: "decide",
+            argv: None,
+            expect: a.target(),
+            only_if: None,
+        }],
+    );
+    if t.ours {
+        push(
+            Branch::AtTarget,
+            Step::new(
+                "uncordon",
+                format!(
+                    "at the target: uncordon it (an earlier checklist run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
+                ),
+                Some(format!(
+                    "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
+                )),
+            ),
+            a.uncordon(),
+        );
+    }
+    push(
+        Branch::NoModule,
+        Step::new(
+            "restart-installer-pod",
+            format!(
+                "module not loaded: delete the node's installer pod; the DaemonSet recreates it and it loads the module with POLICY \"{p}\" (no drain, no reboot)"
+            ),
             Some(format!(
-                "{k} annotate node {n} {CORDON_MARK}=true --overwrite && {k} cordon {n}"
+                "{k} -n kube-system delete pod {}",
+                pod_of(list, &sel, n)
+            )),
+        ),
+        vec![
+            a.check_node("check-node"),
+            a.find_pod(),
+            a.delete_pod("restart-installer-pod", None),
+        ],
+    );
+    let wait_pod = |s: &str| {
+        Step::new(
+            "wait-installer-pod",
+            format!(
+                "{s}wait for the node's installer pod to be Ready (it loads the module with the new POLICY)"
+            ),
+            Some(format!(
+                "{k} -n kube-system wait --for=condition=Ready pod -l {sel} --field-selector spec.nodeName={n} --timeout={POD_TIMEOUT}s"
             )),
         )
-    });
-    out.push(step(
-        "drain",
-        format!("drain (a PodDisruptionBudget that blocks it stops the node here after {timeout})"),
-        Some(format!(
-            "{k} drain {n} --ignore-daemonsets --delete-emptydir-data --timeout={timeout}"
-        )),
-    ));
+    };
+    let wait_policy = |s: &str| {
+        Step::new(
+            "wait-policy",
+            format!(
+                "{s}read the state again every {POLL_INTERVAL} s, at most {} min, until {target}",
+                POLICY_TIMEOUT / 60
+            ),
+            Some(read_state_command(list, &sel, n)),
+        )
+    };
+    push(
+        Branch::NoModule,
+        wait_pod("module not loaded: "),
+        vec![a.wait_pod()],
+    );
+    push(
+        Branch::NoModule,
+        wait_policy("module not loaded: "),
+        vec![a.find_pod(), a.wait_policy()],
+    );
+    if t.ours {
+        push(
+            Branch::NoModule,
+            Step::new(
+                "uncordon",
+                format!(
+                    "module not loaded: uncordon it (an earlier checklist run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
+                ),
+                Some(format!(
+                    "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
+                )),
+            ),
+            a.uncordon(),
+        );
+    }
+    let mark = format!("{CORDON_MARK}=true");
+    let cordon_actions = vec![
+        a.check_node("check-node"),
+        Action {
+            action: "mark",
+            argv: Some(a.k(&["annotate", "node", n, &mark, "--overwrite"])),
+            expect: serde_json::json!({"exit": 0}),
+            only_if: Some("schedulable"),
+        },
+        Action {
+            action: "cordon",
+            argv: Some(a.k(&["cordon", n])),
+            expect: serde_json::json!({"exit": 0}),
+            only_if: Some("schedulable"),
+        },
+    ];
+    push(
+        Branch::Differs,
+        if t.was_cordoned {
+            Step::new(
+                "cordon",
+                "differs: already cordoned before this change: leave it so (no annotation: this run will not uncordon it)".into(),
+                None,
+            )
+        } else {
+            Step::new(
+                "cordon",
+                format!(
+                    "differs: record that this run cordons it (annotation {CORDON_MARK}), then cordon"
+                ),
+                Some(format!(
+                    "{k} annotate node {n} {CORDON_MARK}=true --overwrite && {k} cordon {n}"
+                )),
+            )
+        },
+        cordon_actions,
+    );
+    let drain_timeout = format!("--timeout={timeout}");
+    push(
+        Branch::Differs,
+        Step::new(
+            "drain",
+            format!(
+                "differs: drain (a PodDisruptionBudget that blocks it stops the node here after {timeout})"
+            ),
+            Some(format!(
+                "{k} drain {n} --ignore-daemonsets --delete-emptydir-data --timeout={timeout}"
+            )),
+        ),
+        vec![Action {
+            action: "drain",
+            argv: Some(a.k(&[
+                "drain",
+                n,
+                "--ignore-daemonsets",
+                "--delete-emptydir-data",
+                &drain_timeout,
+            ])),
+            expect: serde_json::json!({"exit": 0}),
+            only_if: None,
+        }],
+    );
     let delete = Some(format!(
         "{k} -n kube-system delete pod {}",
         pod_of(list, &sel, n)
     ));
-    match list.strategy {
-        Some(Strategy::OnDelete) => out.push(step(
-            "delete-installer-pod",
-            format!(
-                "updateStrategy OnDelete: delete the node's installer pod so that the DaemonSet recreates it with POLICY \"{}\" (a reboot would bring the old pod, and the old policy, back)",
-                list.desired.policy
-            ),
-            delete,
-        )),
-        Some(Strategy::RollingUpdate) => {}
-        None => out.push(step(
-            "delete-installer-pod",
-            "only if cgpu-installer's updateStrategy is OnDelete: delete the node's installer pod so that the DaemonSet recreates it with the new POLICY".into(),
-            delete,
-        )),
-    }
-    out.push(step(
-        "record-boot-id",
-        "record the node's boot id".into(),
-        Some(format!(
-            "BOOT_ID=$({k} get node {n} -o jsonpath='{{.status.nodeInfo.bootID}}')"
-        )),
-    ));
+    let renew_title = match list.strategy {
+        Some(Strategy::OnDelete) => format!(
+            "differs: updateStrategy OnDelete: delete the node's installer pod so that the DaemonSet recreates it with POLICY \"{p}\" (a reboot would bring the old pod, and the old policy, back)"
+        ),
+        Some(Strategy::RollingUpdate) => "differs: if the node's installer pod's POLICY or image is not the DaemonSet's (the rollout has not replaced it), delete it so that the DaemonSet recreates it (a reboot would bring the old pod back)".into(),
+        None => "differs: if the node's installer pod's POLICY or image is not the DaemonSet's (always so with updateStrategy OnDelete), delete it so that the DaemonSet recreates it with the new POLICY".into(),
+    };
+    push(
+        Branch::Differs,
+        Step::new("renew-installer-pod", renew_title, delete),
+        vec![
+            a.find_pod(),
+            a.delete_pod("renew-installer-pod", Some("pod-differs")),
+        ],
+    );
+    let mut record = a.check_node("record-boot-id");
+    record.expect["record"] = serde_json::json!({"boot_id": "boot_id"});
+    push(
+        Branch::Differs,
+        Step::new(
+            "record-boot-id",
+            "differs: record the node's boot id".into(),
+            Some(format!(
+                "BOOT_ID=$({k} get node {n} -o jsonpath='{{.status.nodeInfo.bootID}}')"
+            )),
+        ),
+        vec![record],
+    );
     let reboot = match (&t.instance_id, &t.region) {
         (Some(id), Some(r)) => Some(format!(
             "aliyun ecs RebootInstance --RegionId {r} --InstanceId {id}"
@@ -1353,66 +2135,110 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
         (Some(id), None) => Some(format!("aliyun ecs RebootInstance --InstanceId {id}")),
         _ => None,
     };
-    out.push(step(
-        "reboot",
-        format!(
-            "reboot it when read-state showed the module loaded and not at the target (module not loaded: no drain and no reboot, delete the node's installer pod instead: the new pod loads the module with the new POLICY); RebootInstance only starts the restart{}",
-            if reboot.is_none() {
-                " (no ECS instance id: reboot it from the console or with `sudo reboot` on the node)"
-            } else {
-                ""
-            }
+    let reboot_argv = match (&t.instance_id, &t.region) {
+        (Some(id), Some(r)) => Some(
+            [
+                "aliyun",
+                "ecs",
+                "RebootInstance",
+                "--RegionId",
+                r,
+                "--InstanceId",
+                id,
+            ]
+            .map(str::to_string)
+            .to_vec(),
         ),
-        reboot,
-    ));
-    out.push(step(
-        "wait-boot-id",
-        format!(
-            "wait until the boot id differs from the one recorded (the node is still Ready right after the call; only a new boot id proves the restart), at most {} min",
-            REBOOT_TIMEOUT / 60
+        _ => None,
+    };
+    push(
+        Branch::Differs,
+        Step::new(
+            "reboot",
+            format!(
+                "differs: reboot it (only the instance the node's live spec.providerID names); RebootInstance only starts the restart{}",
+                if reboot.is_none() {
+                    " (no ECS instance id: reboot it from the console or with `sudo reboot` on the node)"
+                } else {
+                    ""
+                }
+            ),
+            reboot,
         ),
-        Some(format!(
-            "timeout {REBOOT_TIMEOUT}s sh -c 'while [ \"$({k} get node {n} -o jsonpath={{.status.nodeInfo.bootID}})\" = \"$0\" ]; do sleep {POLL_INTERVAL}; done' \"$BOOT_ID\""
-        )),
-    ));
-    out.push(step(
-        "wait-node-ready",
-        "wait for the node to be Ready".into(),
-        Some(format!(
-            "{k} wait --for=condition=Ready node/{n} --timeout={READY_TIMEOUT}s"
-        )),
-    ));
-    out.push(step(
-        "wait-installer-pod",
-        "wait for the node's installer pod to be Ready (it loads the module with the new POLICY)"
-            .into(),
-        Some(format!(
-            "{k} -n kube-system wait --for=condition=Ready pod -l {sel} --field-selector spec.nodeName={n} --timeout={POD_TIMEOUT}s"
-        )),
-    ));
-    out.push(step(
-        "wait-policy",
-        format!(
-            "read the state again every {POLL_INTERVAL} s, at most {} min, until {target}",
-            POLICY_TIMEOUT / 60
-        ),
-        Some(read_state_command(list, &sel, n)),
-    ));
-    out.push(if t.was_cordoned {
-        step(
-            "uncordon",
-            "leave it cordoned: it was cordoned before this change (uncordon it when that reason is resolved)".into(),
-            None,
-        )
-    } else {
-        step(
-            "uncordon",
-            format!("uncordon it (this run cordoned it: annotation {CORDON_MARK}) and drop the annotation"),
+        vec![Action {
+            action: "reboot",
+            argv: reboot_argv,
+            expect: serde_json::json!({"exit": 0}),
+            only_if: None,
+        }],
+    );
+    let mut wait_boot = a.check_node("wait-boot-id");
+    wait_boot.expect["not_equal"] = serde_json::json!({"boot_id": "{boot_id}"});
+    wait_boot.expect["repeat"] =
+        serde_json::json!({"timeout_s": REBOOT_TIMEOUT, "poll_s": POLL_INTERVAL});
+    push(
+        Branch::Differs,
+        Step::new(
+            "wait-boot-id",
+            format!(
+                "differs: wait until the boot id differs from the one recorded (the node is still Ready right after the call; only a new boot id proves the restart), at most {} min",
+                REBOOT_TIMEOUT / 60
+            ),
             Some(format!(
-                "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
+                "timeout {REBOOT_TIMEOUT}s sh -c 'while [ \"$({k} get node {n} -o jsonpath={{.status.nodeInfo.bootID}})\" = \"$0\" ]; do sleep {POLL_INTERVAL}; done' \"$BOOT_ID\""
             )),
-        )
-    });
+        ),
+        vec![wait_boot],
+    );
+    let node_ref = format!("node/{n}");
+    let ready_timeout = format!("--timeout={READY_TIMEOUT}s");
+    push(
+        Branch::Differs,
+        Step::new(
+            "wait-node-ready",
+            "differs: wait for the node to be Ready".into(),
+            Some(format!(
+                "{k} wait --for=condition=Ready node/{n} --timeout={READY_TIMEOUT}s"
+            )),
+        ),
+        vec![Action {
+            action: "wait-node-ready",
+            argv: Some(a.k(&["wait", "--for=condition=Ready", &node_ref, &ready_timeout])),
+            expect: serde_json::json!({"exit": 0}),
+            only_if: None,
+        }],
+    );
+    push(Branch::Differs, wait_pod("differs: "), vec![a.wait_pod()]);
+    push(
+        Branch::Differs,
+        wait_policy("differs: "),
+        vec![a.find_pod(), a.wait_policy()],
+    );
+    push(
+        Branch::Differs,
+        if t.was_cordoned {
+            Step::new(
+                "uncordon",
+                "differs: leave it cordoned: it was cordoned before this change (uncordon it when that reason is resolved)".into(),
+                None,
+            )
+        } else {
+            Step::new(
+                "uncordon",
+                format!(
+                    "differs: uncordon it (this run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
+                ),
+                Some(format!(
+                    "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
+                )),
+            )
+        },
+        {
+            let mut v = vec![a.check_node("check-node")];
+            v.extend(a.uncordon());
+            v
+        },
+    );
     out
 }
 
@@ -1421,7 +2247,7 @@ pub fn preflight(list: &Checklist) -> Vec<Step> {
     let p = list.desired.policy;
     let k = kubectl_prefix(list);
     let sel = selector_text(&list.pod_selector);
-    let step = |id, title: String, command: Option<String>| Step { id, title, command };
+    let step = Step::new;
     let apply = match list.desired_label.strip_prefix("--policy") {
         Some(_) => {
             let tag = match (&list.tag_change, &list.desired.tag) {
@@ -1507,19 +2333,19 @@ pub fn preflight(list: &Checklist) -> Vec<Step> {
 
 /// How to check a GPU-sharing node that the run does not restart.
 pub fn verify_step(list: &Checklist, o: &Other) -> Step {
-    Step {
-        id: "verify",
-        title: format!(
+    Step::new(
+        "verify",
+        format!(
             "read its policy files through its installer pod (cgpu-installer or cgpu-core-installer): blocking until {}; no installer pod there: check by hand (`kubectl debug node/{} -it --image=<an image with sh>` shares the host's PID namespace: `cat /proc/cgpu_km/*/policy`)",
             target_text(list),
             o.name
         ),
-        command: Some(read_state_command(
+        Some(read_state_command(
             list,
             "'name in (cgpu-installer,cgpu-core-installer)'",
             &o.name,
         )),
-    }
+    )
 }
 
 /// The header every format shows: the cluster, context, API server, identity, when it was

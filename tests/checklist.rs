@@ -15,6 +15,8 @@ const NODES: &str = "nodes-list-mixed-gpu-sharing.yaml";
 const N21: &str = "cn-hangzhou.192.168.10.21";
 const N22: &str = "cn-hangzhou.192.168.10.22";
 const N27: &str = "cn-hangzhou.192.168.10.27";
+/// `SOURCE_DATE_EPOCH` for reproducible output: 2025-12-02T00:00:00Z (`date -u -d @1764633600`).
+const PLANNED_EPOCH: &str = "1764633600";
 
 struct Out {
     code: i32,
@@ -117,10 +119,17 @@ fn fixtures_scenario_json_policy_1_to_2_restarts_21_27_canary_21_and_verifies_22
         .iter()
         .map(|s| s.as_str().unwrap())
         .collect();
+    // Spec §6: read the state, decide, then the steps of each branch: no module → restart the
+    // installer pod only; differs → cordon, drain, …, uncordon.
     let order = [
         "/proc/cgpu_km/[0-9]*/policy",
+        "module not loaded: restart the installer pod only",
+        "module not loaded: delete the node's installer pod",
+        "module not loaded: wait for the node's installer pod to be Ready",
+        "module not loaded: read the state again",
         "kubectl annotate node cn-hangzhou.192.168.10.21 cgpu-lint/cordoned=true --overwrite && kubectl cordon cn-hangzhou.192.168.10.21",
         "kubectl drain cn-hangzhou.192.168.10.21 --ignore-daemonsets --delete-emptydir-data --timeout=10m",
+        "differs: if the node's installer pod's POLICY or image is not the DaemonSet's",
         "kubectl get node cn-hangzhou.192.168.10.21 -o jsonpath='{.status.nodeInfo.bootID}'",
         "aliyun ecs RebootInstance --RegionId cn-hangzhou --InstanceId i-bp111224074888237672",
         "jsonpath={.status.nodeInfo.bootID})\" = \"$0\"",
@@ -241,6 +250,9 @@ fn markdown_json_and_shell_wait_for_the_same_things_in_the_same_order() {
     };
     let md = scenario("markdown").stdout;
     let canary = &md[md.find("## Canary").unwrap()..md.find("## Then the rest").unwrap()];
+    let canary = &canary[canary
+        .find("**If the module is loaded and not at the target")
+        .unwrap()..];
     let p = positions(canary, "markdown");
     assert!(p.windows(2).all(|w| w[0] < w[1]), "markdown order {p:?}");
     let json = scenario("json").stdout;
@@ -248,6 +260,7 @@ fn markdown_json_and_shell_wait_for_the_same_things_in_the_same_order() {
         ..json
             .find("\"name\": \"cn-hangzhou.192.168.10.27\"")
             .unwrap()];
+    let first = &first[first.find("differs: record the node's boot id").unwrap()..];
     let p = positions(first, "json");
     assert!(p.windows(2).all(|w| w[0] < w[1]), "json order {p:?}");
     // The script runs the steps of the same names in the same order (the simulator tests run
@@ -286,8 +299,9 @@ fn fixtures_scenario_markdown_is_a_task_list_canary_first() {
         !md.contains(&cordon(N22)),
         "pre-cordoned .22 is not in the run"
     );
-    // 10 steps per node (2 nodes), 8 checks before, the canary check, 3 nodes to verify, done.
-    assert_eq!(md.matches("- [ ] ").count(), 10 * 2 + 8 + 1 + 3 + 1, "{md}");
+    // 15 steps per node (2 nodes: read, decide, 3 when the module is not loaded, 10 when it
+    // differs), 8 checks before, the canary check, 3 nodes to verify, done.
+    assert_eq!(md.matches("- [ ] ").count(), 15 * 2 + 8 + 1 + 3 + 1, "{md}");
     assert!(md.contains("## If it stops"));
     assert!(md.contains("## Done when"));
     assert!(md.contains("NotReady"));
@@ -781,6 +795,7 @@ fn unreadable_or_wrong_inputs_are_exit_2() {
 fn readme_checklist_is_the_real_output_of_the_fixtures_scenario() {
     let out = bin()
         .current_dir(fixtures())
+        .env("SOURCE_DATE_EPOCH", PLANNED_EPOCH)
         .args([
             "checklist",
             "--current",
@@ -1149,4 +1164,335 @@ fn the_same_findings_as_check_for_the_same_inputs() {
     from_check.sort_unstable();
     from_checklist.sort_unstable();
     assert_eq!(from_check, from_checklist);
+}
+
+/// Spec §6: "the decision ('module not loaded: restart the installer pod only') comes before
+/// cordon in every format". Markdown: in every node's section the decision and the
+/// module-not-loaded branch come before the first cordon. JSON: the same in `steps`, and no
+/// action that changes anything comes before the `decide` action.
+#[test]
+fn markdown_and_json_decide_before_any_cordon() {
+    let md = scenario("markdown").stdout;
+    for n in [N21, N27] {
+        let start = md.find(&format!("### `{n}`")).unwrap();
+        let section = &md[start..];
+        let section = &section[..section[4..].find("\n## ").map_or(section.len(), |e| e + 4)];
+        let decide = section.find("decide from what it shows").expect("decision");
+        let no_module = section
+            .find("module not loaded: restart the installer pod only")
+            .expect("no-module branch");
+        let cordon = section.find(&format!("kubectl cordon {n}")).unwrap();
+        assert!(decide < no_module && no_module < cordon, "{n}:\n{section}");
+    }
+    let j = json_of(&scenario("json"));
+    for node in j["nodes"].as_array().unwrap() {
+        let steps: Vec<&str> = node["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap())
+            .collect();
+        let decide = steps
+            .iter()
+            .position(|s| s.contains("module not loaded: restart the installer pod only"))
+            .unwrap();
+        let cordon = steps
+            .iter()
+            .position(|s| s.contains("kubectl cordon"))
+            .unwrap();
+        assert!(decide < cordon, "{steps:#?}");
+        let actions = node["actions"].as_array().unwrap();
+        let decide = actions
+            .iter()
+            .position(|a| a["action"] == "decide")
+            .unwrap();
+        for a in &actions[..decide] {
+            assert_eq!(a["branch"], "always", "{a:#}");
+            let argv: Vec<&str> = a["argv"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w.as_str().unwrap())
+                .collect();
+            assert!(
+                argv.contains(&"get") || argv.contains(&"exec"),
+                "only reads before the decision: {argv:?}"
+            );
+        }
+        for a in &actions[decide + 1..] {
+            assert_ne!(a["branch"], "always", "{a:#}");
+        }
+    }
+}
+
+fn strs(v: &serde_json::Value) -> Vec<String> {
+    v.as_array()
+        .unwrap_or_else(|| panic!("not a list: {v}"))
+        .iter()
+        .map(|w| w.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// JSON actions: every action has a stable id, the exact argv (the plan's kubectl prefix with
+/// --context and --kubeconfig) and what it must observe. The expected argv are written by hand
+/// from spec §6 and the kubectl/aliyun references, not copied from the output.
+#[test]
+fn json_actions_carry_action_argv_and_expect() {
+    let j = json_of(&checklist(&[
+        "--current",
+        &fixture(LIVE),
+        "--desired",
+        &fixture(TARGET),
+        "--nodes",
+        &fixture(NODES),
+        "--format",
+        "json",
+        "--context",
+        "ack-prod",
+        "--kubeconfig",
+        "/k/config",
+    ]));
+    let node = &j["nodes"][0];
+    assert_eq!(node["name"], N21);
+    let actions = node["actions"].as_array().unwrap();
+    for a in actions {
+        assert!(a["action"].is_string(), "{a:#}");
+        assert!(a["argv"].is_array() || a["argv"].is_null(), "{a:#}");
+        assert!(a["expect"].is_object(), "{a:#}");
+        assert!(a["text"].is_string(), "{a:#}");
+        if a["argv"].is_array() && a["argv"][0] == "kubectl" {
+            assert_eq!(
+                strs(&a["argv"])[..5],
+                [
+                    "kubectl",
+                    "--context",
+                    "ack-prod",
+                    "--kubeconfig",
+                    "/k/config"
+                ],
+                "{a:#}"
+            );
+        }
+    }
+    let find = |branch: &str, action: &str| -> &serde_json::Value {
+        actions
+            .iter()
+            .find(|a| a["branch"] == branch && a["action"] == action)
+            .unwrap_or_else(|| panic!("no {branch}/{action} in {actions:#?}"))
+    };
+    let k = |words: &[&str]| -> Vec<String> {
+        [
+            "kubectl",
+            "--context",
+            "ack-prod",
+            "--kubeconfig",
+            "/k/config",
+        ]
+        .iter()
+        .chain(words)
+        .map(|w| w.to_string())
+        .collect()
+    };
+    assert_eq!(
+        strs(&find("differs", "mark")["argv"]),
+        k(&[
+            "annotate",
+            "node",
+            N21,
+            "cgpu-lint/cordoned=true",
+            "--overwrite"
+        ])
+    );
+    assert_eq!(find("differs", "mark")["only_if"], "schedulable");
+    assert_eq!(
+        strs(&find("differs", "cordon")["argv"]),
+        k(&["cordon", N21])
+    );
+    assert_eq!(
+        strs(&find("differs", "drain")["argv"]),
+        k(&[
+            "drain",
+            N21,
+            "--ignore-daemonsets",
+            "--delete-emptydir-data",
+            "--timeout=10m"
+        ])
+    );
+    assert_eq!(
+        strs(&find("differs", "reboot")["argv"]),
+        [
+            "aliyun",
+            "ecs",
+            "RebootInstance",
+            "--RegionId",
+            "cn-hangzhou",
+            "--InstanceId",
+            "i-bp111224074888237672"
+        ]
+    );
+    assert_eq!(
+        strs(&find("differs", "wait-node-ready")["argv"]),
+        k(&[
+            "wait",
+            "--for=condition=Ready",
+            &format!("node/{N21}"),
+            "--timeout=900s"
+        ])
+    );
+    assert_eq!(
+        strs(&find("differs", "uncordon")["argv"]),
+        k(&["uncordon", N21])
+    );
+    assert_eq!(find("differs", "uncordon")["only_if"], "marked");
+    assert_eq!(
+        strs(&find("differs", "unmark")["argv"]),
+        k(&["annotate", "node", N21, "cgpu-lint/cordoned-"])
+    );
+    // The no-module branch deletes the installer pod only (spec: "restart the installer pod
+    // only"): no cordon, drain or reboot in it.
+    assert_eq!(
+        strs(&find("no-module", "restart-installer-pod")["argv"]),
+        k(&["-n", "kube-system", "delete", "pod", "{pod}", "--wait=true"])
+    );
+    for a in actions.iter().filter(|a| a["branch"] == "no-module") {
+        for bad in ["cordon", "drain", "reboot", "mark"] {
+            assert_ne!(a["action"], bad, "{a:#}");
+        }
+    }
+    // The read goes through the installer pod found by the DaemonSet's selector, in the
+    // host's namespaces (spec §6: nsenter -t 1 -i -p -n -u -m).
+    let pods = strs(&find("always", "find-installer-pod")["argv"]);
+    assert_eq!(
+        pods[5..11],
+        [
+            "-n",
+            "kube-system",
+            "get",
+            "pod",
+            "-l",
+            "name=cgpu-installer"
+        ]
+    );
+    assert!(pods.contains(&format!("spec.nodeName={N21}")));
+    let read = strs(&find("always", "read-state")["argv"]);
+    assert_eq!(
+        read[5..19],
+        [
+            "-n",
+            "kube-system",
+            "exec",
+            "{pod}",
+            "--",
+            "nsenter",
+            "-t",
+            "1",
+            "-i",
+            "-p",
+            "-n",
+            "-u",
+            "-m",
+            "--"
+        ]
+    );
+    assert_eq!(read[19..21], ["sh", "-c"]);
+    assert!(read[21].contains("/proc/cgpu_km/"));
+    // What each must observe.
+    assert_eq!(
+        find("differs", "drain")["expect"],
+        serde_json::json!({"exit": 0})
+    );
+    let record = &find("differs", "record-boot-id")["expect"];
+    assert_eq!(record["record"]["boot_id"], "boot_id");
+    let wait_boot = &find("differs", "wait-boot-id")["expect"];
+    assert_eq!(wait_boot["not_equal"]["boot_id"], "{boot_id}");
+    assert_eq!(wait_boot["repeat"]["timeout_s"], 900);
+    let fields = strs(&wait_boot["fields"]);
+    assert_eq!(fields.last().unwrap(), "boot_id");
+    let policy = &find("differs", "wait-policy")["expect"];
+    assert_eq!(policy["policy_files"], 2);
+    assert_eq!(find("always", "decide")["argv"], serde_json::Value::Null);
+    assert_eq!(find("always", "decide")["expect"]["policy_files"], 2);
+    // The node's identity as the plan saw it is what check-node must find.
+    let check = &find("always", "check-node")["expect"];
+    assert_eq!(
+        check["equal"]["provider_id"],
+        "cn-hangzhou.i-bp111224074888237672"
+    );
+}
+
+/// The header: cluster, context, API server, identity, time of planning and "N of M nodes",
+/// M counting every node that runs the installer, the pre-cordoned .22 included (issue 19: the
+/// header said 3 where 4 ran the installer).
+#[test]
+fn header_names_the_cluster_the_time_and_n_of_m_with_cordoned_nodes_counted() {
+    let run = |format: &str| {
+        let out = bin()
+            .env("SOURCE_DATE_EPOCH", PLANNED_EPOCH)
+            .args([
+                "checklist",
+                "--current",
+                &fixture(LIVE),
+                "--desired",
+                &fixture(TARGET),
+                "--nodes",
+                &fixture(NODES),
+                "--context",
+                "ack-prod",
+                "--format",
+                format,
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // .21 and .27 may restart; .22 (cordoned before the change) runs the installer too.
+    let n_of_m = "2 of 3 nodes running cgpu-installer may restart";
+    for format in ["markdown", "shell"] {
+        let text = run(format);
+        let head = &text[..text.find("Policy").unwrap()];
+        assert!(head.contains("context ack-prod"), "{format}:\n{head}");
+        assert!(head.contains("API server"), "{format}:\n{head}");
+        assert!(head.contains("kube-system UID"), "{format}:\n{head}");
+        assert!(
+            head.contains("Planned: 2025-12-02T00:00:00Z"),
+            "{format}:\n{head}"
+        );
+        assert!(head.contains(n_of_m), "{format}:\n{head}");
+    }
+    let j: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let c = &j["cluster"];
+    assert_eq!(c["context"], "ack-prod");
+    assert_eq!(c["kube_system_uid"], serde_json::Value::Null);
+    assert_eq!(c["planned_at"], "2025-12-02T00:00:00Z");
+    assert_eq!(c["restart"], 2);
+    assert_eq!(c["installer_nodes"], 3);
+    assert!(strs(&c["header"]).iter().any(|l| l.contains(n_of_m)));
+}
+
+/// After a run that did all it may, a node cordoned before the change is left: the closing
+/// line names the real next step, a new plan with --include-cordoned (running it again does
+/// not help).
+#[test]
+fn markdown_closing_line_names_include_cordoned_for_pre_cordoned_nodes() {
+    let md = scenario("markdown").stdout;
+    let stops = md.find("## If it stops").unwrap();
+    let next = md.find("**Next, after the run:**").expect("a next step");
+    assert!(stops < next);
+    let line = md[next..].lines().next().unwrap();
+    assert!(line.contains("--include-cordoned"), "{line}");
+    assert!(line.contains(N22), "{line}");
+    let out = checklist(&[
+        "--current",
+        &fixture(LIVE),
+        "--desired",
+        &fixture(TARGET),
+        "--nodes",
+        &fixture(NODES),
+        "--include-cordoned",
+    ]);
+    assert!(
+        !out.stdout.contains("**Next, after the run:**"),
+        "{}",
+        out.stdout
+    );
 }

@@ -644,6 +644,11 @@ fn pre_cordoned_nodes_stay_cordoned_and_block_done_unless_included() {
     assert!(!r.stdout.contains("done."));
     assert_eq!(sim.reboots(), [N1, N4]);
     assert!(sim.cordoned(N5) && !sim.marked(N5));
+    // Issue 19: the run did all it may; running it again does not help, so its last message
+    // names the real next step, not "Resume".
+    let last = r.stderr.trim_end().lines().last().unwrap();
+    assert!(last.contains("--include-cordoned"), "{}", r.stderr);
+    assert!(!r.stderr.contains("Resume:"), "{}", r.stderr);
 
     // --include-cordoned restarts it and leaves it cordoned.
     let sim = Sim::new(&c, &["--include-cordoned"]);
@@ -933,4 +938,113 @@ fn stub_wrappers_are_executable() {
         assert!(mode & 0o111 != 0, "{f} is not executable");
     }
     let _ = Path::new("");
+}
+
+/// `checklist --format json` for the same inputs as the script of `sim`.
+fn json_plan(sim: &Sim, args: &[&str]) -> Value {
+    let out = bin()
+        .args(["checklist", "--current"])
+        .arg(sim.dir.path().join("live.yaml"))
+        .args(["--policy", NEW, "--nodes"])
+        .arg(sim.dir.path().join("nodes.yaml"))
+        .args(["--format", "json", "--context", "ack-prod"])
+        .args(args)
+        .output()
+        .unwrap();
+    serde_json::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap()
+}
+
+/// An action's argv matches a call of the log: word for word, `{pod}` standing for the
+/// installer pod the script looked up.
+fn argv_matches(argv: &[String], call: &[String]) -> bool {
+    argv.len() == call.len()
+        && argv
+            .iter()
+            .zip(call)
+            .all(|(a, c)| a == c || (a == "{pod}" && c.starts_with("cgpu-installer-")))
+}
+
+/// Issue 19: JSON steps carry the exact command the script runs. The script runs against the
+/// simulator, which logs every kubectl/aliyun call as an argument list; every action of the
+/// branch a node took, except those whose `only_if` did not hold, is one of those calls word
+/// for word, and every call naming that node is one of its actions.
+#[test]
+fn json_argv_are_the_commands_the_script_runs() {
+    let c = usual();
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    let log = sim.log();
+    let plan = json_plan(&sim, &[]);
+    // .1 differs (cordon, drain, reboot), .3 has no module (installer pod only).
+    for (name, branch) in [(N1, "differs"), (N3, "no-module")] {
+        let node = plan["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["name"] == name)
+            .unwrap();
+        let actions: Vec<&Value> = node["actions"].as_array().unwrap().iter().collect();
+        let argvs: Vec<Vec<String>> = actions
+            .iter()
+            .filter(|a| a["argv"].is_array())
+            .map(|a| {
+                a["argv"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|w| w.as_str().unwrap().to_string())
+                    .collect()
+            })
+            .collect();
+        let mut checked = 0;
+        for a in &actions {
+            let Some(argv) = a["argv"].as_array() else {
+                continue;
+            };
+            let argv: Vec<String> = argv
+                .iter()
+                .map(|w| w.as_str().unwrap().to_string())
+                .collect();
+            let runs = a["branch"] == "always" || a["branch"] == branch;
+            // RollingUpdate with the pods at the new POLICY: no pod to renew.
+            let held = a["only_if"] != "pod-differs";
+            let found = log.iter().any(|call| argv_matches(&argv, call));
+            if runs && held {
+                assert!(found, "{name}: {} not run as {argv:?}", a["action"]);
+                checked += 1;
+            } else if !runs && !argv.iter().any(|w| w == "{pod}") {
+                // Another branch's command that names the node did not run (the reads
+                // of the node and its pods that both branches share excepted).
+                let shared = [
+                    "check-node",
+                    "find-installer-pod",
+                    "wait-installer-pod",
+                    "record-boot-id",
+                    "wait-boot-id",
+                ];
+                assert!(
+                    !found || shared.contains(&a["action"].as_str().unwrap()),
+                    "{name}: {} of branch {} ran: {argv:?}",
+                    a["action"],
+                    a["branch"]
+                );
+            }
+        }
+        assert!(checked >= 8, "{name}: only {checked} actions checked");
+        // The converse: every call that names the node is one of its actions.
+        let field = format!("spec.nodeName={name}");
+        let node_ref = format!("node/{name}");
+        for call in &log {
+            let names_it = call
+                .iter()
+                .any(|w| w == name || *w == field || *w == node_ref);
+            if names_it {
+                assert!(
+                    argvs.iter().any(|a| argv_matches(a, call)),
+                    "{name}: the script ran {call:?}, which no JSON action lists"
+                );
+            }
+        }
+    }
 }

@@ -4,6 +4,29 @@
 mod common;
 use common::*;
 
+#[path = "../fuzz/property.rs"]
+mod property;
+
+/// The fuzz target's own property (fuzz/property.rs), in process, on every saved input and on
+/// the fuzzer's seed corpus: this also keeps the fuzz target compiling with the library's API.
+#[test]
+fn every_fuzz_regression_and_corpus_input_holds_the_fuzz_property() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut n = 0;
+    let dirs = ["tests/fuzz-regressions", "fuzz/corpus/parse_check_fix"];
+    for entry in dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(root.join(d)).unwrap())
+    {
+        let path = entry.unwrap().path();
+        let data = std::fs::read(&path).unwrap();
+        let r = std::panic::catch_unwind(|| property::check_fix_property(&data));
+        assert!(r.is_ok(), "{}: the fuzz property fails", path.display());
+        n += 1;
+    }
+    assert!(n > 27, "{n} inputs");
+}
+
 #[test]
 fn every_fuzz_regression_input_fixes_idempotently() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fuzz-regressions");

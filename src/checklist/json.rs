@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Checklist, Step, preflight, steps, target_text, verify_step};
+use super::{Checklist, Step, header_lines, preflight, steps, target_text, verify_step};
 use crate::output::json::diagnostic_value;
 
 #[derive(Serialize)]
@@ -18,7 +18,44 @@ struct JsonNode<'a> {
     name: &'a str,
     state: &'static str,
     notes: &'a [String],
+    /// The prose of each step, in order: read the state, the decision, then each branch.
     steps: Vec<String>,
+    /// The same steps as the commands the script runs (README, "JSON actions").
+    actions: Vec<JsonAction>,
+}
+
+#[derive(Serialize)]
+struct JsonAction {
+    /// The step it belongs to (the script's step name).
+    step: &'static str,
+    /// The outcome of the read-state it runs on: always, at-target, no-module, differs.
+    branch: &'static str,
+    /// A stable id of the command.
+    action: &'static str,
+    /// The exact command, one word per element; null when there is none to run (decide, a
+    /// reboot by hand).
+    argv: Option<Vec<String>>,
+    expect: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    only_if: Option<&'static str>,
+    text: String,
+}
+
+/// Which cluster the plan is for, when it was made, and how many nodes may restart.
+#[derive(Serialize)]
+struct JsonCluster<'a> {
+    context: Option<&'a str>,
+    kubeconfig: Option<&'a str>,
+    server: Option<&'a str>,
+    /// `metadata.uid` of kube-system; null: read (and recorded) by the script at run time.
+    kube_system_uid: Option<&'a str>,
+    planned_at: Option<&'a str>,
+    /// Nodes that may restart (each only if its own state differs) …
+    restart: usize,
+    /// … of the nodes running cgpu-installer, cordoned ones included.
+    installer_nodes: usize,
+    /// The header lines markdown and the script print.
+    header: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -48,6 +85,7 @@ struct JsonChecklist<'a> {
     /// What every GPU-sharing node must show for the run to be done.
     done_when: String,
     notes: &'a [String],
+    cluster: JsonCluster<'a>,
 }
 
 fn step_text(s: &Step) -> String {
@@ -67,13 +105,39 @@ pub fn render(list: &Checklist) -> String {
                 state: t.state.as_str(),
                 notes: &t.notes,
                 steps: steps(list, t).iter().map(step_text).collect(),
+                actions: steps(list, t)
+                    .iter()
+                    .flat_map(|s| {
+                        let text = step_text(s);
+                        s.actions.iter().map(move |a| JsonAction {
+                            step: s.id,
+                            branch: s.branch.as_str(),
+                            action: a.action,
+                            argv: a.argv.clone(),
+                            expect: a.expect.clone(),
+                            only_if: a.only_if,
+                            text: text.clone(),
+                        })
+                    })
+                    .collect(),
             })
             .collect()
     } else {
         Vec::new()
     };
+    let id = &list.options.identity;
     let report = JsonChecklist {
         version: 1,
+        cluster: JsonCluster {
+            context: id.context.as_deref(),
+            kubeconfig: id.kubeconfig.as_deref(),
+            server: id.server.as_deref(),
+            kube_system_uid: id.cluster_uid.as_deref(),
+            planned_at: id.planned_at.as_deref(),
+            restart: list.nodes.len(),
+            installer_nodes: list.installer_nodes,
+            header: header_lines(list),
+        },
         policy_change: list.policy_change.map(|(from, to)| Change { from, to }),
         tag_change: list.tag_change.as_ref().map(|(from, to)| Change {
             from: from.as_str(),

@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use super::{
-    CORDON_MARK, Checklist, OtherKind, Step, Target, core, policy_title, preflight, steps,
-    target_text, verify_step, version_text,
+    Branch, CORDON_MARK, Checklist, OtherKind, Step, Target, core, header_lines, policy_title,
+    preflight, steps, target_text, verify_step, version_text,
 };
 
 fn change_lines(list: &Checklist, out: &mut String) {
@@ -60,9 +60,47 @@ fn node_section(list: &Checklist, t: &Target, out: &mut String) {
     if !t.notes.is_empty() {
         out.push('\n');
     }
+    // Read, decide, then the steps of each branch: nothing is cordoned before the decision.
+    let mut branch = Branch::Always;
     for s in steps(list, t) {
+        if s.branch != branch {
+            branch = s.branch;
+            let _ = writeln!(
+                out,
+                "\n{}\n",
+                match branch {
+                    Branch::Always => "",
+                    Branch::AtTarget =>
+                        "**If it is at the target** (an earlier run's cordon only):",
+                    Branch::NoModule =>
+                        "**If the module is not loaded: restart the installer pod only** (no cordon, no drain, no reboot):",
+                    Branch::Differs =>
+                        "**If the module is loaded and not at the target: cordon, drain, reboot:**",
+                }
+            );
+        }
         task(out, &s);
     }
+}
+
+/// What to do once the run has done all it may: nodes cordoned before the change are left
+/// alone, and only a new plan with `--include-cordoned` restarts them.
+fn next_step(list: &Checklist, out: &mut String) {
+    let skipped: Vec<_> = list
+        .other_nodes
+        .iter()
+        .filter(|o| o.kind == OtherKind::Skipped)
+        .map(|o| format!("`{}`", o.name))
+        .collect();
+    if skipped.is_empty() || list.options.include_cordoned {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n**Next, after the run:** {} node(s) cordoned before this change ({}) are left alone and keep the run from being done; running it again does not help: generate the checklist again with `--include-cordoned` to restart them too (they stay cordoned).",
+        skipped.len(),
+        skipped.join(", ")
+    );
 }
 
 fn findings(list: &Checklist, out: &mut String) {
@@ -94,6 +132,9 @@ pub fn render(list: &Checklist) -> String {
             .map(|p| format!(" · nodes: `{p}`"))
             .unwrap_or_default()
     );
+    for line in header_lines(list) {
+        let _ = writeln!(out, "- {line}");
+    }
     change_lines(list, &mut out);
     if let Some(s) = list.strategy {
         let _ = writeln!(out, "- **Installer updateStrategy:** {}", s.as_str());
@@ -196,6 +237,7 @@ pub fn render(list: &Checklist) -> String {
                 out,
                 "\n## If it stops\n\nA node stops where a step fails: it stays cordoned (annotation `{CORDON_MARK}` if this run cordoned it), drained, and rebooted or not as far as it got. Fix the cause and start again from the top: every node is decided from its own state, so nodes already at policy {p} are skipped and only the rest are drained and restarted. To roll back, set POLICY back to the old value and run the checklist for it: the nodes already converted are then the ones that differ."
             );
+            next_step(list, &mut out);
         }
     }
     let groups = [

@@ -1196,7 +1196,63 @@ fn classify(
 pub struct Step {
     pub id: &'static str,
     pub title: String,
+    /// The command a person copies (markdown, JSON `steps`): pod names looked up inline.
     pub command: Option<String>,
+    /// Which outcome of the node's read-state the step belongs to.
+    pub branch: Branch,
+    /// The commands the script runs for this step, as argument lists (JSON `actions`).
+    pub actions: Vec<Action>,
+}
+
+impl Step {
+    fn new(id: &'static str, title: String, command: Option<String>) -> Step {
+        Step {
+            id,
+            title,
+            command,
+            branch: Branch::Always,
+            actions: Vec::new(),
+        }
+    }
+}
+
+/// The outcome of a node's read-state that a step belongs to: the decision comes first, then
+/// the steps of its branch (spec §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Branch {
+    /// Read before the decision, on every node.
+    Always,
+    /// Every GPU at the target already: only a checklist run's cordon is undone.
+    AtTarget,
+    /// The module is not loaded: restart the installer pod only.
+    NoModule,
+    /// The module is loaded and differs: cordon, drain, reboot.
+    Differs,
+}
+
+impl Branch {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Branch::Always => "always",
+            Branch::AtTarget => "at-target",
+            Branch::NoModule => "no-module",
+            Branch::Differs => "differs",
+        }
+    }
+}
+
+/// One command of a step, exactly as the script runs it. `argv` may hold the placeholder
+/// `{pod}` (the installer pod `find-installer-pod` recorded); `expect` says what it must show
+/// (README, "JSON actions").
+#[derive(Debug, Clone)]
+pub struct Action {
+    pub action: &'static str,
+    pub argv: Option<Vec<String>>,
+    pub expect: serde_json::Value,
+    /// Run only when this holds at run time: `schedulable` (the node is not cordoned),
+    /// `marked` (it carries [`CORDON_MARK`]), `pod-differs` (the pod's POLICY or image is not
+    /// the DaemonSet's).
+    pub only_if: Option<&'static str>,
 }
 
 pub const NSENTER: &str = "nsenter -t 1 -i -p -n -u -m --";
@@ -1281,71 +1337,401 @@ pub fn target_text(list: &Checklist) -> String {
     }
 }
 
-/// The per-node steps, in order (markdown and JSON print them; the shell script runs the same
-/// sequence, step ids included, with the decisions made at run time).
+/// The fields the script reads from a node in one call (`read_node`), `|`-separated, in order.
+pub const NODE_FIELDS: [&str; 6] = [
+    "uid",
+    "provider_id",
+    "ready",
+    "unschedulable",
+    "cordon_mark",
+    "boot_id",
+];
+
+/// The fields the script reads from each installer pod of a node (`installer_pod`), one line
+/// per pod, `|`-separated, in order.
+pub const POD_FIELDS: [&str; 5] = ["name", "deletion_timestamp", "policy", "image", "ready"];
+
+/// `-o` of the script's node read (`read_node`), as kubectl receives it.
+pub fn node_jsonpath() -> String {
+    format!(
+        "jsonpath={{.metadata.uid}}|{{.spec.providerID}}|{{.status.conditions[?(@.type==\"Ready\")].status}}|{{.spec.unschedulable}}|{{.metadata.annotations.{CORDON_MARK}}}|{{.status.nodeInfo.bootID}}"
+    )
+}
+
+/// `-o` of the script's installer-pod listing (`installer_pod`), as kubectl receives it.
+pub const POD_JSONPATH: &str = r#"jsonpath={range .items[*]}{.metadata.name}{"|"}{.metadata.deletionTimestamp}{"|"}{.spec.containers[0].env[?(@.name=="POLICY")].value}{"|"}{.spec.containers[0].image}{"|"}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}"#;
+
+/// The exact commands of the script for node `t` (JSON `actions`), built from
+/// [`kubectl_argv`] like every kubectl call of the script.
+struct Argv<'a> {
+    list: &'a Checklist,
+    t: &'a Target,
+    sel: String,
+}
+
+impl Argv<'_> {
+    fn k(&self, words: &[&str]) -> Vec<String> {
+        let mut v = kubectl_argv(self.list);
+        v.extend(words.iter().map(|w| w.to_string()));
+        v
+    }
+
+    fn fields(names: &[&str]) -> serde_json::Value {
+        serde_json::json!(names)
+    }
+
+    /// `read_node`: the node's identity, Ready, cordon, mark and boot id in one read.
+    fn check_node(&self, action: &'static str) -> Action {
+        let mut equal = serde_json::Map::new();
+        if let Some(u) = &self.t.uid {
+            equal.insert("uid".into(), u.clone().into());
+        }
+        if let Some(p) = &self.t.provider_id {
+            equal.insert("provider_id".into(), p.clone().into());
+        }
+        Action {
+            action,
+            argv: Some(self.k(&["get", "node", &self.t.name, "-o", &node_jsonpath()])),
+            expect: serde_json::json!({
+                "exit": 0, "split": "|", "fields": Self::fields(&NODE_FIELDS), "equal": equal
+            }),
+            only_if: None,
+        }
+    }
+
+    fn pods(&self) -> Vec<String> {
+        let field = format!("spec.nodeName={}", self.t.name);
+        self.k(&[
+            "-n",
+            "kube-system",
+            "get",
+            "pod",
+            "-l",
+            &self.sel,
+            "--field-selector",
+            &field,
+            "-o",
+            POD_JSONPATH,
+        ])
+    }
+
+    /// `installer_pod`: the node's installer pod that is not being deleted, recorded as `{pod}`.
+    fn find_pod(&self) -> Action {
+        Action {
+            action: "find-installer-pod",
+            argv: Some(self.pods()),
+            expect: serde_json::json!({
+                "exit": 0, "split": "|", "fields": Self::fields(&POD_FIELDS),
+                "where": {"deletion_timestamp": ""}, "record": {"pod": "name"}
+            }),
+            only_if: None,
+        }
+    }
+
+    fn exec_read_state(&self) -> Vec<String> {
+        let mut v = self.k(&["-n", "kube-system", "exec", "{pod}", "--"]);
+        v.extend(NSENTER.split(' ').map(str::to_string));
+        v.extend(["sh".into(), "-c".into(), READ_STATE.into()]);
+        v
+    }
+
+    fn delete_pod(&self, action: &'static str, only_if: Option<&'static str>) -> Action {
+        Action {
+            action,
+            argv: Some(self.k(&["-n", "kube-system", "delete", "pod", "{pod}", "--wait=true"])),
+            expect: serde_json::json!({"exit": 0}),
+            only_if,
+        }
+    }
+
+    fn target(&self) -> serde_json::Value {
+        let list = self.list;
+        let version = match (&list.tag_change, core(&list.desired)) {
+            (Some(_), Some(v)) => serde_json::Value::from(v.to_string()),
+            _ => serde_json::Value::Null,
+        };
+        serde_json::json!({"policy_files": list.desired.policy, "version": version})
+    }
+
+    fn wait_pod(&self) -> Action {
+        Action {
+            action: "wait-installer-pod",
+            argv: Some(self.pods()),
+            expect: serde_json::json!({
+                "split": "|", "fields": Self::fields(&POD_FIELDS),
+                "where": {"deletion_timestamp": ""},
+                "equal": {"ready": "True", "policy": self.list.desired.policy.to_string(), "image": "{ds_image}"},
+                "repeat": {"timeout_s": POD_TIMEOUT, "poll_s": POLL_INTERVAL}
+            }),
+            only_if: None,
+        }
+    }
+
+    fn wait_policy(&self) -> Action {
+        let mut expect = self.target();
+        expect["repeat"] =
+            serde_json::json!({"timeout_s": POLICY_TIMEOUT, "poll_s": POLL_INTERVAL});
+        Action {
+            action: "wait-policy",
+            argv: Some(self.exec_read_state()),
+            expect,
+            only_if: None,
+        }
+    }
+
+    fn uncordon(&self) -> Vec<Action> {
+        let n = &self.t.name;
+        let unmark = format!("{CORDON_MARK}-");
+        vec![
+            Action {
+                action: "uncordon",
+                argv: Some(self.k(&["uncordon", n])),
+                expect: serde_json::json!({"exit": 0}),
+                only_if: Some("marked"),
+            },
+            Action {
+                action: "unmark",
+                argv: Some(self.k(&["annotate", "node", n, &unmark])),
+                expect: serde_json::json!({"exit": 0}),
+                only_if: Some("marked"),
+            },
+        ]
+    }
+}
+
+/// The per-node steps, in order: read the state, decide, then the steps of each branch
+/// (markdown and JSON print them; the shell script runs the same sequence, step ids included,
+/// with the decision made at run time).
 pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
     let n = &t.name;
-    let step = |id, title: String, command: Option<String>| Step { id, title, command };
     let timeout = &list.options.drain_timeout;
     let target = target_text(list);
     let k = kubectl_prefix(list);
     let sel = selector_text(&list.pod_selector);
-    let mut out = vec![step(
-        "read-state",
-        format!(
-            "read the node's cGPU state through its installer pod (module version, every /proc/cgpu_km/<gpu>/policy): if {target}, the node is done, skip the rest; if nothing can be read, stop here (never reboot blind)"
+    let a = Argv {
+        list,
+        t,
+        sel: sel.clone(),
+    };
+    let p = list.desired.policy;
+    let mut out = Vec::new();
+    let mut push = |branch: Branch, mut s: Step, actions: Vec<Action>| {
+        s.branch = branch;
+        s.actions = actions;
+        out.push(s);
+    };
+    push(
+        Branch::Always,
+        Step::new(
+            "read-state",
+            "read the node's cGPU state through its installer pod (module version, every /proc/cgpu_km/<gpu>/policy)".into(),
+            Some(read_state_command(list, &sel, n)),
         ),
-        Some(read_state_command(list, &sel, n)),
-    )];
-    out.push(if t.was_cordoned {
-        step(
-            "cordon",
-            "already cordoned before this change: leave it so (no annotation: this run will not uncordon it)".into(),
+        vec![
+            a.check_node("check-node"),
+            a.find_pod(),
+            Action {
+                action: "read-state",
+                argv: Some(a.exec_read_state()),
+                expect: serde_json::json!({"exit": 0}),
+                only_if: None,
+            },
+        ],
+    );
+    push(
+        Branch::Always,
+        Step::new(
+            "decide",
+            format!(
+                "decide from what it shows: {target} → at the target, nothing to do{}; `no-module` → module not loaded: restart the installer pod only (no cordon, no drain, no reboot); the module loaded and not at the target → cordon, drain, reboot; nothing readable → stop here (never reboot blind)",
+                if t.ours {
+                    " but undo the cordon an earlier checklist run left"
+                } else {
+                    ""
+                }
+            ),
             None,
-        )
-    } else {
-        step(
-            "cordon",
-            format!("record that this run cordons it (annotation {CORDON_MARK}), then cordon"),
+        ),
+        vec![Action {
+            action: "decide",
+            argv: None,
+            expect: a.target(),
+            only_if: None,
+        }],
+    );
+    if t.ours {
+        push(
+            Branch::AtTarget,
+            Step::new(
+                "uncordon",
+                format!(
+                    "at the target: uncordon it (an earlier checklist run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
+                ),
+                Some(format!(
+                    "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
+                )),
+            ),
+            a.uncordon(),
+        );
+    }
+    push(
+        Branch::NoModule,
+        Step::new(
+            "restart-installer-pod",
+            format!(
+                "module not loaded: delete the node's installer pod; the DaemonSet recreates it and it loads the module with POLICY \"{p}\" (no drain, no reboot)"
+            ),
             Some(format!(
-                "{k} annotate node {n} {CORDON_MARK}=true --overwrite && {k} cordon {n}"
+                "{k} -n kube-system delete pod {}",
+                pod_of(list, &sel, n)
+            )),
+        ),
+        vec![
+            a.check_node("check-node"),
+            a.find_pod(),
+            a.delete_pod("restart-installer-pod", None),
+        ],
+    );
+    let wait_pod = |s: &str| {
+        Step::new(
+            "wait-installer-pod",
+            format!(
+                "{s}wait for the node's installer pod to be Ready (it loads the module with the new POLICY)"
+            ),
+            Some(format!(
+                "{k} -n kube-system wait --for=condition=Ready pod -l {sel} --field-selector spec.nodeName={n} --timeout={POD_TIMEOUT}s"
             )),
         )
-    });
-    out.push(step(
-        "drain",
-        format!("drain (a PodDisruptionBudget that blocks it stops the node here after {timeout})"),
-        Some(format!(
-            "{k} drain {n} --ignore-daemonsets --delete-emptydir-data --timeout={timeout}"
-        )),
-    ));
+    };
+    let wait_policy = |s: &str| {
+        Step::new(
+            "wait-policy",
+            format!(
+                "{s}read the state again every {POLL_INTERVAL} s, at most {} min, until {target}",
+                POLICY_TIMEOUT / 60
+            ),
+            Some(read_state_command(list, &sel, n)),
+        )
+    };
+    push(
+        Branch::NoModule,
+        wait_pod("module not loaded: "),
+        vec![a.wait_pod()],
+    );
+    push(
+        Branch::NoModule,
+        wait_policy("module not loaded: "),
+        vec![a.find_pod(), a.wait_policy()],
+    );
+    if t.ours {
+        push(
+            Branch::NoModule,
+            Step::new(
+                "uncordon",
+                format!(
+                    "module not loaded: uncordon it (an earlier checklist run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
+                ),
+                Some(format!(
+                    "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
+                )),
+            ),
+            a.uncordon(),
+        );
+    }
+    let mark = format!("{CORDON_MARK}=true");
+    let cordon_actions = vec![
+        a.check_node("check-node"),
+        Action {
+            action: "mark",
+            argv: Some(a.k(&["annotate", "node", n, &mark, "--overwrite"])),
+            expect: serde_json::json!({"exit": 0}),
+            only_if: Some("schedulable"),
+        },
+        Action {
+            action: "cordon",
+            argv: Some(a.k(&["cordon", n])),
+            expect: serde_json::json!({"exit": 0}),
+            only_if: Some("schedulable"),
+        },
+    ];
+    push(
+        Branch::Differs,
+        if t.was_cordoned {
+            Step::new(
+                "cordon",
+                "differs: already cordoned before this change: leave it so (no annotation: this run will not uncordon it)".into(),
+                None,
+            )
+        } else {
+            Step::new(
+                "cordon",
+                format!(
+                    "differs: record that this run cordons it (annotation {CORDON_MARK}), then cordon"
+                ),
+                Some(format!(
+                    "{k} annotate node {n} {CORDON_MARK}=true --overwrite && {k} cordon {n}"
+                )),
+            )
+        },
+        cordon_actions,
+    );
+    let drain_timeout = format!("--timeout={timeout}");
+    push(
+        Branch::Differs,
+        Step::new(
+            "drain",
+            format!(
+                "differs: drain (a PodDisruptionBudget that blocks it stops the node here after {timeout})"
+            ),
+            Some(format!(
+                "{k} drain {n} --ignore-daemonsets --delete-emptydir-data --timeout={timeout}"
+            )),
+        ),
+        vec![Action {
+            action: "drain",
+            argv: Some(a.k(&[
+                "drain",
+                n,
+                "--ignore-daemonsets",
+                "--delete-emptydir-data",
+                &drain_timeout,
+            ])),
+            expect: serde_json::json!({"exit": 0}),
+            only_if: None,
+        }],
+    );
     let delete = Some(format!(
         "{k} -n kube-system delete pod {}",
         pod_of(list, &sel, n)
     ));
-    match list.strategy {
-        Some(Strategy::OnDelete) => out.push(step(
-            "delete-installer-pod",
-            format!(
-                "updateStrategy OnDelete: delete the node's installer pod so that the DaemonSet recreates it with POLICY \"{}\" (a reboot would bring the old pod, and the old policy, back)",
-                list.desired.policy
-            ),
-            delete,
-        )),
-        Some(Strategy::RollingUpdate) => {}
-        None => out.push(step(
-            "delete-installer-pod",
-            "only if cgpu-installer's updateStrategy is OnDelete: delete the node's installer pod so that the DaemonSet recreates it with the new POLICY".into(),
-            delete,
-        )),
-    }
-    out.push(step(
-        "record-boot-id",
-        "record the node's boot id".into(),
-        Some(format!(
-            "BOOT_ID=$({k} get node {n} -o jsonpath='{{.status.nodeInfo.bootID}}')"
-        )),
-    ));
+    let renew_title = match list.strategy {
+        Some(Strategy::OnDelete) => format!(
+            "differs: updateStrategy OnDelete: delete the node's installer pod so that the DaemonSet recreates it with POLICY \"{p}\" (a reboot would bring the old pod, and the old policy, back)"
+        ),
+        Some(Strategy::RollingUpdate) => "differs: if the node's installer pod's POLICY or image is not the DaemonSet's (the rollout has not replaced it), delete it so that the DaemonSet recreates it (a reboot would bring the old pod back)".into(),
+        None => "differs: if the node's installer pod's POLICY or image is not the DaemonSet's (always so with updateStrategy OnDelete), delete it so that the DaemonSet recreates it with the new POLICY".into(),
+    };
+    push(
+        Branch::Differs,
+        Step::new("renew-installer-pod", renew_title, delete),
+        vec![
+            a.find_pod(),
+            a.delete_pod("renew-installer-pod", Some("pod-differs")),
+        ],
+    );
+    let mut record = a.check_node("record-boot-id");
+    record.expect["record"] = serde_json::json!({"boot_id": "boot_id"});
+    push(
+        Branch::Differs,
+        Step::new(
+            "record-boot-id",
+            "differs: record the node's boot id".into(),
+            Some(format!(
+                "BOOT_ID=$({k} get node {n} -o jsonpath='{{.status.nodeInfo.bootID}}')"
+            )),
+        ),
+        vec![record],
+    );
     let reboot = match (&t.instance_id, &t.region) {
         (Some(id), Some(r)) => Some(format!(
             "aliyun ecs RebootInstance --RegionId {r} --InstanceId {id}"
@@ -1353,66 +1739,110 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
         (Some(id), None) => Some(format!("aliyun ecs RebootInstance --InstanceId {id}")),
         _ => None,
     };
-    out.push(step(
-        "reboot",
-        format!(
-            "reboot it when read-state showed the module loaded and not at the target (module not loaded: no drain and no reboot, delete the node's installer pod instead: the new pod loads the module with the new POLICY); RebootInstance only starts the restart{}",
-            if reboot.is_none() {
-                " (no ECS instance id: reboot it from the console or with `sudo reboot` on the node)"
-            } else {
-                ""
-            }
+    let reboot_argv = match (&t.instance_id, &t.region) {
+        (Some(id), Some(r)) => Some(
+            [
+                "aliyun",
+                "ecs",
+                "RebootInstance",
+                "--RegionId",
+                r,
+                "--InstanceId",
+                id,
+            ]
+            .map(str::to_string)
+            .to_vec(),
         ),
-        reboot,
-    ));
-    out.push(step(
-        "wait-boot-id",
-        format!(
-            "wait until the boot id differs from the one recorded (the node is still Ready right after the call; only a new boot id proves the restart), at most {} min",
-            REBOOT_TIMEOUT / 60
+        _ => None,
+    };
+    push(
+        Branch::Differs,
+        Step::new(
+            "reboot",
+            format!(
+                "differs: reboot it (only the instance the node's live spec.providerID names); RebootInstance only starts the restart{}",
+                if reboot.is_none() {
+                    " (no ECS instance id: reboot it from the console or with `sudo reboot` on the node)"
+                } else {
+                    ""
+                }
+            ),
+            reboot,
         ),
-        Some(format!(
-            "timeout {REBOOT_TIMEOUT}s sh -c 'while [ \"$({k} get node {n} -o jsonpath={{.status.nodeInfo.bootID}})\" = \"$0\" ]; do sleep {POLL_INTERVAL}; done' \"$BOOT_ID\""
-        )),
-    ));
-    out.push(step(
-        "wait-node-ready",
-        "wait for the node to be Ready".into(),
-        Some(format!(
-            "{k} wait --for=condition=Ready node/{n} --timeout={READY_TIMEOUT}s"
-        )),
-    ));
-    out.push(step(
-        "wait-installer-pod",
-        "wait for the node's installer pod to be Ready (it loads the module with the new POLICY)"
-            .into(),
-        Some(format!(
-            "{k} -n kube-system wait --for=condition=Ready pod -l {sel} --field-selector spec.nodeName={n} --timeout={POD_TIMEOUT}s"
-        )),
-    ));
-    out.push(step(
-        "wait-policy",
-        format!(
-            "read the state again every {POLL_INTERVAL} s, at most {} min, until {target}",
-            POLICY_TIMEOUT / 60
-        ),
-        Some(read_state_command(list, &sel, n)),
-    ));
-    out.push(if t.was_cordoned {
-        step(
-            "uncordon",
-            "leave it cordoned: it was cordoned before this change (uncordon it when that reason is resolved)".into(),
-            None,
-        )
-    } else {
-        step(
-            "uncordon",
-            format!("uncordon it (this run cordoned it: annotation {CORDON_MARK}) and drop the annotation"),
+        vec![Action {
+            action: "reboot",
+            argv: reboot_argv,
+            expect: serde_json::json!({"exit": 0}),
+            only_if: None,
+        }],
+    );
+    let mut wait_boot = a.check_node("wait-boot-id");
+    wait_boot.expect["not_equal"] = serde_json::json!({"boot_id": "{boot_id}"});
+    wait_boot.expect["repeat"] =
+        serde_json::json!({"timeout_s": REBOOT_TIMEOUT, "poll_s": POLL_INTERVAL});
+    push(
+        Branch::Differs,
+        Step::new(
+            "wait-boot-id",
+            format!(
+                "differs: wait until the boot id differs from the one recorded (the node is still Ready right after the call; only a new boot id proves the restart), at most {} min",
+                REBOOT_TIMEOUT / 60
+            ),
             Some(format!(
-                "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
+                "timeout {REBOOT_TIMEOUT}s sh -c 'while [ \"$({k} get node {n} -o jsonpath={{.status.nodeInfo.bootID}})\" = \"$0\" ]; do sleep {POLL_INTERVAL}; done' \"$BOOT_ID\""
             )),
-        )
-    });
+        ),
+        vec![wait_boot],
+    );
+    let node_ref = format!("node/{n}");
+    let ready_timeout = format!("--timeout={READY_TIMEOUT}s");
+    push(
+        Branch::Differs,
+        Step::new(
+            "wait-node-ready",
+            "differs: wait for the node to be Ready".into(),
+            Some(format!(
+                "{k} wait --for=condition=Ready node/{n} --timeout={READY_TIMEOUT}s"
+            )),
+        ),
+        vec![Action {
+            action: "wait-node-ready",
+            argv: Some(a.k(&["wait", "--for=condition=Ready", &node_ref, &ready_timeout])),
+            expect: serde_json::json!({"exit": 0}),
+            only_if: None,
+        }],
+    );
+    push(Branch::Differs, wait_pod("differs: "), vec![a.wait_pod()]);
+    push(
+        Branch::Differs,
+        wait_policy("differs: "),
+        vec![a.find_pod(), a.wait_policy()],
+    );
+    push(
+        Branch::Differs,
+        if t.was_cordoned {
+            Step::new(
+                "uncordon",
+                "differs: leave it cordoned: it was cordoned before this change (uncordon it when that reason is resolved)".into(),
+                None,
+            )
+        } else {
+            Step::new(
+                "uncordon",
+                format!(
+                    "differs: uncordon it (this run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
+                ),
+                Some(format!(
+                    "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
+                )),
+            )
+        },
+        {
+            let mut v = vec![a.check_node("check-node")];
+            v.extend(a.uncordon());
+            v
+        },
+    );
     out
 }
 
@@ -1421,7 +1851,7 @@ pub fn preflight(list: &Checklist) -> Vec<Step> {
     let p = list.desired.policy;
     let k = kubectl_prefix(list);
     let sel = selector_text(&list.pod_selector);
-    let step = |id, title: String, command: Option<String>| Step { id, title, command };
+    let step = Step::new;
     let apply = match list.desired_label.strip_prefix("--policy") {
         Some(_) => {
             let tag = match (&list.tag_change, &list.desired.tag) {
@@ -1507,19 +1937,19 @@ pub fn preflight(list: &Checklist) -> Vec<Step> {
 
 /// How to check a GPU-sharing node that the run does not restart.
 pub fn verify_step(list: &Checklist, o: &Other) -> Step {
-    Step {
-        id: "verify",
-        title: format!(
+    Step::new(
+        "verify",
+        format!(
             "read its policy files through its installer pod (cgpu-installer or cgpu-core-installer): blocking until {}; no installer pod there: check by hand (`kubectl debug node/{} -it --image=<an image with sh>` shares the host's PID namespace: `cat /proc/cgpu_km/*/policy`)",
             target_text(list),
             o.name
         ),
-        command: Some(read_state_command(
+        Some(read_state_command(
             list,
             "'name in (cgpu-installer,cgpu-core-installer)'",
             &o.name,
         )),
-    }
+    )
 }
 
 /// The header every format shows: the cluster, context, API server, identity, when it was

@@ -82,13 +82,15 @@ k() { kubectl "${KCTL[@]}" "$@"; }
 CURRENT_NODE='-'
 CURRENT_STEP='start'
 CHANGED=0
+ENDED=0
 WORK="$(mktemp -d)"
 ERRF="$WORK/err"
 STEPFILE=''
 on_exit() {
   local rc=$?
   rm -rf "$WORK"
-  if [ "$rc" -ne 0 ]; then
+  # Ended not done after doing all it may: the run's own last lines name the next step.
+  if [ "$rc" -ne 0 ] && [ "$ENDED" != 1 ]; then
     {
       echo
       echo "STOPPED at node $CURRENT_NODE, step $CURRENT_STEP (exit status $rc)."
@@ -700,12 +702,19 @@ for node in "${VERIFY[@]}"; do
   else
     NOT_DONE+=("$node (unverified: $STATE_ERR)")
   fi
+  # Left out of this plan because it was cordoned before the change: only a new plan with
+  # --include-cordoned restarts it.
+  for skipped in "${CORDONED_BEFORE[@]}"; do
+    if [ "$skipped" = "$node" ]; then SKIPPED_CORDONED=$((SKIPPED_CORDONED + 1)); fi
+  done
 done
 
 CURRENT_NODE='-'
 step done-check
 check_ds
 if [ "${#NOT_DONE[@]}" -gt 0 ]; then
+  ENDED=1
+  say "Ended at step done-check: the run did what it may, and not every GPU-sharing node shows the target." >&2
   say "Done: ${DONE[*]:-none}" >&2
   printf 'Not done (blocking):\n' >&2
   printf '  %s\n' "${NOT_DONE[@]}" >&2
@@ -819,6 +828,13 @@ pub fn render(list: &Checklist, yes: bool) -> String {
     ));
     out.push_str("# Other GPU-sharing nodes (core_mem, legacy, excluded by a taint, skipped): read at the end.\n");
     out.push_str(&array("VERIFY", list.to_verify().map(|o| o.name.clone())));
+    out.push_str("# Of those, the nodes cordoned before the change (left out: --include-cordoned restarts them).\n");
+    out.push_str(&array(
+        "CORDONED_BEFORE",
+        list.to_verify()
+            .filter(|o| o.kind == super::OtherKind::Skipped)
+            .map(|o| o.name.clone()),
+    ));
     out.push_str("# Findings that make the plan unsafe: the run stops before any step while there are any.\n");
     out.push_str(&array(
         "BLOCKED",

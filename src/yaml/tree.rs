@@ -353,13 +353,11 @@ fn parse_with(src: &Arc<Source>, lean: Option<&Lean>) -> Option<Parsed> {
                 continue;
             }
             Event::DocumentEnd => {
-                if lean.is_some() {
-                    if let Some(l) = lean_root.take() {
-                        let mut doc = lean_document(src, &raw, l, lean?, doc_index)?;
-                        doc.span = doc_start..range.end.max(doc_start);
-                        documents.push(doc);
-                        continue;
-                    }
+                if let Some(l) = lean_root.take() {
+                    let mut doc = lean_document(src, &raw, l, lean?, doc_index)?;
+                    doc.span = doc_start..range.end.max(doc_start);
+                    documents.push(doc);
+                    continue;
                 }
                 let built = build_document(src, &raw, &anchors, root, doc_index);
                 match built {

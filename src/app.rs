@@ -409,6 +409,8 @@ pub fn checklist(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError
     let mut options = checklist::Options {
         max_unavailable: args.max_unavailable,
         include_cordoned: args.include_cordoned,
+        reuse_values: args.reuse_values,
+        allow_downgrade: args.allow_downgrade,
         drain_timeout: args.drain_timeout.clone(),
         filter,
         config: config.map(std::sync::Arc::new),

@@ -372,6 +372,14 @@ pub struct ChecklistArgs {
     /// After the canary, restart at most N nodes at a time
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_unavailable: u32,
+    /// Layer --desired over the values deployed now (the --current values file, or the settings
+    /// the DaemonSet runs), as `helm upgrade --reuse-values` does; without it the desired values
+    /// are layered over the chart defaults alone, as `helm upgrade -f VALUES` does
+    #[arg(long, conflicts_with = "policy")]
+    pub reuse_values: bool,
+    /// Plan a lower cGPU version than the live one (blocked otherwise: upgrade-downgrade)
+    #[arg(long)]
+    pub allow_downgrade: bool,
     /// Also restart nodes that were cordoned before the change (they stay cordoned)
     #[arg(long)]
     pub include_cordoned: bool,

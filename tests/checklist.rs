@@ -589,7 +589,8 @@ fn untolerated_taint_excludes_a_node_and_old_cgpu_with_driver_535_is_an_error() 
             .contains("cn-beijing.10.0.3.13")
     );
     // A beijing cluster with a hangzhou image, a rollout not finished, a driver cGPU 1.0.9
-    // cannot run: the plan is blocked before any step.
+    // cannot run, and 1.0.9 is a downgrade from the live 1.5.3 (spec §6: blocking without
+    // --allow-downgrade): the plan is blocked before any step.
     let blocking: Vec<&str> = j["blocking"]
         .as_array()
         .unwrap()
@@ -601,7 +602,8 @@ fn untolerated_taint_excludes_a_node_and_old_cgpu_with_driver_535_is_an_error() 
         [
             "region-mismatch",
             "rollout-incomplete",
-            "driver-incompatible"
+            "driver-incompatible",
+            "upgrade-downgrade"
         ]
     );
 }

@@ -86,6 +86,24 @@ struct JsonChecklist<'a> {
     done_when: String,
     notes: &'a [String],
     cluster: JsonCluster<'a>,
+    upgrade: JsonUpgrade<'a>,
+}
+
+#[derive(Serialize)]
+struct JsonKey<'a> {
+    key: &'a str,
+    live: Option<&'a str>,
+    after: Option<&'a str>,
+    from: &'static str,
+}
+
+/// What the upgrade does to every cgpu key; `enabled` false: the removal plan (no reboots).
+#[derive(Serialize)]
+struct JsonUpgrade<'a> {
+    keys: Vec<JsonKey<'a>>,
+    cgpu_enabled: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    removal: Vec<String>,
 }
 
 fn step_text(s: &Step) -> String {
@@ -170,6 +188,20 @@ pub fn render(list: &Checklist) -> String {
         },
         done_when: target_text(list),
         notes: &list.plan_notes,
+        upgrade: JsonUpgrade {
+            keys: list
+                .upgrade
+                .iter()
+                .map(|k| JsonKey {
+                    key: &k.key,
+                    live: k.live.as_deref(),
+                    after: k.after.as_deref(),
+                    from: k.from.as_str(),
+                })
+                .collect(),
+            cgpu_enabled: !list.disabled,
+            removal: list.removal.iter().map(step_text).collect(),
+        },
     };
     let mut s = serde_json::to_string_pretty(&report).expect("serialisable");
     s.push('\n');

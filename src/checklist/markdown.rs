@@ -45,6 +45,25 @@ fn change_lines(list: &Checklist, out: &mut String) {
     };
 }
 
+/// What the upgrade sets, key by key (the desired values as the upgrade applies them).
+fn upgrade_table(list: &Checklist, out: &mut String) {
+    if list.upgrade.is_empty() {
+        return;
+    }
+    out.push_str("\n## What the upgrade sets\n\n| key | live | after the upgrade | from |\n|---|---|---|---|\n");
+    let cell = |v: &Option<String>| v.as_deref().map_or("–".to_string(), |v| format!("`{v}`"));
+    for k in &list.upgrade {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} |",
+            k.key,
+            cell(&k.live),
+            cell(&k.after),
+            k.from.as_str()
+        );
+    }
+}
+
 fn task(out: &mut String, s: &Step) {
     let _ = match &s.command {
         Some(c) => writeln!(out, "- [ ] {}: `{c}`", s.title),
@@ -158,8 +177,14 @@ pub fn render(list: &Checklist) -> String {
             );
         }
     }
+    upgrade_table(list, &mut out);
     let p = list.desired.policy;
-    if !list.change() && !list.acts() {
+    if list.disabled {
+        out.push_str("\n## cGPU is turned off: no reboots\n\n");
+        for s in &list.removal {
+            task(&mut out, s);
+        }
+    } else if !list.change() && !list.acts() {
         out.push_str("\n**No reboot needed:** the policy and the cGPU version stay as they are.\n");
     } else if !list.nodes_given {
         let sel: Vec<String> = list

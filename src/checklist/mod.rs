@@ -175,6 +175,11 @@ pub struct Options {
     pub config: Option<std::sync::Arc<crate::config::Loaded>>,
     /// The cluster the plan is pinned to.
     pub identity: Identity,
+    /// `--reuse-values`: the desired values are layered over the values deployed now (as
+    /// `helm upgrade --reuse-values` does), not over the chart defaults alone.
+    pub reuse_values: bool,
+    /// `--allow-downgrade`: a lower cGPU version than the live one is planned, not blocked.
+    pub allow_downgrade: bool,
 }
 
 impl Default for Options {
@@ -186,6 +191,8 @@ impl Default for Options {
             filter: Filter::default(),
             config: None,
             identity: Identity::default(),
+            reuse_values: false,
+            allow_downgrade: false,
         }
     }
 }
@@ -208,6 +215,10 @@ struct Current {
     policy_assumed: bool,
     /// The DaemonSet's `.spec.selector.matchLabels`: how its pods are found.
     pod_selector: Option<Vec<(String, String)>>,
+    /// The live settings as a values document (`cgpu:` with the keys that could be read): the
+    /// values file as given, or what the DaemonSet runs. `--reuse-values` layers the desired
+    /// values over it; the plan's key table shows it as "live".
+    live_values: Node,
 }
 
 /// The desired side.
@@ -221,6 +232,55 @@ struct DesiredSide {
     selector: Option<Vec<(String, String)>>,
     /// The tag was given (`--tag`, or set by the desired values), not carried over.
     tag_given: bool,
+    /// Every cgpu key: live value, value after the upgrade, and where that comes from.
+    keys: Vec<KeyChange>,
+    /// The desired values document as given (the command line's, for `--policy`).
+    root: Node,
+    /// The effective `cgpu.enabled` is false (as the chart's `if` reads it): the upgrade
+    /// removes the installer.
+    disabled: bool,
+}
+
+/// Where a cgpu key's value after the upgrade comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Set by the desired values file.
+    Desired,
+    /// `--policy`/`--tag` on the command line.
+    CommandLine,
+    /// Kept from the values deployed now (`--reuse-values`, or `--policy` without `--tag`).
+    Reused,
+    /// Left out: the chart default applies (`helm upgrade -f FILE` without `--reuse-values`).
+    ChartDefault,
+}
+
+impl Origin {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Desired => "desired-file",
+            Origin::CommandLine => "command-line",
+            Origin::Reused => "reused",
+            Origin::ChartDefault => "chart-default",
+        }
+    }
+}
+
+/// One cgpu key as the upgrade will set it.
+#[derive(Debug, Clone)]
+pub struct KeyChange {
+    /// `cgpu.tag`.
+    pub key: String,
+    /// The live value, when it could be read (`None`: unknown or unset).
+    pub live: Option<String>,
+    /// The value after the upgrade (`None`: unset).
+    pub after: Option<String>,
+    pub from: Origin,
+}
+
+impl KeyChange {
+    pub fn changes(&self) -> bool {
+        self.live.is_some() && self.live != self.after
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,12 +380,19 @@ pub struct Checklist {
     pub pod_selector: Vec<(String, String)>,
     /// Nodes of the list that run the installer (targets, cordoned ones included).
     pub installer_nodes: usize,
+    /// What the upgrade does to every cgpu key (live → after, and from where).
+    pub upgrade: Vec<KeyChange>,
+    /// The desired values turn cGPU off (`enabled` false as the chart reads it): the plan is
+    /// the removal, with no reboots.
+    pub disabled: bool,
+    /// With `disabled`: what the upgrade removes, what stays on the nodes, how to verify.
+    pub removal: Vec<Step>,
 }
 
 impl Checklist {
     /// Something changes that needs a restart where the module is loaded.
     pub fn change(&self) -> bool {
-        self.policy_change.is_some() || self.tag_change.is_some()
+        !self.disabled && (self.policy_change.is_some() || self.tag_change.is_some())
     }
 
     /// A restart may be needed on a node of the list (or, without `--nodes`, on some node).
@@ -344,7 +411,9 @@ impl Checklist {
     /// be verified. This holds whether or not the DaemonSet already carries the change: the
     /// nodes' own state decides.
     pub fn acts(&self) -> bool {
-        self.nodes_given && (!self.nodes.is_empty() || self.to_verify().next().is_some())
+        !self.disabled
+            && self.nodes_given
+            && (!self.nodes.is_empty() || self.to_verify().next().is_some())
     }
 
     /// The DaemonSet (or the values) already carries the desired policy and version.
@@ -568,7 +637,24 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
                 }
             }
         }
+        let pull_policy = inst
+            .main_container()
+            .and_then(|(c, _)| c.get("imagePullPolicy"))
+            .and_then(scalar_text);
+        let image_path = inst
+            .image()
+            .and_then(|(n, _)| n.as_str().map(str::to_string))
+            .map(|img| split_image(&img).path.to_string());
+        let live_values = daemonset_values(
+            policy,
+            tag.as_deref(),
+            image_path.as_deref(),
+            pull_policy.as_deref(),
+            &inst.node_selector_pairs(),
+            path,
+        );
         return Ok(Current {
+            live_values,
             srcs: input.sources.clone(),
             settings: Settings {
                 policy,
@@ -596,6 +682,7 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
     let settings = values_settings(&merged, path)?;
     let selector = chart_selector(merged.pointer("/cgpu/nodeSelector"));
     Ok(Current {
+        live_values: root.clone(),
         srcs: input.sources.clone(),
         settings,
         // The chart declares no tolerations of its own that we know of, so only the DaemonSet
@@ -613,6 +700,118 @@ fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
     })
 }
 
+/// What a DaemonSet runs, as the values document that would render it (the chart adds the
+/// registry host and the `ack.node.gpu.schedule: cgpu` selector itself): what
+/// `--reuse-values` keeps when `--current` is the DaemonSet.
+fn daemonset_values(
+    policy: u8,
+    tag: Option<&str>,
+    image: Option<&str>,
+    pull_policy: Option<&str>,
+    selector: &[(String, String)],
+    path: &str,
+) -> Node {
+    let q = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+    let mut text = format!("cgpu:\n  enabled: true\n  policy: {policy}\n");
+    for (k, v) in [
+        ("image", image),
+        ("tag", tag),
+        ("imagePullPolicy", pull_policy),
+    ] {
+        if let Some(v) = v {
+            text.push_str(&format!("  {k}: {}\n", q(v)));
+        }
+    }
+    let extra: Vec<String> = selector
+        .iter()
+        .filter(|(k, v)| !(k == SCHEDULE_LABEL && v == "cgpu"))
+        .map(|(k, v)| format!("{}: {}", q(k), q(v)))
+        .collect();
+    text.push_str(&format!("  nodeSelector: {{{}}}\n", extra.join(", ")));
+    let src = Source::new(format!("{path} (as values)"), text);
+    yaml::parse(&src)
+        .documents
+        .into_iter()
+        .find_map(|d| d.root)
+        .expect("generated values parse")
+}
+
+/// A value as the key table shows it: a scalar's text (a string that would read as another
+/// type in quotes, so that `"false"` is not taken for a boolean), a map as `{k: v}`; `None`
+/// for null.
+fn value_text(n: &Node) -> Option<String> {
+    match &n.value {
+        yaml::Value::Map(m) => Some(format!(
+            "{{{}}}",
+            m.iter()
+                .map(|e| format!("{}: {}", e.key, value_text(&e.value).unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        yaml::Value::Seq(items) => Some(format!(
+            "[{}]",
+            items
+                .iter()
+                .map(|i| value_text(i).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        // Quoted only where the plain text would read as something else (`"false"`, `"1"`).
+        yaml::Value::Scalar(Scalar::Str(s))
+            if !matches!(yaml::resolve::helm(s), Scalar::Str(_)) || s.is_empty() =>
+        {
+            Some(serde_json::Value::String(s.clone()).to_string())
+        }
+        yaml::Value::Scalar(_) => scalar_text(n),
+    }
+}
+
+/// A Go template's truthiness (`{{ if .Values.cgpu.enabled }}`): false, 0, "", null, an empty
+/// map or list, or no value at all are false; everything else (a quoted `"false"` too) is true.
+fn truthy(n: Option<&Node>) -> bool {
+    let Some(n) = n else { return false };
+    match &n.value {
+        yaml::Value::Scalar(Scalar::Null) => false,
+        yaml::Value::Scalar(Scalar::Bool(b)) => *b,
+        yaml::Value::Scalar(Scalar::Int(i)) => *i != 0,
+        yaml::Value::Scalar(Scalar::Float(f)) => *f != 0.0,
+        yaml::Value::Scalar(Scalar::Str(s)) => !s.is_empty(),
+        yaml::Value::Map(m) => !m.is_empty(),
+        yaml::Value::Seq(v) => !v.is_empty(),
+    }
+}
+
+/// Every cgpu key: its live value, its value in `merged` (the values the upgrade renders) and
+/// where that comes from (`given`: the desired document; `reused`: the values kept under it).
+fn key_changes(
+    live: &Node,
+    merged: &Node,
+    given: &Node,
+    reused: Option<&Node>,
+    given_origin: Origin,
+) -> Vec<KeyChange> {
+    crate::cgpu::KNOWN_KEYS
+        .iter()
+        .map(|k| {
+            let at = |n: &Node| n.get("cgpu").and_then(|c| c.get(k)).map(|_| ());
+            let from = if at(given).is_some() {
+                given_origin
+            } else if reused.is_some_and(|r| at(r).is_some()) {
+                Origin::Reused
+            } else {
+                Origin::ChartDefault
+            };
+            let text = |n: &Node| n.get("cgpu").and_then(|c| c.get(k)).and_then(value_text);
+            KeyChange {
+                key: format!("cgpu.{k}"),
+                live: text(live),
+                after: text(merged),
+                from,
+            }
+        })
+        .collect()
+}
+
 /// The chart's DaemonSet selects ack.node.gpu.schedule=cgpu; values' nodeSelector adds to it
 /// (domain.md §10.1: merged, an inference).
 fn chart_selector(node_selector: Option<&Node>) -> Vec<(String, String)> {
@@ -628,7 +827,13 @@ fn chart_selector(node_selector: Option<&Node>) -> Vec<(String, String)> {
     selector
 }
 
-fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, ChecklistError> {
+fn read_desired(
+    desired: &Desired,
+    current: &Current,
+    options: &Options,
+) -> Result<DesiredSide, ChecklistError> {
+    let live = current.values.as_ref().unwrap_or(&current.live_values);
+    let reused_base = || coalesced_values(&current.live_values, chart_defaults());
     match desired {
         Desired::Policy { policy, tag } => {
             // Without --tag the live tag stays: its problems are the live DaemonSet's findings,
@@ -654,14 +859,32 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, Che
                 ),
                 None => format!("cgpu:\n  policy: {policy}\n"),
             };
+            let src = Source::new(&name, text);
+            // `--policy` keeps every other key as deployed (`helm upgrade --reuse-values --set`).
+            let given = yaml::parse(&src)
+                .documents
+                .into_iter()
+                .find_map(|d| d.root)
+                .expect("generated values parse");
+            let merged = coalesced_values(&given, reused_base());
+            let keys = key_changes(
+                live,
+                &merged,
+                &given,
+                Some(&current.live_values),
+                Origin::CommandLine,
+            );
             let tag = tag.map(str::to_string).or(current.settings.tag.clone());
             Ok(DesiredSide {
+                root: given,
+                keys,
+                disabled: false,
                 settings: Settings {
                     policy: *policy,
                     version: tag_version(tag.as_deref()),
                     tag,
                 },
-                src: Some(Source::new(&name, text)),
+                src: Some(src),
                 selector: None,
                 tag_given: matches!(desired, Desired::Policy { tag: Some(_), .. }),
             })
@@ -696,10 +919,23 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, Che
                 .filter(|n| n.as_map().is_some())
                 .map(|n| chart_selector(Some(n)));
             let tag_given = root.pointer("/cgpu/tag").is_some();
-            // `helm upgrade -f VALUES` layers the file over the chart defaults; when the current
-            // side is values too, over those (as `--reuse-values` would).
-            let base = current.values.clone().unwrap_or_else(chart_defaults);
+            // `helm upgrade -f VALUES` renders the chart defaults plus the file, whatever is
+            // deployed; `--reuse-values` puts the deployed values (the values file given as
+            // `--current`, or what the DaemonSet runs) under the file.
+            let base = if options.reuse_values {
+                reused_base()
+            } else {
+                chart_defaults()
+            };
             let merged = coalesced_values(&root, base);
+            let keys = key_changes(
+                live,
+                &merged,
+                &root,
+                options.reuse_values.then_some(&current.live_values),
+                Origin::Desired,
+            );
+            let disabled = !truthy(merged.pointer("/cgpu/enabled"));
             let s = values_settings(&merged, path)?;
             if let Some(t) = &s.tag
                 && let Err(e) = parse_tag(t)
@@ -710,6 +946,9 @@ fn read_desired(desired: &Desired, current: &Current) -> Result<DesiredSide, Che
                 });
             }
             Ok(DesiredSide {
+                root,
+                keys,
+                disabled,
                 settings: s,
                 src: Some(src),
                 selector,
@@ -806,7 +1045,7 @@ pub fn build_from(
     let current_path = current_input.label.as_str();
     let nodes_path = nodes_input.map(|n| n.label.as_str());
     let current = read_current(current_input)?;
-    let desired_side = read_desired(desired, &current)?;
+    let desired_side = read_desired(desired, &current, options)?;
     let desired_settings = desired_side.settings.clone();
     let cur = &current.settings;
     let policy_change =
@@ -863,7 +1102,18 @@ pub fn build_from(
             .clone()
             .unwrap_or_else(|| vec![("name".into(), "cgpu-installer".into())]),
         installer_nodes: 0,
+        upgrade: desired_side.keys.clone(),
+        disabled: desired_side.disabled,
+        removal: Vec::new(),
     };
+    if list.disabled {
+        // Nothing moves towards the desired policy or tag: the installer goes away and the
+        // loaded modules keep what they run.
+        list.desired = list.current.clone();
+        list.policy_change = None;
+        list.tag_change = None;
+        list.build_change = None;
+    }
     let mut srcs = current.srcs.clone();
     srcs.extend(desired_side.src.clone());
     let mut region = None;
@@ -898,6 +1148,12 @@ pub fn build_from(
         config: options.config.clone(),
     };
     list.diagnostics = lint::lint_cluster(&srcs, &settings);
+    if list.disabled {
+        list.removal = removal(&mut list);
+    } else {
+        let gate = gate(&mut list, &desired_side, &settings);
+        list.diagnostics.extend(gate);
+    }
     let unsafe_findings = blockers(&list, &current, &desired_side);
     list.error_findings = unsafe_findings
         .iter()
@@ -921,6 +1177,146 @@ pub fn build_from(
         ));
     }
     Ok(list)
+}
+
+/// The desired values read as the upgrade applies them (spec §6): a key that falls back to a
+/// chart default other than the live value (`upgrade-default-fallback`), a downgrade
+/// (`upgrade-downgrade`, unless `--allow-downgrade`), and the findings of a target tag that
+/// comes from the chart defaults (as `check --stack` reports them: the desired file alone
+/// does not hold it).
+fn gate(list: &mut Checklist, desired: &DesiredSide, settings: &lint::Settings) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let root = &desired.root;
+    let file = root.src.name.clone();
+    let cgpu = root.get("cgpu").unwrap_or(root);
+    let finding = |rule: RuleId, message: String, help: String, at: &Node, path: &str| Diagnostic {
+        rule,
+        severity: rule.info().severity,
+        message,
+        help,
+        src: at.src.clone(),
+        document: 1,
+        path: path.to_string(),
+        span: at.span.clone(),
+        edits: Vec::new(),
+        related: Vec::new(),
+        fix_note: None,
+        consequence: None,
+    };
+    let version = |t: &str| {
+        parse_tag(t)
+            .ok()
+            .map_or(String::new(), |v| format!(" ({})", v.core))
+    };
+    for k in &list.upgrade {
+        let name = k.key.trim_start_matches("cgpu.");
+        if k.from != Origin::ChartDefault
+            || !k.changes()
+            || !["policy", "tag", "image", "imagePullPolicy", "nodeSelector"].contains(&name)
+        {
+            continue;
+        }
+        let (live, after) = (
+            k.live.clone().unwrap_or_default(),
+            k.after.clone().unwrap_or_else(|| "nothing".into()),
+        );
+        let (lv, av) = if name == "tag" {
+            (version(&live), version(&after))
+        } else {
+            (String::new(), String::new())
+        };
+        out.push(finding(
+            RuleId::UpgradeDefaultFallback,
+            format!(
+                "{key} is not set in {file}: `helm upgrade -f {file}` without --reuse-values falls back to the chart default `{after}`{av}, replacing the live `{live}`{lv}",
+                key = k.key
+            ),
+            format!(
+                "pass --reuse-values (to `helm upgrade` and to `cgpu-lint checklist`) to keep the deployed values, or pin `{name}: {live}` under `cgpu:` in {file}"
+            ),
+            cgpu,
+            "/cgpu",
+        ));
+    }
+    if let (Some(a), Some(b)) = (&list.current.version, &list.desired.version)
+        && b.core < a.core
+    {
+        let (from, to) = (
+            list.current.tag.clone().unwrap_or_default(),
+            list.desired.tag.clone().unwrap_or_default(),
+        );
+        if list.options.allow_downgrade {
+            list.plan_notes.push(format!(
+                "a downgrade of cGPU, {} (`{from}`) → {} (`{to}`), planned because --allow-downgrade was given",
+                a.core, b.core
+            ));
+        } else {
+            let at = cgpu.get("tag").unwrap_or(cgpu);
+            let path = if cgpu.get("tag").is_some() {
+                "/cgpu/tag"
+            } else {
+                "/cgpu"
+            };
+            out.push(finding(
+                RuleId::UpgradeDowngrade,
+                format!(
+                    "the upgrade takes cGPU down from {} (`{from}`, live) to {} (`{to}`)",
+                    a.core, b.core
+                ),
+                format!(
+                    "pin the live tag (`tag: {from}`) in the desired values, or pass --allow-downgrade when the downgrade is intended"
+                ),
+                at,
+                path,
+            ));
+        }
+    }
+    out.retain(|d| settings.filter.allows(d.rule.name()));
+    // The target tag from the chart defaults: its findings as `check --stack` gives them.
+    if list
+        .upgrade
+        .iter()
+        .any(|k| k.key == "cgpu.tag" && k.from == Origin::ChartDefault)
+        && let Some(src) = desired.src.clone()
+    {
+        let defaults = Source::new("<chart defaults>", CHART_DEFAULTS.to_string());
+        let found = lint::lint_stack(&[defaults.clone(), src], settings);
+        out.extend(
+            found
+                .into_iter()
+                .filter(|d| Arc::ptr_eq(&d.src, &defaults) && d.path.starts_with("/cgpu/tag")),
+        );
+    }
+    out
+}
+
+/// `enabled: false`: the upgrade deletes the installer DaemonSet; nothing restarts. What stays
+/// on the nodes, and how to see it.
+fn removal(list: &mut Checklist) -> Vec<Step> {
+    let running: Vec<String> = list.nodes.drain(..).map(|t| t.name).collect();
+    for o in &mut list.other_nodes {
+        o.verify = false;
+    }
+    let p = list.current.policy;
+    let mut steps = vec![
+        Step::new("cgpu-disabled", "The desired values turn cGPU off (`cgpu.enabled` is false as the chart's `if` reads it): the upgrade deletes the cgpu-installer DaemonSet; no node is cordoned, drained or rebooted by this plan".into(), None),
+        Step::new("module-stays", format!(
+                "The cgpu kernel module already loaded on every node {} stays and keeps its policy ({p}) until that node reboots; after a reboot no installer loads it again (no GPU memory isolation there)",
+                if running.is_empty() {
+                    "that runs it".to_string()
+                } else {
+                    format!("that runs it ({})", running.join(", "))
+                }
+            ), None),
+        Step::new("verify-removed", "After `helm upgrade`: the installer DaemonSet is gone (expect `NotFound`)".into(), Some("kubectl get ds cgpu-installer -n kube-system".into())),
+        Step::new("verify-module", format!(
+                "On a node that has not rebooted: the module still shows the old policy (expect {p} on every GPU)"
+            ), Some("cat /proc/cgpu_km/*/policy".into())),
+    ];
+    if list.core_policy.is_some() {
+        steps.push(Step::new("core-installer", "cgpu-core-installer is part of the input: check whether the same upgrade removes it too (core_mem nodes)".into(), Some("kubectl get ds cgpu-core-installer -n kube-system".into())));
+    }
+    steps
 }
 
 /// Findings that make the plan unsafe. Every error is one, with one exception: `tag-too-old`

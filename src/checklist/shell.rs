@@ -748,6 +748,42 @@ pub fn render(list: &Checklist, yes: bool) -> String {
     if let Some((a, b)) = &list.tag_change {
         let _ = writeln!(out, "# cGPU upgrade {} -> {}.", comment(a), comment(b));
     }
+    if !list.upgrade.is_empty() {
+        out.push_str("# What the upgrade sets (key: live -> after the upgrade, from):\n");
+        for k in &list.upgrade {
+            let _ = writeln!(
+                out,
+                "#   {}: {} -> {} ({})",
+                k.key,
+                comment(k.live.as_deref().unwrap_or("-")),
+                comment(k.after.as_deref().unwrap_or("-")),
+                k.from.as_str()
+            );
+        }
+    }
+    if list.disabled {
+        out.push_str("# cGPU is turned off: this script changes nothing (no cordon, no drain, no reboot).\nset -euo pipefail\n");
+        let id = &list.options.identity;
+        let mut kubectl = String::from("kubectl");
+        if let Some(c) = &id.context {
+            kubectl.push_str(&format!(" --context {}", quote(c)));
+        }
+        if let Some(k) = &id.kubeconfig {
+            kubectl.push_str(&format!(" --kubeconfig {}", quote(k)));
+        }
+        for st in &list.removal {
+            let line = match &st.command {
+                // The command to verify with, pinned to the plan's context as every call is.
+                Some(c) => match c.strip_prefix("kubectl ") {
+                    Some(rest) => format!("{}: {kubectl} {rest}", st.title),
+                    None => format!("{}: {c}", st.title),
+                },
+                None => st.title.clone(),
+            };
+            let _ = writeln!(out, "printf '%s\\n' {}", quote(&line));
+        }
+        return out;
+    }
     out.push_str(
         "# Review it, then run it: ./checklist.sh [--yes]. After a stop, run it again (--resume):\n\
          # every node is decided from its own state, so converted nodes are not touched twice.\n",

@@ -450,6 +450,28 @@ evicted under resource pressure."),
         "When POLICY was last written by `kubectl edit`, the Helm release and the cluster disagree; \
 the next `helm upgrade` sets POLICY back to the values' policy, which is a policy change that \
 needs node reboots."),
+    UpgradeDefaultFallback: ("upgrade-default-fallback", Error, Installer,
+        "checklist: a cgpu key the desired values leave out falls back to a chart default that differs from the live value",
+        fix: None,
+        help: "pass --reuse-values (to `helm upgrade` and to `cgpu-lint checklist`), or pin the key in the desired values",
+        "`helm upgrade -f VALUES` without `--reuse-values` renders the chart's defaults plus VALUES: \
+every cgpu key the file leaves out takes the chart's default, not the value deployed now. A \
+desired file holding only `cgpu.policy: 2` on a cluster running cGPU 1.5.10 therefore also \
+installs the chart's default tag (1.5.3, which has the known deadlock). `checklist` reads the \
+desired values as the upgrade applies them and blocks the plan when a key falls back to a default \
+that differs from what runs (the tag, the policy, the image, imagePullPolicy, the nodeSelector). \
+Fix: `--reuse-values` (the deployed values stay under the file, as `helm upgrade --reuse-values` \
+does), or set the key in the file (`tag: v1.5.10-…`)."),
+    UpgradeDowngrade: ("upgrade-downgrade", Error, Installer,
+        "checklist: the desired values take cGPU to a lower version than the live one",
+        fix: None,
+        help: "pin the live tag in the desired values, or pass --allow-downgrade when the downgrade is intended",
+        "A lower cGPU version than the one the nodes run is rarely what a policy change means to do \
+(it is usually a tag that fell back to the chart default), and older versions carry known \
+problems (the kernel-driver deadlock up to 1.5.7, a narrower driver range before 1.5.3). \
+`checklist` compares the version cores of the live and desired tags and blocks a downgrade unless \
+`--allow-downgrade` is given; the target version's own findings (tag-known-deadlock, tag-too-old) \
+are reported as `check` reports them."),
     // --- the tool itself ---
     UnusedIgnore: ("unused-ignore", Info, Tool,
         "a `# cgpu-lint: ignore[...]` comment that suppresses nothing",

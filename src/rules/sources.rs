@@ -100,6 +100,10 @@ const HELM_VALUES: Source = src(
     "Helm: Values files",
     "https://helm.sh/docs/chart_template_guide/values_files/",
 );
+const HELM_UPGRADE: Source = src(
+    "Helm: helm upgrade (--reuse-values, --reset-values)",
+    "https://helm.sh/docs/helm/helm_upgrade/",
+);
 const HELM_READ_VALUES: Source = src(
     "helm/helm: pkg/chartutil/values.go (ReadValues, through sigs.k8s.io/yaml)",
     "https://github.com/helm/helm/blob/v3.18.0/pkg/chartutil/values.go",
@@ -195,6 +199,8 @@ pub fn of(rule: RuleId) -> &'static [Source] {
         RuleId::RolloutIncomplete => &[K8S_DAEMONSET_STATUS],
         RuleId::PriorityClass => &[ACK_SHARED_GPU],
         RuleId::PolicyDrift => &[K8S_FIELD_MANAGEMENT, ACK_POLICY],
+        RuleId::UpgradeDefaultFallback => &[HELM_UPGRADE, HELM_VALUES, CHART_VALUES],
+        RuleId::UpgradeDowngrade => &[ACK_UPGRADE, ACK_CGPU_FAQ],
         RuleId::UnusedIgnore => &[RUFF_UNUSED_NOQA],
         RuleId::IoError => &[RUFF_IO_ERROR],
         RuleId::VirtualNodeCgpu => &[ACK_SHARED_GPU],

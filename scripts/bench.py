@@ -190,6 +190,22 @@ def table(title, rows, size_bytes=None):
         print(line)
 
 
+# `cgpu-lint check` on the 50 MB values file (big_values(), below) before issue 20's lean parse:
+# peak RSS and wall time measured 2026-12-02 on bb4d57a, release build without LTO (same code,
+# CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16), one run on the shared
+# 2-core machine at load average ~15. The run prints its own figure beside this one.
+BIG_VALUES_BEFORE = {"date": "2026-12-02", "rss_kib": 1_251_268, "wall": 46.57}
+
+
+def big_values() -> Path:
+    """The 50 MB case: a values file of 2,100,000 lines (52,047,840 bytes)."""
+    p = BENCH / "values-50mb.yaml"
+    if not p.exists():
+        BENCH.mkdir(parents=True, exist_ok=True)
+        p.write_text(big_values_file(2_100_000))
+    return p
+
+
 def big_values_file(lines: int) -> str:
     """A values file of `lines` lines: the cgpu block near the top, then the other blocks a large
     ack-ai-installer values file carries (here: many node pools' settings)."""
@@ -346,6 +362,15 @@ def main():
         bench("cgpu-lint check DIR (10,000)", [str(CGPU), "check", "--quiet", str(f10000)]),
         bench("cgpu-lint check DIR (1,000)", [str(CGPU), "check", "--quiet", str(f1000)]),
     ])
+
+    big = big_values()
+    size = big.stat().st_size
+    r = bench("cgpu-lint check (50 MB values file)", [str(CGPU), "check", "--quiet", str(big)])
+    table(f"One {size / 1e6:.0f} MB values file ({size:,} bytes)", [r], size)
+    b = BIG_VALUES_BEFORE
+    print(f"\npeak RSS: {r['rss'] / 1024:.1f} MiB now ({r['rss'] * 1024 / size:.1f}× the file; target ≤ 3×), "
+          f"{b['rss_kib'] / 1024:.1f} MiB on {b['date']} before the lean parse ({b['rss_kib'] * 1024 / size:.1f}×); "
+          f"median wall {fmt_time(r['wall'])} now, {fmt_time(b['wall'])} then")
 
     for helm4 in (False, True):
         s = stream(helm4)

@@ -253,6 +253,48 @@ struct RawNode {
 
 /// Parse every document of a source.
 pub fn parse(src: &Arc<Source>) -> Parsed {
+    parse_with(src, None).expect("a full parse never gives up")
+}
+
+/// What [`parse_lean`] keeps and when it gives up.
+pub struct Lean<'a> {
+    /// The root key whose entry is kept (all others are read, checked and dropped).
+    pub keep: &'a str,
+    /// Root keys whose presence makes the lean reading give up (their readers need the rest).
+    pub give_up_on: &'a [&'a str],
+    /// Whether a dropped root entry may be dropped: called with a one-entry mapping holding it.
+    pub droppable: &'a dyn Fn(&Node) -> bool,
+}
+
+/// Parse every document like [`parse`], but keep of each document's root mapping only the
+/// entries named `lean.keep`, building and dropping every other root entry as soon as its value
+/// ends, so that memory holds one root entry at a time instead of the whole tree. Every event is
+/// still read (so every syntax error is found where [`parse`] finds it) and every duplicate key
+/// is recorded as [`parse`] records it; documents whose root is not a mapping are built whole.
+/// Gives up (`None`: read the file with [`parse`]) whenever the result could differ for a reader
+/// that looks only at the kept entry: an alias anywhere (its anchor may have been dropped), a
+/// merge key at the root, any error while building, a root mapping without `keep` or with a
+/// `give_up_on` key, a dropped entry `droppable` refuses.
+pub fn parse_lean(src: &Arc<Source>, lean: &Lean) -> Option<Parsed> {
+    parse_with(src, Some(lean))
+}
+
+/// The state of the current document's root mapping while reading lean.
+struct LeanRoot {
+    /// Arena index of the root mapping.
+    root: usize,
+    /// A root entry whose value is still open: (key, value) arena indices.
+    pair: Option<(usize, usize)>,
+    out: Entries,
+    seen: KeySpans,
+    duplicates: Vec<Duplicate>,
+    /// Where the last root entry's value ends (the end of a block root).
+    last_end: usize,
+    /// Whether some entry was read (a block root without one ends where it starts).
+    any: bool,
+}
+
+fn parse_with(src: &Arc<Source>, lean: Option<&Lean>) -> Option<Parsed> {
     let mut options = Options::default();
     options.emit_comments = false;
     options.flow_nesting_limit = MAX_NESTING_DEPTH;
@@ -273,6 +315,7 @@ pub fn parse(src: &Arc<Source>) -> Parsed {
     let mut root: Option<usize> = None;
     let mut doc_start = 0usize;
     let mut doc_index = 0usize;
+    let mut lean_root: Option<LeanRoot> = None;
 
     loop {
         let (event, span): (Event, Span) = match parser.next_event() {
@@ -286,14 +329,14 @@ pub fn parse(src: &Arc<Source>) -> Parsed {
                 if e.info().contains("found a tab") {
                     offset = indentation_tab(text, offset).unwrap_or(offset);
                 }
-                return Parsed {
+                return Some(Parsed {
                     documents,
                     error: Some(SyntaxError {
                         message: e.info(),
                         offset,
                         document: doc_index.max(1),
                     }),
-                };
+                });
             }
         };
         let range = byte(span.start)..byte(span.end);
@@ -305,10 +348,17 @@ pub fn parse(src: &Arc<Source>) -> Parsed {
                 anchors.clear();
                 stack.clear();
                 root = None;
+                lean_root = None;
                 doc_start = range.start;
                 continue;
             }
             Event::DocumentEnd => {
+                if let Some(l) = lean_root.take() {
+                    let mut doc = lean_document(src, &raw, l, lean?, doc_index)?;
+                    doc.span = doc_start..range.end.max(doc_start);
+                    documents.push(doc);
+                    continue;
+                }
                 let built = build_document(src, &raw, &anchors, root, doc_index);
                 match built {
                     Ok(mut doc) => {
@@ -316,28 +366,32 @@ pub fn parse(src: &Arc<Source>) -> Parsed {
                         documents.push(doc);
                     }
                     Err((message, offset)) => {
-                        return Parsed {
+                        return Some(Parsed {
                             documents,
                             error: Some(SyntaxError {
                                 message,
                                 offset,
                                 document: doc_index,
                             }),
-                        };
+                        });
                     }
                 }
                 continue;
             }
             Event::Alias(id) => {
+                if lean.is_some() {
+                    // Its anchor may sit in a root entry that was dropped.
+                    return None;
+                }
                 let Some(&target) = anchors.get(&id) else {
-                    return Parsed {
+                    return Some(Parsed {
                         documents,
                         error: Some(SyntaxError {
                             message: "alias to an unknown anchor".into(),
                             offset: range.start,
                             document: doc_index,
                         }),
-                    };
+                    });
                 };
                 raw.push(RawNode {
                     kind: RawKind::Alias(target),
@@ -376,7 +430,20 @@ pub fn parse(src: &Arc<Source>) -> Parsed {
                 if anchor != 0 {
                     anchors.insert(anchor, idx);
                 }
-                attach(&mut raw, &mut stack, &mut root, idx);
+                // A root mapping is read lean; other roots (which hold no entry to keep) are built
+                // as `parse` builds them.
+                if lean.is_some() && stack.is_empty() && is_map {
+                    lean_root = Some(LeanRoot {
+                        root: idx,
+                        pair: None,
+                        out: Entries::with_capacity(1),
+                        seen: KeySpans::default(),
+                        duplicates: Vec::new(),
+                        last_end: 0,
+                        any: false,
+                    });
+                }
+                attach_or_pair(&mut raw, &mut stack, &mut root, lean_root.as_mut(), idx);
                 stack.push((idx, None));
                 continue;
             }
@@ -387,20 +454,137 @@ pub fn parse(src: &Arc<Source>) -> Parsed {
                     let end = if raw[idx].flow {
                         range.end
                     } else {
-                        last_child_end(&raw, idx)
+                        match &lean_root {
+                            Some(l) if l.root == idx => {
+                                if l.any {
+                                    l.last_end
+                                } else {
+                                    0
+                                }
+                            }
+                            _ => last_child_end(&raw, idx),
+                        }
                     };
                     raw[idx].span.end = end.max(raw[idx].span.start);
+                    if let Some(l) = &mut lean_root
+                        && stack.len() == 1
+                        && l.pair.is_some_and(|(_, v)| v == idx)
+                    {
+                        lean_entry(src, &mut raw, l, lean?)?;
+                    }
                 }
                 continue;
             }
             _ => continue,
         };
-        attach(&mut raw, &mut stack, &mut root, new_node);
+        attach_or_pair(
+            &mut raw,
+            &mut stack,
+            &mut root,
+            lean_root.as_mut(),
+            new_node,
+        );
+        if let Some(l) = &mut lean_root
+            && stack.len() == 1
+            && l.pair.is_some_and(|(_, v)| v == new_node)
+        {
+            lean_entry(src, &mut raw, l, lean?)?;
+        }
     }
-    Parsed {
+    Some(Parsed {
         documents,
         error: None,
+    })
+}
+
+/// [`attach`], except that a pair of the lean root mapping is held in `lean.pair` until its
+/// value ends instead of joining the arena.
+fn attach_or_pair(
+    raw: &mut [RawNode],
+    stack: &mut [(usize, Option<usize>)],
+    root: &mut Option<usize>,
+    lean: Option<&mut LeanRoot>,
+    node: usize,
+) {
+    if let Some(l) = lean
+        && let [(parent, pending)] = stack
+        && *parent == l.root
+    {
+        match pending.take() {
+            None => *pending = Some(node),
+            Some(key) => l.pair = Some((key, node)),
+        }
+        return;
     }
+    attach(raw, stack, root, node);
+}
+
+/// A root entry of a lean document has ended: build it as [`Builder::node`] builds a mapping's
+/// entry, record its duplicate, keep it or drop it, and free its part of the arena.
+fn lean_entry(
+    src: &Arc<Source>,
+    raw: &mut Vec<RawNode>,
+    l: &mut LeanRoot,
+    lean: &Lean,
+) -> Option<()> {
+    let (k, v) = l.pair.take()?;
+    l.last_end = raw[v].span.end;
+    l.any = true;
+    let mut b = Builder {
+        src,
+        raw: raw.as_slice(),
+        anchor_of: HashMap::new(),
+        budget: ALIAS_EXPANSION_BUDGET,
+        in_progress: vec![l.root],
+        duplicates: std::mem::take(&mut l.duplicates),
+        alias_uses: HashMap::new(),
+        path: Vec::new(),
+    };
+    let entry = b.root_entry(k, v, &mut l.seen, lean.give_up_on);
+    l.duplicates = b.duplicates;
+    let entry = entry?;
+    raw.truncate(l.root + 1);
+    if entry.key == lean.keep {
+        l.out.upsert(entry);
+        return Some(());
+    }
+    let probe = Node {
+        value: Value::Map(vec![entry]),
+        span: 0..0,
+        style: Style::Block,
+        src: src.clone(),
+        via_alias: None,
+        refused: None,
+    };
+    (lean.droppable)(&probe).then_some(())
+}
+
+/// The document a lean root mapping makes: only the kept entries.
+fn lean_document(
+    src: &Arc<Source>,
+    raw: &[RawNode],
+    l: LeanRoot,
+    lean: &Lean,
+    index: usize,
+) -> Option<Document> {
+    if l.pair.is_some() || !l.out.list.iter().any(|e| e.key == lean.keep) {
+        return None;
+    }
+    let r = &raw[l.root];
+    Some(Document {
+        index,
+        root: Some(Node {
+            value: Value::Map(l.out.list),
+            span: r.span.clone(),
+            style: if r.flow { Style::Flow } else { Style::Block },
+            src: src.clone(),
+            via_alias: None,
+            refused: None,
+        }),
+        duplicates: l.duplicates,
+        alias_uses: HashMap::new(),
+        span: 0..0,
+    })
 }
 
 fn last_child_end(raw: &[RawNode], idx: usize) -> usize {
@@ -646,6 +830,55 @@ impl Builder<'_> {
         }
     }
 
+    /// One entry of a document's root mapping, built as the mapping branch of [`Builder::node`]
+    /// builds it (key, duplicate record, value), for [`parse_lean`]; `None` where that reading
+    /// gives up (a merge key, a `give_up_on` key, an error).
+    fn root_entry(
+        &mut self,
+        k: usize,
+        v: usize,
+        seen: &mut KeySpans,
+        give_up_on: &[&str],
+    ) -> Option<Entry> {
+        let key_node = self.node(k, None, 1).ok()?;
+        let key = key_text(&key_node);
+        let key_tag = match &self.raw[k].kind {
+            RawKind::Scalar(_, _, t) => t.as_deref(),
+            _ => None,
+        };
+        let key_is_merge = key == "<<"
+            && ((key_node.style == Style::Plain && key_tag.is_none()) || key_tag == Some("merge"));
+        if key_is_merge || give_up_on.contains(&key.as_str()) {
+            return None;
+        }
+        if let Some(first) = seen.get(&key) {
+            self.duplicates.push(Duplicate {
+                key: key.clone(),
+                map_pointer: self.pointer(),
+                first: first.clone(),
+                second: key_node.span.clone(),
+            });
+        }
+        seen.insert(key.clone(), key_node.span.clone());
+        self.path.push(Seg::Key(key.clone()));
+        let value = self.node(v, None, 1);
+        self.path.pop();
+        let value = value.ok()?;
+        let key_kind = match &key_node.value {
+            Value::Scalar(Scalar::Str(_)) => KeyKind::Str,
+            Value::Scalar(s) => KeyKind::Typed(s.clone()),
+            _ => KeyKind::Complex,
+        };
+        Some(Entry {
+            key,
+            key_span: key_node.span.clone(),
+            key_style: key_node.style,
+            value,
+            merged: false,
+            key_kind,
+        })
+    }
+
     /// `<<: *a` or `<<: [*a, *b]`. go-yaml v2 applies the merged mappings at the point where the
     /// merge key stands; in a list it applies them last to first, so the first listed wins.
     fn merge(
@@ -860,6 +1093,94 @@ mod tests {
         assert!(p.error.is_none(), "{:?}", p.error);
         let root = p.documents[0].root.as_ref().unwrap();
         assert_eq!(root.pointer("/cgpu/policy").unwrap().raw(), "2");
+    }
+
+    const LEAN: Lean = Lean {
+        keep: "cgpu",
+        give_up_on: &["apiVersion", "kind"],
+        droppable: &crate::helm::view_unchanged,
+    };
+
+    fn lean(text: &str) -> Option<Parsed> {
+        parse_lean(&Source::new("t.yaml", text.to_string()), &LEAN)
+    }
+
+    #[test]
+    fn lean_keeps_the_cgpu_entry_and_every_duplicate_as_the_full_parse_does() {
+        let text = "a:\n  x: 1\n  x: 2\ncgpu:\n  policy: 2\n  tag: v1\n  policy: 3\nb: [1, 2]\na: 3\ncgpu: {policy: 4, policy: 5}\n---\nhello\n---\n{cgpu: {x: 1}, z: 2, z: 3}\n";
+        let full = doc(text);
+        let lean = lean(text).expect("nothing here makes the lean reading give up");
+        assert!(full.error.is_none() && lean.error.is_none());
+        assert_eq!(lean.documents.len(), 3);
+        for (f, l) in full.documents.iter().zip(&lean.documents) {
+            assert_eq!(f.index, l.index);
+            assert_eq!(f.span, l.span);
+            let dups = |d: &Document| {
+                d.duplicates
+                    .iter()
+                    .map(|d| {
+                        (
+                            d.key.clone(),
+                            d.map_pointer.clone(),
+                            d.first.clone(),
+                            d.second.clone(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(dups(f), dups(l));
+            let (fr, lr) = (f.root.as_ref().unwrap(), l.root.as_ref().unwrap());
+            assert_eq!((fr.span.clone(), fr.style), (lr.span.clone(), lr.style));
+            match fr.get("cgpu") {
+                Some(c) => {
+                    let lc = lr.get("cgpu").unwrap();
+                    assert_eq!(
+                        (c.to_json(), c.span.clone()),
+                        (lc.to_json(), lc.span.clone())
+                    );
+                    assert_eq!(lr.as_map().unwrap().len(), 1, "only cgpu is kept");
+                }
+                None => assert_eq!(fr.to_json(), lr.to_json()),
+            }
+        }
+        // Six duplicates over the three documents, in the full parse's order.
+        assert_eq!(
+            lean.documents
+                .iter()
+                .map(|d| d.duplicates.len())
+                .sum::<usize>(),
+            6
+        );
+    }
+
+    #[test]
+    fn lean_gives_up_where_its_reading_could_differ() {
+        for text in [
+            "a: &x 1\ncgpu: {}\nb: *x\n",
+            "<<: {a: 1}\ncgpu: {}\n",
+            "apiVersion: v1\ncgpu: {}\n",
+            "cgpu: {}\nkind: List\n",
+            "a: 1\n",
+            "cgpu: {}\n---\na: 1\n",
+            "a: .nan\ncgpu: {}\n",
+            "c: {y: 1, y: 2}\ncgpu: {}\n",
+            "1: x\ncgpu: {}\n",
+            "a: {<<: 1}\ncgpu: {}\n",
+        ] {
+            assert!(lean(text).is_none(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn lean_reports_the_syntax_error_the_full_parse_reports() {
+        let text = "cgpu: {}\nz: 1\n---\ncgpu: {}\na: [\n";
+        let (full, lean) = (doc(text), lean(text).unwrap());
+        let (f, l) = (full.error.unwrap(), lean.error.unwrap());
+        assert_eq!(
+            (f.message, f.offset, f.document),
+            (l.message, l.offset, l.document)
+        );
+        assert_eq!(full.documents.len(), lean.documents.len());
     }
 
     #[test]

@@ -777,6 +777,14 @@ fn export(s: &One, dir: &Path) -> (String, String) {
 /// A checklist's JSON without where its findings sit in which input (a List's `/items/N`
 /// prefix, file, line and column), which is all that may differ between the two readings.
 fn comparable(mut v: Value) -> Value {
+    // The identity the plan is pinned to is read from the cluster on one side and at the
+    // script's first run on the other, and the planning time differs: the rest of `cluster`
+    // (context, kubeconfig, N of M) must agree.
+    if let Some(c) = v["cluster"].as_object_mut() {
+        for k in ["server", "kube_system_uid", "planned_at", "header"] {
+            c.remove(k);
+        }
+    }
     for key in ["diagnostics", "blocking"] {
         let Some(ds) = v[key].as_array_mut() else {
             continue;
@@ -903,6 +911,8 @@ fn the_checklist_from_the_cluster_equals_the_checklist_from_the_same_objects_as_
                                     // other.
                                     || l.starts_with("# Cluster: ")
                                     || l.starts_with("# Planned: ")
+                                    || l.starts_with("- Cluster: ")
+                                    || l.starts_with("- Planned: ")
                                     || l.starts_with("SERVER=")
                                     || l.starts_with("CLUSTER_UID=")
                                     // The script's blocking findings, with their locations

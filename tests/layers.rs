@@ -1,0 +1,575 @@
+//! The house's one-way rule: no module imports from a layer above its own, and no import cycle
+//! between modules. CONTRIBUTING.md ("Layers") states the layers in words; `LAYERS` below is
+//! the same table, checked against every `crate::…` path in src/ (uses, grouped uses, paths in
+//! expressions and types; comments and string literals are skipped).
+//!
+//! A module is named by its path under `crate` (`rules::catalogue`, `checklist`); the layer of a
+//! path is that of the longest entry of `LAYERS` it starts with. A path that names a re-export
+//! counts where it is written (`crate::rules::RuleId` is an import of `rules`, whatever the item
+//! is re-exported from): imports say where names live.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Bottom (0) to top. A module may import its own layer and those below.
+const LAYERS: &[(&str, u8)] = &[
+    // 0 text: bytes, sources, spans, YAML as go-yaml reads it.
+    ("yaml", 0),
+    ("spill", 0),
+    // 1 facts and the rule catalogue: the cGPU/ACK facts; rule ids, severities, sources
+    //   (declared, never printed here).
+    ("cgpu", 1),
+    ("rules::catalogue", 1),
+    ("rules::sources", 1),
+    // 2 model: Kubernetes objects, diagnostics.
+    ("manifest", 2),
+    ("diag", 2),
+    // 3 readers and printers: Helm's reading of values, input discovery, the kubectl reader,
+    //   edit splicing, the output formats.
+    ("helm", 3),
+    ("check", 3),
+    ("cluster", 3),
+    ("edit", 3),
+    ("output", 3),
+    // 4 the rules.
+    ("rules", 4),
+    // 5 the pipeline: check_path, its settings, suppressions.
+    ("lint", 5),
+    ("suppress", 5),
+    // 6 workspace and engines: configuration resolved into settings; fix, set, generate, the
+    //   post-render engine, the reboot checklist.
+    ("config", 6),
+    ("fix", 6),
+    ("set", 6),
+    ("generate", 6),
+    ("postrender", 6),
+    ("checklist", 6),
+    // 7 front ends: flags (clap), commands, the language server.
+    ("cli", 7),
+    ("app", 7),
+    ("server", 7),
+    // 8 the process.
+    ("main", 8),
+];
+
+fn src() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The module path of a source file: src/rules/mod.rs → `rules`, src/lib.rs → ``.
+fn module_of(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src()).unwrap().with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+fn layer_entry(path: &[String]) -> Option<(&'static str, u8)> {
+    let joined = path.join("::");
+    LAYERS
+        .iter()
+        .filter(|(m, _)| joined == *m || joined.starts_with(&format!("{m}::")))
+        .max_by_key(|(m, _)| m.len())
+        .copied()
+}
+
+/// Rust source with comments, string and char literals blanked out (lengths kept).
+fn code_only(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"//") {
+            while i < b.len() && b[i] != b'\n' {
+                out.push(b' ');
+                i += 1;
+            }
+        } else if b[i..].starts_with(b"/*") {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    out.extend_from_slice(b"  ");
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    out.extend_from_slice(b"  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    out.push(if b[i] == b'\n' { b'\n' } else { b' ' });
+                    i += 1;
+                }
+            }
+        } else if b[i] == b'r' && matches!(b.get(i + 1), Some(b'"' | b'#')) && !ident_byte(b, i) {
+            // raw string r"…", r#"…"#
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while b.get(j) == Some(&b'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if b.get(j) != Some(&b'"') {
+                out.push(b[i]);
+                i += 1;
+                continue;
+            }
+            let close: Vec<u8> = std::iter::once(b'"')
+                .chain(std::iter::repeat_n(b'#', hashes))
+                .collect();
+            j += 1;
+            while j < b.len() && !b[j..].starts_with(&close) {
+                j += 1;
+            }
+            let end = (j + close.len()).min(b.len());
+            out.extend(
+                b[i..end]
+                    .iter()
+                    .map(|&c| if c == b'\n' { b'\n' } else { b' ' }),
+            );
+            i = end;
+        } else if b[i] == b'"' {
+            out.push(b' ');
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    out.push(b' ');
+                    i += 1;
+                }
+                if i < b.len() {
+                    out.push(if b[i] == b'\n' { b'\n' } else { b' ' });
+                    i += 1;
+                }
+            }
+            out.push(b' ');
+            i += 1;
+        } else if b[i] == b'\'' {
+            // a char literal ('x', '\n', '\u{..}') or a lifetime ('a)
+            let lit = if b.get(i + 1) == Some(&b'\\') {
+                b[i + 2..].iter().position(|&c| c == b'\'').map(|p| p + 3)
+            } else if b.get(i + 2) == Some(&b'\'') {
+                Some(3)
+            } else {
+                // a multi-byte char literal
+                let rest = &s[i + 1..];
+                let ch = rest.chars().next().map(char::len_utf8).unwrap_or(1);
+                (rest.as_bytes().get(ch) == Some(&b'\'')).then_some(ch + 2)
+            };
+            match lit {
+                Some(n) => {
+                    out.extend(std::iter::repeat_n(b' ', n));
+                    i += n;
+                }
+                None => {
+                    out.push(b'\'');
+                    i += 1;
+                }
+            }
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+fn ident_byte(b: &[u8], i: usize) -> bool {
+    i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')
+}
+
+/// Every module path that `crate::…` and `super::…` paths in `code` (of module `module`) name,
+/// as full paths from the crate root (item names included: the longest-prefix match of
+/// `LAYERS` ignores them).
+fn paths_in(code: &str, file_module: &[String]) -> Vec<Vec<String>> {
+    let b = code.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    // Inline modules (`mod tests { use super::*; }`): their names and the brace depth inside.
+    let mut module = file_module.to_vec();
+    let mut inline: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
+    while i < b.len() {
+        let rest = &code[i..];
+        match b[i] {
+            b'{' => depth += 1,
+            b'}' => {
+                if inline.last() == Some(&depth) {
+                    inline.pop();
+                    module.pop();
+                }
+                depth = depth.saturating_sub(1);
+            }
+            _ => {}
+        }
+        if rest.starts_with("mod ") && !ident_byte(b, i) {
+            let name: String = rest[4..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            let after = rest[4..].trim_start()[name.len()..].trim_start();
+            if !name.is_empty() && after.starts_with('{') {
+                module.push(name);
+                inline.push(depth + 1);
+            }
+        }
+        let start = if rest.starts_with("crate::") && !ident_byte(b, i) {
+            Some((Vec::new(), i + "crate::".len()))
+        } else if rest.starts_with("super::")
+            && !ident_byte(b, i)
+            && i >= 2
+            && &code[i - 2..i] != "::"
+        {
+            // super::super::x
+            let mut base = module.clone();
+            let mut j = i;
+            while code[j..].starts_with("super::") {
+                base.pop();
+                j += "super::".len();
+            }
+            Some((base, j))
+        } else {
+            None
+        };
+        match start {
+            Some((prefix, at)) => {
+                let (trees, end) = tree(code, at, prefix);
+                // Unit tests (`mod tests`) may use any layer to build their cases.
+                if !module[file_module.len()..].iter().any(|m| m == "tests") {
+                    found.extend(trees);
+                }
+                i = end.max(i + 1);
+            }
+            None => i += 1,
+        }
+    }
+    found
+}
+
+/// Parse `a::b::{c, d::e}` starting at `at`; returns the expanded paths and where it ended.
+fn tree(code: &str, mut at: usize, prefix: Vec<String>) -> (Vec<Vec<String>>, usize) {
+    let b = code.as_bytes();
+    let skip_ws = |mut j: usize| {
+        while j < b.len() && b[j].is_ascii_whitespace() {
+            j += 1;
+        }
+        j
+    };
+    let mut path = prefix;
+    loop {
+        at = skip_ws(at);
+        if b.get(at) == Some(&b'{') {
+            let mut out = Vec::new();
+            at += 1;
+            loop {
+                at = skip_ws(at);
+                match b.get(at) {
+                    Some(b'}') => return (out, at + 1),
+                    Some(b',') => at += 1,
+                    None => return (out, at),
+                    _ => {
+                        let (sub, end) = tree(code, at, path.clone());
+                        out.extend(sub);
+                        if end == at {
+                            at += 1;
+                        } else {
+                            at = end;
+                        }
+                    }
+                }
+            }
+        }
+        let start = at;
+        while at < b.len() && (b[at].is_ascii_alphanumeric() || b[at] == b'_') {
+            at += 1;
+        }
+        if at == start {
+            // `self`, `*` or nothing: the path so far
+            if b.get(at) == Some(&b'*') {
+                at += 1;
+            }
+            return (vec![path], at);
+        }
+        let ident = &code[start..at];
+        if ident != "self" {
+            path.push(ident.to_string());
+        }
+        if code[at..].starts_with("::") {
+            at += 2;
+            continue;
+        }
+        return (vec![path], at);
+    }
+}
+
+struct Import {
+    from: &'static str,
+    to: &'static str,
+    file: String,
+}
+
+fn imports() -> Vec<Import> {
+    let mut out = Vec::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let module = module_of(&p);
+                let Some((from, _)) =
+                    layer_entry(&module).or_else(|| (module.is_empty()).then_some(("lib", 0)))
+                else {
+                    panic!(
+                        "{}: no layer in LAYERS for module {:?}",
+                        p.display(),
+                        module
+                    );
+                };
+                let code = code_only(&std::fs::read_to_string(&p).unwrap());
+                for path in paths_in(&code, &module) {
+                    if let Some((to, _)) = layer_entry(&path)
+                        && to != from
+                    {
+                        out.push(Import {
+                            from,
+                            to,
+                            file: p.strip_prefix(src()).unwrap().display().to_string(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn layer(m: &str) -> u8 {
+    LAYERS.iter().find(|(n, _)| *n == m).map_or(0, |(_, l)| *l)
+}
+
+/// What the house still breaks, one line per violation: `up: FROM -> TO`, `cycle: A ⇄ B …`
+/// (sorted), `knows: FILE WHAT`. The list must match exactly: a new violation fails, and so
+/// does an entry that no longer occurs (delete it when you fix it). The goal is an empty list.
+const KNOWN: &[&str] = &[
+    "cycle: app ⇄ check ⇄ checklist ⇄ cli ⇄ cluster ⇄ config ⇄ fix ⇄ generate ⇄ helm ⇄ lint ⇄ manifest ⇄ postrender ⇄ rules ⇄ set",
+    "cycle: diag ⇄ rules::catalogue ⇄ rules::sources",
+    "knows: checklist/mod.rs clap::",
+    "knows: output/mod.rs clap::",
+    "up: check -> lint",
+    "up: cluster -> lint",
+    "up: config -> cli",
+    "up: helm -> app",
+    "up: helm -> cli",
+    "up: helm -> rules",
+    "up: lint -> config",
+    "up: manifest -> rules",
+    "up: postrender -> app",
+    "up: postrender -> cli",
+    "up: rules::catalogue -> diag",
+];
+
+fn known(kind: &str) -> BTreeSet<String> {
+    KNOWN
+        .iter()
+        .filter(|k| k.starts_with(&format!("{kind}: ")))
+        .map(|k| k.to_string())
+        .collect()
+}
+
+fn compare(kind: &str, found: BTreeMap<String, String>) {
+    let known = known(kind);
+    let new: Vec<String> = found
+        .iter()
+        .filter(|(k, _)| !known.contains(*k))
+        .map(|(k, detail)| format!("{k}{detail}"))
+        .collect();
+    let gone: Vec<&String> = known.iter().filter(|k| !found.contains_key(*k)).collect();
+    assert!(
+        new.is_empty() && gone.is_empty(),
+        "new violations (fix them; the layers are in CONTRIBUTING.md):\n{}\n\
+         fixed, so delete them from KNOWN in tests/layers.rs:\n{}",
+        new.join("\n"),
+        gone.iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+#[test]
+fn no_module_imports_a_layer_above_its_own() {
+    let mut up = BTreeMap::<String, BTreeSet<String>>::new();
+    for i in imports().into_iter().filter(|i| i.from != "lib") {
+        if layer(i.to) > layer(i.from) {
+            up.entry(format!("up: {} -> {}", i.from, i.to))
+                .or_default()
+                .insert(i.file);
+        }
+    }
+    compare(
+        "up",
+        up.into_iter()
+            .map(|(k, files)| {
+                let files: Vec<String> = files.into_iter().collect();
+                (k, format!("   (in {})", files.join(", ")))
+            })
+            .collect(),
+    );
+}
+
+#[test]
+fn no_import_cycle_between_modules() {
+    let mut edges = BTreeMap::<&str, BTreeSet<&str>>::new();
+    for i in imports().into_iter().filter(|i| i.from != "lib") {
+        edges.entry(i.from).or_default().insert(i.to);
+    }
+    // Tarjan's strongly connected components.
+    struct T<'a> {
+        edges: &'a BTreeMap<&'a str, BTreeSet<&'a str>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        sccs: Vec<Vec<&'a str>>,
+    }
+    fn visit<'a>(t: &mut T<'a>, v: &'a str) {
+        let n = t.index.len();
+        t.index.insert(v, n);
+        t.low.insert(v, n);
+        t.stack.push(v);
+        for &w in t.edges.get(v).into_iter().flatten() {
+            if !t.index.contains_key(w) {
+                visit(t, w);
+                let lw = t.low[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if t.stack.contains(&w) {
+                let iw = t.index[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut comp = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                comp.push(w);
+                if w == v {
+                    break;
+                }
+            }
+            t.sccs.push(comp);
+        }
+    }
+    let mut t = T {
+        edges: &edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        sccs: Vec::new(),
+    };
+    let nodes: BTreeSet<&str> = edges
+        .iter()
+        .flat_map(|(k, v)| std::iter::once(*k).chain(v.iter().copied()))
+        .collect();
+    for v in nodes {
+        if !t.index.contains_key(v) {
+            visit(&mut t, v);
+        }
+    }
+    let cycles = t
+        .sccs
+        .into_iter()
+        .filter(|c| c.len() > 1)
+        .map(|mut c| {
+            c.sort();
+            (format!("cycle: {}", c.join(" ⇄ ")), String::new())
+        })
+        .collect();
+    compare("cycle", cycles);
+}
+
+#[test]
+fn the_scanner_sees_grouped_and_nested_paths() {
+    let code = code_only(
+        "use crate::{yaml::{self, Source}, rules::catalogue::RuleId};\n\
+         // crate::app::nothing\n\
+         let s = \"crate::cli::nothing\";\n\
+         fn f() -> crate::diag::Severity { super::x::y() }\n\
+         mod inner { use super::*; fn g() { super::z(); } }\n\
+         mod tests { use crate::app::x; }\n\
+         fn h() { super::w(); }",
+    );
+    let m = vec!["checklist".to_string(), "shell".to_string()];
+    let got: Vec<String> = paths_in(&code, &m).iter().map(|p| p.join("::")).collect();
+    assert_eq!(
+        got,
+        [
+            "yaml",
+            "yaml::Source",
+            "rules::catalogue::RuleId",
+            "diag::Severity",
+            "checklist::x::y",
+            "checklist::shell",
+            "checklist::shell::z",
+            "checklist::w"
+        ]
+    );
+    assert_eq!(
+        layer_entry(&["rules".into(), "catalogue".into(), "RuleId".into()])
+            .unwrap()
+            .0,
+        "rules::catalogue"
+    );
+    assert_eq!(
+        layer_entry(&["rules".into(), "RuleId".into()]).unwrap().0,
+        "rules"
+    );
+}
+
+/// What only some modules may know: a crate or a std path, and the modules (LAYERS entries)
+/// allowed to name it.
+const KNOWS: &[(&str, &[&str])] = &[
+    ("clap::", &["cli", "app", "main"]),
+    ("lsp_server::", &["server"]),
+    ("lsp_types::", &["server"]),
+    ("process::exit", &["main"]),
+    ("env::args", &["cli", "main"]),
+];
+
+#[test]
+fn only_the_front_ends_know_clap_lsp_and_the_process() {
+    let mut bad = BTreeMap::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let module = module_of(&p);
+            let from = layer_entry(&module).map_or("lib", |(m, _)| m);
+            let code = code_only(&std::fs::read_to_string(&p).unwrap());
+            for (what, allowed) in KNOWS {
+                if code.contains(what) && !allowed.contains(&from) {
+                    bad.insert(
+                        format!("knows: {} {what}", p.strip_prefix(src()).unwrap().display()),
+                        format!("   (only {} may)", allowed.join(", ")),
+                    );
+                }
+            }
+        }
+    }
+    compare("knows", bad);
+}

@@ -362,8 +362,6 @@ fn layer(m: &str) -> u8 {
 const KNOWN: &[&str] = &[
     "cycle: app ⇄ check ⇄ checklist ⇄ cli ⇄ cluster ⇄ config ⇄ fix ⇄ generate ⇄ helm ⇄ lint ⇄ manifest ⇄ postrender ⇄ rules ⇄ set",
     "cycle: diag ⇄ rules::catalogue ⇄ rules::sources",
-    "knows: checklist/mod.rs clap::",
-    "knows: output/mod.rs clap::",
     "up: check -> lint",
     "up: cluster -> lint",
     "up: config -> cli",

@@ -5,8 +5,8 @@ use super::settings::{settings, with_config};
 use super::{AppError, Exit, Streams};
 use crate::check;
 use crate::cli::{CheckArgs, CommonArgs};
-use crate::diag::Severity;
 use crate::output::Format;
+use crate::rules::catalogue::Severity;
 
 pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let (c, config) = with_config(&args.common)?;

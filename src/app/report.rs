@@ -5,8 +5,9 @@ use std::io::Write;
 use super::{AppError, Exit, Streams};
 use crate::check::InputError;
 use crate::cli::{Color, CommonArgs};
-use crate::diag::{Diagnostic, Severity, Summary};
+use crate::diag::{Diagnostic, Summary};
 use crate::output::{self, Format};
+use crate::rules::catalogue::Severity;
 
 pub(crate) fn use_color(choice: Color, is_terminal: bool) -> bool {
     match choice {

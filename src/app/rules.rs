@@ -2,6 +2,7 @@
 
 use super::{AppError, Exit, Streams};
 use crate::cli::{RulesArgs, RulesFormat};
+use crate::output;
 use crate::rules::catalogue;
 
 pub(crate) fn schema(s: &mut Streams) -> Result<Exit, AppError> {
@@ -12,9 +13,9 @@ pub(crate) fn schema(s: &mut Streams) -> Result<Exit, AppError> {
 
 pub(crate) fn list(s: &mut Streams, args: &RulesArgs) -> Result<Exit, AppError> {
     let text = match args.format {
-        RulesFormat::Markdown => catalogue::markdown_table(),
-        RulesFormat::Json => catalogue::json_list(),
-        RulesFormat::Human => catalogue::human_list(),
+        RulesFormat::Markdown => output::rules::markdown_table(),
+        RulesFormat::Json => output::rules::json_list(),
+        RulesFormat::Human => output::rules::human_list(),
     };
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
@@ -26,7 +27,7 @@ pub(crate) fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
             "unknown rule `{name}` (see `cgpu-lint rules`)"
         )));
     };
-    let text = r.explain_text();
+    let text = output::rules::explain(r);
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
 }

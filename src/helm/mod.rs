@@ -21,7 +21,6 @@
 
 pub mod command;
 pub mod json;
-pub mod stack;
 pub mod strvals;
 
 use std::sync::Arc;

@@ -366,8 +366,6 @@ const KNOWN: &[&str] = &[
     "up: helm -> app",
     "up: helm -> cli",
     "up: lint -> config",
-    "up: postrender -> app",
-    "up: postrender -> cli",
 ];
 
 fn known(kind: &str) -> BTreeSet<String> {

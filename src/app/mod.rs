@@ -16,6 +16,7 @@ mod report;
 mod rules;
 mod set;
 pub(crate) mod settings;
+mod values;
 
 /// How a command ended, as an exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +93,7 @@ pub fn run<R: BufRead>(
         Command::Fix(args) => fix::run(s, args),
         Command::Set(args) => set::run(s, args),
         Command::Generate(args) => generate::run(s, args),
-        Command::Values(args) => crate::helm::command::values(s, args),
+        Command::Values(args) => values::run(s, args),
         Command::Schema => rules::schema(s),
         Command::Rules(args) => rules::list(s, args),
         Command::Explain { rule } => rules::explain(s, rule),

@@ -9,6 +9,7 @@ use crate::cli::{Cli, Command};
 
 mod check;
 mod checklist;
+mod cluster;
 mod fix;
 mod generate;
 mod postrender;

@@ -3,9 +3,10 @@
 use crate::rules::catalogue::RuleId;
 use std::io::{IsTerminal, Write};
 
-use crate::check::{self, Filter, InputError};
+use crate::check::{self, InputError};
 use crate::cli::{CheckArgs, ChecklistArgs, Color, CommonArgs, RulesArgs, RulesFormat};
 use crate::diag::{Diagnostic, Summary};
+use crate::lint::{Filter, inputs};
 use crate::output::{self, Format};
 use crate::rules::catalogue::Severity;
 use crate::rules::{RuleOptions, catalogue};
@@ -227,7 +228,7 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
         args.paths.clone()
     };
     let mut report = if args.stack {
-        check::check_stack(
+        inputs::check_stack(
             &paths,
             args.chart_values.as_deref(),
             &settings,
@@ -249,9 +250,9 @@ pub fn check(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
             }
             paths.push(nodes.clone());
         }
-        check::check_cluster(&paths, &settings, c.max_file_size)
+        inputs::check_cluster(&paths, &settings, c.max_file_size)
     } else {
-        check::check_paths(&paths, &settings, c.max_file_size)
+        inputs::check_paths(&paths, &settings, c.max_file_size)
     };
     for e in &report.errors {
         input_error(s, e, &mut report.diagnostics)?;

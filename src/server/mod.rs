@@ -254,11 +254,11 @@ fn build_setup(root: Option<&Path>, init: &InitOptions) -> (Setup, Vec<String>) 
     let merged = loaded
         .as_ref()
         .map_or_else(|| common.clone(), |l| l.merge(&common));
-    let filter = crate::app::filter(&merged).unwrap_or_else(|e| {
+    let filter = crate::app::settings::filter(&merged).unwrap_or_else(|e| {
         problems.push(format!("cgpu-lint: initializationOptions: {e}"));
         Filter::default()
     });
-    let opts: RuleOptions = crate::app::rule_options(&merged);
+    let opts: RuleOptions = crate::app::settings::rule_options(&merged);
     let setup = Setup {
         settings: Settings {
             opts,

@@ -365,8 +365,6 @@ const KNOWN: &[&str] = &[
     "up: helm -> app",
     "up: helm -> cli",
     "up: lint -> config",
-    "up: postrender -> app",
-    "up: postrender -> cli",
 ];
 
 fn known(kind: &str) -> BTreeSet<String> {

@@ -25,8 +25,7 @@ pub mod strvals;
 
 use std::sync::Arc;
 
-pub use crate::yaml::Node;
-use crate::yaml::{self, Entry, KeyKind, Scalar, Source, Style, Value};
+use crate::yaml::{self, Entry, KeyKind, Node, Scalar, Source, Style, Value};
 
 /// Which Helm reads the values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

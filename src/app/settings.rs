@@ -1,8 +1,8 @@
 //! The settings of a command from its flags and `.cgpu-lint.toml`.
 
 use super::AppError;
-use crate::check::Filter;
 use crate::cli::CommonArgs;
+use crate::lint::Filter;
 use crate::rules::{RuleOptions, catalogue};
 
 fn validate_rule_names(names: &[String]) -> Result<(), AppError> {

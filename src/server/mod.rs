@@ -26,10 +26,11 @@ use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestI
 use lsp_types as lsp;
 use serde::Deserialize;
 
-use crate::check::{DEFAULT_MAX_FILE_SIZE, Filter};
+use crate::check::DEFAULT_MAX_FILE_SIZE;
 use crate::cli::CommonArgs;
 use crate::config::{self, Loaded};
 use crate::diag::Diagnostic;
+use crate::lint::Filter;
 use crate::lint::{self, Settings};
 use crate::rules::RuleOptions;
 use crate::rules::catalogue::Severity;

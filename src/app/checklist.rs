@@ -83,10 +83,10 @@ pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppErro
             label: format!("{}:nodes", target.label),
             sources: fetched.nodes.clone(),
         };
-        checklist::build_from(&current, &desired, Some(&nodes), &options)?
+        checklist::plan::build_from(&current, &desired, Some(&nodes), &options)?
     } else {
         let current = args.current.as_deref().expect("clap requires --current");
-        checklist::build(current, &desired, args.nodes.as_deref(), &options)?
+        checklist::plan::build(current, &desired, args.nodes.as_deref(), &options)?
     };
     let text = checklist::render(&list, args.format, args.yes)?;
     s.out.write_all(text.as_bytes())?;

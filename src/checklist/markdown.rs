@@ -3,10 +3,10 @@
 
 use std::fmt::Write;
 
-use super::{
-    Branch, CORDON_MARK, Checklist, OtherKind, Step, Target, core, header_lines, policy_title,
-    preflight, steps, target_text, verify_step, version_text,
+use super::steps::{
+    Branch, CORDON_MARK, Step, header_lines, preflight, steps, target_text, verify_step,
 };
+use super::{Checklist, OtherKind, Target, core, policy_title, version_text};
 
 fn change_lines(list: &Checklist, out: &mut String) {
     let (c, d) = (&list.current, &list.desired);

@@ -10,10 +10,11 @@
 
 use std::fmt::Write;
 
-use super::{
-    CORDON_MARK, Checklist, NSENTER, POD_TIMEOUT, POLICY_TIMEOUT, POLL_INTERVAL, READ_STATE,
-    READY_TIMEOUT, REBOOT_TIMEOUT, core, target_text,
+use super::steps::{
+    CORDON_MARK, NSENTER, POD_TIMEOUT, POLICY_TIMEOUT, POLL_INTERVAL, READ_STATE, READY_TIMEOUT,
+    REBOOT_TIMEOUT, target_text,
 };
+use super::{Checklist, core};
 
 /// One shell word holding `s` exactly: nothing inside is expanded. `shlex` (a maintained crate)
 /// does the quoting; it refuses only a NUL byte, which a shell word cannot hold and which no
@@ -747,7 +748,7 @@ pub fn render(list: &Checklist, yes: bool) -> String {
         comment(&list.current_path),
         comment(&list.desired_label)
     );
-    for line in super::header_lines(list) {
+    for line in super::steps::header_lines(list) {
         let _ = writeln!(out, "# {}", comment(&line));
     }
     let (c, d) = (&list.current, &list.desired);

@@ -22,11 +22,7 @@ pub use crate::lint::{Applied, Fixed, MAX_ROUNDS};
 pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fixed {
     lint::lint_fix(
         src,
-        &lint::Settings {
-            opts: opts.clone(),
-            filter: filter.clone(),
-            config: None,
-        },
+        &lint::Settings::new(opts.clone(), filter.clone()),
         false,
     )
 }

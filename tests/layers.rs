@@ -364,10 +364,8 @@ const KNOWN: &[&str] = &[
     "knows: output/mod.rs clap::",
     "up: check -> lint",
     "up: cluster -> lint",
-    "up: config -> cli",
     "up: helm -> app",
     "up: helm -> cli",
-    "up: lint -> config",
     "up: postrender -> app",
     "up: postrender -> cli",
 ];

@@ -1,8 +1,7 @@
 //! `cgpu-lint post-render`: the settings; the stream handling is the post-render engine's.
 
-use super::settings::filter_with;
 use super::{AppError, Exit, Streams};
-use crate::rules::RuleOptions;
+use crate::config::Overrides;
 
 /// `post-render`: the settings from the command line and `.cgpu-lint.toml`; the stream handling
 /// is [`crate::postrender::serve`].
@@ -12,26 +11,25 @@ pub(crate) fn run(
     input: impl std::io::BufRead,
     seekable: Option<std::fs::File>,
 ) -> Result<Exit, AppError> {
-    let config = args.config.load()?;
-    let filter = filter_with(&args.select, &args.ignore, config.as_ref())?;
-    let mut region = args.region.clone();
-    if let Some(l) = &config {
-        region = region.or_else(|| l.config.region.clone());
-    }
+    let mut settings = super::settings::resolve(&Overrides {
+        config: args.config.config.clone(),
+        no_config: args.config.no_config,
+        select: args.select.clone(),
+        ignore: args.ignore.clone(),
+        region: args.region.clone(),
+        ..Overrides::default()
+    })?
+    .settings;
+    // A rendered manifest is read as Kubernetes objects: the file's `require-cgpu` and `helm`
+    // (about values files) do not apply.
+    settings.opts.require_cgpu = false;
+    settings.opts.helm = None;
     let opts = crate::postrender::Options {
         policy: args.policy,
         fix: args.fix,
         unsafe_fixes: args.unsafe_fixes,
         region: args.region.clone(),
-        settings: crate::lint::Settings {
-            opts: RuleOptions {
-                region,
-                require_cgpu: false,
-                ..RuleOptions::default()
-            },
-            filter,
-            config: config.map(std::sync::Arc::new),
-        },
+        settings,
     };
     crate::postrender::serve(s, args, &opts, input, seekable)
 }

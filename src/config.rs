@@ -29,8 +29,8 @@ use std::sync::Arc;
 use globset::GlobBuilder;
 use serde::Deserialize;
 
-use crate::check::Filter;
 use crate::helm;
+use crate::lint::Filter;
 use crate::lint::{PerFileIgnores, Settings};
 use crate::output::Format;
 use crate::rules::{RuleOptions, catalogue};

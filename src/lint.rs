@@ -15,8 +15,9 @@ use std::sync::Arc;
 
 use semver::Version;
 
+pub mod inputs;
+
 use crate::cgpu;
-use crate::check::Filter;
 use crate::diag::{Diagnostic, Edit};
 use crate::edit;
 use crate::manifest::Objects;
@@ -25,8 +26,21 @@ use crate::rules::nodes::{self, NodeFacts};
 use crate::rules::{Ctx, RuleOptions, values};
 use crate::yaml::{self, Node, Source};
 
-/// Everything that decides which findings a run reports, besides the bytes: resolved once, by
-/// `config::resolve` (flags or editor options over `.cgpu-lint.toml`), and owned here.
+/// Which rules to report.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub select: Vec<String>,
+    pub ignore: Vec<String>,
+}
+
+impl Filter {
+    pub fn allows(&self, rule: &str) -> bool {
+        (self.select.is_empty() || self.select.iter().any(|s| s == rule || s == "all"))
+            && !self.ignore.iter().any(|s| s == rule)
+    }
+}
+
+/// Everything that decides which findings a run reports, besides the bytes.
 #[derive(Debug, Clone, Default)]
 pub struct Settings {
     /// What the rules read (region, --require-cgpu).

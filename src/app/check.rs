@@ -6,6 +6,7 @@ use super::settings::resolve_common;
 use super::{AppError, Exit, Streams};
 use crate::check;
 use crate::cli::CheckArgs;
+use crate::lint::inputs;
 use crate::output::Format;
 use crate::rules::catalogue::Severity;
 
@@ -37,7 +38,7 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
         args.paths.clone()
     };
     let mut report = if args.stack {
-        check::check_stack(
+        inputs::check_stack(
             &paths,
             args.chart_values.as_deref(),
             &settings,
@@ -59,9 +60,9 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
             }
             paths.push(nodes.clone());
         }
-        check::check_cluster(&paths, &settings, max_file_size)
+        inputs::check_cluster(&paths, &settings, max_file_size)
     } else {
-        check::check_paths(&paths, &settings, max_file_size)
+        inputs::check_paths(&paths, &settings, max_file_size)
     };
     for e in &report.errors {
         input_error(s, e, &mut report.diagnostics)?;

@@ -29,7 +29,7 @@ use crate::yaml::{self, Node, Scalar, Source};
 /// reported (installer-policy-missing) so a reader can check `/proc/cgpu_km/0/policy` on a node.
 pub const ASSUMED_DEFAULT_POLICY: u8 = crate::cgpu::CHART_DEFAULT_POLICY;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChecklistFormat {
     Markdown,
     Json,

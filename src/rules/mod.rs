@@ -6,7 +6,6 @@ pub mod k8s;
 pub mod nodes;
 pub mod stack;
 pub mod values;
-pub mod version;
 
 use std::collections::HashMap;
 use std::ops::Range;

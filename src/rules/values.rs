@@ -4,9 +4,9 @@ use crate::rules::catalogue::RuleId;
 use std::sync::OnceLock;
 
 use crate::cgpu::is_finance_region as cgpu_is_finance_region;
-pub use crate::cgpu::{
+use crate::cgpu::{
     self as version, EXPECTED_IMAGE, KNOWN_KEYS, LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION,
-    POLICY_EFFECTS, POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION, split_image,
+    POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION, split_image,
 };
 use crate::rules::catalogue::Severity;
 use crate::rules::{

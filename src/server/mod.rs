@@ -26,9 +26,10 @@ use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestI
 use lsp_types as lsp;
 use serde::Deserialize;
 
-use crate::check::{DEFAULT_MAX_FILE_SIZE, Filter};
+use crate::check::DEFAULT_MAX_FILE_SIZE;
 use crate::config::{self, Overrides};
 use crate::diag::Diagnostic;
+use crate::lint::Filter;
 use crate::lint::{self, Settings};
 use crate::rules::catalogue::Severity;
 use crate::yaml::Source;

@@ -28,7 +28,7 @@ use serde_json::Value;
 use crate::yaml::Source;
 
 /// The DaemonSets read from kube-system.
-pub const INSTALLERS: [&str; 2] = crate::manifest::INSTALLER_NAMES;
+pub const INSTALLERS: [&str; 2] = crate::cgpu::INSTALLER_NAMES;
 /// Nodes per LIST page (`kubectl --chunk-size`).
 pub const CHUNK_SIZE: u32 = 500;
 

@@ -4,11 +4,12 @@
 //! is told that it has the known deadlock.
 
 use crate::cgpu::{POLICY_EFFECTS, POLICY_TITLES};
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::Diagnostic;
+use crate::rules::catalogue::Severity;
 use crate::rules::render_string;
 use crate::yaml::{Source, Style};
 
-pub use crate::cgpu::{DEFAULT_FINANCE_TAG, DEFAULT_TAG};
+use crate::cgpu::{DEFAULT_FINANCE_TAG, DEFAULT_TAG};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {

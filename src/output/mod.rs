@@ -4,13 +4,14 @@ pub mod github;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod rules;
 pub mod sarif;
 
 use std::path::{Component, Path};
 
 use crate::diag::Diagnostic;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Human,

@@ -12,7 +12,8 @@ use crate::cgpu::{
 use crate::diag::Edit;
 use crate::manifest::{Installer, Object, Objects};
 use crate::rules::values::{check_tag, node_selector, pull_policy};
-use crate::rules::{Ctx, child, replace};
+use crate::rules::{Ctx, replace};
+use crate::yaml::tree::child;
 use crate::yaml::{Node, Scalar, Style, Value};
 
 /// The policy one installer uses, for `cluster-policy-mismatch`.
@@ -314,7 +315,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
                     "image `{s}` is pinned by digest only: the cGPU version (and whether it supports policies) cannot be checked"
                 ),
             )
-            .severity(crate::diag::Severity::Warning);
+            .severity(crate::rules::catalogue::Severity::Warning);
         }
         None => {
             ctx.at(

@@ -4,16 +4,16 @@ pub mod catalogue;
 pub mod installer;
 pub mod k8s;
 pub mod nodes;
-pub mod sources;
+pub mod stack;
 pub mod values;
-pub mod version;
 
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::diag::{Diagnostic, Edit, Related, Severity};
+use crate::diag::{Diagnostic, Edit, Related};
 use crate::rules::catalogue::RuleId;
+use crate::rules::catalogue::Severity;
 use crate::yaml::{Node, Source, Style};
 
 /// Settings the rules read.
@@ -315,11 +315,6 @@ pub fn insert_line_after(src: &Arc<Source>, after: usize, indent_of: usize, line
             replacement: format!("{indent}{line}{eol}"),
         }
     }
-}
-
-/// JSON pointer child.
-pub fn child(path: &str, key: &str) -> String {
-    format!("{path}/{}", crate::yaml::tree::escape_pointer(key))
 }
 
 /// Levenshtein distance on characters, for "did you mean".

@@ -5,8 +5,9 @@ use std::io::{IsTerminal, Write};
 
 use crate::check::{self, Filter, InputError};
 use crate::cli::{CheckArgs, ChecklistArgs, Color, CommonArgs, RulesArgs, RulesFormat};
-use crate::diag::{Diagnostic, Severity, Summary};
+use crate::diag::{Diagnostic, Summary};
 use crate::output::{self, Format};
+use crate::rules::catalogue::Severity;
 use crate::rules::{RuleOptions, catalogue};
 
 /// How a command ended, as an exit status.
@@ -334,9 +335,9 @@ pub fn schema(s: &mut Streams) -> Result<Exit, AppError> {
 
 pub fn rules(s: &mut Streams, args: &RulesArgs) -> Result<Exit, AppError> {
     let text = match args.format {
-        RulesFormat::Markdown => catalogue::markdown_table(),
-        RulesFormat::Json => catalogue::json_list(),
-        RulesFormat::Human => catalogue::human_list(),
+        RulesFormat::Markdown => output::rules::markdown_table(),
+        RulesFormat::Json => output::rules::json_list(),
+        RulesFormat::Human => output::rules::human_list(),
     };
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
@@ -348,7 +349,7 @@ pub fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
             "unknown rule `{name}` (see `cgpu-lint rules`)"
         )));
     };
-    let text = r.explain_text();
+    let text = output::rules::explain(r);
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
 }

@@ -5,25 +5,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::rules::catalogue::{RuleId, Severity};
 use crate::yaml::{LineCol, Source};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Info,
-    Warning,
-    Error,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
 
 /// Replace the bytes `range` of `src` with `replacement` (an insertion when the range is empty).
 #[derive(Debug, Clone)]
@@ -76,7 +59,7 @@ pub struct Related {
 
 #[derive(Debug, Clone)]
 pub struct Diagnostic {
-    pub rule: crate::rules::catalogue::RuleId,
+    pub rule: RuleId,
     pub severity: Severity,
     pub message: String,
     pub help: String,
@@ -99,7 +82,7 @@ impl Diagnostic {
     /// An `io-error` finding: `path` could not be read (the run exits 2). It points at line 1,
     /// column 1 of an empty source, as there is no text to point into.
     pub fn io_error(path: &str, reason: String) -> Diagnostic {
-        let rule = crate::rules::catalogue::RuleId::IoError.info();
+        let rule = RuleId::IoError.info();
         Diagnostic {
             rule: rule.id,
             severity: rule.severity,

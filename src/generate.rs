@@ -4,7 +4,8 @@
 //! is told that it has the known deadlock.
 
 use crate::cgpu::{POLICY_EFFECTS, POLICY_TITLES};
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::Diagnostic;
+use crate::rules::catalogue::Severity;
 use crate::rules::render_string;
 use crate::yaml::{Source, Style};
 

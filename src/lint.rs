@@ -568,7 +568,7 @@ fn chart_template_skipped(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnost
         Some("nothing to fix here: cgpu-lint checks values files and rendered manifests".into()),
     );
     for d in &mut ctx.out {
-        d.severity = crate::diag::Severity::Info;
+        d.severity = crate::rules::catalogue::Severity::Info;
     }
     ctx.out
 }

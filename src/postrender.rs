@@ -12,11 +12,12 @@ use std::sync::Arc;
 
 use crate::app::{AppError, Exit, Streams};
 use crate::cli::{FailOn, PostRenderArgs, TtyMode};
-use crate::diag::{Diagnostic, Edit, Severity, Summary};
+use crate::diag::{Diagnostic, Edit, Summary};
 use crate::edit;
 use crate::lint;
 use crate::manifest::{INSTALLER_NAMES, Objects};
 use crate::output::Format;
+use crate::rules::catalogue::Severity;
 use crate::rules::installer;
 use crate::yaml::{self, Source};
 

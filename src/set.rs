@@ -5,7 +5,8 @@
 use crate::rules::catalogue::RuleId;
 use std::sync::Arc;
 
-use crate::diag::{Diagnostic, Edit, Severity};
+use crate::diag::{Diagnostic, Edit};
+use crate::rules::catalogue::Severity;
 use crate::rules::{RuleOptions, child, render_string};
 use crate::yaml::{self, Node, Scalar, Source, Style, Value, resolve};
 

@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
-use crate::diag::{Diagnostic, Severity, Summary};
+use crate::diag::{Diagnostic, Summary};
 use crate::output::{ci_path, human::summary_line};
+use crate::rules::catalogue::Severity;
 
 /// Escape a command's message (GitHub's `escapeData`).
 fn data(s: &str) -> String {

@@ -9,7 +9,8 @@ use miette::{
     MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
-use crate::diag::{Diagnostic, Severity, Summary};
+use crate::diag::{Diagnostic, Summary};
+use crate::rules::catalogue::Severity;
 use crate::yaml::Source;
 
 /// Lets miette read our sources without copying them per finding. A source holding control

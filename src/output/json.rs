@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use crate::diag::{Diagnostic, Severity, Summary};
+use crate::diag::{Diagnostic, Summary};
+use crate::rules::catalogue::Severity;
 
 #[derive(Serialize)]
 struct JsonDiagnostic<'a> {

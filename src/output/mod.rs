@@ -4,6 +4,7 @@ pub mod github;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod rules;
 pub mod sarif;
 
 use std::path::{Component, Path};

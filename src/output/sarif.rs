@@ -11,9 +11,10 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::Diagnostic;
 use crate::output::ci_path;
 use crate::rules::catalogue::RULES;
+use crate::rules::catalogue::Severity;
 use crate::yaml::LineCol;
 
 const SCHEMA: &str =

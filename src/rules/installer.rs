@@ -314,7 +314,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
                     "image `{s}` is pinned by digest only: the cGPU version (and whether it supports policies) cannot be checked"
                 ),
             )
-            .severity(crate::diag::Severity::Warning);
+            .severity(crate::rules::catalogue::Severity::Warning);
         }
         None => {
             ctx.at(

@@ -4,7 +4,6 @@ pub mod catalogue;
 pub mod installer;
 pub mod k8s;
 pub mod nodes;
-pub mod sources;
 pub mod values;
 pub mod version;
 
@@ -12,8 +11,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::diag::{Diagnostic, Edit, Related, Severity};
+use crate::diag::{Diagnostic, Edit, Related};
 use crate::rules::catalogue::RuleId;
+use crate::rules::catalogue::Severity;
 use crate::yaml::{Node, Source, Style};
 
 /// Settings the rules read.

@@ -8,7 +8,7 @@ pub use crate::cgpu::{
     self as version, EXPECTED_IMAGE, KNOWN_KEYS, LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION,
     POLICY_EFFECTS, POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION, split_image,
 };
-use crate::diag::Severity;
+use crate::rules::catalogue::Severity;
 use crate::rules::{
     Ctx, child, double_quoted, edit_distance, insert_line_after, k8s, render_string, replace,
 };
@@ -84,7 +84,7 @@ fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
         // The one warning that does is `unknown-key`: it is the schema's additionalProperties
         // error, reported key by key with a suggestion (a typo is a warning, spec §3.1).
         let covered = ctx.out[before..].iter().any(|d| {
-            (d.severity == crate::diag::Severity::Error || d.rule == RuleId::UnknownKey)
+            (d.severity == crate::rules::catalogue::Severity::Error || d.rule == RuleId::UnknownKey)
                 && (d.path == path
                     || d.path.starts_with(&format!("{path}/"))
                     || path.starts_with(&format!("{}/", d.path)))

@@ -29,9 +29,10 @@ use serde::Deserialize;
 use crate::check::{DEFAULT_MAX_FILE_SIZE, Filter};
 use crate::cli::CommonArgs;
 use crate::config::{self, Loaded};
-use crate::diag::{Diagnostic, Severity};
+use crate::diag::Diagnostic;
 use crate::lint::{self, Settings};
 use crate::rules::RuleOptions;
+use crate::rules::catalogue::Severity;
 use crate::yaml::Source;
 use position::{Encoding, LineIndex};
 

@@ -2,7 +2,27 @@
 //! table, SARIF's `tool.driver.rules` and every finding's severity come from here.
 
 use crate::cgpu::recommended_version;
-use crate::diag::Severity;
+
+pub mod sources;
+
+/// How serious a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Group {
@@ -515,40 +535,9 @@ Such a node may still run cGPU and must use the cluster's policy."),
 }
 
 impl Rule {
-    /// Where the rule's facts come from (see [`crate::rules::sources`]).
-    pub fn sources(&self) -> &'static [crate::rules::sources::Source] {
-        crate::rules::sources::of(self.id)
-    }
-
-    /// The rule in full, as `cgpu-lint explain` prints it.
-    pub fn explain_text(&self) -> String {
-        let mut text = format!(
-            "{name} ({sev}, {group})\n\n{summary}\n\n{expl}\n\nFix: {fix}\nHelp shown with findings: {help}\n",
-            name = self.name,
-            sev = self.severity.as_str(),
-            group = self.group.title(),
-            summary = self.summary,
-            expl = self.explanation,
-            fix = self
-                .fix
-                .map_or("none; the finding is left for a person.".to_string(), |f| {
-                    let by = match f.class {
-                        FixClass::Safe => "`cgpu-lint fix` does this on its own",
-                        FixClass::Unsafe => "`cgpu-lint fix --unsafe-fixes` does this",
-                        FixClass::Depends => "`cgpu-lint fix` does this where it is safe, `--unsafe-fixes` everywhere",
-                    };
-                    format!("{by}: {}.\nApplicability: {}: {}.", f.what, f.class.as_str(), f.why)
-                }),
-            help = self.help,
-        );
-        text.push_str("Sources:\n");
-        for src in self.sources() {
-            match src.url {
-                Some(url) => text.push_str(&format!("  - {}\n    {url}\n", src.title)),
-                None => text.push_str(&format!("  - {}\n", src.title)),
-            }
-        }
-        text
+    /// Where the rule's facts come from (see [`sources`]).
+    pub fn sources(&self) -> &'static [sources::Source] {
+        sources::of(self.id)
     }
 }
 
@@ -572,66 +561,6 @@ impl std::fmt::Display for RuleId {
 
 pub fn find(name: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.name == name)
-}
-
-/// The catalogue as `cgpu-lint rules` prints it: name, severity, summary, `[fix]`.
-pub fn human_list() -> String {
-    let width = RULES.iter().map(|r| r.name.len()).max().unwrap_or(0);
-    let mut out = String::new();
-    for r in RULES {
-        out.push_str(&format!(
-            "{:width$}  {:7}  {}{}\n",
-            r.name,
-            r.severity.as_str(),
-            r.summary,
-            match r.fix.map(|f| f.class) {
-                Some(FixClass::Safe) => " [fix]",
-                Some(FixClass::Unsafe) => " [unsafe fix]",
-                Some(FixClass::Depends) => " [fix, some unsafe]",
-                None => "",
-            },
-        ));
-    }
-    out
-}
-
-/// The catalogue as `cgpu-lint rules --format json` prints it.
-pub fn json_list() -> String {
-    let list: Vec<serde_json::Value> = RULES
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "name": r.name,
-                "severity": r.severity,
-                "group": r.group.title(),
-                "summary": r.summary,
-                "fix": r.fix.map(|f| f.what),
-                "applicability": r.fix.map(|f| f.class.as_str()),
-                "help": r.help,
-                "sources": r.sources(),
-            })
-        })
-        .collect();
-    serde_json::to_string_pretty(&list).expect("json") + "\n"
-}
-
-/// The catalogue as the README's markdown table.
-pub fn markdown_table() -> String {
-    let mut out = String::from(
-        "| rule | severity | group | what | fix | applicability |\n|---|---|---|---|---|---|\n",
-    );
-    for r in RULES {
-        out.push_str(&format!(
-            "| `{}` | {} | {} | {} | {} | {} |\n",
-            r.name,
-            r.severity.as_str(),
-            r.group.title(),
-            r.summary.replace('|', "\\|"),
-            r.fix.map_or("–", |f| f.what).replace('|', "\\|"),
-            r.fix.map_or("–", |f| f.class.as_str()),
-        ));
-    }
-    out
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! or tool concerned; a source without a public address (the ack-ai-installer chart is not
 //! published) has `url: None` and says so.
 
-use crate::rules::catalogue::RuleId;
+use super::RuleId;
 
 /// One source of a rule's facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]

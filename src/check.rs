@@ -1,14 +1,11 @@
-//! Reading inputs and running the rules over them: one file, a directory, stdin, or a Helm
-//! values stack.
+//! Reading inputs: one file, a directory (walked as `check` walks it), or stdin; the pipeline
+//! runs over them in [`crate::lint::inputs`].
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 use crate::diag::Diagnostic;
-use crate::lint;
 use crate::yaml::{self, Source};
 
 /// The largest values file or manifest `check` reads (post-render streams have no limit).
@@ -54,20 +51,6 @@ impl InputError {
             .unwrap_or(&full)
             .to_string();
         Diagnostic::io_error(path, reason)
-    }
-}
-
-/// Which rules to report.
-#[derive(Debug, Clone, Default)]
-pub struct Filter {
-    pub select: Vec<String>,
-    pub ignore: Vec<String>,
-}
-
-impl Filter {
-    pub fn allows(&self, rule: &str) -> bool {
-        (self.select.is_empty() || self.select.iter().any(|s| s == rule || s == "all"))
-            && !self.ignore.iter().any(|s| s == rule)
     }
 }
 
@@ -210,91 +193,6 @@ pub fn is_chart_template(path: &Path) -> bool {
     let bytes = path.as_os_str().as_encoded_bytes();
     memchr::memmem::find(bytes, b"templates").is_some()
         && path.ancestors().skip(1).any(is_chart_templates_dir)
-}
-
-/// The outcome of checking several inputs.
-#[derive(Debug, Default)]
-pub struct Report {
-    pub diagnostics: Vec<Diagnostic>,
-    pub errors: Vec<InputError>,
-    pub files: usize,
-}
-
-/// Check each path on its own through [`lint::lint_file`], in parallel; findings in input order.
-pub fn check_paths(paths: &[String], settings: &lint::Settings, max_size: u64) -> Report {
-    let (files, mut errors) = expand_paths(paths);
-    let one = |p: &String| -> Result<Vec<Diagnostic>, InputError> {
-        Ok(lint::lint_file(&read_input(p, max_size)?, settings))
-    };
-    // A pre-commit hook usually gets one or a few files: starting rayon's thread pool would
-    // cost more than it saves.
-    let results: Vec<Result<Vec<Diagnostic>, InputError>> = if files.len() < 4 {
-        files.iter().map(one).collect()
-    } else {
-        files.par_iter().map(one).collect()
-    };
-    let mut diagnostics = Vec::new();
-    for r in results {
-        match r {
-            Ok(d) => diagnostics.extend(d),
-            Err(e) => errors.push(e),
-        }
-    }
-    Report {
-        diagnostics,
-        errors,
-        files: files.len(),
-    }
-}
-
-/// Check files as one cluster through [`lint::lint_cluster`] (`check --nodes`, `--same-cluster`).
-pub fn check_cluster(paths: &[String], settings: &lint::Settings, max_size: u64) -> Report {
-    let (files, mut errors) = expand_paths(paths);
-    let mut srcs = Vec::new();
-    for f in &files {
-        match read_input(f, max_size) {
-            Ok(s) => srcs.push(s),
-            Err(e) => errors.push(e),
-        }
-    }
-    Report {
-        diagnostics: lint::lint_cluster(&srcs, settings),
-        errors,
-        files: files.len(),
-    }
-}
-
-pub use crate::cgpu::CHART_DEFAULTS;
-
-/// Check files as one Helm values stack over the chart defaults (or `chart_values`), through
-/// [`lint::lint_stack`].
-pub fn check_stack(
-    paths: &[String],
-    chart_values: Option<&str>,
-    settings: &lint::Settings,
-    max_size: u64,
-) -> Report {
-    let mut report = Report::default();
-    let base_src = match chart_values {
-        Some(p) => match read_input(p, max_size) {
-            Ok(s) => s,
-            Err(e) => {
-                report.errors.push(e);
-                return report;
-            }
-        },
-        None => Source::new("<chart defaults>", CHART_DEFAULTS.to_string()),
-    };
-    let mut layers = vec![base_src];
-    for p in paths {
-        match read_input(p, max_size) {
-            Ok(s) => layers.push(s),
-            Err(e) => report.errors.push(e),
-        }
-    }
-    report.files = paths.len();
-    report.diagnostics = lint::lint_stack(&layers, settings);
-    report
 }
 
 #[cfg(test)]

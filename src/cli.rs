@@ -1,8 +1,54 @@
 //! The command line, declared once for parsing, completions and the man page.
 
+use clap::builder::TypedValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::checklist::ChecklistFormat;
 use crate::output::Format;
+
+/// `--format` of check and post-render as clap reads it; parsing yields the printers'
+/// [`Format`], so only the front end knows clap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FormatArg {
+    Human,
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF consumers
+    Sarif,
+    /// GitHub Actions workflow commands (annotations on the pull request)
+    Github,
+    /// JUnit XML, for GitLab and other CI test reports
+    Junit,
+}
+
+impl FormatArg {
+    fn parser() -> impl TypedValueParser<Value = Format> {
+        clap::builder::EnumValueParser::<FormatArg>::new().map(|f| match f {
+            FormatArg::Human => Format::Human,
+            FormatArg::Json => Format::Json,
+            FormatArg::Sarif => Format::Sarif,
+            FormatArg::Github => Format::Github,
+            FormatArg::Junit => Format::Junit,
+        })
+    }
+}
+
+/// `checklist --format` as clap reads it; parsing yields [`ChecklistFormat`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ChecklistFormatArg {
+    Markdown,
+    Json,
+    Shell,
+}
+
+impl ChecklistFormatArg {
+    fn parser() -> impl TypedValueParser<Value = ChecklistFormat> {
+        clap::builder::EnumValueParser::<ChecklistFormatArg>::new().map(|f| match f {
+            ChecklistFormatArg::Markdown => ChecklistFormat::Markdown,
+            ChecklistFormatArg::Json => ChecklistFormat::Json,
+            ChecklistFormatArg::Shell => ChecklistFormat::Shell,
+        })
+    }
+}
 
 #[derive(Debug, Parser)]
 #[command(
@@ -128,7 +174,7 @@ pub enum Color {
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
     /// Output format
-    #[arg(long, value_enum, default_value = "human")]
+    #[arg(long, value_parser = FormatArg::parser(), default_value = "human")]
     pub format: Format,
     /// The cluster's region id (cn-hangzhou); enables region and finance-tag checks
     #[arg(long, value_name = "REGION")]
@@ -278,7 +324,7 @@ pub struct PostRenderArgs {
     #[arg(long, value_delimiter = ',', value_name = "RULE")]
     pub select: Vec<String>,
     /// Format of the report on stderr and in --report (json: the `check --format json` document)
-    #[arg(long, value_enum, default_value = "human")]
+    #[arg(long, value_parser = FormatArg::parser(), default_value = "human")]
     pub format: Format,
     /// Fail (nothing written to stdout) when the stream holds no cgpu-installer or
     /// cgpu-core-installer DaemonSet; implied by --policy
@@ -360,8 +406,8 @@ pub struct ChecklistArgs {
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// Output format
-    #[arg(long, value_enum, default_value = "markdown")]
-    pub format: crate::checklist::ChecklistFormat,
+    #[arg(long, value_parser = ChecklistFormatArg::parser(), default_value = "markdown")]
+    pub format: ChecklistFormat,
     /// Shell format: the script asks no confirmation (the script also takes --yes itself)
     #[arg(long)]
     pub yes: bool,

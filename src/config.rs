@@ -192,7 +192,7 @@ impl Loaded {
 
     /// `--select/--ignore` with the file's: the command line's select wins, ignores add up (as
     /// [`Loaded::merge`] does for the common flags). For commands without the common flags.
-    pub fn merge_filter(&self, filter: &crate::check::Filter) -> crate::check::Filter {
+    pub fn merge_filter(&self, filter: &crate::lint::Filter) -> crate::lint::Filter {
         let f = &self.config;
         let mut out = filter.clone();
         if out.select.is_empty() {
@@ -209,7 +209,7 @@ impl Loaded {
     pub fn merge(&self, c: &CommonArgs) -> CommonArgs {
         let f = &self.config;
         let mut out = c.clone();
-        let filter = self.merge_filter(&crate::check::Filter {
+        let filter = self.merge_filter(&crate::lint::Filter {
             select: c.select.clone(),
             ignore: c.ignore.clone(),
         });

@@ -10,8 +10,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::check::Filter;
 use crate::lint;
+use crate::lint::Filter;
 use crate::rules::RuleOptions;
 use crate::yaml::Source;
 

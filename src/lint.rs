@@ -15,8 +15,9 @@ use std::sync::Arc;
 
 use semver::Version;
 
+pub mod inputs;
+
 use crate::cgpu;
-use crate::check::Filter;
 use crate::config::Loaded;
 use crate::diag::{Diagnostic, Edit};
 use crate::edit;
@@ -25,6 +26,20 @@ use crate::rules::installer::{self, InstallerPolicy};
 use crate::rules::nodes::{self, NodeFacts};
 use crate::rules::{Ctx, RuleOptions, values};
 use crate::yaml::{self, Node, Source};
+
+/// Which rules to report.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub select: Vec<String>,
+    pub ignore: Vec<String>,
+}
+
+impl Filter {
+    pub fn allows(&self, rule: &str) -> bool {
+        (self.select.is_empty() || self.select.iter().any(|s| s == rule || s == "all"))
+            && !self.ignore.iter().any(|s| s == rule)
+    }
+}
 
 /// Everything that decides which findings a run reports, besides the bytes.
 #[derive(Debug, Clone, Default)]
@@ -423,7 +438,7 @@ fn rules_source(
     }
     let empty = Default::default();
     if values_docs > 0 && parsed.documents.len() > 1 && opts.helm.is_none() {
-        out.extend(crate::helm::stack::versions_differ_in(opts, src));
+        out.extend(crate::rules::stack::versions_differ_in(opts, src));
     }
     if let Some(err) = &parsed.error {
         out.extend(syntax_finding(
@@ -574,7 +589,7 @@ fn chart_template_skipped(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnost
 }
 
 /// The rules of a values stack, before suppressions and filters: `layers[0]` is the chart's
-/// values, read and layered as Helm does ([`crate::helm::stack::rules`]).
+/// values, read and layered as Helm does ([`crate::rules::stack::rules`]).
 fn rules_stack(layers: &[Arc<Source>], opts: &RuleOptions) -> Vec<Diagnostic> {
     let Some((chart, files)) = layers.split_first() else {
         return Vec::new();
@@ -584,7 +599,7 @@ fn rules_stack(layers: &[Arc<Source>], opts: &RuleOptions) -> Vec<Diagnostic> {
         files: files.to_vec(),
         sets: Vec::new(),
     };
-    crate::helm::stack::rules(&layers, opts)
+    crate::rules::stack::rules(&layers, opts)
 }
 
 /// How many check → splice rounds a fix may take. One is almost always enough; a second round

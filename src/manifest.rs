@@ -2,7 +2,7 @@
 //! `kubectl get -o yaml` prints for several objects), and the views the installer rules, the
 //! post-renderer and the checklist share: the cgpu installers and nodes.
 
-use crate::rules::child;
+use crate::yaml::tree::child;
 use crate::yaml::{Node, Scalar};
 
 pub use crate::cgpu::INSTALLER_NAMES;

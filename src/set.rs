@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use crate::diag::{Diagnostic, Edit};
 use crate::rules::catalogue::Severity;
-use crate::rules::{RuleOptions, child, render_string};
+use crate::rules::{RuleOptions, render_string};
+use crate::yaml::tree::child;
 use crate::yaml::{self, Node, Scalar, Source, Style, Value, resolve};
 
 /// The keys `set` may change (plus `nodeSelector.<label key>`).

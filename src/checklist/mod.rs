@@ -14,9 +14,10 @@ use semver::Version;
 use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::SCHEDULE_LABEL;
 use crate::cgpu::{POLICY_TITLES, Tag, parse_tag, split_image};
-use crate::check::{DEFAULT_MAX_FILE_SIZE, Filter, InputError, read_input};
+use crate::check::{DEFAULT_MAX_FILE_SIZE, InputError, read_input};
 use crate::diag::Diagnostic;
 use crate::lint;
+use crate::lint::Filter;
 use crate::manifest::{Objects, Toleration, daemonset_default_tolerations, scalar_text};
 use crate::rules::catalogue::Severity;
 use crate::rules::nodes::{self, NodeView};
@@ -29,7 +30,7 @@ use crate::yaml::{self, Node, Scalar, Source};
 /// reported (installer-policy-missing) so a reader can check `/proc/cgpu_km/0/policy` on a node.
 pub const ASSUMED_DEFAULT_POLICY: u8 = crate::cgpu::CHART_DEFAULT_POLICY;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChecklistFormat {
     Markdown,
     Json,

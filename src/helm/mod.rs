@@ -21,7 +21,6 @@
 
 pub mod command;
 pub mod json;
-pub mod stack;
 pub mod strvals;
 
 use std::sync::Arc;
@@ -596,7 +595,7 @@ impl SetKind {
 /// What to layer.
 #[derive(Debug, Clone, Default)]
 pub struct Layers {
-    /// The chart's values.yaml; None: the documented defaults ([`crate::check::CHART_DEFAULTS`]).
+    /// The chart's values.yaml; None: the documented defaults ([`crate::cgpu::CHART_DEFAULTS`]).
     pub chart: Option<Arc<Source>>,
     /// `-f` files in order.
     pub files: Vec<Arc<Source>>,
@@ -607,9 +606,10 @@ pub struct Layers {
 
 /// The chart's defaults source (the documented ones when no chart values file is given).
 pub fn chart_source(layers: &Layers) -> Arc<Source> {
-    layers.chart.clone().unwrap_or_else(|| {
-        Source::new("<chart defaults>", crate::check::CHART_DEFAULTS.to_string())
-    })
+    layers
+        .chart
+        .clone()
+        .unwrap_or_else(|| Source::new("<chart defaults>", crate::cgpu::CHART_DEFAULTS.to_string()))
 }
 
 /// The values templates see, as `version` computes them, or the first refusal.

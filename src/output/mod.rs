@@ -11,7 +11,7 @@ use std::path::{Component, Path};
 
 use crate::diag::Diagnostic;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Human,

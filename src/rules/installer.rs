@@ -12,7 +12,8 @@ use crate::cgpu::{
 use crate::diag::Edit;
 use crate::manifest::{Installer, Object, Objects};
 use crate::rules::values::{check_tag, node_selector, pull_policy};
-use crate::rules::{Ctx, child, replace};
+use crate::rules::{Ctx, replace};
+use crate::yaml::tree::child;
 use crate::yaml::{Node, Scalar, Style, Value};
 
 /// The policy one installer uses, for `cluster-policy-mismatch`.

@@ -4,6 +4,7 @@ pub mod catalogue;
 pub mod installer;
 pub mod k8s;
 pub mod nodes;
+pub mod stack;
 pub mod values;
 pub mod version;
 
@@ -315,11 +316,6 @@ pub fn insert_line_after(src: &Arc<Source>, after: usize, indent_of: usize, line
             replacement: format!("{indent}{line}{eol}"),
         }
     }
-}
-
-/// JSON pointer child.
-pub fn child(path: &str, key: &str) -> String {
-    format!("{path}/{}", crate::yaml::tree::escape_pointer(key))
 }
 
 /// Levenshtein distance on characters, for "did you mean".

@@ -7,8 +7,9 @@ use semver::Version;
 use crate::cgpu::driver_supported;
 
 use crate::manifest::{Object, Objects, Toleration, scalar_text};
-use crate::rules::{Ctx, child};
+use crate::rules::Ctx;
 use crate::yaml::Node;
+use crate::yaml::tree::child;
 
 use crate::cgpu::{
     DRIVER_LABEL, ISOLATING_SCHEDULES, LEGACY_LABEL, LEGACY_VALUE, REGION_LABELS, SCHEDULE_LABEL,

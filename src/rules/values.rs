@@ -10,9 +10,10 @@ pub use crate::cgpu::{
 };
 use crate::rules::catalogue::Severity;
 use crate::rules::{
-    Ctx, child, double_quoted, edit_distance, insert_line_after, k8s, render_string, replace,
+    Ctx, double_quoted, edit_distance, insert_line_after, k8s, render_string, replace,
 };
 use crate::yaml::resolve::{self, yaml11_disagreement};
+use crate::yaml::tree::child;
 use crate::yaml::{Node, Scalar, Style, Value};
 
 pub fn schema_text() -> &'static str {

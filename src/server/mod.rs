@@ -26,10 +26,11 @@ use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestI
 use lsp_types as lsp;
 use serde::Deserialize;
 
-use crate::check::{DEFAULT_MAX_FILE_SIZE, Filter};
+use crate::check::DEFAULT_MAX_FILE_SIZE;
 use crate::cli::CommonArgs;
 use crate::config::{self, Loaded};
 use crate::diag::Diagnostic;
+use crate::lint::Filter;
 use crate::lint::{self, Settings};
 use crate::rules::RuleOptions;
 use crate::rules::catalogue::Severity;
@@ -253,11 +254,11 @@ fn build_setup(root: Option<&Path>, init: &InitOptions) -> (Setup, Vec<String>) 
     let merged = loaded
         .as_ref()
         .map_or_else(|| common.clone(), |l| l.merge(&common));
-    let filter = crate::app::filter(&merged).unwrap_or_else(|e| {
+    let filter = crate::app::settings::filter(&merged).unwrap_or_else(|e| {
         problems.push(format!("cgpu-lint: initializationOptions: {e}"));
         Filter::default()
     });
-    let opts: RuleOptions = crate::app::rule_options(&merged);
+    let opts: RuleOptions = crate::app::settings::rule_options(&merged);
     let setup = Setup {
         settings: Settings {
             opts,

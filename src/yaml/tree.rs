@@ -1008,6 +1008,11 @@ pub fn escape_pointer(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
+/// The JSON pointer of `key` under `path`.
+pub fn child(path: &str, key: &str) -> String {
+    format!("{path}/{}", escape_pointer(key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,8 +4,8 @@
 use crate::rules::catalogue::RuleId;
 use std::collections::HashSet;
 
-use super::{Layers, Version};
 use crate::diag::Diagnostic;
+use crate::helm::{self, Layers, Version};
 use crate::rules::{Ctx, RuleOptions, values};
 use crate::yaml;
 
@@ -33,7 +33,7 @@ pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
     let mut views = Vec::new();
     for &v in &versions {
         let mut ctx = Ctx::new(opts, 1, &empty);
-        match super::effective(layers, v) {
+        match helm::effective(layers, v) {
             Err(r) => {
                 let mut message = r.message.clone();
                 if versions.len() == 1 {
@@ -53,7 +53,7 @@ pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
                         None,
                     );
                 }
-                views.push((v, super::json::to_string(&tree)));
+                views.push((v, helm::json::to_string(&tree)));
             }
         }
         found.extend(ctx.out);
@@ -112,18 +112,18 @@ pub fn versions_differ_in(
     // first document, and every document merged as Helm 4 merges them.
     let parsed = yaml::parse(src);
     let mut docs = parsed.documents.iter().map(|d| match &d.root {
-        None => Some(super::empty_map(src)),
-        Some(r) => super::view(r).ok().filter(|n| n.as_map().is_some()),
+        None => Some(helm::empty_map(src)),
+        Some(r) => helm::view(r).ok().filter(|n| n.as_map().is_some()),
     });
     let first = docs.next().flatten();
     let mut all = first.clone();
     for d in docs {
         match (&mut all, d) {
-            (Some(a), Some(d)) => super::merge_maps(a, d),
+            (Some(a), Some(d)) => helm::merge_maps(a, d),
             _ => all = None,
         }
     }
-    let json = |n: Option<super::Node>| n.map(|n| super::json::to_string(&n));
+    let json = |n: Option<crate::yaml::Node>| n.map(|n| helm::json::to_string(&n));
     match (json(first), json(all)) {
         (Some(a), Some(b)) if a != b => {
             let layers = Layers {

@@ -1,0 +1,98 @@
+//! `cgpu-lint checklist`: the reboot runbook, from files or a live cluster.
+
+use super::settings::filter_with;
+use super::{AppError, Exit, Streams};
+use crate::cli::ChecklistArgs;
+
+pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
+    use crate::checklist::{self, Desired};
+    let config = args.config.load()?;
+    let filter = filter_with(&args.select, &args.ignore, config.as_ref())?;
+    // `--helm`, else the config's `helm`.
+    let helm = args.helm.or_else(|| config.as_ref()?.helm());
+    let desired = match (&args.desired, args.policy) {
+        (Some(path), _) => match helm {
+            Some(h) => Desired::ValuesAs(path, h.version()),
+            None => Desired::Values(path),
+        },
+        (None, Some(policy)) => Desired::Policy {
+            policy,
+            tag: args.tag.as_deref(),
+        },
+        (None, None) => {
+            return Err(AppError::Usage(
+                "give --desired VALUES or --policy N".into(),
+            ));
+        }
+    };
+    let mut options = checklist::Options {
+        max_unavailable: args.max_unavailable,
+        include_cordoned: args.include_cordoned,
+        reuse_values: args.reuse_values,
+        allow_downgrade: args.allow_downgrade,
+        drain_timeout: args.drain_timeout.clone(),
+        filter,
+        config: config.map(std::sync::Arc::new),
+        identity: checklist::Identity {
+            context: args.cluster.contexts.first().cloned(),
+            kubeconfig: args.cluster.kubeconfig.clone(),
+            planned_at: Some(checklist::planning_time()),
+            ..Default::default()
+        },
+    };
+    if !args.cluster.cluster && args.cluster.contexts.len() > 1 {
+        return Err(AppError::Usage(
+            "checklist plans one cluster: give at most one --context".into(),
+        ));
+    }
+    let list = if args.cluster.cluster {
+        let cluster = args.cluster.options();
+        if cluster.all_contexts || cluster.contexts.len() > 1 {
+            return Err(AppError::Usage(
+                "checklist --cluster plans one cluster: give at most one --context".into(),
+            ));
+        }
+        let target = cluster
+            .targets()?
+            .into_iter()
+            .next()
+            .expect("one target without --all-contexts")?;
+        let fetched = cluster.fetch(&target)?;
+        options.identity.context = target.context.clone();
+        options.identity.server = target.server.clone();
+        match cluster.namespace_uid(&target) {
+            Ok(uid) => options.identity.cluster_uid = Some(uid),
+            Err(why) => options.identity.unread = Some(why),
+        }
+        if !fetched.installers.iter().any(|src| {
+            src.name.ends_with(&format!(
+                ":DaemonSet/kube-system/{}",
+                crate::cluster::INSTALLERS[0]
+            ))
+        }) {
+            return Err(AppError::Usage(format!(
+                "cluster {}: no cgpu-installer DaemonSet in kube-system: cGPU is not installed there, nothing to plan",
+                target.label
+            )));
+        }
+        let current = checklist::Inputs {
+            label: format!("{}:DaemonSet/kube-system", target.label),
+            sources: fetched.installers.clone(),
+        };
+        let nodes = checklist::Inputs {
+            label: format!("{}:nodes", target.label),
+            sources: fetched.nodes.clone(),
+        };
+        checklist::build_from(&current, &desired, Some(&nodes), &options)?
+    } else {
+        let current = args.current.as_deref().expect("clap requires --current");
+        checklist::build(current, &desired, args.nodes.as_deref(), &options)?
+    };
+    let text = checklist::render(&list, args.format, args.yes)?;
+    s.out.write_all(text.as_bytes())?;
+    Ok(if list.has_errors() {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    })
+}

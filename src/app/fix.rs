@@ -1,0 +1,117 @@
+//! `cgpu-lint fix`.
+
+use super::report::{input_error, print_report, report_to, use_color, verdict};
+use super::settings::{settings, with_config};
+use super::{AppError, Exit, Streams};
+use crate::check;
+
+/// One line per unsafe fix applied (`--unsafe-fixes`): what changes at the next upgrade.
+fn unsafe_applied(
+    s: &mut Streams,
+    path: &str,
+    applied: &[crate::lint::Applied],
+) -> Result<(), AppError> {
+    for a in applied {
+        if let Some(c) = &a.consequence {
+            writeln!(
+                s.err,
+                "cgpu-lint: {path}:{}: unsafe fix ({}): {}",
+                a.line, a.rule, c.line
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// `cgpu-lint fix`: apply every safe fix in place (or show it with --diff / --stdout), then
+/// report what is left for a person. Exit 1 when a file changed (or would), as pre-commit expects.
+pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError> {
+    let (c, config) = with_config(&args.common)?;
+    let c = &c;
+    let settings = settings(c, config)?;
+    let opts = &settings.opts;
+    let paths = if args.paths.is_empty() {
+        vec![".".to_string()]
+    } else {
+        args.paths.clone()
+    };
+    let (files, walk_errors) = check::expand_paths(&paths);
+    if args.stdout && files.len() != 1 {
+        return Err(AppError::Usage(format!(
+            "--stdout prints one corrected file; {} inputs were given",
+            files.len()
+        )));
+    }
+    let color = use_color(c.color, s.out_is_terminal);
+    let mut trouble = !walk_errors.is_empty();
+    let mut remaining = Vec::new();
+    for e in &walk_errors {
+        input_error(s, e, &mut remaining)?;
+    }
+    let mut changed = false;
+    for p in &files {
+        let src = match check::read_input(p, c.max_file_size) {
+            Ok(src) => src,
+            Err(e) => {
+                input_error(s, &e, &mut remaining)?;
+                trouble = true;
+                continue;
+            }
+        };
+        let fixed = crate::lint::lint_fix(&src, &settings, args.unsafe_fixes);
+        if let Some(why) = &fixed.refused {
+            writeln!(s.err, "cgpu-lint: {p}: {why}")?;
+        }
+        changed |= fixed.changed();
+        if args.stdout || (p == "-" && !args.diff) {
+            s.out.write_all(fixed.text.as_bytes())?;
+            unsafe_applied(s, p, &fixed.applied)?;
+        } else if args.diff {
+            let d = crate::fix::unified_diff(p, &src.text, &fixed.text, color);
+            s.out.write_all(d.as_bytes())?;
+            unsafe_applied(s, p, &fixed.applied)?;
+        } else if fixed.changed() {
+            match crate::fix::write_in_place(p, &fixed.text, opts) {
+                Ok(_) => {
+                    let mut rules: Vec<&str> = Vec::new();
+                    for a in &fixed.applied {
+                        if !rules.contains(&a.rule.name()) {
+                            rules.push(a.rule.name());
+                        }
+                    }
+                    writeln!(
+                        s.err,
+                        "cgpu-lint: fixed {p}: {} finding{} ({})",
+                        fixed.applied.len(),
+                        if fixed.applied.len() == 1 { "" } else { "s" },
+                        rules.join(", ")
+                    )?;
+                    unsafe_applied(s, p, &fixed.applied)?;
+                }
+                Err(e) => {
+                    writeln!(s.err, "cgpu-lint: error: {e}")?;
+                    trouble = true;
+                }
+            }
+        }
+        remaining.extend(fixed.remaining);
+    }
+    if args.stdout || args.diff {
+        if !(c.quiet && remaining.is_empty()) {
+            report_to(s.err, c, &mut remaining, files.len())?;
+        }
+    } else {
+        print_report(
+            s,
+            c,
+            &mut remaining,
+            files.len(),
+            crate::diag::Counted::Files,
+        )?;
+    }
+    let mut exit = verdict(&remaining, c.deny_warnings);
+    if changed && !args.stdout {
+        exit = exit.worst(Exit::Findings);
+    }
+    Ok(if trouble { Exit::Trouble } else { exit })
+}

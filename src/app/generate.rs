@@ -1,0 +1,71 @@
+//! `cgpu-lint generate`.
+
+use super::{AppError, Exit, Streams};
+use crate::diag::Diagnostic;
+use crate::rules::catalogue::RuleId;
+
+/// `cgpu-lint generate` and `cgpu-lint generate patch`.
+pub(crate) fn run(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Exit, AppError> {
+    use crate::generate::{self as g, GenerateError};
+    let result = match &args.patch {
+        Some(crate::cli::GenerateCommand::Patch(p)) => g::patch(&g::PatchRequest {
+            policy: p.policy,
+            tag: p.tag.clone(),
+            region: p.region.clone(),
+        }),
+        None => {
+            let node_selector = args
+                .node_selector
+                .iter()
+                .map(|l| g::parse_label(l))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| AppError::Usage(e.to_string()))?;
+            g::values(&g::ValuesRequest {
+                policy: args.policy,
+                tag: args.tag.clone(),
+                pull_policy: args.pull_policy.clone(),
+                node_selector,
+                finance_tag: args.finance_tag.clone(),
+                check_regions: args.check_regions,
+            })
+        }
+    };
+    let generated = match result {
+        Ok(g) => g,
+        Err(GenerateError::Usage(m)) => return Err(AppError::Usage(m)),
+        Err(e) => {
+            writeln!(s.err, "cgpu-lint: {e}")?;
+            return Ok(Exit::Findings);
+        }
+    };
+    // The notes point into the generated text: name it after where it goes (`-`: stdout).
+    let written = crate::yaml::Source::new(
+        match (&args.output, &args.patch) {
+            (Some(file), None) => file.as_str(),
+            _ => "-",
+        },
+        generated.text.clone(),
+    );
+    for d in &generated.notes {
+        let d = &Diagnostic {
+            src: written.clone(),
+            ..d.clone()
+        };
+        let hint =
+            if d.rule == RuleId::TagKnownDeadlock && args.tag.is_none() && args.patch.is_none() {
+                format!(
+                    " (the chart's documented default tag; pass --tag v{} or later)",
+                    crate::cgpu::RECOMMENDED_VERSION
+                )
+            } else {
+                String::new()
+            };
+        writeln!(s.err, "{}{hint}", crate::output::brief(d))?;
+    }
+    match (&args.output, &args.patch) {
+        (Some(file), None) => std::fs::write(file, &generated.text)
+            .map_err(|e| AppError::Usage(format!("{file}: {e}")))?,
+        _ => s.out.write_all(generated.text.as_bytes())?,
+    }
+    Ok(Exit::Clean)
+}

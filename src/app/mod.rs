@@ -1,0 +1,128 @@
+//! The commands, writing to the streams they are given (only `main` touches the process):
+//! the process contract (how a command ends, its errors, its streams), the dispatch, and one
+//! file per command family.
+
+use std::io::{BufRead, Write};
+
+use crate::check::InputError;
+use crate::cli::{Cli, Command};
+
+mod check;
+mod checklist;
+mod fix;
+mod generate;
+mod postrender;
+mod report;
+mod rules;
+mod set;
+pub(crate) mod settings;
+
+/// How a command ended, as an exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: nothing failed.
+    Clean,
+    /// 1: an error finding (or a warning with --deny-warnings), or a fix changed a file.
+    Findings,
+    /// 2: the tool could not do its job.
+    Trouble,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Clean => 0,
+            Exit::Findings => 1,
+            Exit::Trouble => 2,
+        }
+    }
+
+    pub fn worst(self, other: Exit) -> Exit {
+        if self.code() >= other.code() {
+            self
+        } else {
+            other
+        }
+    }
+}
+
+/// Errors that end a command with status 2.
+#[derive(Debug, thiserror::Error)]
+pub enum AppError {
+    #[error("{0}")]
+    Usage(String),
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Checklist(#[from] crate::checklist::ChecklistError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Cluster(#[from] crate::cluster::ClusterError),
+    #[error("writing output: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+pub struct Streams<'a> {
+    pub out: &'a mut dyn Write,
+    pub err: &'a mut dyn Write,
+    /// Whether stdout is a terminal (for --color auto).
+    pub out_is_terminal: bool,
+    /// Whether `out` is the process's stdout, so large outputs may be copied to it by the
+    /// kernel (sendfile/splice) instead of through `out`.
+    pub out_is_stdout: bool,
+    /// Whether stdin is a pipe (`check` without paths then refuses: the post-renderer slip).
+    pub in_is_pipe: bool,
+}
+
+/// Run a parsed command. `stdin` hands over the process's stdin (buffered, and as a file when
+/// it is a regular one) for `post-render`, the one command that reads it as a stream.
+pub fn run<R: BufRead>(
+    command: &Command,
+    s: &mut Streams,
+    stdin: impl FnOnce() -> (R, Option<std::fs::File>),
+) -> Result<Exit, AppError> {
+    match command {
+        Command::Check(args) => check::run(s, args),
+        Command::PostRender(args) => {
+            let (input, seekable) = stdin();
+            postrender::run(s, args, input, seekable)
+        }
+        Command::Checklist(args) => checklist::run(s, args),
+        Command::Fix(args) => fix::run(s, args),
+        Command::Set(args) => set::run(s, args),
+        Command::Generate(args) => generate::run(s, args),
+        Command::Values(args) => crate::helm::command::values(s, args),
+        Command::Schema => rules::schema(s),
+        Command::Rules(args) => rules::list(s, args),
+        Command::Explain { rule } => rules::explain(s, rule),
+        Command::Completions { shell } => {
+            clap_complete::generate(*shell, &mut Cli::command_tree(), "cgpu-lint", s.out);
+            Ok(Exit::Clean)
+        }
+        // `main` runs the server before taking the streams; nothing to do here.
+        Command::Server => Ok(Exit::Clean),
+        Command::Man { out: None } => {
+            clap_mangen::Man::new(Cli::command_tree()).render(s.out)?;
+            Ok(Exit::Clean)
+        }
+        Command::Man { out: Some(dir) } => {
+            let failed = |e: std::io::Error| AppError::Usage(format!("{}: {e}", dir.display()));
+            std::fs::create_dir_all(dir).map_err(failed)?;
+            clap_mangen::generate_to(Cli::command_tree(), dir).map_err(failed)?;
+            let mut pages: Vec<_> = std::fs::read_dir(dir)
+                .map_err(failed)?
+                .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+                .filter(|n| n.starts_with("cgpu-lint") && n.ends_with(".1"))
+                .collect();
+            pages.sort();
+            writeln!(
+                s.err,
+                "cgpu-lint: wrote {} man pages to {}",
+                pages.len(),
+                dir.display()
+            )?;
+            Ok(Exit::Clean)
+        }
+    }
+}

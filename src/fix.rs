@@ -15,7 +15,7 @@ use crate::lint::Filter;
 use crate::rules::RuleOptions;
 use crate::yaml::Source;
 
-pub use crate::lint::{Applied, Fixed, MAX_ROUNDS};
+use crate::lint::Fixed;
 
 /// Fix `src` with these rule options and filter (no config), safe fixes only:
 /// [`lint::lint_fix`].

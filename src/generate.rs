@@ -9,7 +9,7 @@ use crate::rules::catalogue::Severity;
 use crate::rules::render_string;
 use crate::yaml::{Source, Style};
 
-pub use crate::cgpu::{DEFAULT_FINANCE_TAG, DEFAULT_TAG};
+use crate::cgpu::{DEFAULT_FINANCE_TAG, DEFAULT_TAG};
 
 #[derive(Debug, thiserror::Error)]
 pub enum GenerateError {

@@ -5,7 +5,7 @@
 use crate::yaml::tree::child;
 use crate::yaml::{Node, Scalar};
 
-pub use crate::cgpu::INSTALLER_NAMES;
+use crate::cgpu::INSTALLER_NAMES;
 
 /// One Kubernetes object and where it sits in its document.
 #[derive(Debug, Clone, Copy)]

@@ -10,10 +10,11 @@
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
 
+use crate::cgpu::INSTALLER_NAMES;
 use crate::diag::{Diagnostic, Edit};
 use crate::edit;
 use crate::lint;
-use crate::manifest::{INSTALLER_NAMES, Objects};
+use crate::manifest::Objects;
 use crate::rules::installer;
 use crate::yaml::{self, Source};
 

@@ -83,7 +83,7 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
 
 /// One cluster's outcome in `check --cluster`.
 /// `check --cluster`: every context's objects linted as a cluster
-/// ([`crate::cluster::lint_contexts`]). A context that cannot be read is one error line and exit
+/// ([`super::cluster::lint_contexts`]). A context that cannot be read is one error line and exit
 /// status 2; the others go on.
 fn check_cluster(
     s: &mut Streams,
@@ -91,7 +91,7 @@ fn check_cluster(
     settings: &crate::lint::Settings,
     args: &crate::cli::ClusterArgs,
 ) -> Result<Exit, AppError> {
-    let outcomes = crate::cluster::lint_contexts(&args.options(), settings)?;
+    let outcomes = super::cluster::lint_contexts(&args.options(), settings)?;
     let mut diags = Vec::new();
     let mut lines = Vec::new();
     let mut objects = 0;

@@ -6,9 +6,9 @@ use std::io::{self, BufRead, Write};
 
 use super::settings::filter_with;
 use super::{AppError, Exit, Streams};
+use crate::cgpu::INSTALLER_NAMES;
 use crate::cli::{FailOn, PostRenderArgs, TtyMode};
 use crate::diag::Summary;
-use crate::manifest::INSTALLER_NAMES;
 use crate::output::Format;
 use crate::postrender::{Options, Outcome, splice_edits};
 use crate::rules::RuleOptions;

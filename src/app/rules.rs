@@ -7,7 +7,7 @@ use crate::rules::catalogue;
 
 pub(crate) fn schema(s: &mut Streams) -> Result<Exit, AppError> {
     s.out
-        .write_all(crate::rules::values::schema_text().as_bytes())?;
+        .write_all(crate::rules::schema::schema_text().as_bytes())?;
     Ok(Exit::Clean)
 }
 

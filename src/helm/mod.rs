@@ -19,14 +19,12 @@
 //! The tree stays a [`Node`] tree, so every leaf still knows the file and span it came from
 //! (`values --origins`, and `check --stack` findings at the right line).
 
-pub mod command;
 pub mod json;
 pub mod strvals;
 
 use std::sync::Arc;
 
-pub use crate::yaml::Node;
-use crate::yaml::{self, Entry, KeyKind, Scalar, Source, Style, Value};
+use crate::yaml::{self, Entry, KeyKind, Node, Scalar, Source, Style, Value};
 
 /// Which Helm reads the values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

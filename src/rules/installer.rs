@@ -11,7 +11,7 @@ use crate::cgpu::{
 };
 use crate::diag::Edit;
 use crate::manifest::{Installer, Object, Objects};
-use crate::rules::values::{check_tag, node_selector, pull_policy};
+use crate::rules::fields::{check_tag, node_selector, pull_policy};
 use crate::rules::{Ctx, replace};
 use crate::yaml::tree::child;
 use crate::yaml::{Node, Scalar, Style, Value};
@@ -109,22 +109,22 @@ fn yaml11_fields(ctx: &mut Ctx, inst: &Installer) {
     let spec = inst.pod_spec_pointer();
     if let Some(pod) = inst.pod_spec() {
         if let Some(v) = pod.get("hostPID") {
-            crate::rules::values::yaml11(ctx, v, &child(&spec, "hostPID"), true);
+            crate::rules::fields::yaml11(ctx, v, &child(&spec, "hostPID"), true);
         }
         if let Some(sel) = pod.get("nodeSelector").and_then(Node::as_map) {
             // label-value-type owns the values that are not strings, and says how they read.
             for e in sel.iter().filter(|e| e.value.as_str().is_some()) {
                 let p = child(&child(&spec, "nodeSelector"), &e.key);
-                crate::rules::values::yaml11(ctx, &e.value, &p, false);
+                crate::rules::fields::yaml11(ctx, &e.value, &p, false);
             }
         }
     }
     for (c, cp) in inst.containers() {
         if let Some(v) = c.get("imagePullPolicy") {
-            crate::rules::values::yaml11(ctx, v, &child(&cp, "imagePullPolicy"), true);
+            crate::rules::fields::yaml11(ctx, v, &child(&cp, "imagePullPolicy"), true);
         }
         if let Some(v) = c.pointer("/securityContext/privileged") {
-            crate::rules::values::yaml11(ctx, v, &format!("{cp}/securityContext/privileged"), true);
+            crate::rules::fields::yaml11(ctx, v, &format!("{cp}/securityContext/privileged"), true);
         }
     }
 }

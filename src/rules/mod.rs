@@ -1,12 +1,13 @@
 //! The rules: one file per group, all reporting through [`Ctx`].
 
 pub mod catalogue;
+pub mod fields;
 pub mod installer;
 pub mod k8s;
 pub mod nodes;
+pub mod schema;
 pub mod stack;
 pub mod values;
-pub mod version;
 
 use std::collections::HashMap;
 use std::ops::Range;

@@ -15,7 +15,7 @@ use crate::yaml::{self, Entry, Node, Scalar, Source, Value};
 fn schema_key(key: &str) -> Option<&'static serde_json::Value> {
     static SCHEMA: OnceLock<serde_json::Value> = OnceLock::new();
     let schema = SCHEMA.get_or_init(|| {
-        serde_json::from_str(crate::rules::values::schema_text()).unwrap_or_default()
+        serde_json::from_str(crate::rules::schema::schema_text()).unwrap_or_default()
     });
     schema
         .pointer("/properties/cgpu/properties")?

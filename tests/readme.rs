@@ -14,11 +14,14 @@
 //!   `.pre-commit-config.yaml` is the block marked `<!-- readme-test:
 //!   pre-commit-config -->` (in docs/ci.md; the one such block of any of these files), with `repo:` pointed at a snapshot of this checkout and `rev:` at its
 //!   commit; real pre-commit (target/venv) on `PATH`. The hook is built by `cargo install` as
-//!   pre-commit does it, with the build cached in target/pre-commit-target.
+//!   pre-commit does it, with the build cached in target/pre-commit-target and the cheap release
+//!   profile tests/precommit.rs uses (`common::hook_build_env`).
 //!
 //! Blocks are independent, so sections and pages can be added without touching this test.
 //! Every relative link in these files must name an existing file, and an anchor in it must be
 //! one of that file's headings.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -298,10 +301,8 @@ fn run_block(block: &Block) -> Vec<String> {
             git(&work, &["init", "-q"]);
             git(&work, &["add", "-A"]);
             path.push(tool("target/venv/bin"));
-            cmd.env("CARGO_TARGET_DIR", root().join("target/pre-commit-target"))
-                .env_remove("CARGO_MAKEFLAGS")
-                .env_remove("RUSTFLAGS")
-                .env_remove("CARGO_ENCODED_RUSTFLAGS");
+            // The cheap release profile and target dir tests/precommit.rs builds the hook with.
+            common::hook_build_env(&mut cmd);
             // The toolchain stays where it is installed; only HOME is new.
             if let Some(h) = &real_home {
                 if std::env::var_os("CARGO_HOME").is_none() {

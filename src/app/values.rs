@@ -31,7 +31,7 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
         files.into_iter().map(|f| vec![f]).collect()
     };
     let versions: Vec<Version> = match args.config.helm_or(args.helm)? {
-        Some(h) => vec![h.version()],
+        Some(h) => vec![h],
         None => Version::BOTH.to_vec(),
     };
     for stack in stacks {

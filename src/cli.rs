@@ -357,9 +357,9 @@ impl ConfigArgs {
     pub fn helm_or(
         &self,
         given: Option<HelmArg>,
-    ) -> Result<Option<HelmArg>, crate::config::ConfigError> {
+    ) -> Result<Option<crate::helm::Version>, crate::config::ConfigError> {
         Ok(match given {
-            Some(h) => Some(h),
+            Some(h) => Some(h.version()),
             None => self.load()?.and_then(|l| l.helm()),
         })
     }

@@ -10,8 +10,9 @@
 //!
 //! (GET and paged LIST requests only) and turns every object into its own in-memory
 //! [`Source`] named `CONTEXT:Kind/namespace/name`, whose text is what
-//! `kubectl get KIND NAME -o json` prints for that object. Those sources then go through
-//! [`crate::lint::lint_cluster`] and [`crate::checklist::build_from`], exactly as files do.
+//! `kubectl get KIND NAME -o json` prints for that object. The commands hand those sources to
+//! the pipeline (`check --cluster`) and to the checklist, exactly as files; this module only
+//! reads.
 //!
 //! Why kubectl and not a Rust client: the kubeconfig is then read *exactly* as kubectl reads it
 //! (several `KUBECONFIG` files, current-context, client certificates, tokens, exec credential
@@ -684,51 +685,6 @@ pub fn summary_line(fetched: &Fetched, errors: usize, warnings: usize) -> String
         plural(errors, "error"),
         plural(warnings, "warning"),
     )
-}
-
-/// One context of `check --cluster`: its label and its objects with their findings, or why it
-/// could not be read.
-pub struct ContextOutcome {
-    pub label: String,
-    pub result: Result<(Fetched, Vec<crate::diag::Diagnostic>), ClusterError>,
-}
-
-/// Read each context's objects (a few contexts at a time, in parallel: kubectl does the waiting)
-/// and lint each cluster with [`crate::lint::lint_cluster`], as if its objects were files.
-pub fn lint_contexts(
-    options: &Options,
-    settings: &crate::lint::Settings,
-) -> Result<Vec<ContextOutcome>, ClusterError> {
-    let targets = options.targets()?;
-    let label_of = |t: &Result<Target, ClusterError>| match t {
-        Ok(t) => t.label.clone(),
-        Err(ClusterError::ContextNotFound { context, .. }) => context.clone(),
-        Err(_) => String::new(),
-    };
-    let mut outcomes = Vec::new();
-    for chunk in targets.chunks(8) {
-        let done: Vec<ContextOutcome> = std::thread::scope(|scope| {
-            let handles: Vec<_> = chunk
-                .iter()
-                .map(|t| {
-                    scope.spawn(move || ContextOutcome {
-                        label: label_of(t),
-                        result: t.clone().and_then(|t| {
-                            let fetched = options.fetch(&t)?;
-                            let diags = crate::lint::lint_cluster(&fetched.sources(), settings);
-                            Ok((fetched, diags))
-                        }),
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a cluster thread panicked"))
-                .collect()
-        });
-        outcomes.extend(done);
-    }
-    Ok(outcomes)
 }
 
 #[cfg(test)]

@@ -14,9 +14,12 @@
 //!   `.pre-commit-config.yaml` is the README's block marked `<!-- readme-test:
 //!   pre-commit-config -->`, with `repo:` pointed at a snapshot of this checkout and `rev:` at its
 //!   commit; real pre-commit (target/venv) on `PATH`. The hook is built by `cargo install` as
-//!   pre-commit does it, with the build cached in target/pre-commit-target.
+//!   pre-commit does it, with the build cached in target/pre-commit-target and the cheap release
+//!   profile tests/precommit.rs uses (`common::hook_build_env`).
 //!
 //! Blocks are independent, so sections can be added to the README without touching this test.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -269,10 +272,8 @@ fn run_block(block: &Block) -> Vec<String> {
             git(&work, &["init", "-q"]);
             git(&work, &["add", "-A"]);
             path.push(tool("target/venv/bin"));
-            cmd.env("CARGO_TARGET_DIR", root().join("target/pre-commit-target"))
-                .env_remove("CARGO_MAKEFLAGS")
-                .env_remove("RUSTFLAGS")
-                .env_remove("CARGO_ENCODED_RUSTFLAGS");
+            // The cheap release profile and target dir tests/precommit.rs builds the hook with.
+            common::hook_build_env(&mut cmd);
             // The toolchain stays where it is installed; only HOME is new.
             if let Some(h) = &real_home {
                 if std::env::var_os("CARGO_HOME").is_none() {

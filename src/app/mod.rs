@@ -9,6 +9,7 @@ use crate::cli::{Cli, Command};
 
 mod check;
 mod checklist;
+mod cluster;
 mod fix;
 mod generate;
 mod postrender;
@@ -16,6 +17,7 @@ mod report;
 mod rules;
 mod set;
 pub(crate) mod settings;
+mod values;
 
 /// How a command ended, as an exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,7 +94,7 @@ pub fn run<R: BufRead>(
         Command::Fix(args) => fix::run(s, args),
         Command::Set(args) => set::run(s, args),
         Command::Generate(args) => generate::run(s, args),
-        Command::Values(args) => crate::helm::command::values(s, args),
+        Command::Values(args) => values::run(s, args),
         Command::Schema => rules::schema(s),
         Command::Rules(args) => rules::list(s, args),
         Command::Explain { rule } => rules::explain(s, rule),

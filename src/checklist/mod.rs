@@ -17,7 +17,6 @@ use crate::cgpu::{POLICY_TITLES, Tag, parse_tag, split_image};
 use crate::check::{DEFAULT_MAX_FILE_SIZE, InputError, read_input};
 use crate::diag::Diagnostic;
 use crate::lint;
-use crate::lint::Filter;
 use crate::manifest::node::{NodeView, Taint, nodes_of};
 use crate::manifest::{Objects, Toleration, daemonset_default_tolerations, scalar_text};
 use crate::rules::catalogue::Severity;
@@ -170,11 +169,10 @@ pub struct Options {
     pub include_cordoned: bool,
     /// `kubectl drain --timeout` (a Go duration such as `10m`).
     pub drain_timeout: String,
-    /// `--select/--ignore` for the findings (with the config file's).
-    pub filter: Filter,
-    /// The `.cgpu-lint.toml` read (its per-file-ignores apply; its region is the fallback when
-    /// the nodes do not give one).
-    pub config: Option<std::sync::Arc<crate::config::Loaded>>,
+    /// The findings' settings as resolved with `.cgpu-lint.toml`: `--select/--ignore` with the
+    /// file's, its per-file-ignores, and its region (the fallback when the nodes give none); the
+    /// rule options are the plan's own.
+    pub settings: lint::Settings,
     /// The cluster the plan is pinned to.
     pub identity: Identity,
     /// `--reuse-values`: the desired values are layered over the values deployed now (as
@@ -190,8 +188,7 @@ impl Default for Options {
             max_unavailable: 1,
             include_cordoned: false,
             drain_timeout: "10m".into(),
-            filter: Filter::default(),
-            config: None,
+            settings: lint::Settings::default(),
             identity: Identity::default(),
             reuse_values: false,
             allow_downgrade: false,
@@ -1123,31 +1120,23 @@ pub fn build_from(
         region = read_nodes(&mut list, nodes, &current.placement.selector)?;
         srcs.extend(nodes.sources.iter().cloned());
     }
-    let region = region.or_else(|| {
-        options
-            .config
-            .as_ref()
-            .and_then(|l| l.config.region.clone())
-    });
+    let region = region.or_else(|| options.settings.opts.region.clone());
     // Every finding comes from the one pipeline, over the inputs as one cluster. The node rules
     // read the installer as it will be after the change.
-    let settings = lint::Settings {
-        opts: RuleOptions {
-            region,
-            require_cgpu: false,
-            helm: None,
-            nodes: NodeContext {
-                cgpu: list
-                    .desired
-                    .version
-                    .as_ref()
-                    .or(list.current.version.as_ref())
-                    .map(|t| t.core.clone()),
-                selector: Some(list.placement.selector.clone()),
-            },
+    let mut settings = options.settings.clone();
+    settings.opts = RuleOptions {
+        region,
+        require_cgpu: false,
+        helm: None,
+        nodes: NodeContext {
+            cgpu: list
+                .desired
+                .version
+                .as_ref()
+                .or(list.current.version.as_ref())
+                .map(|t| t.core.clone()),
+            selector: Some(list.placement.selector.clone()),
         },
-        filter: options.filter.clone(),
-        config: options.config.clone(),
     };
     list.diagnostics = lint::lint_cluster(&srcs, &settings);
     if list.disabled {

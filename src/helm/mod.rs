@@ -19,7 +19,6 @@
 //! The tree stays a [`Node`] tree, so every leaf still knows the file and span it came from
 //! (`values --origins`, and `check --stack` findings at the right line).
 
-pub mod command;
 pub mod json;
 pub mod strvals;
 

@@ -27,12 +27,10 @@ use lsp_types as lsp;
 use serde::Deserialize;
 
 use crate::check::DEFAULT_MAX_FILE_SIZE;
-use crate::cli::CommonArgs;
-use crate::config::{self, Loaded};
+use crate::config::{self, Overrides};
 use crate::diag::Diagnostic;
 use crate::lint::Filter;
 use crate::lint::{self, Settings};
-use crate::rules::RuleOptions;
 use crate::rules::catalogue::Severity;
 use crate::yaml::Source;
 use position::{Encoding, LineIndex};
@@ -225,49 +223,40 @@ fn build_setup(root: Option<&Path>, init: &InitOptions) -> (Setup, Vec<String>) 
         .map(Path::to_path_buf)
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_default();
-    let common = CommonArgs {
-        format: crate::output::Format::Human,
-        region: init.region.clone(),
-        deny_warnings: false,
-        select: init.select.clone(),
-        ignore: init.ignore.clone(),
-        require_cgpu: init.require_cgpu,
-        color: crate::cli::Color::Never,
-        quiet: false,
-        max_file_size: init.max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
+    let overrides = Overrides {
         config: init.config.as_ref().map(|c| base.join(c)),
         no_config: init.no_config,
-        helm: None,
-        format_given: false,
+        select: init.select.clone(),
+        ignore: init.ignore.clone(),
+        region: init.region.clone(),
+        require_cgpu: init.require_cgpu,
+        ..Overrides::default()
     };
-    let loaded: Option<Loaded> = match (&common.config, common.no_config) {
-        (Some(path), _) => config::load(path)
-            .map_err(|e| problems.push(format!("cgpu-lint: {e}")))
-            .ok(),
-        (None, true) => None,
-        (None, false) => config::discover(&base).and_then(|p| {
-            config::load(&p)
-                .map_err(|e| problems.push(format!("cgpu-lint: {e}")))
-                .ok()
-        }),
-    };
-    let merged = loaded
-        .as_ref()
-        .map_or_else(|| common.clone(), |l| l.merge(&common));
-    let filter = crate::app::settings::filter(&merged).unwrap_or_else(|e| {
+    let file = overrides
+        .config_file(&base)
+        .map_err(|e| problems.push(format!("cgpu-lint: {e}")))
+        .ok()
+        .flatten();
+    let settings = config::resolve_with(&overrides, file.as_ref()).unwrap_or_else(|e| {
         problems.push(format!("cgpu-lint: initializationOptions: {e}"));
-        Filter::default()
+        // What could be read, with no select/ignore at all.
+        let mut r = config::resolve_with(
+            &Overrides {
+                select: Vec::new(),
+                ignore: Vec::new(),
+                ..overrides.clone()
+            },
+            file.as_ref(),
+        )
+        .expect("the file's rules were checked when it was read");
+        r.settings.filter = Filter::default();
+        r
     });
-    let opts: RuleOptions = crate::app::settings::rule_options(&merged);
     let setup = Setup {
-        settings: Settings {
-            opts,
-            filter,
-            config: loaded.map(Arc::new),
-        },
+        settings: settings.settings,
         stack: init.stack.iter().map(|p| absolute(&base.join(p))).collect(),
         chart_values: init.chart_values.as_ref().map(|p| base.join(p)),
-        max_size: merged.max_file_size,
+        max_size: init.max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
         unsafe_fixes: init.unsafe_fixes,
     };
     (setup, problems)

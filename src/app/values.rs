@@ -2,13 +2,13 @@
 
 use std::sync::Arc;
 
-use super::{Layers, SetKind, Version};
-use crate::app::{AppError, Exit, Streams};
+use super::{AppError, Exit, Streams};
 use crate::check::read_input;
 use crate::cli::ValuesArgs;
+use crate::helm::{self, Layers, SetKind, Version, json};
 use crate::yaml::{Node, Source, Value};
 
-pub fn values(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> {
+pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> {
     let chart = match &args.chart_values {
         Some(p) => Some(read_input(p, args.max_file_size)?),
         None => None,
@@ -31,7 +31,7 @@ pub fn values(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> {
         files.into_iter().map(|f| vec![f]).collect()
     };
     let versions: Vec<Version> = match args.config.helm_or(args.helm)? {
-        Some(h) => vec![h.version()],
+        Some(h) => vec![h],
         None => Version::BOTH.to_vec(),
     };
     for stack in stacks {
@@ -42,7 +42,7 @@ pub fn values(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> {
         };
         let mut printed: Option<(Version, String)> = None;
         for &v in &versions {
-            let tree = super::effective(&layers, v).map_err(|r| {
+            let tree = helm::effective(&layers, v).map_err(|r| {
                 AppError::Usage(if versions.len() > 1 {
                     format!("{r} ({} reading)", v.name())
                 } else {
@@ -58,10 +58,10 @@ pub fn values(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> {
                 origins.push('}');
                 format!(
                     "{{\"origins\":{origins},\"values\":{}}}",
-                    super::json::to_string(&tree)
+                    json::to_string(&tree)
                 )
             } else {
-                super::json::to_string(&tree)
+                json::to_string(&tree)
             };
             match &printed {
                 None => printed = Some((v, text)),
@@ -99,10 +99,10 @@ fn origins_of(node: &Node, pointer: &str, out: &mut String, first: &mut bool) {
                 out.push(',');
             }
             *first = false;
-            super::json::string(pointer, out);
+            json::string(pointer, out);
             out.push(':');
             let line = node.src.line_col(node.span.start).line;
-            super::json::string(&format!("{}:{line}", node.src.name), out);
+            json::string(&format!("{}:{line}", node.src.name), out);
         }
     }
 }

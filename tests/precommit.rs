@@ -10,10 +10,10 @@
 //! Each run is `pre-commit run HOOK --files values.yaml -c CONFIG` in a fresh git repository,
 //! CONFIG naming the snapshot and its commit: what `pre-commit try-repo` does, except that
 //! try-repo installs the hook anew in a throwaway store on every call, a build of this crate
-//! each time. Here the snapshot is one for the whole binary and the store is
-//! target/pre-commit-home (PRE_COMMIT_HOME, which also keeps pre-commit's files out of the
-//! user's home), so both hooks run from one install (pre-commit locks its store while it
-//! installs). The build uses the cheap release profile and the target dir shared with the
+//! each time. Here the snapshot is one for the whole binary and so is the store,
+//! target/tmp/precommit-run/store (PRE_COMMIT_HOME, which also keeps pre-commit's files out of
+//! the user's home; emptied when the next run starts), so both hooks run from one install
+//! (pre-commit locks its store while it installs). The build uses the cheap release profile and the target dir shared with the
 //! README's pre-commit block (`common::hook_build_env`): only the first build of a target dir
 //! compiles the dependencies.
 
@@ -60,7 +60,7 @@ fn repo_with(content: &str) -> tempfile::TempDir {
 }
 
 /// This repository's working tree, committed into a fresh repository under target/tmp.
-fn snapshot_of_this_repo() -> tempfile::TempDir {
+fn snapshot_of_this_repo(tmp: &Path) -> tempfile::TempDir {
     let out = Command::new("git")
         .current_dir(root())
         .args([
@@ -73,8 +73,6 @@ fn snapshot_of_this_repo() -> tempfile::TempDir {
         .output()
         .expect("git ls-files");
     assert!(out.status.success(), "git ls-files: {out:?}");
-    let tmp = root().join("target/tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
     let snap = tempfile::Builder::new()
         .prefix("cgpu-lint-snapshot")
         .tempdir_in(tmp)
@@ -107,12 +105,20 @@ fn snapshot_of_this_repo() -> tempfile::TempDir {
     snap
 }
 
+/// Where one run of this binary keeps the snapshot, the config files and pre-commit's store.
+/// Statics are never dropped, so the directory is emptied when the next run starts instead.
+fn run_dir() -> PathBuf {
+    root().join("target/tmp/precommit-run")
+}
+
 /// The snapshot of this checkout the tests share, and a config file per hook naming it at its
 /// commit (outside the test repositories, as try-repo writes its own).
 fn this_repo() -> &'static (tempfile::TempDir, PathBuf) {
     static THIS: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
     THIS.get_or_init(|| {
-        let snap = snapshot_of_this_repo();
+        let _ = std::fs::remove_dir_all(run_dir());
+        std::fs::create_dir_all(run_dir()).unwrap();
+        let snap = snapshot_of_this_repo(&run_dir());
         let out = Command::new("git")
             .current_dir(snap.path())
             .args(["rev-parse", "HEAD"])
@@ -143,7 +149,7 @@ fn run_hook(dir: &Path, hook: &str) -> Output {
     cmd.current_dir(dir)
         .args(["run", hook, "-c", &config.to_string_lossy()])
         .args(["--files", "values.yaml", "--color", "never"])
-        .env("PRE_COMMIT_HOME", root().join("target/pre-commit-home"));
+        .env("PRE_COMMIT_HOME", run_dir().join("store"));
     common::hook_build_env(&mut cmd);
     cmd.output().expect("pre-commit runs")
 }

@@ -21,6 +21,7 @@ use crate::cgpu;
 use crate::diag::{Diagnostic, Edit};
 use crate::edit;
 use crate::manifest::Objects;
+use crate::manifest::node::nodes_of;
 use crate::rules::installer::{self, InstallerPolicy};
 use crate::rules::nodes::{self, NodeFacts};
 use crate::rules::{Ctx, RuleOptions, values};
@@ -278,7 +279,7 @@ pub fn nodes_region(srcs: &[Arc<Source>]) -> Result<Option<String>, Vec<String>>
         for doc in &yaml::parse(src).documents {
             if let Some(root) = &doc.root {
                 let objects = Objects::of(root);
-                regions.extend(nodes::nodes_of(&objects).iter().filter_map(|n| n.region()));
+                regions.extend(nodes_of(&objects).iter().filter_map(|n| n.region()));
             }
         }
     }
@@ -324,7 +325,7 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
                 values_tags.push(tag);
             }
             let objects = Objects::of(root);
-            let nodes = nodes::nodes_of(&objects);
+            let nodes = nodes_of(&objects);
             any_nodes |= !nodes.is_empty();
             regions.extend(nodes.iter().filter_map(|n| n.region()));
             for inst in objects.iter().filter_map(|o| o.installer()) {
@@ -499,7 +500,7 @@ fn rules_source(
         }
         if kind.nodes {
             checked_any = true;
-            for node in nodes::nodes_of(&objects) {
+            for node in nodes_of(&objects) {
                 // The version of the installer that selects this node; without installers among
                 // the inputs, the one the values deploy.
                 let mut node_facts = facts.nodes.clone();

@@ -17,9 +17,9 @@ use crate::cgpu::{POLICY_TITLES, Tag, parse_tag, split_image};
 use crate::check::{DEFAULT_MAX_FILE_SIZE, InputError, read_input};
 use crate::diag::Diagnostic;
 use crate::lint;
+use crate::manifest::node::{NodeView, Taint, nodes_of};
 use crate::manifest::{Objects, Toleration, daemonset_default_tolerations, scalar_text};
 use crate::rules::catalogue::Severity;
-use crate::rules::nodes::{self, NodeView};
 use crate::rules::{NodeContext, RuleOptions, k8s};
 use crate::yaml::{self, Node, Scalar, Source};
 
@@ -1001,7 +1001,7 @@ pub fn is_instance_id(s: &str) -> bool {
 /// installer pod there; but a pod already running stays (only NoExecute evicts it, and those are
 /// tolerated by default), and the taints go away when the node is Ready again. So a NotReady
 /// node that the installer was running on still has cGPU loaded and belongs in the list.
-fn transient_condition_taint(t: &nodes::Taint) -> bool {
+fn transient_condition_taint(t: &Taint) -> bool {
     t.effect == "NoSchedule"
         && matches!(
             t.key.as_str(),
@@ -1351,7 +1351,7 @@ fn read_nodes(
     for doc in parsed_all.iter().flat_map(|p| p.documents.iter()) {
         let Some(root) = &doc.root else { continue };
         let objects = Objects::of(root);
-        for node in nodes::nodes_of(&objects) {
+        for node in nodes_of(&objects) {
             found = true;
             refuse_name(node.name(), path)?;
             regions.extend(node.region());
@@ -1630,7 +1630,7 @@ impl Branch {
 
 /// One command of a step, exactly as the script runs it. `argv` may hold the placeholder
 /// `{pod}` (the installer pod `find-installer-pod` recorded); `expect` says what it must show
-/// (README, "JSON actions").
+/// (docs/runbook.md, "JSON actions").
 #[derive(Debug, Clone)]
 pub struct Action {
     pub action: &'static str,

@@ -2,7 +2,7 @@
 //! and the cGPU versions, in one place. Rules, the checklist, `generate` and `set` import these;
 //! nothing else states them.
 //!
-//! Sources (public pages; the README lists them too):
+//! Sources (public pages; docs/runbook.md, "Sources each step follows", lists them too):
 //! - Policies, the ≥ 1.0.6 minimum, the one-policy-per-cluster rule and the reboot:
 //!   "Configure a computing power allocation policy for GPU sharing",
 //!   <https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/configure-a-computing-power-allocation-policy-for-gpu-sharing-1>

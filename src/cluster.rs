@@ -90,7 +90,7 @@ pub enum ClusterError {
     )]
     Unauthorized { context: String, server: String },
     #[error(
-        "cluster {context}: 403 Forbidden: {user} may not {verb} {resource}{scope}; cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in the README)"
+        "cluster {context}: 403 Forbidden: {user} may not {verb} {resource}{scope}; cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in docs/cluster.md)"
     )]
     Forbidden {
         context: String,
@@ -742,7 +742,7 @@ mod tests {
         );
         assert_eq!(
             e.to_string(),
-            "cluster prod: 403 Forbidden: user \"cgpu-audit\" may not list nodes (cluster scope); cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in the README)"
+            "cluster prod: 403 Forbidden: user \"cgpu-audit\" may not list nodes (cluster scope); cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in docs/cluster.md)"
         );
         let e = c(
             "Error from server (Forbidden): daemonsets.apps \"cgpu-installer\" is forbidden: User \"system:serviceaccount:ops:audit\" cannot get resource \"daemonsets\" in API group \"apps\" in the namespace \"kube-system\"",

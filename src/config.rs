@@ -1,5 +1,9 @@
 //! `.cgpu-lint.toml`: project settings, found by walking up from the working directory (or named
-//! with `--config FILE`). The command line wins over the file: `--select` replaces the file's
+//! with `--config FILE`), and [`resolve`]: the one place where a front end's [`Overrides`] (the
+//! command line's flags, the editor's initializationOptions) meet the file, giving the
+//! pipeline's [`Settings`] (as ruff_workspace's `Configuration` takes its CLI or editor
+//! transformer, and ripgrep's low-level args become its high-level ones in one conversion).
+//! The command line wins over the file: `--select` replaces the file's
 //! `select`, `--ignore` adds to its `ignore`, `--format` and `--region` replace, and
 //! `--deny-warnings`/`--require-cgpu` can only switch on.
 //!
@@ -19,15 +23,17 @@
 //! silently turn a suppression off.
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use globset::{GlobBuilder, GlobMatcher};
+use globset::GlobBuilder;
 use serde::Deserialize;
 
-use crate::cli::CommonArgs;
-use crate::diag::Diagnostic;
+use crate::helm;
+use crate::lint::Filter;
+use crate::lint::{PerFileIgnores, Settings};
 use crate::output::Format;
-use crate::rules::catalogue;
+use crate::rules::{RuleOptions, catalogue};
 
 pub const FILE_NAME: &str = ".cgpu-lint.toml";
 
@@ -41,6 +47,9 @@ pub enum ConfigError {
     },
     #[error("{path}: {message}")]
     Invalid { path: String, message: String },
+    /// A rule named by a flag or an editor option that the catalogue does not know.
+    #[error("unknown rule `{0}` (see `cgpu-lint rules`)")]
+    UnknownRule(String),
 }
 
 /// The file as written.
@@ -63,11 +72,8 @@ pub struct Config {
 /// A config file, read and checked.
 #[derive(Debug, Clone)]
 pub struct Loaded {
-    pub path: PathBuf,
-    /// The folder per-file-ignores patterns are relative to.
-    pub dir: PathBuf,
     pub config: Config,
-    per_file: Vec<(GlobMatcher, bool, Vec<String>)>,
+    per_file: PerFileIgnores,
 }
 
 /// The nearest `.cgpu-lint.toml` in `start` or one of its parents.
@@ -112,7 +118,7 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
     }
     check_rules(path, "select", config.select.as_deref().unwrap_or_default())?;
     check_rules(path, "ignore", config.ignore.as_deref().unwrap_or_default())?;
-    let mut per_file = Vec::new();
+    let mut per_file = PerFileIgnores::new(path);
     for (pattern, rules) in &config.per_file_ignores {
         check_rules(path, &format!("per-file-ignores.\"{pattern}\""), rules)?;
         let glob = GlobBuilder::new(pattern)
@@ -122,132 +128,119 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
                 path: display.clone(),
                 message: format!("per-file-ignores: bad pattern `{pattern}`: {e}"),
             })?;
-        per_file.push((
+        per_file.push(
             glob.compile_matcher(),
             !pattern.contains('/'),
             rules.clone(),
-        ));
+        );
     }
-    let dir = absolute(path)
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    Ok(Loaded {
-        path: path.to_path_buf(),
-        dir,
-        config,
-        per_file,
-    })
-}
-
-/// `path` made absolute against the working directory, `.` and `..` resolved lexically.
-fn absolute(path: &Path) -> PathBuf {
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
+    Ok(Loaded { config, per_file })
 }
 
 impl Loaded {
-    /// Whether `rule` may be reported in `file` (a path as given on the command line).
-    pub fn allows(&self, file: &str, rule: &str) -> bool {
-        if self.per_file.is_empty() || file == "-" {
-            return true;
-        }
-        let abs = absolute(Path::new(file));
-        let rel = abs.strip_prefix(&self.dir).unwrap_or(&abs);
-        let name = abs.file_name().map(Path::new);
-        !self.per_file.iter().any(|(glob, basename, rules)| {
-            let hit = glob.is_match(rel) || (*basename && name.is_some_and(|n| glob.is_match(n)));
-            hit && rules.iter().any(|r| r == rule || r == "all")
-        })
-    }
-
-    /// Drop the findings that per-file-ignores hides.
-    pub fn retain(&self, diags: &mut Vec<Diagnostic>) {
-        diags.retain(|d| self.allows(d.file(), d.rule.name()));
-    }
-
-    /// The common flags with this file filled in where the command line left them unset.
     /// The file's `helm = 3|4`.
-    pub fn helm(&self) -> Option<crate::cli::HelmArg> {
+    pub fn helm(&self) -> Option<helm::Version> {
         match self.config.helm {
-            Some(3) => Some(crate::cli::HelmArg::Three),
-            Some(4) => Some(crate::cli::HelmArg::Four),
+            Some(3) => Some(helm::Version::Three),
+            Some(4) => Some(helm::Version::Four),
             _ => None,
         }
     }
+}
 
-    /// `--select/--ignore` with the file's: the command line's select wins, ignores add up (as
-    /// [`Loaded::merge`] does for the common flags). For commands without the common flags.
-    pub fn merge_filter(&self, filter: &crate::lint::Filter) -> crate::lint::Filter {
-        let f = &self.config;
-        let mut out = filter.clone();
-        if out.select.is_empty() {
-            out.select = f.select.clone().unwrap_or_default();
-        }
-        for r in f.ignore.iter().flatten() {
-            if !out.ignore.contains(r) {
-                out.ignore.push(r.clone());
-            }
-        }
-        out
-    }
+/// What a front end sets over `.cgpu-lint.toml`: the command line's flags (app/) or the editor's
+/// initializationOptions (server/), as plain data. Empty, `false` and `None` mean "not given".
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--config FILE` (as given: relative to the working directory).
+    pub config: Option<PathBuf>,
+    /// `--no-config`.
+    pub no_config: bool,
+    /// `--select`: replaces the file's `select`.
+    pub select: Vec<String>,
+    /// `--ignore`: adds to the file's `ignore`.
+    pub ignore: Vec<String>,
+    /// `--region`: replaces the file's.
+    pub region: Option<String>,
+    /// `--require-cgpu`: can only switch it on.
+    pub require_cgpu: bool,
+    /// `--deny-warnings`: can only switch it on.
+    pub deny_warnings: bool,
+    /// `--helm 3|4`: replaces the file's.
+    pub helm: Option<helm::Version>,
+    /// `--format`, when it was on the command line: replaces the file's.
+    pub format: Option<Format>,
+}
 
-    pub fn merge(&self, c: &CommonArgs) -> CommonArgs {
-        let f = &self.config;
-        let mut out = c.clone();
-        let filter = self.merge_filter(&crate::lint::Filter {
-            select: c.select.clone(),
-            ignore: c.ignore.clone(),
-        });
-        (out.select, out.ignore) = (filter.select, filter.ignore);
-        out.deny_warnings |= f.deny_warnings.unwrap_or(false);
-        out.require_cgpu |= f.require_cgpu.unwrap_or(false);
-        if out.region.is_none() {
-            out.region = f.region.clone();
+/// Overrides resolved with `.cgpu-lint.toml`: the pipeline's settings, and what the front end
+/// reads for its report.
+#[derive(Debug, Clone, Default)]
+pub struct Resolved {
+    pub settings: Settings,
+    pub deny_warnings: bool,
+    /// The format given or the file's (`None`: neither; the front end's default applies).
+    pub format: Option<Format>,
+}
+
+impl Overrides {
+    /// The config file that applies: `--config FILE`, else none with `--no-config`, else the
+    /// nearest `.cgpu-lint.toml` in `base` or above it.
+    pub fn config_file(&self, base: &Path) -> Result<Option<Loaded>, ConfigError> {
+        if let Some(path) = &self.config {
+            return load(path).map(Some);
         }
-        if out.helm.is_none() {
-            out.helm = self.helm();
+        if self.no_config {
+            return Ok(None);
         }
-        if !c.format_given
-            && let Some(format) = f.format
-        {
-            out.format = format;
-        }
-        out
+        discover(base).map(|p| load(&p)).transpose()
     }
 }
 
-/// The config that applies to a command: `--config FILE`, else none with `--no-config`, else the
-/// nearest `.cgpu-lint.toml` upward from the working directory.
-pub fn for_command(c: &CommonArgs) -> Result<Option<Loaded>, ConfigError> {
-    find(c.config.as_deref(), c.no_config)
+/// The overrides over the config file that applies (found from `base`, the working directory
+/// of a command): the one way flags or editor options meet `.cgpu-lint.toml`.
+pub fn resolve(o: &Overrides, base: &Path) -> Result<Resolved, ConfigError> {
+    let file = o.config_file(base)?;
+    resolve_with(o, file.as_ref())
 }
 
-/// `--config FILE`, else none with `--no-config`, else the nearest `.cgpu-lint.toml` upward from
-/// the working directory (for commands without the common flags: post-render, set).
-pub fn find(config: Option<&Path>, no_config: bool) -> Result<Option<Loaded>, ConfigError> {
-    if let Some(path) = config {
-        return load(path).map(Some);
+/// The overrides over `file` (already read): the command line or the editor wins, `--select`
+/// replaces the file's `select`, `--ignore` adds to its `ignore`, booleans only switch on.
+pub fn resolve_with(o: &Overrides, file: Option<&Loaded>) -> Result<Resolved, ConfigError> {
+    for r in o.select.iter().chain(&o.ignore) {
+        if r != "all" && catalogue::find(r).is_none() {
+            return Err(ConfigError::UnknownRule(r.clone()));
+        }
     }
-    if no_config {
-        return Ok(None);
+    let f = file.map(|l| &l.config);
+    let mut filter = Filter {
+        select: o.select.clone(),
+        ignore: o.ignore.clone(),
+    };
+    if filter.select.is_empty() {
+        filter.select = f.and_then(|f| f.select.clone()).unwrap_or_default();
     }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    discover(&cwd).map(|p| load(&p)).transpose()
+    for r in f.and_then(|f| f.ignore.as_ref()).into_iter().flatten() {
+        if !filter.ignore.contains(r) {
+            filter.ignore.push(r.clone());
+        }
+    }
+    let opts = RuleOptions {
+        region: o.region.clone().or_else(|| f?.region.clone()),
+        require_cgpu: o.require_cgpu || f.and_then(|f| f.require_cgpu).unwrap_or(false),
+        helm: o.helm.or_else(|| file?.helm()),
+        ..RuleOptions::default()
+    };
+    Ok(Resolved {
+        settings: Settings {
+            opts,
+            filter,
+            per_file_ignores: file
+                .filter(|l| !l.per_file.is_empty())
+                .map(|l| Arc::new(l.per_file.clone())),
+        },
+        deny_warnings: o.deny_warnings || f.and_then(|f| f.deny_warnings).unwrap_or(false),
+        format: o.format.or_else(|| f?.format),
+    })
 }
 
 #[cfg(test)]

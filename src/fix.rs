@@ -22,11 +22,7 @@ use crate::lint::Fixed;
 pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fixed {
     lint::lint_fix(
         src,
-        &lint::Settings {
-            opts: opts.clone(),
-            filter: filter.clone(),
-            config: None,
-        },
+        &lint::Settings::new(opts.clone(), filter.clone()),
         false,
     )
 }

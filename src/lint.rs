@@ -10,7 +10,7 @@
 
 use crate::rules::catalogue::RuleId;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
 use semver::Version;
@@ -18,10 +18,10 @@ use semver::Version;
 pub mod inputs;
 
 use crate::cgpu;
-use crate::config::Loaded;
 use crate::diag::{Diagnostic, Edit};
 use crate::edit;
 use crate::manifest::Objects;
+use crate::manifest::node::nodes_of;
 use crate::rules::installer::{self, InstallerPolicy};
 use crate::rules::nodes::{self, NodeFacts};
 use crate::rules::{Ctx, RuleOptions, values};
@@ -48,8 +48,91 @@ pub struct Settings {
     pub opts: RuleOptions,
     /// --select/--ignore, with the config's select/ignore already merged in.
     pub filter: Filter,
-    /// `.cgpu-lint.toml`, for its per-file-ignores.
-    pub config: Option<Arc<Loaded>>,
+    /// `.cgpu-lint.toml`'s per-file-ignores, compiled.
+    pub per_file_ignores: Option<Arc<PerFileIgnores>>,
+}
+
+impl Settings {
+    /// These rule options and filter, no per-file ignores.
+    pub fn new(opts: RuleOptions, filter: Filter) -> Settings {
+        Settings {
+            opts,
+            filter,
+            per_file_ignores: None,
+        }
+    }
+}
+
+/// A config file's `[per-file-ignores]`: glob patterns (relative to the config file's folder; a
+/// pattern without `/` also matches a file's name) and the rules not reported in the files they
+/// match.
+#[derive(Debug, Clone, Default)]
+pub struct PerFileIgnores {
+    /// The folder the patterns are relative to.
+    dir: PathBuf,
+    entries: Vec<(globset::GlobMatcher, bool, Vec<String>)>,
+}
+
+impl PerFileIgnores {
+    /// No patterns yet, relative to the folder of the config file at `config_path`.
+    pub fn new(config_path: &Path) -> PerFileIgnores {
+        PerFileIgnores {
+            dir: absolute(config_path)
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default(),
+            entries: Vec::new(),
+        }
+    }
+
+    /// `rules` are not reported in the files `glob` matches (also by file name when
+    /// `basename`).
+    pub fn push(&mut self, glob: globset::GlobMatcher, basename: bool, rules: Vec<String>) {
+        self.entries.push((glob, basename, rules));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether `rule` may be reported in `file` (a path as given on the command line).
+    pub fn allows(&self, file: &str, rule: &str) -> bool {
+        if self.entries.is_empty() || file == "-" {
+            return true;
+        }
+        let abs = absolute(Path::new(file));
+        let rel = abs.strip_prefix(&self.dir).unwrap_or(&abs);
+        let name = abs.file_name().map(Path::new);
+        !self.entries.iter().any(|(glob, basename, rules)| {
+            let hit = glob.is_match(rel) || (*basename && name.is_some_and(|n| glob.is_match(n)));
+            hit && rules.iter().any(|r| r == rule || r == "all")
+        })
+    }
+
+    /// Drop the findings these patterns hide.
+    pub fn retain(&self, diags: &mut Vec<Diagnostic>) {
+        diags.retain(|d| self.allows(d.file(), d.rule.name()));
+    }
+}
+
+/// `path` made absolute against the working directory, `.` and `..` resolved lexically.
+fn absolute(path: &Path) -> PathBuf {
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(path)
+    };
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// What [`check_path`] is asked to look at.
@@ -113,8 +196,8 @@ fn finish(
         diags = crate::suppress::apply(src, diags);
     }
     diags.retain(|d| settings.filter.allows(d.rule.name()));
-    if let Some(config) = &settings.config {
-        config.retain(&mut diags);
+    if let Some(ignores) = &settings.per_file_ignores {
+        ignores.retain(&mut diags);
     }
     one_per_token(diags)
 }
@@ -196,7 +279,7 @@ pub fn nodes_region(srcs: &[Arc<Source>]) -> Result<Option<String>, Vec<String>>
         for doc in &yaml::parse(src).documents {
             if let Some(root) = &doc.root {
                 let objects = Objects::of(root);
-                regions.extend(nodes::nodes_of(&objects).iter().filter_map(|n| n.region()));
+                regions.extend(nodes_of(&objects).iter().filter_map(|n| n.region()));
             }
         }
     }
@@ -242,7 +325,7 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
                 values_tags.push(tag);
             }
             let objects = Objects::of(root);
-            let nodes = nodes::nodes_of(&objects);
+            let nodes = nodes_of(&objects);
             any_nodes |= !nodes.is_empty();
             regions.extend(nodes.iter().filter_map(|n| n.region()));
             for inst in objects.iter().filter_map(|o| o.installer()) {
@@ -417,7 +500,7 @@ fn rules_source(
         }
         if kind.nodes {
             checked_any = true;
-            for node in nodes::nodes_of(&objects) {
+            for node in nodes_of(&objects) {
                 // The version of the installer that selects this node; without installers among
                 // the inputs, the one the values deploy.
                 let mut node_facts = facts.nodes.clone();

@@ -2,6 +2,8 @@
 //! `kubectl get -o yaml` prints for several objects), and the views the installer rules, the
 //! post-renderer and the checklist share: the cgpu installers and nodes.
 
+pub mod node;
+
 use crate::yaml::tree::child;
 use crate::yaml::{Node, Scalar};
 
@@ -57,10 +59,6 @@ impl<'a> Objects<'a> {
                 namespace: meta.and_then(|m| m.get("namespace")).and_then(Node::as_str),
             })
         })
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
     }
 }
 

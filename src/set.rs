@@ -123,10 +123,7 @@ pub fn set(
     assignments: &[Assignment],
     opts: &RuleOptions,
 ) -> Result<SetOutcome, SetError> {
-    let settings = crate::lint::Settings {
-        opts: opts.clone(),
-        ..Default::default()
-    };
+    let settings = crate::lint::Settings::new(opts.clone(), Default::default());
     let before = crate::lint::lint_file(src, &settings);
     if let Some(d) = before.iter().find(|d| d.rule == RuleId::YamlSyntax) {
         return Err(SetError::Cannot(format!(

@@ -790,9 +790,9 @@ fn unreadable_or_wrong_inputs_are_exit_2() {
     assert_eq!(out.code, 2);
 }
 
-/// The fixtures scenario's markdown, as the README shows it (the README section is written from
+/// The fixtures scenario's markdown, as docs/runbook.md shows it (its sample is written from
 /// `tests/snapshots/checklist-fixtures-scenario.md`; set UPDATE_SNAPSHOTS=1 to rewrite it after a
-/// deliberate change, then paste it into the README).
+/// deliberate change, then paste it into docs/runbook.md).
 #[test]
 fn readme_checklist_is_the_real_output_of_the_fixtures_scenario() {
     let out = bin()
@@ -820,16 +820,20 @@ fn readme_checklist_is_the_real_output_of_the_fixtures_scenario() {
     }
     let want = std::fs::read_to_string(path).unwrap();
     assert_eq!(want, got, "checklist snapshot is stale");
-    // Once the README carries the new section, its block must be this output too.
+    // The sample in docs/runbook.md must be this output too.
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    if let Some(start) = readme.find("````markdown\n# cGPU node-reboot checklist")
-        && readme[start..].contains("- **Installer updateStrategy:**")
-    {
-        let start = start + "````markdown\n".len();
-        let end = start + readme[start..].find("````").unwrap();
-        assert_eq!(&readme[start..end], got, "README checklist is stale");
-    }
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/runbook.md")).unwrap();
+    let start = readme
+        .find("````markdown\n# cGPU node-reboot checklist")
+        .expect("docs/runbook.md shows the fixtures scenario's checklist");
+    assert!(readme[start..].contains("- **Installer updateStrategy:**"));
+    let start = start + "````markdown\n".len();
+    let end = start + readme[start..].find("````").unwrap();
+    assert_eq!(
+        &readme[start..end],
+        got,
+        "docs/runbook.md checklist is stale"
+    );
 }
 
 /// A List holding both installers (kubectl get ds cgpu-installer cgpu-core-installer -o yaml):

@@ -265,11 +265,14 @@ fn parallel_check_reports_in_a_stable_sorted_order() {
     }
 }
 
-/// The README's examples of a config file and of suppressions work as the README says.
+/// The examples of a config file and of suppressions (docs/configuration.md) work as it says.
 #[test]
 fn readme_config_and_suppression_examples_work() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let readme = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/configuration.md"
+    ))
+    .unwrap();
     let block = |section: &str, lang: &str| {
         let at = readme.find(section).expect(section);
         let start = at + readme[at..].find(&format!("```{lang}\n")).unwrap() + lang.len() + 4;
@@ -279,11 +282,11 @@ fn readme_config_and_suppression_examples_work() {
     let dir = tempfile::tempdir().unwrap();
     write(
         &dir.path().join("cfg.toml"),
-        &block("### Configuration", "toml"),
+        &block("\n## Configuration\n", "toml"),
     );
     write(
         &dir.path().join("values.yaml"),
-        &block("### Suppressing findings", "yaml"),
+        &block("\n## Suppressing findings\n", "yaml"),
     );
     let run = check_in(dir.path(), &["--config", "cfg.toml", "values.yaml"]);
     expect_rules(&run, &[]);
@@ -292,7 +295,7 @@ fn readme_config_and_suppression_examples_work() {
     expect_rules(&run, &[]);
 }
 
-/// The README's CI jobs are valid GitHub workflow and GitLab CI files (checked with
+/// The CI jobs of docs/ci.md are valid GitHub workflow and GitLab CI files (checked with
 /// check-jsonschema's vendored schemas, from target/venv: run scripts/install-test-tools).
 #[test]
 fn readme_ci_jobs_match_the_github_and_gitlab_schemas() {
@@ -304,15 +307,15 @@ fn readme_ci_jobs_match_the_github_and_gitlab_schemas() {
         tool.display()
     );
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ci.md")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     for (section, schema, name) in [
         (
-            "### GitHub Actions",
+            "\n## GitHub Actions\n",
             "vendor.github-workflows",
             "cgpu-lint.yml",
         ),
-        ("### GitLab CI", "vendor.gitlab-ci", ".gitlab-ci.yml"),
+        ("\n## GitLab CI\n", "vendor.gitlab-ci", ".gitlab-ci.yml"),
     ] {
         let at = readme.find(section).expect(section);
         let start = at + readme[at..].find("```yaml\n").unwrap() + 8;
@@ -333,10 +336,10 @@ fn readme_ci_jobs_match_the_github_and_gitlab_schemas() {
     }
 }
 
-/// A README CI job as JSON (PyYAML from target/venv, installed with pre-commit).
+/// A CI job of docs/ci.md as JSON (PyYAML from target/venv, installed with pre-commit).
 fn readme_job(section: &str) -> serde_json::Value {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ci.md")).unwrap();
     let at = readme.find(section).expect(section);
     let start = at + readme[at..].find("```yaml\n").unwrap() + 8;
     let end = start + readme[start..].find("```").unwrap();
@@ -408,13 +411,13 @@ fn run_script(dir: &Path, script: &str, env: &[(&str, String)]) -> std::process:
     cmd.output().unwrap()
 }
 
-/// The README's GitHub job: every variable its steps use is defined in the job, the SARIF step
+/// The GitHub job of docs/ci.md: every variable its steps use is defined in the job, the SARIF step
 /// reports `report=yes` whenever cgpu-lint wrote a report (findings, or a file it could not
 /// read: an io-error result), and the annotation step fails with 1 on an error finding and 2
 /// on an unreadable path.
 #[test]
 fn readme_github_job_steps_run_as_written() {
-    let job = &readme_job("### GitHub Actions")["jobs"]["cgpu-lint"];
+    let job = &readme_job("\n## GitHub Actions\n")["jobs"]["cgpu-lint"];
     let env: Vec<(String, String)> = job["env"]
         .as_object()
         .unwrap()
@@ -545,11 +548,11 @@ fn readme_github_job_steps_run_as_written() {
     }
 }
 
-/// The README's GitLab job defines every variable its script uses (GitLab's own CI_* aside)
+/// The GitLab job of docs/ci.md defines every variable its script uses (GitLab's own CI_* aside)
 /// and its check line writes a JUnit report that fails on the example's error.
 #[test]
 fn readme_gitlab_job_runs_as_written() {
-    let job = &readme_job("### GitLab CI")["cgpu-lint"];
+    let job = &readme_job("\n## GitLab CI\n")["cgpu-lint"];
     let vars = job["variables"].as_object().unwrap();
     let script: Vec<&str> = job["script"]
         .as_array()

@@ -12,14 +12,14 @@ fn readme_rule_table_matches_the_catalogue() {
     assert!(out.status.success());
     let table = String::from_utf8(out.stdout).unwrap();
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/rules.md")).unwrap();
     let start = readme.find("<!-- rules-table:start").expect("start marker");
     let start = start + readme[start..].find("-->\n").unwrap() + 4;
     let end = readme.find("<!-- rules-table:end -->").expect("end marker");
     assert_eq!(
         &readme[start..end],
         table,
-        "README rule table is stale: paste `cgpu-lint rules --format markdown` between the markers"
+        "docs/rules.md rule table is stale: paste `cgpu-lint rules --format markdown` between the markers"
     );
 }
 

@@ -452,13 +452,13 @@ fn forbidden_names_the_verb_and_the_resource() {
     let o = s.run(&["check", "--cluster"]);
     assert_error(
         &o,
-        "cgpu-lint: error: cluster prod: 403 Forbidden: user \"cgpu-audit\" may not list nodes (cluster scope); cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in the README)",
+        "cgpu-lint: error: cluster prod: 403 Forbidden: user \"cgpu-audit\" may not list nodes (cluster scope); cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in docs/cluster.md)",
     );
     let s = one(json!({"nodes": 9, "forbid": ["get daemonsets"]}));
     let o = s.run(&["check", "--cluster"]);
     assert_error(
         &o,
-        "cgpu-lint: error: cluster prod: 403 Forbidden: user \"cgpu-audit\" may not get daemonsets.apps in namespace kube-system; cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in the README)",
+        "cgpu-lint: error: cluster prod: 403 Forbidden: user \"cgpu-audit\" may not get daemonsets.apps in namespace kube-system; cgpu-lint needs get and list on nodes and on daemonsets in kube-system (see the ClusterRole in docs/cluster.md)",
     );
 }
 

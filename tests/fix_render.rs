@@ -17,9 +17,9 @@
 //! templates only; with the schema Helm refuses almost every case before rendering and the test
 //! would prove nothing.
 //!
-//! Size: `CGPU_FIX_RENDER_CASES` generated files (default 200), `CGPU_FIX_RENDER_SEED` (default
-//! 20), `CGPU_FIX_RENDER_JOBS` parallel Helm processes (default 6). The case count and wall time
-//! are printed (`cargo test --test fix_render -- --nocapture`).
+//! Size: `CGPU_FIX_RENDER_CASES` generated files (default 60; `scripts/test --full` runs 200),
+//! `CGPU_FIX_RENDER_SEED` (default 20), `CGPU_FIX_RENDER_JOBS` parallel Helm processes (default
+//! 6). The case count and wall time are printed (`cargo test --test fix_render -- --nocapture`).
 
 mod common;
 use common::*;
@@ -669,7 +669,7 @@ fn fix_goldens_and_fixtures_keep_the_render_with_real_helm() {
 
 #[test]
 fn generated_values_keep_the_render_with_real_helm() {
-    let n = env_usize("CGPU_FIX_RENDER_CASES", 200);
+    let n = env_usize("CGPU_FIX_RENDER_CASES", 60);
     let seed = env_usize("CGPU_FIX_RENDER_SEED", 20) as u64;
     run_cases(&format!("generated (seed {seed})"), generate(n, seed));
 }

@@ -1,17 +1,23 @@
 //! The pre-commit hooks of .pre-commit-hooks.yaml, run end to end by real pre-commit (installed
 //! into target/venv by scripts/install-test-tools; a missing pre-commit fails the test).
 //!
-//! `pre-commit try-repo REPO` clones REPO at HEAD and builds the hook with
-//! `cargo install --path .`, a release build. On a working tree with uncommitted changes it adds
-//! modified tracked files but not new ones, which would test a half-committed crate; so the test
-//! first commits a snapshot of the working tree (tracked and new files, minus what .gitignore
-//! excludes) into a repository under target/tmp and runs try-repo on that: what is tested is
-//! exactly the checkout, committed or not (in CI the two are the same).
+//! pre-commit clones the hook repository at a commit and builds the hook with
+//! `cargo install --path .`, a release build. A working tree with uncommitted changes is not a
+//! commit, so the test first commits a snapshot of the working tree (tracked and new files, minus
+//! what .gitignore excludes) into a repository under target/tmp: what is tested is exactly the
+//! checkout, committed or not (in CI the two are the same).
 //!
-//! try-repo keeps its store in a throwaway directory, so the build is cached through
-//! CARGO_TARGET_DIR (target/pre-commit-target) instead: only the first run builds the
-//! dependencies (minutes); later runs rebuild just this crate. PRE_COMMIT_HOME
-//! (target/pre-commit-home) keeps pre-commit's own files out of the user's home.
+//! Each run is `pre-commit run HOOK --files values.yaml -c CONFIG` in a fresh git repository,
+//! CONFIG naming the snapshot and its commit: what `pre-commit try-repo` does, except that
+//! try-repo installs the hook anew in a throwaway store on every call, a build of this crate
+//! each time. Here the snapshot is one for the whole binary and so is the store,
+//! target/tmp/precommit-run/store (PRE_COMMIT_HOME, which also keeps pre-commit's files out of
+//! the user's home; emptied when the next run starts), so both hooks run from one install
+//! (pre-commit locks its store while it installs). The build uses the cheap release profile and the target dir shared with the
+//! README's pre-commit block (`common::hook_build_env`): only the first build of a target dir
+//! compiles the dependencies.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -54,7 +60,7 @@ fn repo_with(content: &str) -> tempfile::TempDir {
 }
 
 /// This repository's working tree, committed into a fresh repository under target/tmp.
-fn snapshot_of_this_repo() -> tempfile::TempDir {
+fn snapshot_of_this_repo(tmp: &Path) -> tempfile::TempDir {
     let out = Command::new("git")
         .current_dir(root())
         .args([
@@ -67,8 +73,6 @@ fn snapshot_of_this_repo() -> tempfile::TempDir {
         .output()
         .expect("git ls-files");
     assert!(out.status.success(), "git ls-files: {out:?}");
-    let tmp = root().join("target/tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
     let snap = tempfile::Builder::new()
         .prefix("cgpu-lint-snapshot")
         .tempdir_in(tmp)
@@ -101,20 +105,53 @@ fn snapshot_of_this_repo() -> tempfile::TempDir {
     snap
 }
 
-/// `pre-commit try-repo REPO HOOK --files values.yaml` in `dir`.
-fn try_repo(repo: &Path, dir: &Path, hook: &str) -> Output {
-    Command::new(pre_commit())
-        .current_dir(dir)
-        .args(["try-repo", &repo.to_string_lossy(), hook])
+/// Where one run of this binary keeps the snapshot, the config files and pre-commit's store.
+/// Statics are never dropped, so the directory is emptied when the next run starts instead.
+fn run_dir() -> PathBuf {
+    root().join("target/tmp/precommit-run")
+}
+
+/// The snapshot of this checkout the tests share, and a config file per hook naming it at its
+/// commit (outside the test repositories, as try-repo writes its own).
+fn this_repo() -> &'static (tempfile::TempDir, PathBuf) {
+    static THIS: std::sync::OnceLock<(tempfile::TempDir, PathBuf)> = std::sync::OnceLock::new();
+    THIS.get_or_init(|| {
+        let _ = std::fs::remove_dir_all(run_dir());
+        std::fs::create_dir_all(run_dir()).unwrap();
+        let snap = snapshot_of_this_repo(&run_dir());
+        let out = Command::new("git")
+            .current_dir(snap.path())
+            .args(["rev-parse", "HEAD"])
+            .output()
+            .expect("git rev-parse");
+        assert!(out.status.success(), "git rev-parse: {out:?}");
+        let rev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        let configs = snap.path().with_extension("configs");
+        std::fs::create_dir_all(&configs).unwrap();
+        for hook in ["cgpu-lint", "cgpu-lint-fix"] {
+            std::fs::write(
+                configs.join(format!("{hook}.yaml")),
+                format!(
+                    "repos:\n- repo: {}\n  rev: {rev}\n  hooks:\n  - id: {hook}\n",
+                    snap.path().display()
+                ),
+            )
+            .unwrap();
+        }
+        (snap, configs)
+    })
+}
+
+/// `pre-commit run HOOK --files values.yaml` in `dir`, the hook from this checkout's snapshot.
+fn run_hook(dir: &Path, hook: &str) -> Output {
+    let config = this_repo().1.join(format!("{hook}.yaml"));
+    let mut cmd = Command::new(pre_commit());
+    cmd.current_dir(dir)
+        .args(["run", hook, "-c", &config.to_string_lossy()])
         .args(["--files", "values.yaml", "--color", "never"])
-        .env("PRE_COMMIT_HOME", root().join("target/pre-commit-home"))
-        .env("CARGO_TARGET_DIR", root().join("target/pre-commit-target"))
-        // Keep the nested cargo from inheriting this test run's cargo settings.
-        .env_remove("CARGO_MAKEFLAGS")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .output()
-        .expect("pre-commit runs")
+        .env("PRE_COMMIT_HOME", run_dir().join("store"));
+    common::hook_build_env(&mut cmd);
+    cmd.output().expect("pre-commit runs")
 }
 
 fn show(out: &Output) -> String {
@@ -147,24 +184,23 @@ const NOT_VALUES: &str = "\
 replicaCount: 2
 ";
 
-/// One test for all check-hook runs: they share the (slow, first-time) build.
+/// One test for all check-hook runs.
 #[test]
 fn precommit_check_hook_fails_on_a_bad_file_and_passes_on_good_ones() {
-    let this = snapshot_of_this_repo();
     let bad = repo_with(BAD);
-    let out = try_repo(this.path(), bad.path(), "cgpu-lint");
+    let out = run_hook(bad.path(), "cgpu-lint");
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Failed"), "{}", show(&out));
     assert!(stdout.contains("policy-out-of-range"), "{}", show(&out));
 
     let good = repo_with(GOOD);
-    let out = try_repo(this.path(), good.path(), "cgpu-lint");
+    let out = run_hook(good.path(), "cgpu-lint");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Passed"));
 
     let other = repo_with(NOT_VALUES);
-    let out = try_repo(this.path(), other.path(), "cgpu-lint");
+    let out = run_hook(other.path(), "cgpu-lint");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
 }
 
@@ -176,9 +212,8 @@ cgpu:
   imagePullPolicy: always   # fix corrects the case
   policy: \"2\"
 ";
-    let this = snapshot_of_this_repo();
     let dir = repo_with(fixable);
-    let out = try_repo(this.path(), dir.path(), "cgpu-lint-fix");
+    let out = run_hook(dir.path(), "cgpu-lint-fix");
     // pre-commit's convention: a hook that changed a file fails.
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let fixed = std::fs::read_to_string(dir.path().join("values.yaml")).unwrap();
@@ -188,7 +223,7 @@ cgpu:
     );
     assert!(fixed.contains("policy: 2\n"), "{fixed}");
     git(dir.path(), &["add", "values.yaml"]);
-    let out = try_repo(this.path(), dir.path(), "cgpu-lint-fix");
+    let out = run_hook(dir.path(), "cgpu-lint-fix");
     assert_eq!(out.status.code(), Some(0), "{}", show(&out));
     assert_eq!(
         std::fs::read_to_string(dir.path().join("values.yaml")).unwrap(),

@@ -1,5 +1,5 @@
-//! The README's examples are tests. Every ```` ```console ```` block of README.md (and of
-//! CONTRIBUTING.md) is run, command by command, by bash in a fresh folder holding a copy of
+//! The documentation's examples are tests. Every ```` ```console ```` block of README.md,
+//! CONTRIBUTING.md and docs/*.md is run, command by command, by bash in a fresh folder holding a copy of
 //! `examples/`, the stand-in chart as `./ack-ai-installer` and `./helm-plugin`, with `HOME` a new
 //! empty folder and `cgpu-lint` (this build) on `PATH`. What each command prints (stdout and
 //! stderr together) must equal the lines under it, where a line `...` stands for any number of
@@ -11,18 +11,42 @@
 //!   (target/tools, from scripts/install-test-tools), side by side as a user would have them;
 //!   `<!-- readme-test: helm4-only -->`: Helm 4 alone, as `helm`;
 //! - `<!-- readme-test: pre-commit -->`: the folder is a git repository whose
-//!   `.pre-commit-config.yaml` is the README's block marked `<!-- readme-test:
-//!   pre-commit-config -->`, with `repo:` pointed at a snapshot of this checkout and `rev:` at its
+//!   `.pre-commit-config.yaml` is the block marked `<!-- readme-test:
+//!   pre-commit-config -->` (in docs/ci.md; the one such block of any of these files), with `repo:` pointed at a snapshot of this checkout and `rev:` at its
 //!   commit; real pre-commit (target/venv) on `PATH`. The hook is built by `cargo install` as
-//!   pre-commit does it, with the build cached in target/pre-commit-target.
+//!   pre-commit does it, with the build cached in target/pre-commit-target and the cheap release
+//!   profile tests/precommit.rs uses (`common::hook_build_env`).
 //!
-//! Blocks are independent, so sections can be added to the README without touching this test.
+//! Blocks are independent, so sections and pages can be added without touching this test.
+//! Every relative link in these files must name an existing file, and an anchor in it must be
+//! one of that file's headings.
+
+mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The pages of docs/, as paths relative to the repository root, sorted.
+fn docs_pages() -> Vec<String> {
+    let mut pages: Vec<String> = std::fs::read_dir(root().join("docs"))
+        .expect("a docs/ folder")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/{n}"))
+        .collect();
+    pages.sort();
+    pages
+}
+
+/// Every markdown file whose examples and links are tested.
+fn doc_files() -> Vec<String> {
+    let mut files = vec!["README.md".to_string(), "CONTRIBUTING.md".to_string()];
+    files.extend(docs_pages());
+    files
 }
 
 #[derive(Debug)]
@@ -199,12 +223,20 @@ fn snapshot_of_this_repo() -> (tempfile::TempDir, String) {
     (snap, rev)
 }
 
-/// The README's `.pre-commit-config.yaml`, pointed at `repo` and `rev`.
+/// The documentation's `.pre-commit-config.yaml`, pointed at `repo` and `rev`.
 fn pre_commit_config(repo: &Path, rev: &str) -> String {
-    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let (_, after) = text
-        .split_once("<!-- readme-test: pre-commit-config -->\n```yaml\n")
-        .expect("README has a block marked <!-- readme-test: pre-commit-config -->");
+    let marker = "<!-- readme-test: pre-commit-config -->\n```yaml\n";
+    let marked: Vec<String> = doc_files()
+        .iter()
+        .map(|f| std::fs::read_to_string(root().join(f)).unwrap())
+        .filter(|t| t.contains(marker))
+        .collect();
+    assert_eq!(
+        marked.len(),
+        1,
+        "exactly one file has a block marked <!-- readme-test: pre-commit-config -->"
+    );
+    let (_, after) = marked[0].split_once(marker).unwrap();
     let (yaml, _) = after.split_once("\n```").unwrap();
     let mut out = String::new();
     for l in yaml.lines() {
@@ -269,10 +301,8 @@ fn run_block(block: &Block) -> Vec<String> {
             git(&work, &["init", "-q"]);
             git(&work, &["add", "-A"]);
             path.push(tool("target/venv/bin"));
-            cmd.env("CARGO_TARGET_DIR", root().join("target/pre-commit-target"))
-                .env_remove("CARGO_MAKEFLAGS")
-                .env_remove("RUSTFLAGS")
-                .env_remove("CARGO_ENCODED_RUSTFLAGS");
+            // The cheap release profile and target dir tests/precommit.rs builds the hook with.
+            common::hook_build_env(&mut cmd);
             // The toolchain stays where it is installed; only HOME is new.
             if let Some(h) = &real_home {
                 if std::env::var_os("CARGO_HOME").is_none() {
@@ -359,13 +389,22 @@ fn run_block(block: &Block) -> Vec<String> {
 }
 
 fn run_file(file: &str, only: fn(&Block) -> bool) -> usize {
-    let blocks: Vec<Block> = console_blocks(file).into_iter().filter(only).collect();
+    run_files(&[file.to_string()], only)
+}
+
+/// Run the selected blocks of these files; how many there were.
+fn run_files(files: &[String], only: fn(&Block) -> bool) -> usize {
+    let blocks: Vec<Block> = files
+        .iter()
+        .flat_map(|f| console_blocks(f))
+        .filter(only)
+        .collect();
     let mut problems = Vec::new();
     for b in &blocks {
         assert!(
             !b.commands.is_empty(),
             "{}:{}: an empty console block",
-            file,
+            b.file,
             b.line
         );
         problems.extend(run_block(b));
@@ -377,12 +416,18 @@ fn run_file(file: &str, only: fn(&Block) -> bool) -> usize {
 #[test]
 fn readme_console_examples_run_as_written() {
     let n = run_file("README.md", |b| b.directive.is_none());
+    assert!(n >= 3, "only {n} console blocks");
+}
+
+#[test]
+fn docs_console_examples_run_as_written() {
+    let n = run_files(&docs_pages(), |b| b.directive.is_none());
     assert!(n >= 8, "only {n} console blocks");
 }
 
 #[test]
 fn readme_helm_examples_run_with_helm3_and_helm4_side_by_side() {
-    let n = run_file("README.md", |b| {
+    let n = run_files(&doc_files(), |b| {
         matches!(b.directive.as_deref(), Some("helm" | "helm4-only"))
     });
     assert!(n >= 4, "only {n} helm blocks");
@@ -390,7 +435,7 @@ fn readme_helm_examples_run_with_helm3_and_helm4_side_by_side() {
 
 #[test]
 fn readme_pre_commit_instructions_run_in_a_clean_home() {
-    let n = run_file("README.md", |b| {
+    let n = run_files(&doc_files(), |b| {
         b.directive.as_deref() == Some("pre-commit")
     });
     assert_eq!(n, 1);
@@ -479,50 +524,150 @@ fn headings(text: &str) -> Vec<(usize, String)> {
     out
 }
 
-#[test]
-fn readme_links_to_sections_all_resolve() {
-    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
-    let anchors: Vec<String> = headings(&text).iter().map(|(_, h)| slug(h)).collect();
-    let mut links = 0;
-    for (i, _) in text.match_indices("](#") {
-        let rest = &text[i + 3..];
-        let anchor = &rest[..rest.find(')').unwrap()];
-        assert!(
-            anchors.iter().any(|a| a == anchor),
-            "README links to #{anchor}, which is no heading"
-        );
-        links += 1;
+/// The anchors GitHub gives a markdown file's headings (a repeated heading gets `-1`, `-2`, …).
+fn anchors(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, h) in headings(text) {
+        let s = slug(&h);
+        let n = out
+            .iter()
+            .filter(|a| {
+                **a == s
+                    || a.strip_prefix(&format!("{s}-"))
+                        .is_some_and(|r| r.parse::<u32>().is_ok())
+            })
+            .count();
+        out.push(if n == 0 { s } else { format!("{s}-{n}") });
     }
-    assert!(links >= 20, "the table of contents links to the sections");
-    for (rel, _) in text.match_indices("](") {
-        let rest = &text[rel + 2..];
-        let target = &rest[..rest.find(')').unwrap()];
-        if !target.starts_with('#') && !target.starts_with("http") {
-            assert!(
-                root().join(target).exists(),
-                "README links to missing {target}"
-            );
-        }
-    }
+    out
 }
 
-/// The first screen: what it is, install, a check with its output and exit status, links; then
-/// a table of contents with the user sections before the contract, and development elsewhere.
+/// The relative links of `file` (a path under `base`) outside code blocks and code spans that
+/// name no existing file, or an anchor that is no heading of the markdown file they name.
+fn broken_links(base: &Path, file: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(base.join(file)).unwrap();
+    let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+    let mut prose = String::new();
+    let mut fence: Option<String> = None;
+    for l in text.lines() {
+        let t = l.trim_start();
+        if t.starts_with("```") {
+            let ticks: String = t.chars().take_while(|c| *c == '`').collect();
+            match &fence {
+                Some(f) if t.trim_end() == f.as_str() => fence = None,
+                None => fence = Some(ticks),
+                _ => {}
+            }
+            continue;
+        }
+        if fence.is_none() {
+            // Drop code spans: text between backticks on the line.
+            for (i, part) in l.split('`').enumerate() {
+                if i % 2 == 0 {
+                    prose.push_str(part);
+                }
+            }
+            prose.push('\n');
+        }
+    }
+    let mut broken = Vec::new();
+    for (at, _) in prose.match_indices("](") {
+        let rest = &prose[at + 2..];
+        let Some(end) = rest.find(')') else { continue };
+        let target = &rest[..end];
+        if target.starts_with("http://") || target.starts_with("https://") {
+            continue;
+        }
+        let (path, anchor) = match target.split_once('#') {
+            Some((p, a)) => (p, Some(a)),
+            None => (target, None),
+        };
+        let named = if path.is_empty() {
+            Path::new(file).to_path_buf()
+        } else {
+            dir.join(path)
+        };
+        let full = base.join(&named);
+        if !full.exists() {
+            broken.push(format!("{file}: link to missing {target}"));
+            continue;
+        }
+        if let Some(anchor) = anchor {
+            let is_md = named.extension().is_some_and(|e| e == "md");
+            let text = if is_md {
+                std::fs::read_to_string(&full).unwrap_or_default()
+            } else {
+                String::new()
+            };
+            if !anchors(&text).iter().any(|a| a == anchor) {
+                broken.push(format!("{file}: link to {target}, which is no heading"));
+            }
+        }
+    }
+    broken
+}
+
+#[test]
+fn links_resolve_to_files_and_headings() {
+    let mut broken = Vec::new();
+    for f in doc_files() {
+        broken.extend(broken_links(&root(), &f));
+    }
+    assert!(broken.is_empty(), "\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_link_check_finds_a_missing_file_and_a_missing_heading() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+    std::fs::write(
+        dir.path().join("docs/a.md"),
+        "# A page\n\n## Same\n\n## Same\n\n```sh\n[no](missing.md)\n```\n`[no](gone.md)`\n\
+         [ok](#a-page) [ok](#same-1) [ok](../README.md#top) [ok](https://example.com/x)\n\
+         [bad](#nothing) [bad](b.md) [bad](../README.md#bottom)\n",
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("README.md"), "# Top\n").unwrap();
+    assert_eq!(
+        broken_links(dir.path(), "docs/a.md"),
+        [
+            "docs/a.md: link to #nothing, which is no heading",
+            "docs/a.md: link to missing b.md",
+            "docs/a.md: link to ../README.md#bottom, which is no heading",
+        ]
+    );
+}
+
+/// The README: what it is, install, a check with its output and exit status, the two newcomer
+/// commands on the first screen; then the three jobs as recipes, the exit statuses, and links to
+/// docs/, where every other section lives, each page reachable from the README.
 #[test]
 fn readme_first_screen_and_order_of_sections() {
     let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        text.lines().count() <= 300,
+        "the README is at most 300 lines: {}",
+        text.lines().count()
+    );
     let h: Vec<String> = headings(&text)
         .into_iter()
         .filter(|(l, _)| *l == 2)
         .map(|(_, t)| t)
         .collect();
-    let pos = |name: &str| {
-        h.iter()
-            .position(|t| t == name)
-            .unwrap_or_else(|| panic!("no `## {name}` in {h:?}"))
-    };
-    assert_eq!(&h[..3], ["Install", "Check a values file", "Contents"]);
-    let first_screen = &text[..text.find("## Contents").unwrap()];
+    assert_eq!(
+        h,
+        [
+            "Install",
+            "Check a values file",
+            "Lint values in CI and pre-commit",
+            "Guard `helm upgrade` as a post-renderer",
+            "Change the policy on a running cluster",
+            "Exit statuses",
+            "Documentation",
+            "Development",
+        ]
+    );
+    let first_screen = &text[..text.find("## Lint values").unwrap()];
     assert!(first_screen.contains("cargo install --locked --git"));
     assert!(first_screen.contains("cargo install --locked --path ."));
     assert!(first_screen.contains("$ cgpu-lint check values.yaml"));
@@ -533,29 +678,21 @@ fn readme_first_screen_and_order_of_sections() {
         first_screen.lines().count() < 80,
         "the first screen is short"
     );
-    // Users first, then the contract.
-    let user = [
-        "Checking files",
-        "Fixing and changing values",
-        "Helm post-renderer",
-        "Node-reboot checklist",
-        "CI and pre-commit",
-        "Editors",
-        "Configuration and suppressions",
-        "Output formats",
-        "Rules",
-    ];
-    for w in user.windows(2) {
-        assert!(pos(w[0]) < pos(w[1]), "{} before {}", w[0], w[1]);
-    }
-    for contract in [
-        "Exit statuses",
-        "JSON output",
-        "Reading YAML the way Helm does",
+    let recipes =
+        &text[text.find("## Lint values").unwrap()..text.find("## Exit statuses").unwrap()];
+    for needle in [
+        "--format github",
+        "- id: cgpu-lint",
+        "--post-renderer cgpu-lint",
+        "generate patch",
+        "checklist",
     ] {
+        assert!(recipes.contains(needle), "the recipes show {needle}");
+    }
+    for page in docs_pages() {
         assert!(
-            pos(contract) > pos("Rules"),
-            "{contract} after the user sections"
+            text.contains(&format!("]({page})")),
+            "the README links to {page}"
         );
     }
     for gone in ["Performance", "Robustness", "Quick start", "Usage"] {
@@ -572,24 +709,85 @@ fn readme_first_screen_and_order_of_sections() {
     ] {
         assert!(contributing.contains(section), "{section}");
     }
-    // Sub-commands with their own headings, and named places for the sections other work adds.
-    let all: Vec<String> = headings(&text).into_iter().map(|(_, t)| t).collect();
-    for sub in [
-        "fix",
-        "set",
-        "generate",
-        "generate patch",
-        "Helm 3",
-        "Helm 4",
-        "GitHub Actions",
-        "GitLab CI",
-        "pre-commit",
-        "JSON Schema",
-        "Language server",
-        "How exact is it",
-        "Checking a live cluster",
+    // One page per command or topic, with its title and the sub-headings other work names.
+    for (page, title, subs) in [
+        ("docs/check.md", "Checking files", &[][..]),
+        (
+            "docs/cluster.md",
+            "Checking a live cluster",
+            &["Permissions", "A daily audit as a CronJob", "Speed"][..],
+        ),
+        (
+            "docs/changing-values.md",
+            "Fixing and changing values",
+            &["fix", "set", "generate", "generate patch"][..],
+        ),
+        (
+            "docs/post-renderer.md",
+            "Helm post-renderer",
+            &["Helm 3", "Helm 4"][..],
+        ),
+        (
+            "docs/runbook.md",
+            "Node-reboot checklist",
+            &[
+                "The script",
+                "JSON actions",
+                "Sources each step follows",
+                "Testing the script",
+            ][..],
+        ),
+        (
+            "docs/ci.md",
+            "CI and pre-commit",
+            &["GitHub Actions", "GitLab CI", "pre-commit"][..],
+        ),
+        (
+            "docs/editors.md",
+            "Editors",
+            &["JSON Schema", "Language server"][..],
+        ),
+        (
+            "docs/configuration.md",
+            "Configuration and suppressions",
+            &["Configuration", "Suppressing findings"][..],
+        ),
+        (
+            "docs/output-formats.md",
+            "Output formats",
+            &["JSON output"][..],
+        ),
+        ("docs/rules.md", "Rules", &[][..]),
+        (
+            "docs/man-pages.md",
+            "Man pages and shell completions",
+            &[][..],
+        ),
+        (
+            "docs/helm-yaml.md",
+            "Reading YAML the way Helm does",
+            &["What Helm will see: `cgpu-lint values`", "How exact is it"][..],
+        ),
+        ("docs/limits.md", "Limits", &[][..]),
     ] {
-        assert!(all.iter().any(|t| t == sub), "no heading `{sub}`");
+        let text = std::fs::read_to_string(root().join(page)).unwrap_or_else(|_| panic!("{page}"));
+        let hs = headings(&text);
+        assert_eq!(
+            hs.first(),
+            Some(&(1, title.to_string())),
+            "{page} starts with `# {title}`"
+        );
+        assert_eq!(
+            hs.iter().filter(|(l, _)| *l == 1).count(),
+            1,
+            "{page} has one title"
+        );
+        for sub in subs {
+            assert!(
+                hs.iter().any(|(_, t)| t == sub),
+                "{page}: no heading `{sub}`"
+            );
+        }
     }
 }
 
@@ -616,11 +814,11 @@ fn benchmark_run_counts_agree_with_the_script() {
     assert!(text.contains(&format!("{recorded} runs each, median")));
 }
 
-/// The editor modeline in the README points, from a values file in examples/, at the schema
+/// The editor modeline in docs/editors.md points, from a values file in examples/, at the schema
 /// `cgpu-lint schema` prints (JSON Schema 2020-12, which yaml-language-server reads).
 #[test]
 fn readme_editor_modeline_points_at_the_schema() {
-    let text = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let text = std::fs::read_to_string(root().join("docs/editors.md")).unwrap();
     let line = text
         .lines()
         .find(|l| l.starts_with("# yaml-language-server: $schema="))

@@ -1,18 +1,19 @@
 //! `cgpu-lint check`: files, stacks, one cluster's files, and `--cluster`.
 
+use super::report::Report;
 use super::report::{input_error, print_report, verdict};
-use super::settings::{settings, with_config};
+use super::settings::resolve_common;
 use super::{AppError, Exit, Streams};
 use crate::check;
-use crate::cli::{CheckArgs, CommonArgs};
+use crate::cli::CheckArgs;
 use crate::lint::inputs;
 use crate::output::Format;
 use crate::rules::catalogue::Severity;
 
 pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
-    let (c, config) = with_config(&args.common)?;
+    let (c, settings) = resolve_common(&args.common)?;
     let c = &c;
-    let settings = settings(c, config)?;
+    let max_file_size = args.common.max_file_size;
     if !args.cluster.cluster
         && (args.cluster.kubeconfig.is_some() || !args.cluster.contexts.is_empty())
     {
@@ -41,14 +42,14 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
             &paths,
             args.chart_values.as_deref(),
             &settings,
-            c.max_file_size,
+            max_file_size,
         )
     } else if args.nodes.is_some() || args.same_cluster {
         // The inputs (and the nodes) describe one cluster: the node rules run on the nodes with
         // what the installers say, the installers are checked against the nodes' region, and
         // their policies must agree.
         if let Some(nodes) = &args.nodes {
-            let src = check::read_input(nodes, c.max_file_size)?;
+            let src = check::read_input(nodes, max_file_size)?;
             if settings.opts.region.is_none()
                 && let Err(regions) = crate::lint::nodes_region(&[src])
             {
@@ -59,9 +60,9 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
             }
             paths.push(nodes.clone());
         }
-        inputs::check_cluster(&paths, &settings, c.max_file_size)
+        inputs::check_cluster(&paths, &settings, max_file_size)
     } else {
-        inputs::check_paths(&paths, &settings, c.max_file_size)
+        inputs::check_paths(&paths, &settings, max_file_size)
     };
     for e in &report.errors {
         input_error(s, e, &mut report.diagnostics)?;
@@ -87,7 +88,7 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
 /// status 2; the others go on.
 fn check_cluster(
     s: &mut Streams,
-    c: &CommonArgs,
+    c: &Report,
     settings: &crate::lint::Settings,
     args: &crate::cli::ClusterArgs,
 ) -> Result<Exit, AppError> {

@@ -1,18 +1,26 @@
 //! `cgpu-lint checklist`: the reboot runbook, from files or a live cluster.
 
-use super::settings::filter_with;
 use super::{AppError, Exit, Streams};
 use crate::cli::ChecklistArgs;
+use crate::config::Overrides;
 
 pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
     use crate::checklist::{self, Desired};
-    let config = args.config.load()?;
-    let filter = filter_with(&args.select, &args.ignore, config.as_ref())?;
-    // `--helm`, else the config's `helm`.
-    let helm = args.helm.or_else(|| config.as_ref()?.helm());
+    // The findings' select/ignore and per-file-ignores, the config's region (the fallback when
+    // the nodes give none), and `--helm`, else the config's `helm`.
+    let settings = super::settings::resolve(&Overrides {
+        config: args.config.config.clone(),
+        no_config: args.config.no_config,
+        select: args.select.clone(),
+        ignore: args.ignore.clone(),
+        helm: args.helm.map(crate::cli::HelmArg::version),
+        ..Overrides::default()
+    })?
+    .settings;
+    let helm = settings.opts.helm;
     let desired = match (&args.desired, args.policy) {
         (Some(path), _) => match helm {
-            Some(h) => Desired::ValuesAs(path, h.version()),
+            Some(h) => Desired::ValuesAs(path, h),
             None => Desired::Values(path),
         },
         (None, Some(policy)) => Desired::Policy {
@@ -31,8 +39,7 @@ pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppErro
         reuse_values: args.reuse_values,
         allow_downgrade: args.allow_downgrade,
         drain_timeout: args.drain_timeout.clone(),
-        filter,
-        config: config.map(std::sync::Arc::new),
+        settings,
         identity: checklist::Identity {
             context: args.cluster.contexts.first().cloned(),
             kubeconfig: args.cluster.kubeconfig.clone(),

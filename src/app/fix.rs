@@ -1,7 +1,7 @@
 //! `cgpu-lint fix`.
 
 use super::report::{input_error, print_report, report_to, use_color, verdict};
-use super::settings::{settings, with_config};
+use super::settings::resolve_common;
 use super::{AppError, Exit, Streams};
 use crate::check;
 
@@ -26,9 +26,9 @@ fn unsafe_applied(
 /// `cgpu-lint fix`: apply every safe fix in place (or show it with --diff / --stdout), then
 /// report what is left for a person. Exit 1 when a file changed (or would), as pre-commit expects.
 pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, AppError> {
-    let (c, config) = with_config(&args.common)?;
+    let (c, settings) = resolve_common(&args.common)?;
     let c = &c;
-    let settings = settings(c, config)?;
+    let max_file_size = args.common.max_file_size;
     let opts = &settings.opts;
     let paths = if args.paths.is_empty() {
         vec![".".to_string()]
@@ -50,7 +50,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
     }
     let mut changed = false;
     for p in &files {
-        let src = match check::read_input(p, c.max_file_size) {
+        let src = match check::read_input(p, max_file_size) {
             Ok(src) => src,
             Err(e) => {
                 input_error(s, &e, &mut remaining)?;

@@ -4,14 +4,13 @@
 
 use std::io::{self, BufRead, Write};
 
-use super::settings::filter_with;
 use super::{AppError, Exit, Streams};
 use crate::cgpu::INSTALLER_NAMES;
 use crate::cli::{FailOn, PostRenderArgs, TtyMode};
+use crate::config::Overrides;
 use crate::diag::Summary;
 use crate::output::Format;
 use crate::postrender::{Options, Outcome, splice_edits};
-use crate::rules::RuleOptions;
 use crate::rules::catalogue::Severity;
 
 /// `post-render`: the settings from the command line and `.cgpu-lint.toml`, then [`serve`].
@@ -21,26 +20,25 @@ pub(crate) fn run(
     input: impl std::io::BufRead,
     seekable: Option<std::fs::File>,
 ) -> Result<Exit, AppError> {
-    let config = args.config.load()?;
-    let filter = filter_with(&args.select, &args.ignore, config.as_ref())?;
-    let mut region = args.region.clone();
-    if let Some(l) = &config {
-        region = region.or_else(|| l.config.region.clone());
-    }
-    let opts = Options {
+    let mut settings = super::settings::resolve(&Overrides {
+        config: args.config.config.clone(),
+        no_config: args.config.no_config,
+        select: args.select.clone(),
+        ignore: args.ignore.clone(),
+        region: args.region.clone(),
+        ..Overrides::default()
+    })?
+    .settings;
+    // A rendered manifest is read as Kubernetes objects: the file's `require-cgpu` and `helm`
+    // (about values files) do not apply.
+    settings.opts.require_cgpu = false;
+    settings.opts.helm = None;
+    let opts = crate::postrender::Options {
         policy: args.policy,
         fix: args.fix,
         unsafe_fixes: args.unsafe_fixes,
         region: args.region.clone(),
-        settings: crate::lint::Settings {
-            opts: RuleOptions {
-                region,
-                require_cgpu: false,
-                ..RuleOptions::default()
-            },
-            filter,
-            config: config.map(std::sync::Arc::new),
-        },
+        settings,
     };
     serve(s, args, &opts, input, seekable)
 }

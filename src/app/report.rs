@@ -4,10 +4,20 @@ use std::io::Write;
 
 use super::{AppError, Exit, Streams};
 use crate::check::InputError;
-use crate::cli::{Color, CommonArgs};
+use crate::cli::Color;
 use crate::diag::{Diagnostic, Summary};
 use crate::output::{self, Format};
 use crate::rules::catalogue::Severity;
+
+/// How a command with the common flags reports: its flags with the config file's `format` and
+/// `deny-warnings`.
+#[derive(Debug, Clone)]
+pub(crate) struct Report {
+    pub format: Format,
+    pub color: Color,
+    pub quiet: bool,
+    pub deny_warnings: bool,
+}
 
 pub(crate) fn use_color(choice: Color, is_terminal: bool) -> bool {
     match choice {
@@ -29,7 +39,7 @@ pub(crate) fn verdict(diags: &[Diagnostic], deny_warnings: bool) -> Exit {
 /// `Counted::Objects`).
 pub(crate) fn print_report(
     s: &mut Streams,
-    c: &CommonArgs,
+    c: &Report,
     diags: &mut [Diagnostic],
     files: usize,
     counted: crate::diag::Counted,
@@ -72,7 +82,7 @@ pub(crate) fn input_error(
 /// Render findings into a byte buffer (for `fix --diff`/`--stdout`, whose report goes to stderr).
 pub(crate) fn report_to(
     err: &mut dyn Write,
-    c: &CommonArgs,
+    c: &Report,
     diags: &mut [Diagnostic],
     files: usize,
 ) -> Result<(), AppError> {

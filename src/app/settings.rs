@@ -1,72 +1,58 @@
-//! The settings of a command from its flags and `.cgpu-lint.toml`.
+//! The command line's settings flags as [`Overrides`], resolved with `.cgpu-lint.toml` by
+//! [`crate::config::resolve`] (the one place they meet).
 
 use super::AppError;
-use crate::cli::CommonArgs;
-use crate::lint::Filter;
-use crate::rules::{RuleOptions, catalogue};
+use super::report::Report;
+use crate::cli::{CommonArgs, ConfigArgs, HelmArg};
+use crate::config::{self, Overrides, Resolved};
+use crate::lint::Settings;
 
-fn validate_rule_names(names: &[String]) -> Result<(), AppError> {
-    for n in names {
-        if n != "all" && catalogue::find(n).is_none() {
-            return Err(AppError::Usage(format!(
-                "unknown rule `{n}` (see `cgpu-lint rules`)"
-            )));
-        }
-    }
-    Ok(())
-}
-
-pub(crate) fn rule_options(c: &CommonArgs) -> RuleOptions {
-    RuleOptions {
+/// The common flags as overrides of the config file.
+pub(crate) fn overrides(c: &CommonArgs) -> Overrides {
+    Overrides {
+        config: c.config.clone(),
+        no_config: c.no_config,
+        select: c.select.clone(),
+        ignore: c.ignore.clone(),
         region: c.region.clone(),
         require_cgpu: c.require_cgpu,
+        deny_warnings: c.deny_warnings,
         helm: c.helm.map(crate::cli::HelmArg::version),
-        ..RuleOptions::default()
+        format: c.format_given.then_some(c.format),
     }
 }
 
-pub(crate) fn filter(c: &CommonArgs) -> Result<Filter, AppError> {
-    filter_with(&c.select, &c.ignore, None)
+/// Overrides resolved with the config file found from the working directory.
+pub(crate) fn resolve(o: &Overrides) -> Result<Resolved, AppError> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    Ok(config::resolve(o, &cwd)?)
 }
 
-/// `--select/--ignore` checked against the catalogue, with the config file's (for the commands
-/// without the common flags, whose config is not merged into them beforehand).
-pub(crate) fn filter_with(
-    select: &[String],
-    ignore: &[String],
-    config: Option<&crate::config::Loaded>,
-) -> Result<Filter, AppError> {
-    validate_rule_names(select)?;
-    validate_rule_names(ignore)?;
-    let filter = Filter {
-        select: select.to_vec(),
-        ignore: ignore.to_vec(),
+/// A command with the common flags: its pipeline settings and how it reports.
+pub(crate) fn resolve_common(c: &CommonArgs) -> Result<(Report, Settings), AppError> {
+    let r = resolve(&overrides(c))?;
+    let report = Report {
+        format: r.format.unwrap_or(c.format),
+        color: c.color,
+        quiet: c.quiet,
+        deny_warnings: r.deny_warnings,
     };
-    Ok(match config {
-        Some(l) => l.merge_filter(&filter),
-        None => filter,
-    })
+    Ok((report, r.settings))
 }
 
-/// The common flags with `.cgpu-lint.toml` (or `--config FILE`) filled in, and the config that
-/// was read (its per-file-ignores apply to the findings: [`crate::config::Loaded::retain`]).
-pub(crate) fn with_config(
-    c: &CommonArgs,
-) -> Result<(CommonArgs, Option<crate::config::Loaded>), AppError> {
-    let loaded = crate::config::for_command(c)?;
-    let merged = loaded.as_ref().map_or_else(|| c.clone(), |l| l.merge(c));
-    Ok((merged, loaded))
-}
-
-/// The pipeline settings of a command: rule options, filters, and the config for its
-/// per-file-ignores.
-pub(crate) fn settings(
-    c: &CommonArgs,
-    config: Option<crate::config::Loaded>,
-) -> Result<crate::lint::Settings, AppError> {
-    Ok(crate::lint::Settings {
-        opts: rule_options(c),
-        filter: filter(c)?,
-        config: config.map(std::sync::Arc::new),
-    })
+/// `--helm` when given, else the `helm` of the config file `--config`/`--no-config` choose (read
+/// only without `--helm`): for the commands without the common flags (set, values).
+pub(crate) fn helm_or(
+    c: &ConfigArgs,
+    given: Option<HelmArg>,
+) -> Result<Option<crate::helm::Version>, AppError> {
+    if let Some(h) = given {
+        return Ok(Some(h.version()));
+    }
+    let o = Overrides {
+        config: c.config.clone(),
+        no_config: c.no_config,
+        ..Overrides::default()
+    };
+    Ok(resolve(&o)?.settings.opts.helm)
 }

@@ -30,8 +30,8 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
     } else {
         files.into_iter().map(|f| vec![f]).collect()
     };
-    let versions: Vec<Version> = match args.config.helm_or(args.helm)? {
-        Some(h) => vec![h.version()],
+    let versions: Vec<Version> = match super::settings::helm_or(&args.config, args.helm)? {
+        Some(h) => vec![h],
         None => Version::BOTH.to_vec(),
     };
     for stack in stacks {

@@ -21,7 +21,7 @@ struct JsonNode<'a> {
     notes: &'a [String],
     /// The prose of each step, in order: read the state, the decision, then each branch.
     steps: Vec<String>,
-    /// The same steps as the commands the script runs (README, "JSON actions").
+    /// The same steps as the commands the script runs (docs/runbook.md, "JSON actions").
     actions: Vec<JsonAction>,
 }
 

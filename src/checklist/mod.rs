@@ -20,7 +20,7 @@ use semver::Version;
 use crate::cgpu::{POLICY_TITLES, Tag};
 use crate::check::{DEFAULT_MAX_FILE_SIZE, InputError, read_input};
 use crate::diag::Diagnostic;
-use crate::lint::Filter;
+use crate::lint;
 use crate::manifest::Toleration;
 use crate::yaml::{self, Source};
 use read::parse_source;
@@ -172,11 +172,10 @@ pub struct Options {
     pub include_cordoned: bool,
     /// `kubectl drain --timeout` (a Go duration such as `10m`).
     pub drain_timeout: String,
-    /// `--select/--ignore` for the findings (with the config file's).
-    pub filter: Filter,
-    /// The `.cgpu-lint.toml` read (its per-file-ignores apply; its region is the fallback when
-    /// the nodes do not give one).
-    pub config: Option<std::sync::Arc<crate::config::Loaded>>,
+    /// The findings' settings as resolved with `.cgpu-lint.toml`: `--select/--ignore` with the
+    /// file's, its per-file-ignores, and its region (the fallback when the nodes give none); the
+    /// rule options are the plan's own.
+    pub settings: lint::Settings,
     /// The cluster the plan is pinned to.
     pub identity: Identity,
     /// `--reuse-values`: the desired values are layered over the values deployed now (as
@@ -192,8 +191,7 @@ impl Default for Options {
             max_unavailable: 1,
             include_cordoned: false,
             drain_timeout: "10m".into(),
-            filter: Filter::default(),
-            config: None,
+            settings: lint::Settings::default(),
             identity: Identity::default(),
             reuse_values: false,
             allow_downgrade: false,

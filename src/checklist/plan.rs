@@ -113,31 +113,23 @@ pub fn build_from(
         region = read_nodes(&mut list, nodes, &current.placement.selector)?;
         srcs.extend(nodes.sources.iter().cloned());
     }
-    let region = region.or_else(|| {
-        options
-            .config
-            .as_ref()
-            .and_then(|l| l.config.region.clone())
-    });
+    let region = region.or_else(|| options.settings.opts.region.clone());
     // Every finding comes from the one pipeline, over the inputs as one cluster. The node rules
     // read the installer as it will be after the change.
-    let settings = lint::Settings {
-        opts: RuleOptions {
-            region,
-            require_cgpu: false,
-            helm: None,
-            nodes: NodeContext {
-                cgpu: list
-                    .desired
-                    .version
-                    .as_ref()
-                    .or(list.current.version.as_ref())
-                    .map(|t| t.core.clone()),
-                selector: Some(list.placement.selector.clone()),
-            },
+    let mut settings = options.settings.clone();
+    settings.opts = RuleOptions {
+        region,
+        require_cgpu: false,
+        helm: None,
+        nodes: NodeContext {
+            cgpu: list
+                .desired
+                .version
+                .as_ref()
+                .or(list.current.version.as_ref())
+                .map(|t| t.core.clone()),
+            selector: Some(list.placement.selector.clone()),
         },
-        filter: options.filter.clone(),
-        config: options.config.clone(),
     };
     list.diagnostics = lint::lint_cluster(&srcs, &settings);
     if list.disabled {

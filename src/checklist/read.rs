@@ -13,9 +13,9 @@ use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::SCHEDULE_LABEL;
 use crate::cgpu::{Tag, parse_tag, split_image};
 use crate::check::{DEFAULT_MAX_FILE_SIZE, read_input};
+use crate::manifest::node::{NodeView, Taint, nodes_of};
 use crate::manifest::{Objects, daemonset_default_tolerations, scalar_text};
 use crate::rules::k8s;
-use crate::rules::nodes::{self, NodeView};
 use crate::yaml::{self, Node, Scalar, Source};
 
 /// The deployed side as read from `--current`.
@@ -594,7 +594,7 @@ pub fn is_instance_id(s: &str) -> bool {
 /// installer pod there; but a pod already running stays (only NoExecute evicts it, and those are
 /// tolerated by default), and the taints go away when the node is Ready again. So a NotReady
 /// node that the installer was running on still has cGPU loaded and belongs in the list.
-fn transient_condition_taint(t: &nodes::Taint) -> bool {
+fn transient_condition_taint(t: &Taint) -> bool {
     t.effect == "NoSchedule"
         && matches!(
             t.key.as_str(),
@@ -630,7 +630,7 @@ pub(super) fn read_nodes(
     for doc in parsed_all.iter().flat_map(|p| p.documents.iter()) {
         let Some(root) = &doc.root else { continue };
         let objects = Objects::of(root);
-        for node in nodes::nodes_of(&objects) {
+        for node in nodes_of(&objects) {
             found = true;
             refuse_name(node.name(), path)?;
             regions.extend(node.region());

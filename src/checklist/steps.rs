@@ -57,7 +57,7 @@ impl Branch {
 
 /// One command of a step, exactly as the script runs it. `argv` may hold the placeholder
 /// `{pod}` (the installer pod `find-installer-pod` recorded); `expect` says what it must show
-/// (README, "JSON actions").
+/// (docs/runbook.md, "JSON actions").
 #[derive(Debug, Clone)]
 pub struct Action {
     pub action: &'static str,

@@ -1,4 +1,4 @@
-//! The rule catalogue as `cgpu-lint rules` (human, JSON, the README's markdown table) and
+//! The rule catalogue as `cgpu-lint rules` (human, JSON, the markdown table of docs/rules.md) and
 //! `cgpu-lint explain` print it; the catalogue itself ([`crate::rules::catalogue`]) only declares.
 
 use crate::rules::catalogue::{FixClass, RULES, Rule};
@@ -82,7 +82,7 @@ pub fn json_list() -> String {
     serde_json::to_string_pretty(&list).expect("json") + "\n"
 }
 
-/// The catalogue as the README's markdown table.
+/// The catalogue as the markdown table of docs/rules.md.
 pub fn markdown_table() -> String {
     let mut out = String::from(
         "| rule | severity | group | what | fix | applicability |\n|---|---|---|---|---|---|\n",

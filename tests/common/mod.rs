@@ -32,6 +32,26 @@ pub fn fixture(name: &str) -> String {
     fixtures().join(name).to_string_lossy().into_owned()
 }
 
+/// The environment of a `cargo install` that pre-commit runs to build this crate's hook
+/// (tests/precommit.rs and the README's pre-commit block): one target dir shared by both, so the
+/// dependencies are built once, and a cheap release profile in place of Cargo.toml's fat-LTO one
+/// (`cargo install` honours `CARGO_PROFILE_RELEASE_*`): what the tests check is the hook's
+/// behaviour, which the optimisation level does not change, and a cold fat-LTO build of the
+/// dependencies plus one of this crate per hook install took ten minutes of the suite. The nested
+/// cargo must not inherit this test run's own settings either.
+pub fn hook_build_env(cmd: &mut std::process::Command) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    cmd.env("CARGO_TARGET_DIR", root.join("target/pre-commit-target"))
+        .env("CARGO_PROFILE_RELEASE_LTO", "false")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "256")
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
+        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
+        .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "false")
+        .env_remove("CARGO_MAKEFLAGS")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS");
+}
+
 pub fn bin() -> Command {
     let mut c = Command::cargo_bin("cgpu-lint").expect("binary");
     c.env_remove("NO_COLOR");

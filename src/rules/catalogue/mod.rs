@@ -1,5 +1,6 @@
-//! The rule catalogue: the single place that names every rule. `rules`, `explain`, the README
-//! table, SARIF's `tool.driver.rules` and every finding's severity come from here.
+//! The rule catalogue: the single place that names every rule. `rules`, `explain`, the rule
+//! table of docs/rules.md, SARIF's `tool.driver.rules` and every finding's severity come from
+//! here.
 
 use crate::cgpu::recommended_version;
 

@@ -1,0 +1,113 @@
+//! A snapshot of one document and the settings, for a job on the worker.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use lsp_types as lsp;
+
+use super::Docs;
+use super::convert::{source_name, uri_to_path};
+use super::position::{Encoding, LineIndex};
+use super::setup::{Setup, absolute};
+use crate::diag::Diagnostic;
+use crate::lint;
+use crate::yaml::Source;
+
+/// A snapshot of one document and the settings, for a job on the worker.
+pub(super) struct Ctx {
+    pub(super) uri: String,
+    pub(super) src: Arc<Source>,
+    pub(super) enc: Encoding,
+    pub(super) setup: Arc<Setup>,
+    pub(super) docs: Docs,
+    /// The protocol's lines of `src`, built on the worker when first needed.
+    pub(super) lines: std::sync::OnceLock<LineIndex>,
+}
+
+impl Ctx {
+    pub(super) fn lines(&self) -> &LineIndex {
+        self.lines.get_or_init(|| LineIndex::new(&self.src.text))
+    }
+
+    /// A byte range of the document as an LSP range.
+    pub(super) fn range(&self, span: &std::ops::Range<usize>) -> lsp::Range {
+        self.lines().range(&self.src.text, span, self.enc)
+    }
+
+    pub(super) fn offset(&self, pos: lsp::Position) -> usize {
+        self.lines().offset(&self.src.text, pos, self.enc)
+    }
+
+    /// Whether the snapshot is still the document's text.
+    pub(super) fn is_current(&self) -> bool {
+        self.docs
+            .lock()
+            .ok()
+            .and_then(|d| d.get(&self.uri).map(|d| Arc::ptr_eq(&d.src, &self.src)))
+            .unwrap_or(false)
+    }
+
+    /// The findings `check` reports for this text, in `check`'s order.
+    pub(super) fn findings(&self) -> Vec<Diagnostic> {
+        if self.src.text.len() as u64 > self.setup.max_size {
+            return Vec::new();
+        }
+        let mut diags = match self.stack_member() {
+            Some(i) => self.stack_findings(i),
+            None => lint::lint_file(&self.src, &self.setup.settings),
+        };
+        diags.retain(|d| Arc::ptr_eq(&d.src, &self.src));
+        diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
+        diags
+    }
+
+    pub(super) fn stack_member(&self) -> Option<usize> {
+        stack_position(&self.setup, &self.uri)
+    }
+
+    /// `check --stack` over the stack, with open members' editor text in place of their files.
+    pub(super) fn stack_findings(&self, me: usize) -> Vec<Diagnostic> {
+        let setup = &self.setup;
+        let max = setup.max_size;
+        let open: HashMap<String, Arc<Source>> = self
+            .docs
+            .lock()
+            .map(|d| {
+                d.iter()
+                    .map(|(u, doc)| (source_name(u), doc.src.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut layers = Vec::new();
+        for (i, p) in setup.stack.iter().enumerate() {
+            let name = p.to_string_lossy().into_owned();
+            if i == me {
+                layers.push(self.src.clone());
+            } else if let Some(s) = open.get(&name) {
+                layers.push(s.clone());
+            } else if let Ok(s) = crate::check::read_input(&name, max) {
+                layers.push(s);
+            }
+        }
+        let base = match &setup.chart_values {
+            Some(p) => crate::check::read_input(&p.to_string_lossy(), max).ok(),
+            None => None,
+        };
+        let base = base.unwrap_or_else(|| {
+            Source::new("<chart defaults>", crate::cgpu::CHART_DEFAULTS.to_string())
+        });
+        let mut all = vec![base];
+        all.extend(layers);
+        lint::lint_stack(&all, &setup.settings)
+    }
+}
+
+/// The place of the document `uri` in the values stack, if it is a member.
+pub(super) fn stack_position(setup: &Setup, uri: &str) -> Option<usize> {
+    let path = absolute(&uri_to_path(uri)?);
+    setup.stack.iter().position(|p| *p == path)
+}
+
+pub(super) fn is_stack_member(setup: &Setup, uri: &str) -> bool {
+    stack_position(setup, uri).is_some()
+}

@@ -347,24 +347,6 @@ pub struct ConfigArgs {
     pub no_config: bool,
 }
 
-impl ConfigArgs {
-    /// The `.cgpu-lint.toml` that applies (see [`crate::config::find`]).
-    pub fn load(&self) -> Result<Option<crate::config::Loaded>, crate::config::ConfigError> {
-        crate::config::find(self.config.as_deref(), self.no_config)
-    }
-
-    /// `--helm` when given, else the config file's `helm`.
-    pub fn helm_or(
-        &self,
-        given: Option<HelmArg>,
-    ) -> Result<Option<crate::helm::Version>, crate::config::ConfigError> {
-        Ok(match given {
-            Some(h) => Some(h.version()),
-            None => self.load()?.and_then(|l| l.helm()),
-        })
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum RulesFormat {
     Human,

@@ -72,7 +72,6 @@ pub struct Config {
 /// A config file, read and checked.
 #[derive(Debug, Clone)]
 pub struct Loaded {
-    pub path: PathBuf,
     pub config: Config,
     per_file: PerFileIgnores,
 }
@@ -135,11 +134,7 @@ pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
             rules.clone(),
         );
     }
-    Ok(Loaded {
-        path: path.to_path_buf(),
-        config,
-        per_file,
-    })
+    Ok(Loaded { config, per_file })
 }
 
 impl Loaded {
@@ -246,19 +241,6 @@ pub fn resolve_with(o: &Overrides, file: Option<&Loaded>) -> Result<Resolved, Co
         deny_warnings: o.deny_warnings || f.and_then(|f| f.deny_warnings).unwrap_or(false),
         format: o.format.or_else(|| f?.format),
     })
-}
-
-/// `--config FILE`, else none with `--no-config`, else the nearest `.cgpu-lint.toml` upward from
-/// the working directory (for commands without the common flags: post-render, set).
-pub fn find(config: Option<&Path>, no_config: bool) -> Result<Option<Loaded>, ConfigError> {
-    if let Some(path) = config {
-        return load(path).map(Some);
-    }
-    if no_config {
-        return Ok(None);
-    }
-    let cwd = std::env::current_dir().unwrap_or_default();
-    discover(&cwd).map(|p| load(&p)).transpose()
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ const LAYERS: &[(&str, u8)] = &[
     //   (rules::catalogue::sources; declared, never printed here: output::rules prints them).
     ("cgpu", 1),
     ("rules::catalogue", 1),
-    // 2 model: Kubernetes objects, diagnostics.
+    // 2 model: Kubernetes objects (manifest, the Node view in manifest::node), diagnostics.
     ("manifest", 2),
     ("diag", 2),
     // 3 readers and printers: Helm's reading of values, input discovery, the kubectl reader,

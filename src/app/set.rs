@@ -16,7 +16,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, A
         .map_err(|e| AppError::Usage(e.to_string()))?;
     let src = check::read_input(path, check::DEFAULT_MAX_FILE_SIZE)?;
     let opts = RuleOptions {
-        helm: args.config.helm_or(args.helm)?,
+        helm: super::settings::helm_or(&args.config, args.helm)?,
         ..RuleOptions::default()
     };
     let outcome = match crate::set::set(&src, &assignments, &opts) {

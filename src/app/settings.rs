@@ -3,7 +3,7 @@
 
 use super::AppError;
 use super::report::Report;
-use crate::cli::CommonArgs;
+use crate::cli::{CommonArgs, ConfigArgs, HelmArg};
 use crate::config::{self, Overrides, Resolved};
 use crate::lint::Settings;
 
@@ -38,4 +38,21 @@ pub(crate) fn resolve_common(c: &CommonArgs) -> Result<(Report, Settings), AppEr
         deny_warnings: r.deny_warnings,
     };
     Ok((report, r.settings))
+}
+
+/// `--helm` when given, else the `helm` of the config file `--config`/`--no-config` choose (read
+/// only without `--helm`): for the commands without the common flags (set, values).
+pub(crate) fn helm_or(
+    c: &ConfigArgs,
+    given: Option<HelmArg>,
+) -> Result<Option<crate::helm::Version>, AppError> {
+    if let Some(h) = given {
+        return Ok(Some(h.version()));
+    }
+    let o = Overrides {
+        config: c.config.clone(),
+        no_config: c.no_config,
+        ..Overrides::default()
+    };
+    Ok(resolve(&o)?.settings.opts.helm)
 }

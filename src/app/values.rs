@@ -30,7 +30,7 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
     } else {
         files.into_iter().map(|f| vec![f]).collect()
     };
-    let versions: Vec<Version> = match args.config.helm_or(args.helm)? {
+    let versions: Vec<Version> = match super::settings::helm_or(&args.config, args.helm)? {
         Some(h) => vec![h],
         None => Version::BOTH.to_vec(),
     };

@@ -11,9 +11,9 @@
 //!   (target/tools, from scripts/install-test-tools), side by side as a user would have them;
 //!   `<!-- readme-test: helm4-only -->`: Helm 4 alone, as `helm`;
 //! - `<!-- readme-test: pre-commit -->`: the folder is a git repository whose
-//!   `.pre-commit-config.yaml` is the block marked `<!-- readme-test:
-//!   pre-commit-config -->` (in docs/ci.md; the one such block of any of these files), with `repo:` pointed at a snapshot of this checkout and `rev:` at its
-//!   commit; real pre-commit (target/venv) on `PATH`. The hook is built by `cargo install` as
+//!   `.pre-commit-config.yaml` is the block marked `<!-- readme-test: pre-commit-config -->`
+//!   (in docs/ci.md; the one such block of any of these files), with `repo:` pointed at a
+//!   snapshot of this checkout and `rev:` at its commit; real pre-commit (target/venv) on `PATH`. The hook is built by `cargo install` as
 //!   pre-commit does it, with the build cached in target/pre-commit-target and the cheap release
 //!   profile tests/precommit.rs uses (`common::hook_build_env`).
 //!

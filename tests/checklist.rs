@@ -18,12 +18,6 @@ const N27: &str = "cn-hangzhou.192.168.10.27";
 /// `SOURCE_DATE_EPOCH` for reproducible output: 2025-12-02T00:00:00Z (`date -u -d @1764633600`).
 const PLANNED_EPOCH: &str = "1764633600";
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn checklist(args: &[&str]) -> Out {
     // The script is pinned to a context: planned from files, shell needs one.
     let shell = args.windows(2).any(|w| w == ["--format", "shell"]);
@@ -38,11 +32,7 @@ fn checklist(args: &[&str]) -> Out {
         .args(pinned)
         .output()
         .expect("run");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Out::from(out)
 }
 
 fn scenario(format: &str) -> Out {

@@ -19,19 +19,9 @@ const NODES: &str = "nodes-list-mixed-gpu-sharing.yaml";
 const DEFAULT_TAG: &str = "v1.5.3-8d3fc1b-aliyun";
 const LIVE_TAG: &str = "v1.5.10-2b9e7d4-aliyun";
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
 fn run(args: &[&str]) -> Out {
     let out = bin().args(args).output().expect("run");
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    Out::from(out)
 }
 
 fn plan(desired: &str, format: &str, extra: &[&str]) -> Out {

@@ -314,7 +314,9 @@ struct Import {
     file: String,
 }
 
-fn imports() -> Vec<Import> {
+/// Every source file under src/: its path, its module path, the LAYERS entry it belongs to
+/// ("lib" for lib.rs) and its code without comments and strings.
+fn source_files() -> Vec<(PathBuf, Vec<String>, &'static str, String)> {
     let mut out = Vec::new();
     let mut stack = vec![src()];
     while let Some(dir) = stack.pop() {
@@ -334,17 +336,25 @@ fn imports() -> Vec<Import> {
                     );
                 };
                 let code = code_only(&std::fs::read_to_string(&p).unwrap());
-                for path in paths_in(&code, &module) {
-                    if let Some((to, _)) = layer_entry(&path)
-                        && to != from
-                    {
-                        out.push(Import {
-                            from,
-                            to,
-                            file: p.strip_prefix(src()).unwrap().display().to_string(),
-                        });
-                    }
-                }
+                out.push((p, module, from, code));
+            }
+        }
+    }
+    out
+}
+
+fn imports() -> Vec<Import> {
+    let mut out = Vec::new();
+    for (p, module, from, code) in source_files() {
+        for path in paths_in(&code, &module) {
+            if let Some((to, _)) = layer_entry(&path)
+                && to != from
+            {
+                out.push(Import {
+                    from,
+                    to,
+                    file: p.strip_prefix(src()).unwrap().display().to_string(),
+                });
             }
         }
     }
@@ -530,27 +540,13 @@ const KNOWS: &[(&str, &[&str])] = &[
 #[test]
 fn only_the_front_ends_know_clap_lsp_and_the_process() {
     let mut bad = BTreeMap::new();
-    let mut stack = vec![src()];
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-                continue;
-            }
-            if p.extension().is_none_or(|x| x != "rs") {
-                continue;
-            }
-            let module = module_of(&p);
-            let from = layer_entry(&module).map_or("lib", |(m, _)| m);
-            let code = code_only(&std::fs::read_to_string(&p).unwrap());
-            for (what, allowed) in KNOWS {
-                if code.contains(what) && !allowed.contains(&from) {
-                    bad.insert(
-                        format!("knows: {} {what}", p.strip_prefix(src()).unwrap().display()),
-                        format!("   (only {} may)", allowed.join(", ")),
-                    );
-                }
+    for (p, _, from, code) in source_files() {
+        for (what, allowed) in KNOWS {
+            if code.contains(what) && !allowed.contains(&from) {
+                bad.insert(
+                    format!("knows: {} {what}", p.strip_prefix(src()).unwrap().display()),
+                    format!("   (only {} may)", allowed.join(", ")),
+                );
             }
         }
     }

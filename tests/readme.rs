@@ -501,8 +501,8 @@ fn slug(heading: &str) -> String {
         .collect()
 }
 
-/// The headings of a markdown file outside code blocks: (level, text).
-fn headings(text: &str) -> Vec<(usize, String)> {
+/// The lines of a markdown text outside fenced code blocks.
+fn prose_lines(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut fence: Option<String> = None;
     for l in text.lines() {
@@ -516,7 +516,18 @@ fn headings(text: &str) -> Vec<(usize, String)> {
             }
             continue;
         }
-        if fence.is_none() && l.starts_with('#') {
+        if fence.is_none() {
+            out.push(l);
+        }
+    }
+    out
+}
+
+/// The headings of a markdown file outside code blocks: (level, text).
+fn headings(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for l in prose_lines(text) {
+        if l.starts_with('#') {
             let level = l.chars().take_while(|c| *c == '#').count();
             out.push((level, l[level..].trim().to_string()));
         }
@@ -548,27 +559,14 @@ fn broken_links(base: &Path, file: &str) -> Vec<String> {
     let text = std::fs::read_to_string(base.join(file)).unwrap();
     let dir = Path::new(file).parent().unwrap_or(Path::new(""));
     let mut prose = String::new();
-    let mut fence: Option<String> = None;
-    for l in text.lines() {
-        let t = l.trim_start();
-        if t.starts_with("```") {
-            let ticks: String = t.chars().take_while(|c| *c == '`').collect();
-            match &fence {
-                Some(f) if t.trim_end() == f.as_str() => fence = None,
-                None => fence = Some(ticks),
-                _ => {}
+    for l in prose_lines(&text) {
+        // Drop code spans: text between backticks on the line.
+        for (i, part) in l.split('`').enumerate() {
+            if i % 2 == 0 {
+                prose.push_str(part);
             }
-            continue;
         }
-        if fence.is_none() {
-            // Drop code spans: text between backticks on the line.
-            for (i, part) in l.split('`').enumerate() {
-                if i % 2 == 0 {
-                    prose.push_str(part);
-                }
-            }
-            prose.push('\n');
-        }
+        prose.push('\n');
     }
     let mut broken = Vec::new();
     for (at, _) in prose.match_indices("](") {

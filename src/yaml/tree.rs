@@ -777,44 +777,11 @@ impl Builder<'_> {
                 for &(k, v) in entries {
                     let key_node = self.node(k, via_alias, depth + 1)?;
                     let key = key_text(&key_node);
-                    let key_tag = match &self.raw[k].kind {
-                        RawKind::Scalar(_, _, t) => t.as_deref(),
-                        _ => None,
-                    };
-                    // go-yaml's isMerge: a plain `<<` without a tag, or any `!!merge <<`.
-                    let key_is_merge = key == "<<"
-                        && ((key_node.style == Style::Plain && key_tag.is_none())
-                            || key_tag == Some("merge"));
-                    if key_is_merge {
+                    if self.is_merge_key(k, &key, &key_node) {
                         self.merge(v, via_alias, depth, &mut out)?;
                         continue;
                     }
-                    if let Some(first) = seen.get(&key) {
-                        self.duplicates.push(Duplicate {
-                            key: key.clone(),
-                            map_pointer: self.pointer(),
-                            first: first.clone(),
-                            second: key_node.span.clone(),
-                        });
-                    }
-                    seen.insert(key.clone(), key_node.span.clone());
-                    self.path.push(Seg::Key(key.clone()));
-                    let value = self.node(v, via_alias, depth + 1);
-                    self.path.pop();
-                    let value = value?;
-                    let key_kind = match &key_node.value {
-                        Value::Scalar(Scalar::Str(_)) => KeyKind::Str,
-                        Value::Scalar(s) => KeyKind::Typed(s.clone()),
-                        _ => KeyKind::Complex,
-                    };
-                    let entry = Entry {
-                        key,
-                        key_span: key_node.span.clone(),
-                        key_style: key_node.style,
-                        value,
-                        merged: false,
-                        key_kind,
-                    };
+                    let entry = self.entry(key_node, key, v, &mut seen, via_alias, depth + 1)?;
                     out.upsert(entry);
                 }
                 self.in_progress.pop();
@@ -842,15 +809,33 @@ impl Builder<'_> {
     ) -> Option<Entry> {
         let key_node = self.node(k, None, 1).ok()?;
         let key = key_text(&key_node);
+        if self.is_merge_key(k, &key, &key_node) || give_up_on.contains(&key.as_str()) {
+            return None;
+        }
+        self.entry(key_node, key, v, seen, None, 1).ok()
+    }
+
+    /// go-yaml's isMerge: a plain `<<` without a tag, or any `!!merge <<`.
+    fn is_merge_key(&self, k: usize, key: &str, key_node: &Node) -> bool {
         let key_tag = match &self.raw[k].kind {
             RawKind::Scalar(_, _, t) => t.as_deref(),
             _ => None,
         };
-        let key_is_merge = key == "<<"
-            && ((key_node.style == Style::Plain && key_tag.is_none()) || key_tag == Some("merge"));
-        if key_is_merge || give_up_on.contains(&key.as_str()) {
-            return None;
-        }
+        key == "<<"
+            && ((key_node.style == Style::Plain && key_tag.is_none()) || key_tag == Some("merge"))
+    }
+
+    /// A mapping entry from its built key and its raw value `v`: the duplicate record (a key
+    /// already in `seen`), then the value built under the key's pointer at `depth`.
+    fn entry(
+        &mut self,
+        key_node: Node,
+        key: String,
+        v: usize,
+        seen: &mut KeySpans,
+        via_alias: Option<usize>,
+        depth: usize,
+    ) -> Result<Entry, (String, usize)> {
         if let Some(first) = seen.get(&key) {
             self.duplicates.push(Duplicate {
                 key: key.clone(),
@@ -861,17 +846,17 @@ impl Builder<'_> {
         }
         seen.insert(key.clone(), key_node.span.clone());
         self.path.push(Seg::Key(key.clone()));
-        let value = self.node(v, None, 1);
+        let value = self.node(v, via_alias, depth);
         self.path.pop();
-        let value = value.ok()?;
+        let value = value?;
         let key_kind = match &key_node.value {
             Value::Scalar(Scalar::Str(_)) => KeyKind::Str,
             Value::Scalar(s) => KeyKind::Typed(s.clone()),
             _ => KeyKind::Complex,
         };
-        Some(Entry {
+        Ok(Entry {
             key,
-            key_span: key_node.span.clone(),
+            key_span: key_node.span,
             key_style: key_node.style,
             value,
             merged: false,

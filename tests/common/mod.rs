@@ -58,6 +58,23 @@ pub fn bin() -> Command {
     c
 }
 
+/// What a run of the binary printed, as text.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl From<std::process::Output> for Out {
+    fn from(out: std::process::Output) -> Self {
+        Out {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+}
+
 pub struct Run {
     pub code: i32,
     pub json: serde_json::Value,

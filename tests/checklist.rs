@@ -36,16 +36,24 @@ fn checklist(args: &[&str]) -> Out {
 }
 
 fn scenario(format: &str) -> Out {
-    checklist(&[
+    scenario_with(format, &[])
+}
+
+/// The fixtures' scenario (LIVE → TARGET over NODES) with more arguments.
+fn scenario_with(format: &str, extra: &[&str]) -> Out {
+    let (live, target, nodes) = (fixture(LIVE), fixture(TARGET), fixture(NODES));
+    let mut args = vec![
         "--current",
-        &fixture(LIVE),
+        &live,
         "--desired",
-        &fixture(TARGET),
+        &target,
         "--nodes",
-        &fixture(NODES),
+        &nodes,
         "--format",
         format,
-    ])
+    ];
+    args.extend(extra);
+    checklist(&args)
 }
 
 fn json_of(out: &Out) -> serde_json::Value {
@@ -408,20 +416,15 @@ fn shell_from_files_needs_a_context_and_pins_every_kubectl_call() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("needs --context NAME"));
-    let out = checklist(&[
-        "--current",
-        &fixture(LIVE),
-        "--desired",
-        &fixture(TARGET),
-        "--nodes",
-        &fixture(NODES),
-        "--format",
+    let out = scenario_with(
         "shell",
-        "--context",
-        "ack prod",
-        "--kubeconfig",
-        "/etc/kube/prod config",
-    ]);
+        &[
+            "--context",
+            "ack prod",
+            "--kubeconfig",
+            "/etc/kube/prod config",
+        ],
+    );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let sh = &out.stdout;
     assert!(sh.contains("CONTEXT='ack prod'\n"), "{sh}");
@@ -1234,20 +1237,10 @@ fn strs(v: &serde_json::Value) -> Vec<String> {
 /// from spec §6 and the kubectl/aliyun references, not copied from the output.
 #[test]
 fn json_actions_carry_action_argv_and_expect() {
-    let j = json_of(&checklist(&[
-        "--current",
-        &fixture(LIVE),
-        "--desired",
-        &fixture(TARGET),
-        "--nodes",
-        &fixture(NODES),
-        "--format",
+    let j = json_of(&scenario_with(
         "json",
-        "--context",
-        "ack-prod",
-        "--kubeconfig",
-        "/k/config",
-    ]));
+        &["--context", "ack-prod", "--kubeconfig", "/k/config"],
+    ));
     let node = &j["nodes"][0];
     assert_eq!(node["name"], N21);
     let actions = node["actions"].as_array().unwrap();

@@ -186,8 +186,16 @@ pub fn lint_stack(layers: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic
     check_path(Inputs::Stack(layers), settings)
 }
 
-/// Inline suppressions of every source, then the command line's and the config's filters.
-fn finish(
+/// Inline suppressions of every source, then the command line's and the config's filters,
+/// then one finding per token.
+fn finish(srcs: &[Arc<Source>], diags: Vec<Diagnostic>, settings: &Settings) -> Vec<Diagnostic> {
+    one_per_token(suppress_and_filter(srcs, diags, settings))
+}
+
+/// Inline suppressions of every source, then the command line's and the config's filters
+/// (`--select`/`--ignore`, per-file ignores): the pipeline's own, also for the findings an
+/// engine decides beside the rules (the checklist's upgrade gate).
+pub(crate) fn suppress_and_filter(
     srcs: &[Arc<Source>],
     mut diags: Vec<Diagnostic>,
     settings: &Settings,
@@ -199,7 +207,7 @@ fn finish(
     if let Some(ignores) = &settings.per_file_ignores {
         ignores.retain(&mut diags);
     }
-    one_per_token(diags)
+    diags
 }
 
 /// One finding per token (spec §4), after suppressions and filters (a suppressed rule leaves the

@@ -380,3 +380,48 @@ fn quoted_false_is_not_a_removal_and_fails_on_string_boolean() {
     assert_eq!(key(&j, "cgpu.enabled")["after"], "\"false\"");
     assert!(rules(&j["diagnostics"]).contains(&"string-boolean".to_string()));
 }
+
+/// The gate's findings are suppressed and filtered as every finding is (spec §4: an inline
+/// `# cgpu-lint: ignore[rule]` on the line or the line above): a team that means the fallback
+/// says so in the file, and the plan goes on.
+#[test]
+fn an_inline_suppression_silences_the_gate_like_any_finding() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("values.yaml");
+    std::fs::write(
+        &path,
+        "cgpu:\n  # cgpu-lint: ignore[upgrade-default-fallback]\n  policy: 2\n",
+    )
+    .unwrap();
+    let (live, nodes) = (fixture(LIVE_1510), fixture(NODES));
+    let args = |extra: &[&'static str]| {
+        let mut a = vec![
+            "checklist".to_string(),
+            "--current".into(),
+            live.clone(),
+            "--desired".into(),
+            path.to_str().unwrap().into(),
+            "--nodes".into(),
+            nodes.clone(),
+            "--format".into(),
+            "json".into(),
+        ];
+        a.extend(extra.iter().map(|s| s.to_string()));
+        a
+    };
+    let out: Out = bin().args(args(&[])).output().unwrap().into();
+    let j = json(&out);
+    assert!(
+        !rules(&j["blocking"]).contains(&"upgrade-default-fallback".to_string()),
+        "{:#}",
+        j["blocking"]
+    );
+    // The downgrade the fallback brings (1.5.10 → 1.5.3) still blocks: only the named rule is
+    // suppressed.
+    assert!(
+        rules(&j["blocking"]).contains(&"upgrade-downgrade".to_string()),
+        "{:#}",
+        j["blocking"]
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+}

@@ -12,8 +12,9 @@ use crate::cgpu::parse_tag;
 use crate::diag::Diagnostic;
 use crate::lint;
 use crate::rules::catalogue::Severity;
-use crate::rules::{NodeContext, RuleOptions};
-use crate::yaml::{Node, Source};
+use crate::rules::{Ctx, NodeContext, RuleOptions};
+use crate::yaml::Source;
+use std::collections::HashMap;
 
 /// Build the checklist from files.
 pub fn build(
@@ -169,24 +170,11 @@ pub fn build_from(
 /// comes from the chart defaults (as `check --stack` reports them: the desired file alone
 /// does not hold it).
 fn gate(list: &mut Checklist, desired: &DesiredSide, settings: &lint::Settings) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
     let root = &desired.root;
     let file = root.src.name.clone();
     let cgpu = root.get("cgpu").unwrap_or(root);
-    let finding = |rule: RuleId, message: String, help: String, at: &Node, path: &str| Diagnostic {
-        rule,
-        severity: rule.info().severity,
-        message,
-        help,
-        src: at.src.clone(),
-        document: 1,
-        path: path.to_string(),
-        span: at.span.clone(),
-        edits: Vec::new(),
-        related: Vec::new(),
-        fix_note: None,
-        consequence: None,
-    };
+    let no_aliases = HashMap::new();
+    let mut ctx = Ctx::new(&settings.opts, 1, &no_aliases);
     let version = |t: &str| {
         parse_tag(t)
             .ok()
@@ -209,17 +197,17 @@ fn gate(list: &mut Checklist, desired: &DesiredSide, settings: &lint::Settings) 
         } else {
             (String::new(), String::new())
         };
-        out.push(finding(
+        ctx.at(
             RuleId::UpgradeDefaultFallback,
+            cgpu,
+            "/cgpu",
             format!(
                 "{key} is not set in {file}: `helm upgrade -f {file}` without --reuse-values falls back to the chart default `{after}`{av}, replacing the live `{live}`{lv}",
                 key = k.key
             ),
-            format!(
-                "pass --reuse-values (to `helm upgrade` and to `cgpu-lint checklist`) to keep the deployed values, or pin `{name}: {live}` under `cgpu:` in {file}"
-            ),
-            cgpu,
-            "/cgpu",
+        )
+        .help(format!(
+            "pass --reuse-values (to `helm upgrade` and to `cgpu-lint checklist`) to keep the deployed values, or pin `{name}: {live}` under `cgpu:` in {file}"
         ));
     }
     if let (Some(a), Some(b)) = (&list.current.version, &list.desired.version)
@@ -241,21 +229,24 @@ fn gate(list: &mut Checklist, desired: &DesiredSide, settings: &lint::Settings) 
             } else {
                 "/cgpu"
             };
-            out.push(finding(
+            ctx.at(
                 RuleId::UpgradeDowngrade,
+                at,
+                path,
                 format!(
                     "the upgrade takes cGPU down from {} (`{from}`, live) to {} (`{to}`)",
                     a.core, b.core
                 ),
-                format!(
-                    "pin the live tag (`tag: {from}`) in the desired values, or pass --allow-downgrade when the downgrade is intended"
-                ),
-                at,
-                path,
+            )
+            .help(format!(
+                "pin the live tag (`tag: {from}`) in the desired values, or pass --allow-downgrade when the downgrade is intended"
             ));
         }
     }
-    out.retain(|d| settings.filter.allows(d.rule.name()));
+    // Suppressed and filtered as the pipeline does it (inline `# cgpu-lint: ignore[…]`,
+    // --select/--ignore, per-file ignores).
+    let found = std::mem::take(&mut ctx.out);
+    let mut out = lint::suppress_and_filter(std::slice::from_ref(&root.src), found, settings);
     // The target tag from the chart defaults: its findings as `check --stack` gives them.
     if list
         .upgrade

@@ -425,3 +425,28 @@ fn an_inline_suppression_silences_the_gate_like_any_finding() {
     );
     assert_eq!(out.code, 1, "{}", out.stderr);
 }
+
+/// The removal plan's verify command is pinned to the plan's context in every format, as every
+/// kubectl call of the plan is (spec §6), not only in the script.
+#[test]
+fn the_removal_verify_command_is_pinned_to_the_context_in_json_too() {
+    let out = plan(
+        DISABLED,
+        "json",
+        &["--context", "ack-prod", "--kubeconfig", "/k/config"],
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let j = json(&out);
+    let removal: Vec<&str> = j["upgrade"]["removal"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        removal.iter().any(|s| s.contains(
+            "kubectl --context 'ack-prod' --kubeconfig '/k/config' get ds cgpu-installer -n kube-system"
+        )),
+        "{removal:#?}"
+    );
+}

@@ -5,7 +5,7 @@ use crate::rules::catalogue::RuleId;
 use std::sync::Arc;
 
 use super::read::{Current, DesiredSide, read_current, read_desired, read_nodes};
-use super::steps::Step;
+use super::steps::{Step, kubectl_prefix};
 use super::{ASSUMED_DEFAULT_POLICY, Checklist, ChecklistError, Desired, Inputs, Options, Origin};
 use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::parse_tag;
@@ -283,7 +283,7 @@ fn removal(list: &mut Checklist) -> Vec<Step> {
                     format!("that runs it ({})", running.join(", "))
                 }
             ), None),
-        Step::new("verify-removed", "After `helm upgrade`: the installer DaemonSet is gone (expect `NotFound`)".into(), Some("kubectl get ds cgpu-installer -n kube-system".into())),
+        Step::new("verify-removed", "After `helm upgrade`: the installer DaemonSet is gone (expect `NotFound`)".into(), Some(format!("{} get ds cgpu-installer -n kube-system", kubectl_prefix(list)))),
         Step::new("verify-module", format!(
                 "On a node that has not rebooted: the module still shows the old policy (expect {p} on every GPU)"
             ), Some("cat /proc/cgpu_km/*/policy".into())),

@@ -771,21 +771,10 @@ pub fn render(list: &Checklist, yes: bool) -> String {
     }
     if list.disabled {
         out.push_str("# cGPU is turned off: this script changes nothing (no cordon, no drain, no reboot).\nset -euo pipefail\n");
-        let id = &list.options.identity;
-        let mut kubectl = String::from("kubectl");
-        if let Some(c) = &id.context {
-            kubectl.push_str(&format!(" --context {}", quote(c)));
-        }
-        if let Some(k) = &id.kubeconfig {
-            kubectl.push_str(&format!(" --kubeconfig {}", quote(k)));
-        }
         for st in &list.removal {
+            // The verify command is pinned to the plan's context already (kubectl_prefix).
             let line = match &st.command {
-                // The command to verify with, pinned to the plan's context as every call is.
-                Some(c) => match c.strip_prefix("kubectl ") {
-                    Some(rest) => format!("{}: {kubectl} {rest}", st.title),
-                    None => format!("{}: {c}", st.title),
-                },
+                Some(c) => format!("{}: {c}", st.title),
                 None => st.title.clone(),
             };
             let _ = writeln!(out, "printf '%s\\n' {}", quote(&line));

@@ -36,6 +36,8 @@ enum Seg {
     Index(usize),
 }
 
+/// A finished document's arena (`root` its root node, `anchors` anchor id → node) as a
+/// [`Document`], or the message and byte offset of what Helm would refuse in it.
 pub(super) fn build_document(
     src: &Arc<Source>,
     raw: &[RawNode],

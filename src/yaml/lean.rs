@@ -20,15 +20,15 @@ pub struct Lean<'a> {
     pub droppable: &'a dyn Fn(&Node) -> bool,
 }
 
-/// Parse every document like [`super::parse`], but keep of each document's root mapping only the
-/// entries named `lean.keep`, building and dropping every other root entry as soon as its value
-/// ends, so that memory holds one root entry at a time instead of the whole tree. Every event is
-/// still read (so every syntax error is found where [`super::parse`] finds it) and every duplicate key
-/// is recorded as [`super::parse`] records it; documents whose root is not a mapping are built whole.
-/// Gives up (`None`: read the file with [`super::parse`]) whenever the result could differ for a reader
-/// that looks only at the kept entry: an alias anywhere (its anchor may have been dropped), a
-/// merge key at the root, any error while building, a root mapping without `keep` or with a
-/// `give_up_on` key, a dropped entry `droppable` refuses.
+/// Parse every document like [`super::parse`], but keep of each document's root mapping only
+/// the entries named `lean.keep`, building and dropping every other root entry as soon as its
+/// value ends, so that memory holds one root entry at a time instead of the whole tree. Every
+/// event is still read (so every syntax error is found where [`super::parse`] finds it) and every
+/// duplicate key is recorded as [`super::parse`] records it; documents whose root is not a
+/// mapping are built whole. Gives up (`None`: read the file with [`super::parse`]) whenever the
+/// result could differ for a reader that looks only at the kept entry: an alias anywhere (its
+/// anchor may have been dropped), a merge key at the root, any error while building, a root
+/// mapping without `keep` or with a `give_up_on` key, a dropped entry `droppable` refuses.
 pub fn parse_lean(src: &Arc<Source>, lean: &Lean) -> Option<Parsed> {
     super::events::read(src, Some(lean))
 }

@@ -268,12 +268,12 @@ fn one_per_token(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
 /// manifests, where the lean reading gives up); anything the lean reading cannot keep exact
 /// (aliases, root merge keys, a key Helm refuses) is parsed whole.
 fn parse_for_rules(src: &Arc<Source>) -> yaml::Parsed {
-    let lean = yaml::tree::Lean {
+    let lean = yaml::lean::Lean {
         keep: "cgpu",
         give_up_on: &["apiVersion", "kind"],
         droppable: &crate::helm::view_unchanged,
     };
-    yaml::tree::parse_lean(src, &lean).unwrap_or_else(|| yaml::parse(src))
+    yaml::lean::parse_lean(src, &lean).unwrap_or_else(|| yaml::parse(src))
 }
 
 /// The cluster region of some inputs: `Ok(None)` when no node says, an error listing them when

@@ -4,7 +4,7 @@
 
 pub mod node;
 
-use crate::yaml::tree::child;
+use crate::yaml::node::child;
 use crate::yaml::{Node, Scalar};
 
 use crate::cgpu::INSTALLER_NAMES;

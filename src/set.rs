@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::diag::{Diagnostic, Edit};
 use crate::rules::catalogue::Severity;
 use crate::rules::{RuleOptions, render_string};
-use crate::yaml::tree::child;
+use crate::yaml::node::child;
 use crate::yaml::{self, Node, Scalar, Source, Style, Value, resolve};
 
 /// The keys `set` may change (plus `nodeSelector.<label key>`).

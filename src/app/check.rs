@@ -1,14 +1,11 @@
-//! `cgpu-lint check`: files, stacks, one cluster's files, and `--cluster`.
+//! `cgpu-lint check`: files, stacks and one cluster's files (`--cluster` is `cluster.rs`).
 
-use super::report::Report;
 use super::report::{input_error, print_report, verdict};
 use super::settings::resolve_common;
 use super::{AppError, Exit, Streams};
 use crate::check;
 use crate::cli::CheckArgs;
 use crate::lint::inputs;
-use crate::output::Format;
-use crate::rules::catalogue::Severity;
 
 pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let (c, settings) = resolve_common(&args.common)?;
@@ -22,7 +19,7 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
         ));
     }
     if args.cluster.cluster {
-        return check_cluster(s, c, &settings, &args.cluster);
+        return super::cluster::check_cluster(s, c, &settings, &args.cluster);
     }
     let mut paths = if args.paths.is_empty() {
         // `helm … --post-renderer cgpu-lint --post-renderer-args check`: Helm pipes the
@@ -80,48 +77,4 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     } else {
         Exit::Trouble
     })
-}
-
-/// One cluster's outcome in `check --cluster`.
-/// `check --cluster`: every context's objects linted as a cluster
-/// ([`super::cluster::lint_contexts`]). A context that cannot be read is one error line and exit
-/// status 2; the others go on.
-fn check_cluster(
-    s: &mut Streams,
-    c: &Report,
-    settings: &crate::lint::Settings,
-    args: &crate::cli::ClusterArgs,
-) -> Result<Exit, AppError> {
-    let outcomes = super::cluster::lint_contexts(&args.options(), settings)?;
-    let mut diags = Vec::new();
-    let mut lines = Vec::new();
-    let mut objects = 0;
-    let mut trouble = false;
-    for o in outcomes {
-        match o.result {
-            Ok((fetched, d)) => {
-                let count = |sev| d.iter().filter(|x| x.severity == sev).count();
-                lines.push(crate::cluster::summary_line(
-                    &fetched,
-                    count(Severity::Error),
-                    count(Severity::Warning),
-                ));
-                objects += fetched.installers.len() + fetched.nodes.len();
-                diags.extend(d);
-            }
-            Err(e) => {
-                writeln!(s.err, "cgpu-lint: error: {e}")?;
-                lines.push(format!("cluster {}: not read (error above)", o.label));
-                trouble = true;
-            }
-        }
-    }
-    print_report(s, c, &mut diags, objects, crate::diag::Counted::Objects)?;
-    if c.format == Format::Human && lines.len() > 1 && !c.quiet {
-        for l in &lines {
-            writeln!(s.out, "{l}")?;
-        }
-    }
-    let exit = verdict(&diags, c.deny_warnings);
-    Ok(if trouble { Exit::Trouble } else { exit })
 }

@@ -5,7 +5,8 @@ use crate::cli::ChecklistArgs;
 use crate::config::Overrides;
 
 pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
-    use crate::checklist::{self, Desired};
+    use crate::checklist;
+    use crate::checklist::model::{self, Desired};
     // The findings' select/ignore and per-file-ignores, the config's region (the fallback when
     // the nodes give none), and `--helm`, else the config's `helm`.
     let settings = super::settings::resolve(&Overrides {
@@ -33,17 +34,17 @@ pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppErro
             ));
         }
     };
-    let mut options = checklist::Options {
+    let mut options = model::Options {
         max_unavailable: args.max_unavailable,
         include_cordoned: args.include_cordoned,
         reuse_values: args.reuse_values,
         allow_downgrade: args.allow_downgrade,
         drain_timeout: args.drain_timeout.clone(),
         settings,
-        identity: checklist::Identity {
+        identity: model::Identity {
             context: args.cluster.contexts.first().cloned(),
             kubeconfig: args.cluster.kubeconfig.clone(),
-            planned_at: Some(checklist::planning_time()),
+            planned_at: Some(model::planning_time()),
             ..Default::default()
         },
     };
@@ -82,11 +83,11 @@ pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppErro
                 target.label
             )));
         }
-        let current = checklist::Inputs {
+        let current = model::Inputs {
             label: format!("{}:DaemonSet/kube-system", target.label),
             sources: fetched.installers.clone(),
         };
-        let nodes = checklist::Inputs {
+        let nodes = model::Inputs {
             label: format!("{}:nodes", target.label),
             sources: fetched.nodes.clone(),
         };

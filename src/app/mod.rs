@@ -56,7 +56,7 @@ pub enum AppError {
     #[error(transparent)]
     Input(#[from] InputError),
     #[error(transparent)]
-    Checklist(#[from] crate::checklist::ChecklistError),
+    Checklist(#[from] crate::checklist::model::ChecklistError),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
     #[error(transparent)]

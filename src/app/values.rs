@@ -90,7 +90,7 @@ fn origins_of(node: &Node, pointer: &str, out: &mut String, first: &mut bool) {
             let mut sorted: Vec<_> = entries.iter().collect();
             sorted.sort_by(|a, b| a.key.cmp(&b.key));
             for e in sorted {
-                let p = format!("{pointer}/{}", crate::yaml::tree::escape_pointer(&e.key));
+                let p = format!("{pointer}/{}", crate::yaml::node::escape_pointer(&e.key));
                 origins_of(&e.value, &p, out, first);
             }
         }

@@ -4,8 +4,8 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::Checklist;
-use super::steps::{Step, header_lines, preflight, steps, target_text, verify_step};
+use super::model::{Checklist, Step};
+use super::steps::{header_lines, preflight, steps, target_text, verify_step};
 use crate::output::json::diagnostic_value;
 
 #[derive(Serialize)]

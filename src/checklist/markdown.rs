@@ -3,10 +3,8 @@
 
 use std::fmt::Write;
 
-use super::steps::{
-    Branch, CORDON_MARK, Step, header_lines, preflight, steps, target_text, verify_step,
-};
-use super::{Checklist, OtherKind, Target, core, policy_title, version_text};
+use super::model::{Branch, Checklist, OtherKind, Step, Target, core, policy_title, version_text};
+use super::steps::{CORDON_MARK, header_lines, preflight, steps, target_text, verify_step};
 
 fn change_lines(list: &Checklist, out: &mut String) {
     let (c, d) = (&list.current, &list.desired);

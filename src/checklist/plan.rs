@@ -4,9 +4,11 @@
 use crate::rules::catalogue::RuleId;
 use std::sync::Arc;
 
+use super::model::{
+    ASSUMED_DEFAULT_POLICY, Checklist, ChecklistError, Desired, Inputs, Options, Origin, Step,
+};
 use super::read::{Current, DesiredSide, read_current, read_desired, read_nodes};
-use super::steps::{Step, kubectl_prefix};
-use super::{ASSUMED_DEFAULT_POLICY, Checklist, ChecklistError, Desired, Inputs, Options, Origin};
+use super::steps::kubectl_prefix;
 use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::parse_tag;
 use crate::diag::Diagnostic;

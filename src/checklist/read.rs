@@ -4,11 +4,11 @@
 
 use std::sync::Arc;
 
-use super::steps::CORDON_MARK;
-use super::{
+use super::model::{
     ASSUMED_DEFAULT_POLICY, Checklist, ChecklistError, Desired, Inputs, KeyChange, NodeState,
     Options, Origin, Other, OtherKind, Placement, Settings, Strategy, Target,
 };
+use super::steps::CORDON_MARK;
 use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::SCHEDULE_LABEL;
 use crate::cgpu::{Tag, parse_tag, split_image};
@@ -68,7 +68,12 @@ pub(super) fn load(path: &str) -> Result<(Arc<Source>, yaml::Parsed), ChecklistE
     Ok((src, parsed))
 }
 
-pub(super) fn parse_source(src: &Arc<Source>) -> Result<yaml::Parsed, ChecklistError> {
+/// Every source of `input` parsed, in order; a source that does not parse stops the checklist.
+fn parsed(input: &Inputs) -> Result<Vec<yaml::Parsed>, ChecklistError> {
+    input.sources.iter().map(parse_source).collect()
+}
+
+fn parse_source(src: &Arc<Source>) -> Result<yaml::Parsed, ChecklistError> {
     let path = src.name.as_str();
     if let Some(bad) = &src.invalid {
         return Err(ChecklistError::Syntax {
@@ -143,7 +148,7 @@ fn coalesced_values(root: &Node, base: Node) -> Node {
 
 pub(super) fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
     let path = input.label.as_str();
-    let parsed_all = input.parsed()?;
+    let parsed_all = parsed(input)?;
     let documents = || parsed_all.iter().flat_map(|p| p.documents.iter());
     // `kubectl get ds cgpu-installer cgpu-core-installer -n kube-system -o yaml` gives both: the
     // core installer's policy then tells core_mem nodes what to change.
@@ -623,7 +628,7 @@ pub(super) fn read_nodes(
     current_selector: &[(String, String)],
 ) -> Result<Option<String>, ChecklistError> {
     let path = input.label.as_str();
-    let parsed_all = input.parsed()?;
+    let parsed_all = parsed(input)?;
     let mut found = false;
     let mut targets = Vec::new();
     let mut regions = std::collections::BTreeSet::new();

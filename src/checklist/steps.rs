@@ -1,73 +1,8 @@
 //! The steps the three printers share: the per-node sequence, the preflight checks, the
 //! kubectl commands and the header, built once from the [`Checklist`].
 
+use super::model::{Action, Branch, Checklist, Other, Step, Strategy, Target, core};
 use super::shell;
-use super::{Checklist, Other, Strategy, Target, core};
-
-/// One step: what to do, and the command when there is one. `id` names the step in the
-/// shell script's messages too, so a stop names the same step the ticket shows.
-#[derive(Debug, Clone)]
-pub struct Step {
-    pub id: &'static str,
-    pub title: String,
-    /// The command a person copies (markdown, JSON `steps`): pod names looked up inline.
-    pub command: Option<String>,
-    /// Which outcome of the node's read-state the step belongs to.
-    pub branch: Branch,
-    /// The commands the script runs for this step, as argument lists (JSON `actions`).
-    pub actions: Vec<Action>,
-}
-
-impl Step {
-    pub(super) fn new(id: &'static str, title: String, command: Option<String>) -> Step {
-        Step {
-            id,
-            title,
-            command,
-            branch: Branch::Always,
-            actions: Vec::new(),
-        }
-    }
-}
-
-/// The outcome of a node's read-state that a step belongs to: the decision comes first, then
-/// the steps of its branch (spec §6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Branch {
-    /// Read before the decision, on every node.
-    Always,
-    /// Every GPU at the target already: only a checklist run's cordon is undone.
-    AtTarget,
-    /// The module is not loaded: restart the installer pod only.
-    NoModule,
-    /// The module is loaded and differs: cordon, drain, reboot.
-    Differs,
-}
-
-impl Branch {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Branch::Always => "always",
-            Branch::AtTarget => "at-target",
-            Branch::NoModule => "no-module",
-            Branch::Differs => "differs",
-        }
-    }
-}
-
-/// One command of a step, exactly as the script runs it. `argv` may hold the placeholder
-/// `{pod}` (the installer pod `find-installer-pod` recorded); `expect` says what it must show
-/// (docs/runbook.md, "JSON actions").
-#[derive(Debug, Clone)]
-pub struct Action {
-    pub action: &'static str,
-    pub argv: Option<Vec<String>>,
-    pub expect: serde_json::Value,
-    /// Run only when this holds at run time: `schedulable` (the node is not cordoned),
-    /// `marked` (it carries [`CORDON_MARK`]), `pod-differs` (the pod's POLICY or image is not
-    /// the DaemonSet's).
-    pub only_if: Option<&'static str>,
-}
 
 pub const NSENTER: &str = "nsenter -t 1 -i -p -n -u -m --";
 

@@ -3,7 +3,7 @@
 //! chart's defaults. Everything here follows Helm's own code:
 //!
 //! - reading a file: `sigs.k8s.io/yaml` — go-yaml v2 decodes the first document into
-//!   `interface{}` (tree.rs/resolve.rs type the scalars the same way), then the object is turned
+//!   `interface{}` (yaml/build.rs and resolve.rs type the scalars the same way), then the object is turned
 //!   into JSON (`convertToJSONableObject`: keys become strings, NaN/±Inf are refused by
 //!   `json.Marshal`) and read back into a `map[string]interface{}` (numbers become float64);
 //!   Helm 3.18 (`pkg/cli/values/options.go`) reads only the first document of a file; Helm 4.2

@@ -4,7 +4,7 @@
 use crate::cgpu::{LEGACY_LABEL, LEGACY_VALUE, REGION_LABELS, SCHEDULE_LABEL};
 use crate::manifest::{Object, Objects, Toleration, scalar_text};
 use crate::yaml::Node;
-use crate::yaml::tree::child;
+use crate::yaml::node::child;
 
 /// A node taint.
 #[derive(Debug, Clone, PartialEq, Eq)]

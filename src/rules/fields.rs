@@ -8,8 +8,8 @@ use crate::cgpu::{
     self as version, LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION, PULL_POLICIES, RECOMMENDED_VERSION,
 };
 use crate::rules::{Ctx, k8s, render_string, replace};
+use crate::yaml::node::child;
 use crate::yaml::resolve::{self, yaml11_disagreement};
-use crate::yaml::tree::child;
 use crate::yaml::{Node, Scalar, Style, Value};
 
 /// `yaml11-scalar` on one value; with `fixable` the finding rewrites it to Helm's reading.

@@ -13,7 +13,7 @@ use crate::diag::Edit;
 use crate::manifest::{Installer, Object, Objects};
 use crate::rules::fields::{check_tag, node_selector, pull_policy};
 use crate::rules::{Ctx, replace};
-use crate::yaml::tree::child;
+use crate::yaml::node::child;
 use crate::yaml::{Node, Scalar, Style, Value};
 
 /// The policy one installer uses, for `cluster-policy-mismatch`.

@@ -216,7 +216,7 @@ pub fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &crate::yaml::Document)
         let path = format!(
             "{}/{}",
             d.map_pointer,
-            crate::yaml::tree::escape_pointer(&d.key)
+            crate::yaml::node::escape_pointer(&d.key)
         );
         ctx.report(
             RuleId::DuplicateKey,

@@ -7,7 +7,7 @@ use crate::rules::catalogue::RuleId;
 use crate::cgpu::{EXPECTED_IMAGE, KNOWN_KEYS, POLICY_NAMES, POLICY_TITLES, split_image};
 use crate::rules::catalogue::Severity;
 use crate::rules::{Ctx, double_quoted, edit_distance, insert_line_after, render_string, replace};
-use crate::yaml::tree::child;
+use crate::yaml::node::child;
 use crate::yaml::{Node, Scalar, Style, Value};
 
 use crate::rules::fields::{check_tag, node_selector, pull_policy, yaml11};

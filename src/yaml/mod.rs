@@ -1,10 +1,32 @@
 //! The YAML model: bytes → documents with byte spans → values typed the way Helm types them.
-//! The parser crate is used only in `tree.rs`, so it can be swapped without touching the rules.
+//!
+//! Reading runs through files of one idea each, in one direction:
+//! - `events.rs`: granit-parser's events → calls on the arena. The only file that names the
+//!   parser crate, so the parser can be swapped by replacing it alone.
+//! - `raw.rs`: the raw arena a document's events make (anchors kept, aliases as links): the
+//!   seam between the parser and Helm's semantics.
+//! - `build.rs`: the arena → [`Node`]s with Helm's semantics (typing, tags, merge keys, the alias
+//!   budget, duplicate keys); it reads the arena only.
+//! - `lean.rs`: the reading that keeps one root entry and drops the others as they end.
+//! - `node.rs`: the model the readers above see (nodes, documents, duplicates, syntax errors,
+//!   JSON pointers); `resolve.rs`: go-yaml v2's scalar typing; `source.rs`: a file's text and its
+//!   line/column map.
 
+mod build;
+mod events;
+pub mod lean;
+pub mod node;
+mod raw;
 pub mod resolve;
 pub mod source;
-pub mod tree;
 
+use std::sync::Arc;
+
+pub use node::{Document, Entry, KeyKind, Node, Parsed, Style, SyntaxError, Value};
 pub use resolve::Scalar;
 pub use source::{LineCol, Source};
-pub use tree::{Document, Entry, KeyKind, Node, Parsed, Style, SyntaxError, Value, parse};
+
+/// Parse every document of a source.
+pub fn parse(src: &Arc<Source>) -> Parsed {
+    events::read(src, None).expect("a full parse never gives up")
+}

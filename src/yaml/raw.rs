@@ -1,0 +1,320 @@
+//! The raw arena: the seam between a parser and Helm's semantics. A parser front (today
+//! `events.rs`) reports what it reads as calls on [`Arena`] (a document starts or ends, a scalar,
+//! an alias, a collection opens or closes, with byte ranges); the arena keeps each document as a
+//! flat list of [`RawNode`]s (anchors kept, aliases as links) and hands a finished document to
+//! `build.rs`, or, read lean, each finished root entry to `lean.rs`. Nothing here names the
+//! parser crate, so replacing the parser means writing a new front that makes these calls.
+
+use std::collections::HashMap;
+use std::ops::{ControlFlow, Range};
+use std::sync::Arc;
+
+use super::build::build_document;
+use super::lean::{Lean, LeanRoot, lean_document, lean_entry};
+use super::node::{Document, Parsed, Style, SyntaxError};
+use super::source::Source;
+
+/// How deep collections may nest (the parser stops at this depth with an error instead of
+/// recursing into a stack overflow).
+pub const MAX_NESTING_DEPTH: usize = 256;
+
+pub(super) enum RawKind {
+    /// The scalar's text (escapes resolved), its style and its tag (the suffix after
+    /// `tag:yaml.org,2002:` for a standard tag, else the tag as written).
+    Scalar(String, Style, Option<String>),
+    Seq(Vec<usize>),
+    Map(Vec<(usize, usize)>),
+    Alias(usize),
+}
+
+pub(super) struct RawNode {
+    pub(super) kind: RawKind,
+    pub(super) span: Range<usize>,
+    pub(super) flow: bool,
+}
+
+/// What a call on the arena tells the parser front: read on, or stop with this result (`None`:
+/// the lean reading gives up, read the file with the full parse).
+pub(super) type Step = ControlFlow<Option<Parsed>>;
+
+/// The documents read so far and the open document's arena.
+pub(super) struct Arena<'a> {
+    src: &'a Arc<Source>,
+    lean: Option<&'a Lean<'a>>,
+    documents: Vec<Document>,
+    raw: Vec<RawNode>,
+    anchors: HashMap<usize, usize>,
+    /// Open collections: (arena index, pending key for maps)
+    stack: Vec<(usize, Option<usize>)>,
+    root: Option<usize>,
+    doc_start: usize,
+    doc_index: usize,
+    lean_root: Option<LeanRoot>,
+}
+
+impl<'a> Arena<'a> {
+    pub(super) fn new(src: &'a Arc<Source>, lean: Option<&'a Lean<'a>>) -> Self {
+        Arena {
+            src,
+            lean,
+            documents: Vec::new(),
+            raw: Vec::new(),
+            anchors: HashMap::new(),
+            stack: Vec::new(),
+            root: None,
+            doc_start: 0,
+            doc_index: 0,
+            lean_root: None,
+        }
+    }
+
+    /// The documents read, and no error.
+    pub(super) fn finish(self) -> Parsed {
+        Parsed {
+            documents: self.documents,
+            error: None,
+        }
+    }
+
+    /// The documents read before the parser met `message` at byte `offset`.
+    pub(super) fn syntax_error(mut self, message: String, offset: usize) -> Parsed {
+        let document = self.doc_index.max(1);
+        self.stop(message, offset, document)
+    }
+
+    /// The documents read so far, and the error that ends the file in document `document`.
+    fn stop(&mut self, message: String, offset: usize, document: usize) -> Parsed {
+        Parsed {
+            documents: std::mem::take(&mut self.documents),
+            error: Some(SyntaxError {
+                message,
+                offset,
+                document,
+            }),
+        }
+    }
+
+    /// A document starts at byte `at`.
+    pub(super) fn document_start(&mut self, at: usize) {
+        self.doc_index += 1;
+        self.raw.clear();
+        self.anchors.clear();
+        self.stack.clear();
+        self.root = None;
+        self.lean_root = None;
+        self.doc_start = at;
+    }
+
+    /// The open document ends at byte `at`: it is built.
+    pub(super) fn document_end(&mut self, at: usize) -> Step {
+        let span = self.doc_start..at.max(self.doc_start);
+        if let Some(l) = self.lean_root.take() {
+            let Some(lean) = self.lean else {
+                return ControlFlow::Break(None);
+            };
+            let Some(mut doc) = lean_document(self.src, &self.raw, l, lean, self.doc_index) else {
+                return ControlFlow::Break(None);
+            };
+            doc.span = span;
+            self.documents.push(doc);
+            return ControlFlow::Continue(());
+        }
+        let built = build_document(
+            self.src,
+            &self.raw,
+            &self.anchors,
+            self.root,
+            self.doc_index,
+        );
+        match built {
+            Ok(mut doc) => {
+                doc.span = span;
+                self.documents.push(doc);
+                ControlFlow::Continue(())
+            }
+            Err((message, offset)) => {
+                let document = self.doc_index;
+                ControlFlow::Break(Some(self.stop(message, offset, document)))
+            }
+        }
+    }
+
+    /// An alias (`*name`) to the anchor numbered `id`.
+    pub(super) fn alias(&mut self, id: usize, span: Range<usize>) -> Step {
+        if self.lean.is_some() {
+            // Its anchor may sit in a root entry that was dropped.
+            return ControlFlow::Break(None);
+        }
+        let Some(&target) = self.anchors.get(&id) else {
+            let document = self.doc_index;
+            let message = "alias to an unknown anchor".into();
+            return ControlFlow::Break(Some(self.stop(message, span.start, document)));
+        };
+        self.raw.push(RawNode {
+            kind: RawKind::Alias(target),
+            span,
+            flow: false,
+        });
+        self.leaf(self.raw.len() - 1)
+    }
+
+    /// A scalar with its text, style, anchor and tag (see [`RawKind::Scalar`]).
+    pub(super) fn scalar(
+        &mut self,
+        value: String,
+        style: Style,
+        anchor: Option<usize>,
+        tag: Option<String>,
+        span: Range<usize>,
+    ) -> Step {
+        self.raw.push(RawNode {
+            kind: RawKind::Scalar(value, style, tag),
+            span,
+            flow: false,
+        });
+        if let Some(anchor) = anchor {
+            self.anchors.insert(anchor, self.raw.len() - 1);
+        }
+        self.leaf(self.raw.len() - 1)
+    }
+
+    /// A mapping or a sequence opens.
+    pub(super) fn collection_start(
+        &mut self,
+        is_map: bool,
+        flow: bool,
+        anchor: Option<usize>,
+        span: Range<usize>,
+    ) {
+        self.raw.push(RawNode {
+            kind: if is_map {
+                RawKind::Map(Vec::new())
+            } else {
+                RawKind::Seq(Vec::new())
+            },
+            span,
+            flow,
+        });
+        let idx = self.raw.len() - 1;
+        if let Some(anchor) = anchor {
+            self.anchors.insert(anchor, idx);
+        }
+        // A root mapping is read lean; other roots (which hold no entry to keep) are built
+        // as `parse` builds them.
+        if self.lean.is_some() && self.stack.is_empty() && is_map {
+            self.lean_root = Some(LeanRoot::new(idx));
+        }
+        attach_or_pair(
+            &mut self.raw,
+            &mut self.stack,
+            &mut self.root,
+            self.lean_root.as_mut(),
+            idx,
+        );
+        self.stack.push((idx, None));
+    }
+
+    /// The innermost open collection closes; `at` is where its end event ends.
+    pub(super) fn collection_end(&mut self, at: usize) -> Step {
+        let Some((idx, _)) = self.stack.pop() else {
+            return ControlFlow::Continue(());
+        };
+        let raw = &mut self.raw;
+        // A flow collection ends at its closing bracket; a block collection ends with
+        // its last child (its end event sits at the next token, often a line later).
+        let end = if raw[idx].flow {
+            at
+        } else {
+            match &self.lean_root {
+                Some(l) if l.root == idx => {
+                    if l.any {
+                        l.last_end
+                    } else {
+                        0
+                    }
+                }
+                _ => last_child_end(raw, idx),
+            }
+        };
+        raw[idx].span.end = end.max(raw[idx].span.start);
+        self.entry_ended(idx)
+    }
+
+    /// A node without children was read: attach it, and build the lean root entry it ends.
+    fn leaf(&mut self, node: usize) -> Step {
+        attach_or_pair(
+            &mut self.raw,
+            &mut self.stack,
+            &mut self.root,
+            self.lean_root.as_mut(),
+            node,
+        );
+        self.entry_ended(node)
+    }
+
+    /// Read lean, a root entry whose value `node` has just ended is built, then kept or dropped.
+    fn entry_ended(&mut self, node: usize) -> Step {
+        if let Some(l) = &mut self.lean_root
+            && self.stack.len() == 1
+            && l.pair.is_some_and(|(_, v)| v == node)
+        {
+            let Some(lean) = self.lean else {
+                return ControlFlow::Break(None);
+            };
+            if lean_entry(self.src, &mut self.raw, l, lean).is_none() {
+                return ControlFlow::Break(None);
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// [`attach`], except that a pair of the lean root mapping is held in `lean.pair` until its
+/// value ends instead of joining the arena.
+fn attach_or_pair(
+    raw: &mut [RawNode],
+    stack: &mut [(usize, Option<usize>)],
+    root: &mut Option<usize>,
+    lean: Option<&mut LeanRoot>,
+    node: usize,
+) {
+    if let Some(l) = lean
+        && let [(parent, pending)] = stack
+        && *parent == l.root
+    {
+        match pending.take() {
+            None => *pending = Some(node),
+            Some(key) => l.pair = Some((key, node)),
+        }
+        return;
+    }
+    attach(raw, stack, root, node);
+}
+
+fn last_child_end(raw: &[RawNode], idx: usize) -> usize {
+    match &raw[idx].kind {
+        RawKind::Seq(items) => items.last().map_or(0, |&i| raw[i].span.end),
+        RawKind::Map(entries) => entries.last().map_or(0, |&(_, v)| raw[v].span.end),
+        _ => 0,
+    }
+}
+
+fn attach(
+    raw: &mut [RawNode],
+    stack: &mut [(usize, Option<usize>)],
+    root: &mut Option<usize>,
+    node: usize,
+) {
+    let Some((parent, pending)) = stack.last_mut() else {
+        *root = Some(node);
+        return;
+    };
+    match &mut raw[*parent].kind {
+        RawKind::Seq(items) => items.push(node),
+        RawKind::Map(entries) => match pending.take() {
+            None => *pending = Some(node),
+            Some(key) => entries.push((key, node)),
+        },
+        _ => {}
+    }
+}

@@ -1,6 +1,7 @@
 //! One printer per output format, all reading the same [`crate::diag::Diagnostic`]s.
 
 pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
 pub mod junit;
@@ -22,6 +23,8 @@ pub enum Format {
     Github,
     /// JUnit XML, for GitLab and other CI test reports
     Junit,
+    /// GitLab Code Quality (CodeClimate JSON), for the merge request widget
+    Gitlab,
 }
 
 /// A control character that must not reach a terminal raw (C0 but tab and newline, DEL, C1):

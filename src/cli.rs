@@ -18,6 +18,8 @@ enum FormatArg {
     Github,
     /// JUnit XML, for GitLab and other CI test reports
     Junit,
+    /// GitLab Code Quality (CodeClimate JSON), for the merge request widget
+    Gitlab,
 }
 
 impl FormatArg {
@@ -28,6 +30,7 @@ impl FormatArg {
             FormatArg::Sarif => Format::Sarif,
             FormatArg::Github => Format::Github,
             FormatArg::Junit => Format::Junit,
+            FormatArg::Gitlab => Format::Gitlab,
         })
     }
 }

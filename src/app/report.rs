@@ -62,6 +62,7 @@ pub(crate) fn print_report(
         Format::Sarif => output::sarif::render(diags, cwd.as_deref()),
         Format::Github => output::github::render(diags, summary, cwd.as_deref(), c.quiet),
         Format::Junit => output::junit::render(diags, summary, cwd.as_deref(), c.deny_warnings),
+        Format::Gitlab => output::gitlab::render(diags, cwd.as_deref()),
     };
     s.out.write_all(text.as_bytes())?;
     Ok(())

@@ -2,6 +2,7 @@
 
 pub mod compat;
 pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
 pub mod junit;
@@ -23,6 +24,8 @@ pub enum Format {
     Github,
     /// JUnit XML, for GitLab and other CI test reports
     Junit,
+    /// GitLab Code Quality (CodeClimate JSON), for the merge request widget
+    Gitlab,
 }
 
 /// A control character that must not reach a terminal raw (C0 but tab and newline, DEL, C1):

@@ -182,6 +182,14 @@ pub struct CommonArgs {
     /// Output format
     #[arg(long, value_parser = FormatArg::parser(), default_value = "human")]
     pub format: Format,
+    /// Write the report (in --format) to FILE instead of stdout; stderr then shows the human
+    /// report when it is a terminal, else the summary line
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Count the findings per rule (and how many `fix` fixes) instead of listing them; with
+    /// --output FILE the counts go to stderr and the report to FILE
+    #[arg(long)]
+    pub statistics: bool,
     /// The cluster's region id (cn-hangzhou); enables region and finance-tag checks
     #[arg(long, value_name = "REGION")]
     pub region: Option<String>,

@@ -70,6 +70,8 @@ pub struct Streams<'a> {
     pub err: &'a mut dyn Write,
     /// Whether stdout is a terminal (for --color auto).
     pub out_is_terminal: bool,
+    /// Whether stderr is a terminal (`--output FILE` then shows the human report there).
+    pub err_is_terminal: bool,
     /// Whether `out` is the process's stdout, so large outputs may be copied to it by the
     /// kernel (sendfile/splice) instead of through `out`.
     pub out_is_stdout: bool,

@@ -549,7 +549,7 @@ fn readme_github_job_steps_run_as_written() {
 }
 
 /// The GitLab job of docs/ci.md defines every variable its script uses (GitLab's own CI_* aside)
-/// and its check line writes a JUnit report that fails on the example's error.
+/// and its check line writes the Code Quality report it uploads, with the example's error.
 #[test]
 fn readme_gitlab_job_runs_as_written() {
     let job = &readme_job("\n## GitLab CI\n")["cgpu-lint"];
@@ -631,6 +631,16 @@ fn readme_gitlab_job_runs_as_written() {
         [".cargo/bin/", ".cargo/.crates.toml", ".cargo/.crates2.json"]
     );
     assert_eq!(vars["CARGO_HOME"], "$CI_PROJECT_DIR/.cargo");
-    let xml = std::fs::read_to_string(dir.path().join("cgpu-lint.xml")).unwrap();
-    assert!(xml.contains("<failure"), "{xml}");
+    // The report the job uploads is the one its script writes, and it holds the example's error.
+    let report = job["artifacts"]["reports"]["codequality"].as_str().unwrap();
+    let issues: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(report)).unwrap()).unwrap();
+    assert!(
+        issues
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["severity"] == "major" && i["location"]["path"] == "values/values.yaml"),
+        "{issues:#}"
+    );
 }

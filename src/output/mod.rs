@@ -1,5 +1,6 @@
 //! One printer per output format, all reading the same [`crate::diag::Diagnostic`]s.
 
+pub mod compat;
 pub mod github;
 pub mod gitlab;
 pub mod human;
@@ -7,6 +8,7 @@ pub mod json;
 pub mod junit;
 pub mod rules;
 pub mod sarif;
+pub mod statistics;
 
 use std::path::{Component, Path};
 
@@ -25,6 +27,20 @@ pub enum Format {
     Junit,
     /// GitLab Code Quality (CodeClimate JSON), for the merge request widget
     Gitlab,
+}
+
+impl Format {
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Github => "github",
+            Format::Junit => "junit",
+            Format::Gitlab => "gitlab",
+        }
+    }
 }
 
 /// A control character that must not reach a terminal raw (C0 but tab and newline, DEL, C1):

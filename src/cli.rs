@@ -18,6 +18,8 @@ enum FormatArg {
     Github,
     /// JUnit XML, for GitLab and other CI test reports
     Junit,
+    /// GitLab Code Quality (CodeClimate JSON), for the merge request widget
+    Gitlab,
 }
 
 impl FormatArg {
@@ -28,6 +30,7 @@ impl FormatArg {
             FormatArg::Sarif => Format::Sarif,
             FormatArg::Github => Format::Github,
             FormatArg::Junit => Format::Junit,
+            FormatArg::Gitlab => Format::Gitlab,
         })
     }
 }
@@ -143,6 +146,9 @@ pub enum Command {
     Schema,
     /// List the rule catalogue
     Rules(RulesArgs),
+    /// Print the cGPU compatibility data (drivers, OS, cgroup v2, instance families, known
+    /// issues), or what it says about one tag
+    Compat(CompatArgs),
     /// Explain one rule in full
     Explain {
         /// A rule name, as `cgpu-lint rules` lists them
@@ -176,6 +182,14 @@ pub struct CommonArgs {
     /// Output format
     #[arg(long, value_parser = FormatArg::parser(), default_value = "human")]
     pub format: Format,
+    /// Write the report (in --format) to FILE instead of stdout; stderr then shows the human
+    /// report when it is a terminal, else the summary line
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
+    /// Count the findings per rule (and how many `fix` fixes) instead of listing them; with
+    /// --output FILE the counts go to stderr and the report to FILE
+    #[arg(long)]
+    pub statistics: bool,
     /// The cluster's region id (cn-hangzhou); enables region and finance-tag checks
     #[arg(long, value_name = "REGION")]
     pub region: Option<String>,
@@ -352,6 +366,21 @@ pub enum RulesFormat {
     Human,
     Markdown,
     Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompatFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompatArgs {
+    /// A cGPU image tag or version (v1.5.10-8d3fc1b-aliyun, 1.5.10): print its row only
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: CompatFormat,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -157,12 +157,37 @@ impl Diagnostic {
         )
     }
 
+    /// What identifies a finding across edits that move lines (GitLab's fingerprint, a baseline
+    /// entry): `file` as the report names it, the document, the JSON pointer and the rule; never
+    /// the line, the column or the message (which carries the value).
+    pub fn stable_key(&self, file: &str) -> String {
+        format!(
+            "{file}\0{}\0{}\0{}",
+            self.document,
+            self.path,
+            self.rule.name()
+        )
+    }
+
     /// Do `self` and `other` point at the same token: the same text of the same document?
     pub fn same_token(&self, other: &Diagnostic) -> bool {
         (Arc::ptr_eq(&self.src, &other.src) || self.src.name == other.src.name)
             && self.document == other.document
             && self.span == other.span
     }
+}
+
+/// FNV-1a with 128 bits (draft-eastlake-fnv): the same value on every platform and in every
+/// release, for fingerprints and baseline keys that are stored and compared across runs.
+pub fn stable_hash(bytes: &[u8]) -> u128 {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    let mut h = OFFSET;
+    for &b in bytes {
+        h ^= u128::from(b);
+        h = h.wrapping_mul(PRIME);
+    }
+    h
 }
 
 /// Counts for a report's summary line and JSON `summary`.
@@ -210,5 +235,18 @@ impl Summary {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The FNV-1a 128 test vectors of draft-eastlake-fnv (its appendix lists "", "a", "foobar").
+    #[test]
+    fn stable_hash_is_fnv1a_128() {
+        assert_eq!(stable_hash(b""), 0x6c62272e07bb014262b821756295c58d);
+        assert_eq!(stable_hash(b"a"), 0xd228cb696f1a8caf78912b704e4a8964);
+        assert_eq!(stable_hash(b"foobar"), 0x343e1662793c64bf6f0d3597ba446f18);
     }
 }

@@ -56,6 +56,7 @@ fn main() -> ExitCode {
         out: &mut out,
         err: &mut err,
         out_is_terminal: std::io::stdout().is_terminal(),
+        err_is_terminal: std::io::stderr().is_terminal(),
         out_is_stdout: true,
         in_is_pipe: stdin_is_pipe(),
     };

@@ -315,6 +315,11 @@ fn readme_ci_jobs_match_the_github_and_gitlab_schemas() {
             "vendor.github-workflows",
             "cgpu-lint.yml",
         ),
+        (
+            "\n### From source\n",
+            "vendor.github-workflows",
+            "cgpu-lint-source.yml",
+        ),
         ("\n## GitLab CI\n", "vendor.gitlab-ci", ".gitlab-ci.yml"),
     ] {
         let at = readme.find(section).expect(section);
@@ -411,13 +416,13 @@ fn run_script(dir: &Path, script: &str, env: &[(&str, String)]) -> std::process:
     cmd.output().unwrap()
 }
 
-/// The GitHub job of docs/ci.md: every variable its steps use is defined in the job, the SARIF step
+/// The GitHub job of docs/ci.md that builds from source: every variable its steps use is defined in the job, the SARIF step
 /// reports `report=yes` whenever cgpu-lint wrote a report (findings, or a file it could not
 /// read: an io-error result), and the annotation step fails with 1 on an error finding and 2
 /// on an unreadable path.
 #[test]
 fn readme_github_job_steps_run_as_written() {
-    let job = &readme_job("\n## GitHub Actions\n")["jobs"]["cgpu-lint"];
+    let job = &readme_job("\n### From source\n")["jobs"]["cgpu-lint"];
     let env: Vec<(String, String)> = job["env"]
         .as_object()
         .unwrap()
@@ -549,7 +554,7 @@ fn readme_github_job_steps_run_as_written() {
 }
 
 /// The GitLab job of docs/ci.md defines every variable its script uses (GitLab's own CI_* aside)
-/// and its check line writes a JUnit report that fails on the example's error.
+/// and its check line writes the Code Quality report it uploads, with the example's error.
 #[test]
 fn readme_gitlab_job_runs_as_written() {
     let job = &readme_job("\n## GitLab CI\n")["cgpu-lint"];
@@ -631,6 +636,16 @@ fn readme_gitlab_job_runs_as_written() {
         [".cargo/bin/", ".cargo/.crates.toml", ".cargo/.crates2.json"]
     );
     assert_eq!(vars["CARGO_HOME"], "$CI_PROJECT_DIR/.cargo");
-    let xml = std::fs::read_to_string(dir.path().join("cgpu-lint.xml")).unwrap();
-    assert!(xml.contains("<failure"), "{xml}");
+    // The report the job uploads is the one its script writes, and it holds the example's error.
+    let report = job["artifacts"]["reports"]["codequality"].as_str().unwrap();
+    let issues: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(report)).unwrap()).unwrap();
+    assert!(
+        issues
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["severity"] == "major" && i["location"]["path"] == "values/values.yaml"),
+        "{issues:#}"
+    );
 }

@@ -204,3 +204,172 @@ fn junit_without_findings_is_one_passing_testcase() {
         "{xml}"
     );
 }
+
+/// The fixtures with findings of every kind the GitLab report must carry.
+const GITLAB_INPUTS: &[&str] = &[
+    MULTI_DOC,
+    "values-invalid-duplicate-keys.yaml",
+    "values-invalid-image-with-registry-and-tag.yaml",
+    "values-invalid-nodeselector-not-a-map.yaml",
+    "values-missing-cgpu-block.yaml",
+    "values-warn-unknown-keys-typo.yaml",
+    "daemonset-invalid-old-version-public-registry-no-policy.yaml",
+    "helm-template-rendered-core-mismatch-helm4.yaml",
+    "nodes-list-mixed-gpu-sharing.yaml",
+];
+
+#[test]
+fn gitlab_format_on_the_multi_document_fixture() {
+    let (code, out) = run_format("gitlab", &[MULTI_DOC]);
+    assert_eq!(code, 1);
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let issues = report.as_array().unwrap();
+    assert_eq!(issues.len(), 3);
+    let policy = &issues[1];
+    assert_eq!(policy["check_name"], "policy-out-of-range");
+    assert_eq!(policy["severity"], "major");
+    assert_eq!(policy["location"]["path"], MULTI_DOC);
+    assert_eq!(policy["location"]["lines"]["begin"], 7);
+    snapshot("multi-doc.gitlab.json", &out);
+}
+
+/// Every entry passes the schema GitLab itself validates entries with (an entry that fails it
+/// is dropped from the merge request widget without a word), and the report keeps what GitLab's
+/// "Code Quality report format" documents beyond the schema.
+#[test]
+fn gitlab_validates_against_gitlabs_codeclimate_schema_and_documented_format() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/schemas/gitlab-codeclimate.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("GitLab's schema compiles");
+    let dir = tempfile::tempdir().unwrap();
+    let broken = dir.path().join("broken values.yaml");
+    std::fs::write(&broken, "cgpu:\n  policy: [1\n").unwrap();
+    let broken = broken.to_string_lossy().into_owned();
+    let mut inputs = GITLAB_INPUTS.to_vec();
+    inputs.push(&broken);
+    inputs.push("no-such-file.yaml");
+    let (code, out) = run_format("gitlab", &inputs);
+    assert_eq!(code, 2, "an unreadable input is exit 2");
+    assert!(
+        !out.starts_with('\u{feff}'),
+        "GitLab's parser refuses a BOM"
+    );
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let issues = report.as_array().expect("one JSON array");
+    assert!(issues.len() > 15, "{out}");
+    let mut fingerprints = std::collections::BTreeSet::new();
+    for issue in issues {
+        let errors: Vec<String> = validator
+            .iter_errors(issue)
+            .map(|e| format!("{e} at {}", e.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}\n{issue:#}");
+        assert!(issue["check_name"].is_string(), "{issue:#}");
+        let severity = issue["severity"].as_str().unwrap();
+        assert!(
+            ["info", "minor", "major", "critical", "blocker"].contains(&severity),
+            "{issue:#}"
+        );
+        let path = issue["location"]["path"].as_str().unwrap();
+        // Relative to the working directory; only a file outside it keeps its absolute path.
+        assert!(
+            path == broken || (!path.starts_with('/') && !path.starts_with("./")),
+            "{path}"
+        );
+        assert!(issue["location"]["lines"]["begin"].as_u64().unwrap() >= 1);
+        assert!(
+            fingerprints.insert(issue["fingerprint"].as_str().unwrap().to_string()),
+            "GitLab shows identical fingerprints as one entry: {issue:#}"
+        );
+    }
+    assert!(
+        issues
+            .iter()
+            .any(|i| i["check_name"] == "io-error" && i["severity"] == "blocker")
+    );
+    assert!(issues.iter().any(|i| i["check_name"] == "yaml-syntax"));
+    // The schema does bite: a line that is not an integer is refused.
+    let mut bad = issues[0].clone();
+    bad["location"]["lines"]["begin"] = "7".into();
+    assert!(!validator.is_valid(&bad));
+}
+
+/// `check --format gitlab` of `text` saved as `name` in a fresh directory: (check_name,
+/// fingerprint, line) of each entry.
+fn gitlab_of(name: &str, text: &str) -> Vec<(String, String, u64)> {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(name), text).unwrap();
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["check", "--no-config", "--format", "gitlab", name])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    report
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["check_name"].as_str().unwrap().to_string(),
+                i["fingerprint"].as_str().unwrap().to_string(),
+                i["location"]["lines"]["begin"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn gitlab_fingerprint_ignores_the_value_but_not_the_rule_or_the_place() {
+    let a = gitlab_of("v.yaml", "cgpu:\n  policy: 9\n");
+    let b = gitlab_of("v.yaml", "cgpu:\n  policy: 7\n");
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0].0, "policy-out-of-range");
+    assert_eq!(a[0].1, b[0].1, "the same issue with another value");
+    let other_file = gitlab_of("w.yaml", "cgpu:\n  policy: 9\n");
+    assert_ne!(a[0].1, other_file[0].1);
+    let other_doc = gitlab_of("v.yaml", "---\nother: 1\n---\ncgpu:\n  policy: 9\n");
+    assert!(
+        other_doc.iter().all(|(_, f, _)| *f != a[0].1),
+        "{other_doc:?}"
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+
+    /// Lines inserted above the findings (comments or blank lines at the top of the file and
+    /// after each `---`) move every finding down and keep every fingerprint.
+    #[test]
+    fn gitlab_fingerprints_survive_lines_inserted_above(
+        which in 0..GITLAB_INPUTS.len(),
+        top in proptest::collection::vec("(# [a-z ]{0,12})?", 1..6),
+        per_doc in 0usize..3,
+    ) {
+        let name = GITLAB_INPUTS[which];
+        let text = std::fs::read_to_string(fixtures().join(name)).unwrap();
+        let mut moved = top.iter().map(|l| format!("{l}\n")).collect::<String>();
+        for line in text.split_inclusive('\n') {
+            moved.push_str(line);
+            if line.trim_end() == "---" {
+                moved.push_str(&"# inserted\n".repeat(per_doc));
+            }
+        }
+        let before = gitlab_of(name, &text);
+        let after = gitlab_of(name, &moved);
+        proptest::prop_assert!(!before.is_empty());
+        let key = |v: &[(String, String, u64)]| {
+            let mut k: Vec<(String, String)> = v.iter().map(|(c, f, _)| (c.clone(), f.clone())).collect();
+            k.sort();
+            k
+        };
+        proptest::prop_assert_eq!(key(&before), key(&after));
+        let lines = |v: &[(String, String, u64)]| v.iter().map(|x| x.2).sum::<u64>();
+        proptest::prop_assert!(lines(&after) >= lines(&before) + top.len() as u64 * before.len() as u64);
+    }
+}

@@ -88,9 +88,16 @@ pub(crate) fn check_cluster(
         }
     }
     print_report(s, c, &mut diags, objects, crate::diag::Counted::Objects)?;
-    if c.format == Format::Human && lines.len() > 1 && !c.quiet {
-        for l in &lines {
-            writeln!(s.out, "{l}")?;
+    // One line per cluster under the human report (on stderr beside an --output file).
+    if lines.len() > 1 && !c.quiet && !c.statistics {
+        if c.output.is_some() {
+            for l in &lines {
+                writeln!(s.err, "{l}")?;
+            }
+        } else if c.format == Format::Human {
+            for l in &lines {
+                writeln!(s.out, "{l}")?;
+            }
         }
     }
     let exit = verdict(&diags, c.deny_warnings);

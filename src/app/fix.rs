@@ -1,6 +1,6 @@
 //! `cgpu-lint fix`.
 
-use super::report::{input_error, print_report, report_to, use_color, verdict};
+use super::report::{input_error, print_report, report_to_stderr, use_color, verdict};
 use super::settings::resolve_common;
 use super::{AppError, Exit, Streams};
 use crate::check;
@@ -98,7 +98,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
     }
     if args.stdout || args.diff {
         if !(c.quiet && remaining.is_empty()) {
-            report_to(s.err, c, &mut remaining, files.len())?;
+            report_to_stderr(s, c, &mut remaining, files.len())?;
         }
     } else {
         print_report(

@@ -70,6 +70,8 @@ pub struct Streams<'a> {
     pub err: &'a mut dyn Write,
     /// Whether stdout is a terminal (for --color auto).
     pub out_is_terminal: bool,
+    /// Whether stderr is a terminal (`--output FILE` then shows the human report there).
+    pub err_is_terminal: bool,
     /// Whether `out` is the process's stdout, so large outputs may be copied to it by the
     /// kernel (sendfile/splice) instead of through `out`.
     pub out_is_stdout: bool,
@@ -97,6 +99,7 @@ pub fn run<R: BufRead>(
         Command::Values(args) => values::run(s, args),
         Command::Schema => rules::schema(s),
         Command::Rules(args) => rules::list(s, args),
+        Command::Compat(args) => rules::compat(s, args),
         Command::Explain { rule } => rules::explain(s, rule),
         Command::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command_tree(), "cgpu-lint", s.out);

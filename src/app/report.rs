@@ -1,7 +1,5 @@
 //! Printing findings, and the exit status they call for.
 
-use std::io::Write;
-
 use super::{AppError, Exit, Streams};
 use crate::check::InputError;
 use crate::cli::Color;
@@ -17,6 +15,10 @@ pub(crate) struct Report {
     pub color: Color,
     pub quiet: bool,
     pub deny_warnings: bool,
+    /// `--output FILE`: the report goes there, the terminal gets the human side on stderr.
+    pub output: Option<std::path::PathBuf>,
+    /// `--statistics`: counts per rule instead of the findings.
+    pub statistics: bool,
 }
 
 pub(crate) fn use_color(choice: Color, is_terminal: bool) -> bool {
@@ -37,6 +39,11 @@ pub(crate) fn verdict(diags: &[Diagnostic], deny_warnings: bool) -> Exit {
 
 /// Print findings in the chosen format; `files` inputs were checked (objects with
 /// `Counted::Objects`).
+///
+/// Without `--output` the report goes to stdout (the per-rule counts instead with
+/// `--statistics`). With `--output FILE` it goes to FILE and stdout gets nothing; stderr gets
+/// the human side: the counts with `--statistics`, else the human report when stderr is a
+/// terminal, else the summary line (a CI log still shows what the report holds).
 pub(crate) fn print_report(
     s: &mut Streams,
     c: &Report,
@@ -49,21 +56,63 @@ pub(crate) fn print_report(
         counted,
         ..Summary::of(files, diags)
     };
+    let Some(path) = &c.output else {
+        let text = if c.statistics {
+            statistics(c, diags, summary)
+        } else {
+            render(c, diags, summary, use_color(c.color, s.out_is_terminal))
+        };
+        s.out.write_all(text.as_bytes())?;
+        return Ok(());
+    };
+    let report = render(c, diags, summary, false);
+    std::fs::write(path, report)
+        .map_err(|e| AppError::Usage(format!("--output {}: {e}", path.display())))?;
+    let side = if c.statistics {
+        output::statistics::render_human(diags, summary, c.quiet)
+    } else if s.err_is_terminal {
+        output::human::render(diags, summary, use_color(c.color, true), c.quiet)
+    } else if !c.quiet || summary.errors > 0 {
+        output::human::summary_line(&summary)
+    } else {
+        String::new()
+    };
+    s.err.write_all(side.as_bytes())?;
+    Ok(())
+}
+
+/// The report in the chosen format.
+fn render(c: &Report, diags: &[Diagnostic], summary: Summary, color: bool) -> String {
     // CI formats report paths relative to the working directory (the repository root in CI).
     let cwd = std::env::current_dir().ok();
-    let text = match c.format {
-        Format::Human => output::human::render(
-            diags,
-            summary,
-            use_color(c.color, s.out_is_terminal),
-            c.quiet,
-        ),
+    match c.format {
+        Format::Human => output::human::render(diags, summary, color, c.quiet),
         Format::Json => output::json::render(diags, summary),
         Format::Sarif => output::sarif::render(diags, cwd.as_deref()),
         Format::Github => output::github::render(diags, summary, cwd.as_deref(), c.quiet),
         Format::Junit => output::junit::render(diags, summary, cwd.as_deref(), c.deny_warnings),
-    };
-    s.out.write_all(text.as_bytes())?;
+        Format::Gitlab => output::gitlab::render(diags, cwd.as_deref()),
+    }
+}
+
+/// `--statistics` on stdout: JSON for `--format json`, else the table
+/// ([`check_statistics`] refused the other formats without `--output`).
+fn statistics(c: &Report, diags: &[Diagnostic], summary: Summary) -> String {
+    match c.format {
+        Format::Json => output::statistics::render_json(diags),
+        _ => output::statistics::render_human(diags, summary, c.quiet),
+    }
+}
+
+/// `--statistics` replaces the report on stdout, as text or JSON; a CI format's report then
+/// needs a file of its own.
+pub(crate) fn check_statistics(c: &Report) -> Result<(), AppError> {
+    if c.statistics && c.output.is_none() && !matches!(c.format, Format::Human | Format::Json) {
+        return Err(AppError::Usage(format!(
+            "--statistics prints counts per rule (as text, or JSON with --format json) instead of the report; to keep the {} report, write it with --output FILE",
+            c.format.name()
+        )));
+    }
     Ok(())
 }
 
@@ -79,13 +128,17 @@ pub(crate) fn input_error(
     Ok(())
 }
 
-/// Render findings into a byte buffer (for `fix --diff`/`--stdout`, whose report goes to stderr).
-pub(crate) fn report_to(
-    err: &mut dyn Write,
+/// Print findings on stderr (for `fix --diff`/`--stdout`, whose stdout is the diff or the file);
+/// with `--output FILE` the report goes there as [`print_report`] puts it.
+pub(crate) fn report_to_stderr(
+    s: &mut Streams,
     c: &Report,
     diags: &mut [Diagnostic],
     files: usize,
 ) -> Result<(), AppError> {
+    if c.output.is_some() {
+        return print_report(s, c, diags, files, crate::diag::Counted::Files);
+    }
     let mut buf = Vec::new();
     let mut sink = std::io::sink();
     let mut inner = Streams {
@@ -93,11 +146,12 @@ pub(crate) fn report_to(
         out: &mut buf,
         err: &mut sink,
         out_is_terminal: false,
+        err_is_terminal: false,
         in_is_pipe: false,
     };
     let mut c = c.clone();
     c.color = Color::Never;
     print_report(&mut inner, &c, diags, files, crate::diag::Counted::Files)?;
-    err.write_all(&buf)?;
+    s.err.write_all(&buf)?;
     Ok(())
 }

@@ -36,7 +36,10 @@ pub(crate) fn resolve_common(c: &CommonArgs) -> Result<(Report, Settings), AppEr
         color: c.color,
         quiet: c.quiet,
         deny_warnings: r.deny_warnings,
+        output: c.output.clone(),
+        statistics: c.statistics,
     };
+    super::report::check_statistics(&report)?;
     Ok((report, r.settings))
 }
 

@@ -1,11 +1,14 @@
 //! One printer per output format, all reading the same [`crate::diag::Diagnostic`]s.
 
+pub mod compat;
 pub mod github;
+pub mod gitlab;
 pub mod human;
 pub mod json;
 pub mod junit;
 pub mod rules;
 pub mod sarif;
+pub mod statistics;
 
 use std::path::{Component, Path};
 
@@ -22,6 +25,22 @@ pub enum Format {
     Github,
     /// JUnit XML, for GitLab and other CI test reports
     Junit,
+    /// GitLab Code Quality (CodeClimate JSON), for the merge request widget
+    Gitlab,
+}
+
+impl Format {
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Human => "human",
+            Format::Json => "json",
+            Format::Sarif => "sarif",
+            Format::Github => "github",
+            Format::Junit => "junit",
+            Format::Gitlab => "gitlab",
+        }
+    }
 }
 
 /// A control character that must not reach a terminal raw (C0 but tab and newline, DEL, C1):

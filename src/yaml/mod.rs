@@ -14,6 +14,7 @@
 //!   line/column map.
 
 mod build;
+pub mod embedded;
 mod events;
 mod goyaml;
 pub mod lean;

@@ -142,6 +142,10 @@ pub fn policy_missing_message(installer: &str) -> String {
 // The chart (ack-ai-installer). Its values.yaml is not public; these defaults are the documented
 // ones (the ACK "Configure a computing power allocation policy" page's values excerpt).
 
+/// The chart's name: the subchart key of an umbrella chart's values, the chart a HelmRelease or
+/// an Application names.
+pub const CHART: &str = "ack-ai-installer";
+
 /// The chart's documented default image tag (has `tag-known-deadlock`).
 pub const DEFAULT_TAG: &str = "v1.5.3-8d3fc1b-aliyun";
 /// The chart's documented default finance-cloud tag.

@@ -6,8 +6,11 @@
 //! - Policies, the ≥ 1.0.6 minimum, the one-policy-per-cluster rule and the reboot:
 //!   "Configure a computing power allocation policy for GPU sharing",
 //!   <https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/configure-a-computing-power-allocation-policy-for-gpu-sharing-1>
-//! - Versions, the driver matrix, the ≤ 1.5.7 deadlock and the isolation labels: the cGPU FAQ,
+//! - Versions, the ≤ 1.5.7 deadlock and the isolation labels: the cGPU FAQ,
 //!   <https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/usage-notes-for-memory-isolation-capability-of-cgpu>
+//! - The compatibility data (drivers, operating systems, cgroup v2, instance families, known
+//!   issues, conflicting GPU-sharing stacks), each entry with its source and the date it was
+//!   read: `src/cgpu/compat.toml`, read by [`compat`].
 //! - Node labels (`ack.node.gpu.schedule`): "Enable scheduling",
 //!   <https://www.alibabacloud.com/help/doc-detail/191140.html>; the legacy ack-cgpu chart's
 //!   `cgpu=true` selectors: ACK "Install ack-cgpu" (mirrored in roura356a/csk@8f13e75).
@@ -18,6 +21,8 @@
 //!   <https://kubernetes.io/docs/reference/labels-annotations-taints/>.
 
 use semver::Version;
+
+pub mod compat;
 
 /// The DaemonSet that installs cGPU on `ack.node.gpu.schedule=cgpu` nodes (ACK Pro), and on
 /// `cgpu=true` nodes in the legacy ack-cgpu chart.
@@ -97,6 +102,10 @@ pub fn policy_missing_message(installer: &str) -> String {
 // ---------------------------------------------------------------------------------------------
 // The chart (ack-ai-installer). Its values.yaml is not public; these defaults are the documented
 // ones (the ACK "Configure a computing power allocation policy" page's values excerpt).
+
+/// The chart's name: the subchart key of an umbrella chart's values, the chart a HelmRelease or
+/// an Application names.
+pub const CHART: &str = "ack-ai-installer";
 
 /// The chart's documented default image tag (has `tag-known-deadlock`).
 pub const DEFAULT_TAG: &str = "v1.5.3-8d3fc1b-aliyun";
@@ -354,7 +363,8 @@ pub fn is_finance_region(r: &str) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Versions: the tag grammar, the thresholds and the driver matrix (the cGPU FAQ).
+// Versions: the tag grammar and the thresholds (the cGPU FAQ); the driver matrix is in
+// compat.toml.
 // The suffix of `v1.5.3-8d3fc1b-aliyun` is a build flavour (git SHA and vendor marker), not a
 // SemVer pre-release: strict SemVer would sort `1.0.6-abc-aliyun` below 1.0.6 and
 // `VersionReq::matches` would refuse `1.5.3-8d3fc1b-aliyun` for `>=1.0.6`, both wrong for cGPU.
@@ -486,46 +496,11 @@ pub fn is_ack_form(tag: &str) -> bool {
 /// ACK's tag form in words, for messages.
 pub const ACK_TAG_FORM: &str = "v<version>-<sha>-aliyun (or v<version>-fin in finance clouds)";
 
-/// Parse a driver version (`550.144.03`) into its numeric parts.
-fn driver_parts(s: &str) -> Option<Vec<u64>> {
-    let parts: Option<Vec<u64>> = s.trim().split('.').map(|p| p.parse().ok()).collect();
-    parts.filter(|p| !p.is_empty())
-}
-
-/// Can cGPU `cgpu` run NVIDIA driver `driver` (domain.md §4, the cGPU FAQ matrix)?
+/// Can cGPU `cgpu` run NVIDIA driver `driver` (the FAQ's matrix, in [`compat`])?
 /// `Some(false)` only where the matrix says so; `None` when the matrix does not say
-/// (unknown cGPU range, an unparsable driver version).
+/// (unknown cGPU range, a version newer than the data, an unparsable driver version).
 pub fn driver_supported(cgpu: &Version, driver: &str) -> Option<bool> {
-    let d = driver_parts(driver)?;
-    let major = d[0];
-    let at_most = |max: &[u64]| d.as_slice() <= max;
-    let v = |a, b, c| Version::new(a, b, c);
-    if *cgpu >= v(1, 5, 3) {
-        // 460 … 575 supported; the FAQ says nothing about other series.
-        return (460..=575).contains(&major).then_some(true);
-    }
-    if *cgpu >= v(1, 0, 5) {
-        return Some(match major {
-            460 => true,
-            470 => at_most(&[470, 161, 3]),
-            510 => at_most(&[510, 108, 3]),
-            515 => at_most(&[515, 86, 1]),
-            525 => at_most(&[525, 89, 3]),
-            m if m >= 535 => false,
-            m if m > 460 => false,
-            _ => return None,
-        });
-    }
-    if *cgpu >= v(0, 8, 13) {
-        return Some(match major {
-            460 => true,
-            470 => at_most(&[470, 161, 3]),
-            m if m >= 510 => false,
-            m if m > 460 => false,
-            _ => return None,
-        });
-    }
-    None
+    compat::data().driver_supported(cgpu, driver)
 }
 
 #[cfg(test)]

@@ -150,6 +150,9 @@ pub enum Command {
     Schema,
     /// List the rule catalogue
     Rules(RulesArgs),
+    /// Print the cGPU compatibility data (drivers, OS, cgroup v2, instance families, known
+    /// issues), or what it says about one tag
+    Compat(CompatArgs),
     /// Explain one rule in full
     Explain {
         /// A rule name, as `cgpu-lint rules` lists them
@@ -374,6 +377,21 @@ pub enum RulesFormat {
     Human,
     Markdown,
     Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompatFormat {
+    Human,
+    Json,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct CompatArgs {
+    /// A cGPU image tag or version (v1.5.10-8d3fc1b-aliyun, 1.5.10): print its row only
+    #[arg(long, value_name = "TAG")]
+    pub tag: Option<String>,
+    #[arg(long, value_enum, default_value = "human")]
+    pub format: CompatFormat,
 }
 
 #[derive(Debug, Clone, Args)]

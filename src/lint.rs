@@ -20,6 +20,7 @@ pub mod inputs;
 use crate::cgpu;
 use crate::diag::{Diagnostic, Edit};
 use crate::edit;
+use crate::helm::place;
 use crate::manifest::Objects;
 use crate::manifest::node::nodes_of;
 use crate::rules::installer::{self, InstallerPolicy};
@@ -468,6 +469,8 @@ fn rules_source(
     let mut values_docs = 0;
     let mut first_content: Option<(usize, Range<usize>)> = None;
     let mut what = What::default();
+    // The parent chart's dependencies on the chart (its Chart.yaml beside the file), read once.
+    let mut deps: Option<Option<Vec<place::Dependency>>> = None;
     for doc in &parsed.documents {
         let Some(root) = &doc.root else { continue };
         if first_content.is_none() {
@@ -482,24 +485,28 @@ fn rules_source(
         if kind.values {
             checked_any = true;
             values_docs += 1;
-            // The rules read the document as Helm hands it over; what Helm refuses is
-            // reported where it is.
-            if crate::helm::view_unchanged(root) {
-                values::check(&mut ctx, root);
-            } else {
-                match crate::helm::view(root) {
-                    Ok(view) => values::check(&mut ctx, &view),
-                    Err(r) => {
-                        ctx.report(
-                            RuleId::YamlSyntax,
-                            &r.src,
-                            r.offset..r.offset,
-                            "",
-                            r.message,
-                        );
-                        values::check(&mut ctx, root);
-                    }
+            check_values(&mut ctx, root);
+        }
+        if !kind.values && !kind.installers && !kind.nodes {
+            let deps = deps.get_or_insert_with(|| place::parent_chart(&src.name).map(|(_, d)| d));
+            let targets: Vec<place::Target> = place::targets(root, deps.as_deref())
+                .into_iter()
+                .filter(|t| {
+                    t.form != place::Form::Umbrella || !matches!(t.values, place::Values::Absent)
+                })
+                .collect();
+            if !targets.is_empty() {
+                checked_any = true;
+                crate::rules::duplicates(&mut ctx, src, doc);
+                if targets[0].form == place::Form::Umbrella {
+                    values_docs += 1;
                 }
+            }
+            for t in &targets {
+                if t.form == place::Form::Umbrella && place::disabled(t, root).is_some() {
+                    continue;
+                }
+                ctx.out.extend(check_target(src, doc, t, opts));
             }
         }
         if kind.installers {
@@ -547,6 +554,101 @@ fn rules_source(
         out.extend(ctx.out);
     }
     (out, policies)
+}
+
+/// The rules on a values document's root (or the values of a release in a document), read as
+/// Helm hands it over; what Helm refuses is reported where it is.
+fn check_values(ctx: &mut Ctx, root: &Node) {
+    if crate::helm::view_unchanged(root) {
+        values::check(ctx, root);
+        return;
+    }
+    match crate::helm::view(root) {
+        Ok(view) => values::check(ctx, &view),
+        Err(r) => {
+            ctx.report(
+                RuleId::YamlSyntax,
+                &r.src,
+                r.offset..r.offset,
+                "",
+                r.message,
+            );
+            values::check(ctx, root);
+        }
+    }
+}
+
+/// The rules on the values of one release (or subchart) of the chart in a document: the same
+/// rules as a values file, their pointers under the target's (`/spec/values/cgpu/policy`), the
+/// `--set` keys of unsafe fixes under the subchart's key, and the findings inside a `values: |`
+/// string moved back to the file (the embedded source has the file's offsets, so line, column
+/// and every edit are the file's).
+fn check_target(
+    src: &Arc<Source>,
+    doc: &yaml::Document,
+    t: &place::Target,
+    opts: &RuleOptions,
+) -> Vec<Diagnostic> {
+    let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+    let mut inner = Vec::new();
+    match &t.values {
+        place::Values::Absent => {}
+        place::Values::Node(n) => check_values(&mut ctx, n),
+        place::Values::NotAMap(n, why) => {
+            ctx.at(RuleId::NotAMapping, n, "", why.clone());
+        }
+        place::Values::Unmapped(n, why) => {
+            let message = format!(
+                "{} `{}`: the values string is not checked: {why}",
+                t.form.describe(),
+                t.name
+            );
+            values::missing(&mut ctx, src, n.span.clone(), message, None);
+        }
+        place::Values::Embedded(vsrc, parsed) => {
+            // Helm 3 (Argo CD's) reads the first document of a values file.
+            if let Some(vdoc) = parsed.documents.first() {
+                let mut vctx = Ctx::new(opts, doc.index, &vdoc.alias_uses);
+                crate::rules::duplicates(&mut vctx, vsrc, vdoc);
+                if let Some(root) = &vdoc.root {
+                    check_values(&mut vctx, root);
+                }
+                inner = vctx.out;
+            }
+            if let Some(err) = &parsed.error
+                && err.document == 1
+            {
+                inner.extend(syntax_finding(
+                    opts,
+                    vsrc,
+                    doc.index,
+                    err.offset,
+                    &err.message,
+                ));
+            }
+            for d in &mut inner {
+                d.src = src.clone();
+                for e in &mut d.edits {
+                    e.src = src.clone();
+                }
+            }
+        }
+    }
+    let mut out = ctx.out;
+    out.extend(inner);
+    for d in &mut out {
+        if d.rule == RuleId::CgpuMissing {
+            continue;
+        }
+        d.path = format!("{}{}", t.pointer, d.path);
+        d.message = format!("{} `{}`: {}", t.form.describe(), t.name, d.message);
+        if let Some(c) = &mut d.consequence {
+            for (key, _) in &mut c.sets {
+                *key = format!("{}{key}", t.set_prefix);
+            }
+        }
+    }
+    out
 }
 
 /// What a file without anything to check holds, so that `cgpu-missing` can say so instead of

@@ -315,6 +315,11 @@ fn readme_ci_jobs_match_the_github_and_gitlab_schemas() {
             "vendor.github-workflows",
             "cgpu-lint.yml",
         ),
+        (
+            "\n### From source\n",
+            "vendor.github-workflows",
+            "cgpu-lint-source.yml",
+        ),
         ("\n## GitLab CI\n", "vendor.gitlab-ci", ".gitlab-ci.yml"),
     ] {
         let at = readme.find(section).expect(section);
@@ -411,13 +416,13 @@ fn run_script(dir: &Path, script: &str, env: &[(&str, String)]) -> std::process:
     cmd.output().unwrap()
 }
 
-/// The GitHub job of docs/ci.md: every variable its steps use is defined in the job, the SARIF step
+/// The GitHub job of docs/ci.md that builds from source: every variable its steps use is defined in the job, the SARIF step
 /// reports `report=yes` whenever cgpu-lint wrote a report (findings, or a file it could not
 /// read: an io-error result), and the annotation step fails with 1 on an error finding and 2
 /// on an unreadable path.
 #[test]
 fn readme_github_job_steps_run_as_written() {
-    let job = &readme_job("\n## GitHub Actions\n")["jobs"]["cgpu-lint"];
+    let job = &readme_job("\n### From source\n")["jobs"]["cgpu-lint"];
     let env: Vec<(String, String)> = job["env"]
         .as_object()
         .unwrap()

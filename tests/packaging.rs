@@ -1,18 +1,22 @@
 //! Installing without a Rust toolchain (issue 26): the wheel (pyproject.toml, scripts/build-wheel),
-//! installed into a fresh venv and run through uvx, and the crate's package (`cargo package
-//! --list`) and metadata.
+//! the pre-commit mirror (packaging/pre-commit-mirror/, scripts/pre-commit-mirror), the GitHub
+//! Action (action.yml), the release workflow (.github/workflows/release.yml,
+//! scripts/release-check), the container recipe (Containerfile) and the crate's package
+//! (`cargo package --list`).
 //!
 //! The wheel is built once for the whole binary (`wheel()`), by scripts/build-wheel with maturin
 //! from target/venv, with the cheap release profile and the target dir of the pre-commit hook
 //! builds (`common::hook_build_env`): what is tested is the packaging, which the optimisation
 //! level does not change. Everything installed from it runs without cargo or rustc
 //! (`without_rust`: PATH holds neither, and the test proves it), pip offline (`PIP_NO_INDEX`) with
-//! the wheel served from a folder (`PIP_FIND_LINKS`). The tools (maturin, uv in target/venv; the
-//! setuptools wheel in target/wheelhouse) come from scripts/install-test-tools; a missing one
-//! fails. What a run leaves is in target/tmp/packaging-run, emptied when the next run starts.
+//! the wheel served from a folder (`PIP_FIND_LINKS`). The tools (maturin, actionlint, hadolint,
+//! pre-commit, check-jsonschema in target/venv; the setuptools wheel pip needs to install the
+//! mirror, in target/wheelhouse) come from scripts/install-test-tools; a missing one fails.
+//! What a run leaves is in target/tmp/packaging-run, emptied when the next run starts.
 
 mod common;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
@@ -50,6 +54,15 @@ fn run_ok(cmd: &mut Command) -> Output {
     let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     assert!(out.status.success(), "{cmd:?}\n{}", show(&out));
     out
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    stdout(&run_ok(
+        Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.email=test@example.com", "-c", "user.name=test"])
+            .args(args),
+    ))
 }
 
 /// This run's folder; statics are never dropped, so it is emptied when the next run starts.
@@ -179,6 +192,19 @@ fn without_rust<'a>(cmd: &'a mut Command, links: Option<&Path>) -> &'a mut Comma
             .env("PIP_DISABLE_PIP_VERSION_CHECK", "1");
     }
     cmd
+}
+
+/// A YAML file as JSON, read by PyYAML (target/venv, installed with pre-commit).
+fn yaml_json(path: &Path) -> serde_json::Value {
+    let out = run_ok(
+        Command::new(tool("python"))
+            .args([
+                "-c",
+                "import sys, yaml, json; print(json.dumps(yaml.safe_load(open(sys.argv[1]))))",
+            ])
+            .arg(path),
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn cargo_toml() -> toml::Table {
@@ -343,6 +369,587 @@ fn uvx_runs_the_wheel_without_installing_it() {
     assert_eq!(stdout(&out), format!("cgpu-lint {VERSION}\n"));
 }
 
+/// The hooks of a .pre-commit-hooks.yaml by id.
+fn hooks(path: &Path) -> BTreeMap<String, serde_json::Value> {
+    yaml_json(path)
+        .as_array()
+        .expect("a list of hooks")
+        .iter()
+        .map(|h| (h["id"].as_str().unwrap().to_string(), h.clone()))
+        .collect()
+}
+
+#[test]
+fn the_pre_commit_mirror_has_the_hooks_of_this_repository_in_python() {
+    let mirror = fresh("mirror-template");
+    run_ok(Command::new(root().join("scripts/pre-commit-mirror")).arg(&mirror));
+    for file in [".pre-commit-hooks.yaml", "pyproject.toml", "README.md"] {
+        let text = std::fs::read_to_string(mirror.join(file)).unwrap();
+        assert!(!text.contains("@VERSION@"), "{file}: {text}");
+        assert!(text.contains(VERSION), "{file} names {VERSION}: {text}");
+    }
+    let ours = hooks(&root().join(".pre-commit-hooks.yaml"));
+    let theirs = hooks(&mirror.join(".pre-commit-hooks.yaml"));
+    assert_eq!(
+        ours.keys().collect::<Vec<_>>(),
+        theirs.keys().collect::<Vec<_>>()
+    );
+    for (id, hook) in &ours {
+        let mut expected = hook.as_object().unwrap().clone();
+        expected.insert("language".into(), "python".into());
+        expected.insert(
+            "additional_dependencies".into(),
+            serde_json::json!([format!("cgpu-lint=={VERSION}")]),
+        );
+        assert_eq!(
+            theirs[id].as_object().unwrap(),
+            &expected,
+            "hook {id}: the mirror's differs from .pre-commit-hooks.yaml beyond language and additional_dependencies"
+        );
+    }
+    run_ok(
+        Command::new(tool("pre-commit"))
+            .arg("validate-manifest")
+            .arg(mirror.join(".pre-commit-hooks.yaml")),
+    );
+    // A version given on the command line wins over Cargo.toml's.
+    let other = fresh("mirror-template-other");
+    run_ok(
+        Command::new(root().join("scripts/pre-commit-mirror"))
+            .arg(&other)
+            .arg("9.8.7"),
+    );
+    let text = std::fs::read_to_string(other.join(".pre-commit-hooks.yaml")).unwrap();
+    assert!(text.contains("cgpu-lint==9.8.7"), "{text}");
+}
+
+const BAD: &str = "cgpu:\n  enabled: true\n  tag: v1.5.10-8d3fc1b-aliyun\n  policy: 7\n";
+const GOOD: &str = "cgpu:\n  enabled: true\n  tag: v1.5.10-8d3fc1b-aliyun\n  policy: 2\n";
+const FIXABLE: &str =
+    "cgpu:\n  tag: v1.5.10-8d3fc1b-aliyun\n  imagePullPolicy: always\n  policy: \"2\"\n";
+
+/// Real pre-commit runs the mirror's hooks, generated from the template and committed as the
+/// release process publishes it, from the wheel served locally, with no cargo or rustc on PATH.
+#[test]
+fn pre_commit_runs_the_mirror_hooks_from_the_wheel_without_a_toolchain() {
+    let mirror = fresh("mirror");
+    run_ok(Command::new(root().join("scripts/pre-commit-mirror")).arg(&mirror));
+    git(&mirror, &["init", "-q"]);
+    git(&mirror, &["add", "-A"]);
+    git(&mirror, &["commit", "-q", "-m", "mirror"]);
+    let rev = git(&mirror, &["rev-parse", "HEAD"]).trim().to_string();
+    let links = wheelhouse("mirror-links");
+    let store = fresh("mirror-store");
+    let run = |label: &str, content: &str, hook: &str| -> (Output, String) {
+        let repo = fresh(&format!("mirror-repo-{label}"));
+        git(&repo, &["init", "-q"]);
+        std::fs::write(repo.join("values.yaml"), content).unwrap();
+        std::fs::write(
+            repo.join(".pre-commit-config.yaml"),
+            format!(
+                "repos:\n- repo: {}\n  rev: {rev}\n  hooks:\n  - id: {hook}\n",
+                mirror.display()
+            ),
+        )
+        .unwrap();
+        git(&repo, &["add", "-A"]);
+        let out = without_rust(&mut Command::new(tool("pre-commit")), Some(&links))
+            .current_dir(&repo)
+            .args(["run", hook, "--files", "values.yaml", "--color", "never"])
+            .env("PRE_COMMIT_HOME", &store)
+            .output()
+            .unwrap();
+        let after = std::fs::read_to_string(repo.join("values.yaml")).unwrap();
+        (out, after)
+    };
+    let (out, _) = run("bad", BAD, "cgpu-lint");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(stdout(&out).contains("Failed"), "{}", show(&out));
+    assert!(
+        stdout(&out).contains("values.yaml:4:11: error[policy-out-of-range]"),
+        "{}",
+        show(&out)
+    );
+    let (out, _) = run("good", GOOD, "cgpu-lint");
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    assert!(stdout(&out).contains("Passed"), "{}", show(&out));
+    let (out, fixed) = run("fix", FIXABLE, "cgpu-lint-fix");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(fixed.contains("imagePullPolicy: Always\n"), "{fixed}");
+    assert!(fixed.contains("policy: 2\n"), "{fixed}");
+    // The hook's cgpu-lint is the wheel's, in pre-commit's Python environment.
+    let envs: Vec<PathBuf> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter_map(|repo| std::fs::read_dir(&repo).ok())
+        .flatten()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("py_env-")
+                && p.join("bin/cgpu-lint").is_file()
+        })
+        .collect();
+    assert_eq!(
+        envs.len(),
+        1,
+        "one Python environment with cgpu-lint: {envs:?}"
+    );
+}
+
+/// A GitHub expression of the forms action.yml uses in `if:` (`a == 'x'`, `a != ''`, joined by
+/// `&&`), over the inputs and the outputs of earlier steps.
+fn condition(
+    expr: &str,
+    inputs: &BTreeMap<String, String>,
+    outputs: &BTreeMap<String, String>,
+) -> bool {
+    expr.split("&&").all(|term| {
+        let (lhs, op, rhs) = if let Some((l, r)) = term.split_once("==") {
+            (l, true, r)
+        } else if let Some((l, r)) = term.split_once("!=") {
+            (l, false, r)
+        } else {
+            panic!("unsupported condition `{expr}`")
+        };
+        let rhs = rhs.trim().trim_matches('\'');
+        let lhs = lhs.trim();
+        let value = if let Some(name) = lhs.strip_prefix("inputs.") {
+            inputs[name].clone()
+        } else if let Some(key) = lhs.strip_prefix("steps.") {
+            outputs.get(key).cloned().unwrap_or_default()
+        } else {
+            panic!("unsupported operand `{lhs}` in `{expr}`")
+        };
+        (value == rhs) == op
+    })
+}
+
+/// `${{ inputs.NAME }}` and `${{ steps.ID.outputs.KEY }}` replaced; any other expression panics.
+fn substitute(
+    text: &str,
+    inputs: &BTreeMap<String, String>,
+    outputs: &BTreeMap<String, String>,
+) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("${{") {
+        out.push_str(&rest[..at]);
+        let end = rest[at..].find("}}").expect("closing }}") + at;
+        let expr = rest[at + 3..end].trim();
+        if let Some(name) = expr.strip_prefix("inputs.") {
+            out.push_str(&inputs[name]);
+        } else if let Some(key) = expr.strip_prefix("steps.") {
+            out.push_str(&outputs.get(key).cloned().unwrap_or_default());
+        } else {
+            panic!("unsupported expression `{expr}` in `{text}`");
+        }
+        rest = &rest[end + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
+struct ActionRun {
+    /// Each step's name, and its output when it ran.
+    steps: Vec<(String, Option<Output>)>,
+    /// The `with:` of the `uses:` step that ran, expressions replaced.
+    uploads: Vec<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// The Action's steps, run as the runner runs a composite action: `bash --noprofile --norc -eo
+/// pipefail` for each `run:` with its `env:`, `if:` evaluated, GITHUB_OUTPUT read back as the
+/// step's outputs, GITHUB_PATH prepended to PATH for the later steps; a `uses:` step is not run,
+/// its inputs are recorded. Stops after the first failing step, as the runner does.
+/// `installed`: the GITHUB_PATH an earlier run's install step wrote, to skip installing again.
+fn run_action(
+    work: &Path,
+    with: &[(&str, String)],
+    links: &Path,
+    installed: Option<&str>,
+) -> ActionRun {
+    let action = yaml_json(&root().join("action.yml"));
+    let mut inputs: BTreeMap<String, String> = action["inputs"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["default"].as_str().unwrap_or("").to_string()))
+        .collect();
+    for (k, v) in with {
+        assert!(inputs.contains_key(*k), "action.yml has no input {k}");
+        inputs.insert(k.to_string(), v.clone());
+    }
+    let temp = work.join("runner-temp");
+    std::fs::create_dir_all(&temp).unwrap();
+    let github_path = work.join("github_path");
+    std::fs::write(&github_path, installed.unwrap_or("")).unwrap();
+    let mut outputs: BTreeMap<String, String> = BTreeMap::new();
+    let mut run = ActionRun {
+        steps: Vec::new(),
+        uploads: Vec::new(),
+    };
+    for step in action["runs"]["steps"].as_array().unwrap() {
+        let name = step["name"].as_str().unwrap_or("").to_string();
+        if installed.is_some() && step["id"] == "install" {
+            run.steps.push((name, None));
+            continue;
+        }
+        if let Some(cond) = step["if"].as_str()
+            && !condition(cond, &inputs, &outputs)
+        {
+            run.steps.push((name, None));
+            continue;
+        }
+        if let Some(uses) = step["uses"].as_str() {
+            let mut with = step["with"].as_object().cloned().unwrap_or_default();
+            for v in with.values_mut() {
+                *v = substitute(v.as_str().unwrap(), &inputs, &outputs).into();
+            }
+            with.insert("uses".into(), uses.into());
+            run.uploads.push(with);
+            run.steps.push((name, None));
+            continue;
+        }
+        assert_eq!(step["shell"], "bash", "step {name}");
+        let output_file = work.join(format!("github_output-{}", run.steps.len()));
+        std::fs::write(&output_file, "").unwrap();
+        let extra: Vec<String> = std::fs::read_to_string(&github_path)
+            .unwrap()
+            .lines()
+            .rev()
+            .map(str::to_string)
+            .collect();
+        let mut path = extra.join(":");
+        if !path.is_empty() {
+            path.push(':');
+        }
+        path.push_str(path_without_rust());
+        let mut cmd = Command::new("bash");
+        without_rust(&mut cmd, Some(links))
+            .current_dir(work)
+            .args(["--noprofile", "--norc", "-eo", "pipefail", "-c"])
+            .arg(step["run"].as_str().unwrap())
+            .env("PATH", path)
+            .env("RUNNER_TEMP", &temp)
+            .env("GITHUB_OUTPUT", &output_file)
+            .env("GITHUB_PATH", &github_path)
+            .env("GITHUB_ACTION_PATH", root())
+            .env("GITHUB_ACTION_REPOSITORY", "OWNER/cgpu-lint");
+        for (k, v) in step["env"].as_object().into_iter().flatten() {
+            cmd.env(k, substitute(v.as_str().unwrap(), &inputs, &outputs));
+        }
+        let out = cmd.output().unwrap();
+        if let Some(id) = step["id"].as_str() {
+            for line in std::fs::read_to_string(&output_file).unwrap().lines() {
+                let (k, v) = line.split_once('=').expect("KEY=VALUE in GITHUB_OUTPUT");
+                outputs.insert(format!("{id}.outputs.{k}"), v.to_string());
+            }
+        }
+        let failed = !out.status.success();
+        run.steps.push((name, Some(out)));
+        if failed {
+            break;
+        }
+    }
+    run
+}
+
+/// SHA256SUMS of the files of `dir`, as `sha256sum` writes it (the release workflow's command).
+fn sha256sums(dir: &Path) -> PathBuf {
+    let out = run_ok(
+        Command::new("sh")
+            .current_dir(dir)
+            .args(["-c", "sha256sum -- *.whl"]),
+    );
+    let sums = dir.parent().unwrap().join(format!(
+        "{}.SHA256SUMS",
+        dir.file_name().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&sums, &out.stdout).unwrap();
+    sums
+}
+
+#[test]
+fn the_action_installs_the_pinned_wheel_checked_and_annotates() {
+    let action = yaml_json(&root().join("action.yml"));
+    assert_eq!(action["runs"]["using"], "composite");
+    assert_eq!(
+        action["inputs"]["version"]["default"], VERSION,
+        "action.yml installs the version of Cargo.toml"
+    );
+    for input in ["paths", "args", "version", "checksums", "sarif"] {
+        assert!(action["inputs"][input].is_object(), "input {input}");
+    }
+    let links = wheelhouse("action-links");
+    let sums = sha256sums(&links);
+    let url = format!("file://{}", sums.display());
+
+    let work = values_folder("action");
+    let run = run_action(
+        &work,
+        &[("paths", "values/".into()), ("checksums", url.clone())],
+        &links,
+        None,
+    );
+    let ran: Vec<(&str, Option<i32>)> = run
+        .steps
+        .iter()
+        .map(|(n, o)| (n.as_str(), o.as_ref().and_then(|o| o.status.code())))
+        .collect();
+    assert_eq!(run.steps.len(), 4, "{ran:?}");
+    let [install, sarif, annotate] = [0, 1, 3].map(|i| run.steps[i].1.as_ref());
+    let install = install.expect("the install step ran");
+    assert!(install.status.success(), "{}", show(install));
+    assert!(
+        stdout(install).contains(&format!("cgpu-lint {VERSION}")),
+        "{}",
+        show(install)
+    );
+    let sarif = sarif.expect("the SARIF step ran");
+    assert!(sarif.status.success(), "{}", show(sarif));
+    assert_eq!(run.uploads.len(), 1, "{ran:?}");
+    let upload = &run.uploads[0];
+    assert!(
+        upload["uses"]
+            .as_str()
+            .unwrap()
+            .starts_with("github/codeql-action/upload-sarif@"),
+        "{upload:?}"
+    );
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(upload["sarif_file"].as_str().unwrap()).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(report["version"], "2.1.0");
+    assert!(!report["runs"][0]["results"].as_array().unwrap().is_empty());
+    let annotate = annotate.expect("the annotation step ran");
+    assert_eq!(
+        annotate.status.code(),
+        Some(1),
+        "{ran:?}\n{}",
+        show(annotate)
+    );
+    assert!(
+        stdout(annotate).starts_with("::error file=values/values.yaml,line=3,col=12,"),
+        "{}",
+        show(annotate)
+    );
+
+    // No SARIF, and a path that does not exist: no upload, and the check exits 2 (cgpu-lint as
+    // installed above).
+    let installed = std::fs::read_to_string(work.join("github_path")).unwrap();
+    assert!(installed.ends_with("/venv/bin\n"), "{installed}");
+    let work = values_folder("action-missing");
+    let run = run_action(
+        &work,
+        &[
+            ("paths", "no-such-folder/".into()),
+            ("checksums", url),
+            ("sarif", "false".into()),
+        ],
+        &links,
+        Some(&installed),
+    );
+    assert!(run.uploads.is_empty());
+    assert!(run.steps[1].1.is_none(), "the SARIF step is skipped");
+    assert_eq!(run.steps.len(), 4);
+    let last = run.steps.last().unwrap().1.as_ref().unwrap();
+    assert_eq!(last.status.code(), Some(2), "{}", show(last));
+
+    // A wheel that does not match the release's SHA256SUMS is not installed.
+    let bad = links.parent().unwrap().join("bad.SHA256SUMS");
+    let text = std::fs::read_to_string(&sums).unwrap();
+    let flipped: String = text
+        .lines()
+        .map(|l| {
+            if l.contains("cgpu_lint-") {
+                let first = if l.starts_with('0') { '1' } else { '0' };
+                format!("{first}{}\n", &l[1..])
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(&bad, flipped).unwrap();
+    let work = values_folder("action-bad-sum");
+    let run = run_action(
+        &work,
+        &[("checksums", format!("file://{}", bad.display()))],
+        &links,
+        None,
+    );
+    assert_eq!(run.steps.len(), 1, "stops at the install step");
+    let install = run.steps[0].1.as_ref().unwrap();
+    assert!(!install.status.success(), "{}", show(install));
+    assert!(
+        String::from_utf8_lossy(&install.stderr).contains("DO NOT MATCH THE HASHES"),
+        "{}",
+        show(install)
+    );
+    assert_eq!(
+        std::fs::read_to_string(work.join("github_path")).unwrap(),
+        ""
+    );
+}
+
+/// A checkout-like folder for actionlint: action.yml, the workflows, and `extra` workflows.
+fn lint_tree(name: &str, extra: &[(&str, String)]) -> PathBuf {
+    let dir = fresh(name);
+    git(&dir, &["init", "-q"]);
+    std::fs::create_dir_all(dir.join(".github/workflows")).unwrap();
+    std::fs::copy(root().join("action.yml"), dir.join("action.yml")).unwrap();
+    for entry in std::fs::read_dir(root().join(".github/workflows")).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(
+            &path,
+            dir.join(".github/workflows")
+                .join(path.file_name().unwrap()),
+        )
+        .unwrap();
+    }
+    for (file, text) in extra {
+        std::fs::write(dir.join(".github/workflows").join(file), text).unwrap();
+    }
+    dir
+}
+
+/// The first YAML block after `heading` in docs/ci.md.
+fn docs_ci_block(heading: &str) -> String {
+    let doc = std::fs::read_to_string(root().join("docs/ci.md")).unwrap();
+    let at = doc
+        .find(heading)
+        .unwrap_or_else(|| panic!("docs/ci.md: {heading}"));
+    let start = at + doc[at..].find("```yaml\n").unwrap() + 8;
+    let end = start + doc[start..].find("```").unwrap();
+    doc[start..end].to_string()
+}
+
+/// The GitHub job of docs/ci.md, with the Action taken from this checkout (`uses: ./`).
+fn docs_job_using_this_action() -> String {
+    let job = docs_ci_block("\n## GitHub Actions\n");
+    let pinned = format!("OWNER/cgpu-lint@v{VERSION}");
+    assert!(
+        job.contains(&pinned),
+        "docs/ci.md's job uses {pinned}:\n{job}"
+    );
+    job.replace(&pinned, "./")
+}
+
+#[test]
+fn actionlint_passes_the_action_the_release_workflow_and_the_docs_job() {
+    let actionlint = tool("actionlint");
+    let dir = lint_tree(
+        "actionlint",
+        &[
+            ("docs-job.yml", docs_job_using_this_action()),
+            ("docs-source.yml", docs_ci_block("\n### From source\n")),
+        ],
+    );
+    let out = Command::new(&actionlint)
+        .current_dir(&dir)
+        .args(["-oneline", "-no-color", "-shellcheck=", "-pyflakes="])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stdout.is_empty(),
+        "{}",
+        show(&out)
+    );
+    // It reads the Action's inputs: an input the Action lacks is an error.
+    let wrong = docs_job_using_this_action().replace("paths:", "pathz:");
+    let dir = lint_tree("actionlint-wrong", &[("docs-job.yml", wrong)]);
+    let out = Command::new(&actionlint)
+        .current_dir(&dir)
+        .args(["-oneline", "-no-color", "-shellcheck=", "-pyflakes="])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    assert!(
+        stdout(&out).contains("input \"pathz\" is not defined"),
+        "{}",
+        show(&out)
+    );
+    // The schemas of action metadata and workflows (check-jsonschema's vendored copies).
+    for (schema, file) in [
+        ("vendor.github-actions", "action.yml"),
+        ("vendor.github-workflows", ".github/workflows/release.yml"),
+    ] {
+        run_ok(
+            Command::new(tool("check-jsonschema"))
+                .args(["--builtin-schema", schema])
+                .arg(root().join(file)),
+        );
+    }
+}
+
+#[test]
+fn the_release_workflow_checks_the_version_and_builds_every_platform() {
+    let out = run_ok(Command::new(root().join("scripts/release-check")).arg(format!("v{VERSION}")));
+    assert_eq!(stdout(&out), format!("version={VERSION}\n"));
+    for tag in ["v99.0.0".to_string(), VERSION.to_string()] {
+        let out = Command::new(root().join("scripts/release-check"))
+            .arg(&tag)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{tag}: {}", show(&out));
+    }
+    let workflow = yaml_json(&root().join(".github/workflows/release.yml"));
+    let jobs = workflow["jobs"].as_object().unwrap();
+    let runs: Vec<String> = jobs
+        .values()
+        .flat_map(|j| j["steps"].as_array().unwrap().iter())
+        .filter_map(|s| s["run"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        runs.iter()
+            .any(|r| r.contains("scripts/release-check \"$GITHUB_REF_NAME\""))
+    );
+    assert!(
+        runs.iter()
+            .any(|r| r.contains("sha256sum -- * > SHA256SUMS"))
+    );
+    assert!(runs.iter().any(|r| r.contains("scripts/pre-commit-mirror")));
+    let targets: Vec<&str> = jobs["wheels"]["strategy"]["matrix"]["include"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["target"].as_str().unwrap())
+        .collect();
+    for target in [
+        "x86_64-unknown-linux-musl",
+        "aarch64-unknown-linux-musl",
+        "x86_64-unknown-linux-gnu",
+        "aarch64-unknown-linux-gnu",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+    ] {
+        assert!(targets.contains(&target), "{target} in {targets:?}");
+    }
+}
+
+#[test]
+fn the_containerfile_passes_hadolint() {
+    let out = Command::new(tool("hadolint"))
+        .arg("--no-color")
+        .arg(root().join("Containerfile"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && out.stdout.is_empty(),
+        "{}",
+        show(&out)
+    );
+    let text = std::fs::read_to_string(root().join("Containerfile")).unwrap();
+    let last_from = text.lines().rfind(|l| l.starts_with("FROM ")).unwrap();
+    assert!(
+        last_from.starts_with("FROM gcr.io/distroless/static"),
+        "{last_from}"
+    );
+    assert!(text.contains("ENTRYPOINT [\"/usr/local/bin/cgpu-lint\"]"));
+}
+
 #[test]
 fn cargo_package_lists_the_sources_and_no_large_file() {
     let out = run_ok(Command::new(env!("CARGO")).current_dir(root()).args([
@@ -441,4 +1048,43 @@ fn cargo_package_lists_the_sources_and_no_large_file() {
         pyproject["project"]["name"].as_str(),
         package["name"].as_str()
     );
+}
+
+/// Every version the docs pin (the Action's tag, the mirror's `rev:`, the wheel, the release's
+/// downloads, the image) is Cargo.toml's, so a release that bumps one bumps them all.
+#[test]
+fn the_docs_pin_the_current_version() {
+    let mut files = vec![root().join("README.md")];
+    for entry in std::fs::read_dir(root().join("docs")).unwrap() {
+        files.push(entry.unwrap().path());
+    }
+    let mut seen = 0;
+    for file in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "md"))
+    {
+        let text = std::fs::read_to_string(file).unwrap();
+        for prefix in [
+            "cgpu-lint@v",
+            "cgpu-lint==",
+            "rev: v",
+            "/download/v",
+            "cgpu-lint:",
+            "cgpu-lint-",
+        ] {
+            for (at, _) in text.match_indices(prefix) {
+                let rest = &text[at + prefix.len()..];
+                let version: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit() || *c == '.')
+                    .collect();
+                let version = version.trim_end_matches('.');
+                if version.starts_with(|c: char| c.is_ascii_digit()) {
+                    seen += 1;
+                    assert_eq!(version, VERSION, "{}: `{prefix}{version}`", file.display());
+                }
+            }
+        }
+    }
+    assert!(seen >= 5, "{seen} pinned versions in the docs");
 }

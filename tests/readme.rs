@@ -767,6 +767,18 @@ fn readme_first_screen_and_order_of_sections() {
             &["What Helm will see: `cgpu-lint values`", "How exact is it"][..],
         ),
         ("docs/limits.md", "Limits", &[][..]),
+        (
+            "docs/install.md",
+            "Installing",
+            &[
+                "Python wheel",
+                "pre-commit",
+                "GitHub Action",
+                "Release binaries",
+                "Container image",
+                "From source",
+            ][..],
+        ),
     ] {
         let text = std::fs::read_to_string(root().join(page)).unwrap_or_else(|_| panic!("{page}"));
         let hs = headings(&text);

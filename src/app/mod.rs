@@ -101,6 +101,7 @@ pub fn run<R: BufRead>(
         Command::Values(args) => values::run(s, args),
         Command::Schema => rules::schema(s),
         Command::Rules(args) => rules::list(s, args),
+        Command::Compat(args) => rules::compat(s, args),
         Command::Explain { rule } => rules::explain(s, rule),
         Command::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command_tree(), "cgpu-lint", s.out);

@@ -1,7 +1,7 @@
-//! `cgpu-lint rules`, `explain` and `schema`: what the tool knows, printed.
+//! `cgpu-lint rules`, `explain`, `compat` and `schema`: what the tool knows, printed.
 
 use super::{AppError, Exit, Streams};
-use crate::cli::{RulesArgs, RulesFormat};
+use crate::cli::{CompatArgs, CompatFormat, RulesArgs, RulesFormat};
 use crate::output;
 use crate::rules::catalogue;
 
@@ -28,6 +28,27 @@ pub(crate) fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
         )));
     };
     let text = output::rules::explain(r);
+    s.out.write_all(text.as_bytes())?;
+    Ok(Exit::Clean)
+}
+
+pub(crate) fn compat(s: &mut Streams, args: &CompatArgs) -> Result<Exit, AppError> {
+    let data = crate::cgpu::compat::data();
+    let text = match &args.tag {
+        None => match args.format {
+            CompatFormat::Human => output::compat::human_table(data),
+            CompatFormat::Json => output::compat::json_table(data),
+        },
+        Some(tag) => {
+            let image_tag = crate::cgpu::split_image(tag).tag.unwrap_or(tag);
+            let parsed = crate::cgpu::parse_tag(image_tag)
+                .map_err(|e| AppError::Usage(format!("--tag {tag}: {}", e.message(image_tag))))?;
+            match args.format {
+                CompatFormat::Human => output::compat::human_version(data, tag, &parsed.core),
+                CompatFormat::Json => output::compat::json_version(data, tag, &parsed.core),
+            }
+        }
+    };
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
 }

@@ -42,40 +42,14 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
         };
         let mut printed: Option<(Version, String)> = None;
         for &v in &versions {
-            let tree = helm::effective(&layers, v).map_err(|r| {
-                AppError::Usage(if versions.len() > 1 {
-                    format!("{r} ({} reading)", v.name())
-                } else {
-                    r.to_string()
-                })
-            })?;
-            let text = if args.origins {
-                let mut origins = String::from("{");
-                let mut first = true;
-                if let Some(cgpu) = tree.get("cgpu") {
-                    origins_of(cgpu, "/cgpu", &mut origins, &mut first);
-                }
-                origins.push('}');
-                format!(
-                    "{{\"origins\":{origins},\"values\":{}}}",
-                    json::to_string(&tree)
-                )
-            } else {
-                json::to_string(&tree)
-            };
-            match &printed {
-                None => printed = Some((v, text)),
-                Some((pv, ptext)) if *ptext != text => {
-                    return Err(AppError::Usage(format!(
-                        "{} and {} read these values differently:\n  {}: {ptext}\n  {}: {text}\nchoose one with --helm 3 or --helm 4",
-                        pv.name(),
-                        v.name(),
-                        pv.name(),
-                        v.name()
-                    )));
-                }
-                Some(_) => {}
+            if let Some(releases) = helm::place::releases(&layers, v) {
+                let releases = releases.map_err(|r| refusal(&versions, v, r))?;
+                let text = releases_text(&releases, args.origins);
+                compare(&mut printed, v, text)?;
+                continue;
             }
+            let tree = helm::effective(&layers, v).map_err(|r| refusal(&versions, v, r))?;
+            compare(&mut printed, v, values_text(&tree, args.origins))?;
         }
         if let Some((_, text)) = printed {
             writeln!(s.out, "{text}")?;
@@ -105,4 +79,78 @@ fn origins_of(node: &Node, pointer: &str, out: &mut String, first: &mut bool) {
             json::string(&format!("{}:{line}", node.src.name), out);
         }
     }
+}
+
+/// The values as JSON; with `origins`, `{"origins":{pointer: "file:line"},"values":…}`.
+fn values_text(tree: &Node, origins: bool) -> String {
+    if !origins {
+        return json::to_string(tree);
+    }
+    let mut o = String::from("{");
+    let mut first = true;
+    if let Some(cgpu) = tree.get("cgpu") {
+        origins_of(cgpu, "/cgpu", &mut o, &mut first);
+    }
+    o.push('}');
+    format!("{{\"origins\":{o},\"values\":{}}}", json::to_string(tree))
+}
+
+fn refusal(versions: &[Version], v: Version, r: helm::Refusal) -> AppError {
+    AppError::Usage(if versions.len() > 1 {
+        format!("{r} ({} reading)", v.name())
+    } else {
+        r.to_string()
+    })
+}
+
+/// Keep the first version's text; another version that reads the values differently is an
+/// error naming both.
+fn compare(
+    printed: &mut Option<(Version, String)>,
+    v: Version,
+    text: String,
+) -> Result<(), AppError> {
+    match printed {
+        None => *printed = Some((v, text)),
+        Some((pv, ptext)) if *ptext != text => {
+            return Err(AppError::Usage(format!(
+                "{} and {} read these values differently:\n  {}: {ptext}\n  {}: {text}\nchoose one with --helm 3 or --helm 4",
+                pv.name(),
+                v.name(),
+                pv.name(),
+                v.name()
+            )));
+        }
+        Some(_) => {}
+    }
+    Ok(())
+}
+
+/// What the releases of the chart in a file receive: one release alone prints as a values file
+/// does; several print one line each, `{"name":…,"values":…}` (or `"disabled":` and why).
+fn releases_text(releases: &[helm::place::Release], origins: bool) -> String {
+    let tree = |n: &Node| values_text(n, origins);
+    if let [only] = releases
+        && let Ok(n) = &only.values
+    {
+        return tree(n);
+    }
+    let mut lines = Vec::new();
+    for r in releases {
+        let mut line = String::from("{\"name\":");
+        json::string(&r.name, &mut line);
+        match &r.values {
+            Ok(n) => {
+                line.push_str(",\"values\":");
+                line.push_str(&tree(n));
+            }
+            Err(why) => {
+                line.push_str(",\"disabled\":");
+                json::string(why, &mut line);
+            }
+        }
+        line.push('}');
+        lines.push(line);
+    }
+    lines.join("\n")
 }

@@ -20,6 +20,7 @@
 //! (`values --origins`, and `check --stack` findings at the right line).
 
 pub mod json;
+pub mod place;
 pub mod strvals;
 
 use std::sync::Arc;

@@ -1,5 +1,6 @@
 //! One printer per output format, all reading the same [`crate::diag::Diagnostic`]s.
 
+pub mod compat;
 pub mod github;
 pub mod gitlab;
 pub mod human;

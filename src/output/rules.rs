@@ -38,6 +38,11 @@ pub fn explain(rule: &Rule) -> String {
             None => text.push_str(&format!("  - {}\n", src.title)),
         }
     }
+    let data = crate::cgpu::compat::data();
+    text.push_str(&super::compat::explain_entries(
+        data,
+        &data.entries_for(rule.name),
+    ));
     text
 }
 

@@ -13,6 +13,7 @@
 //!   line/column map.
 
 mod build;
+pub mod embedded;
 mod events;
 pub mod lean;
 pub mod node;

@@ -549,9 +549,12 @@ Such a node may still run cGPU and must use the cluster's policy."),
         "the cGPU version cannot run the node's NVIDIA driver",
         fix: None,
         help: "upgrade cGPU (1.5.3 or later supports drivers up to 575) or pin an older driver",
-        "cGPU FAQ compatibility: 1.5.3–1.5.20 support drivers 460–575; 1.0.5–1.5.2 support 460, 470 \
-≤ 470.161.03, 510 ≤ 510.108.03, 515 ≤ 515.86.01, 525 ≤ 525.89.03; 0.8.13–1.0.3 support 460 and \
-470 ≤ 470.161.03."),
+        "The cGPU FAQ's compatibility matrix says which NVIDIA driver series each cGPU range runs, \
+some series only up to a last version; its rows are in the compatibility data (listed below, and \
+by `cgpu-lint compat`). A node whose driver (the ack.aliyun.com/nvidia-driver-version label) the \
+matrix marks unsupported for the cGPU version of the installer that selects it is an error; a \
+driver series or a cGPU version the matrix does not cover (one newer than the data) is not \
+judged."),
 }
 
 impl Rule {

@@ -1,0 +1,597 @@
+//! The cGPU compatibility data (`compat.toml`, embedded at build time): the NVIDIA driver
+//! matrix, the support each version added (cgroup v2, operating systems, instance families), the
+//! instance families per version range, the distributions that use cgroup v2 by default, the
+//! known issues and the GPU-sharing stacks that conflict. Every entry names its source; the
+//! sources carry their address and the date they were read. `cgpu-lint compat` prints the data,
+//! `explain` names the entries a rule uses, the node rules read it.
+
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use semver::Version;
+use serde::{Deserialize, Serialize};
+
+/// The data file as written.
+pub const TEXT: &str = include_str!("compat.toml");
+
+/// The data, parsed once. The file is part of the binary and `tests::the_file_parses` holds it
+/// to parse, so this cannot fail at run time.
+pub fn data() -> &'static Compat {
+    static DATA: LazyLock<Compat> =
+        LazyLock::new(|| parse(TEXT).expect("src/cgpu/compat.toml parses (unit-tested)"));
+    &DATA
+}
+
+/// Parse a compatibility file; the error carries TOML's line and column.
+pub fn parse(text: &str) -> Result<Compat, String> {
+    toml::from_str(text).map_err(|e| e.to_string())
+}
+
+/// A cGPU version (`1.5.3`) in the data.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(try_from = "String")]
+pub struct Ver(pub Version);
+
+impl TryFrom<String> for Ver {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        Version::parse(&s)
+            .map(Ver)
+            .map_err(|e| format!("`{s}` is not a version MAJOR.MINOR.PATCH: {e}"))
+    }
+}
+
+impl Serialize for Ver {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+impl std::fmt::Display for Ver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compat {
+    pub meta: Meta,
+    #[serde(rename = "source")]
+    pub sources: Vec<Source>,
+    #[serde(rename = "driver")]
+    pub drivers: Vec<DriverRow>,
+    #[serde(default)]
+    pub support: Vec<Support>,
+    #[serde(default)]
+    pub cgroup_v2: Vec<CgroupV2>,
+    #[serde(default)]
+    pub families: Vec<Families>,
+    #[serde(rename = "issue", default)]
+    pub issues: Vec<Issue>,
+    #[serde(rename = "conflict", default)]
+    pub conflicts: Vec<Conflict>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    /// The newest cGPU version any source lists.
+    pub newest: Ver,
+    /// The date of the newest source page.
+    pub date: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    pub id: String,
+    pub title: String,
+    pub url: Option<String>,
+    /// The date the page gives for its last update.
+    pub updated: Option<String>,
+    /// The date the page was read.
+    pub read: String,
+}
+
+/// What a driver series the row does not list means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Unlisted {
+    Supported,
+    Unsupported,
+    Unknown,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverRow {
+    pub id: String,
+    pub from: Ver,
+    pub to: Ver,
+    /// The supported series (first number of the driver version), ascending.
+    pub series: Vec<u64>,
+    /// A series capped at a last version (series → the last supported driver version).
+    #[serde(default)]
+    pub max: BTreeMap<String, String>,
+    /// The first series the source calls unsupported (`535+ unsupported`).
+    pub unsupported_from: Option<u64>,
+    /// A series between the lowest and the highest listed one that the row does not list.
+    pub between: Unlisted,
+    /// A series above the highest listed one.
+    pub above: Unlisted,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Support {
+    pub id: String,
+    /// The first version with the support.
+    pub since: Ver,
+    /// `cgroup`, `os`, `family` or `driver`.
+    pub kind: String,
+    pub value: String,
+    pub text: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupV2 {
+    pub id: String,
+    /// The distribution's name as `status.nodeInfo.osImage` starts with it.
+    pub os: String,
+    /// Its first release with cgroup v2 by default (`21.10`, `11`).
+    pub since: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Families {
+    pub id: String,
+    pub from: Ver,
+    pub to: Ver,
+    pub families: Vec<String>,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Issue {
+    pub id: String,
+    /// The first version with the issue (every version before `to` when absent).
+    pub from: Option<Ver>,
+    /// The last version with the issue (every version when absent).
+    pub to: Option<Ver>,
+    /// What fixes it: a cGPU version, or a component and its version.
+    pub fixed: Option<String>,
+    /// The node condition under which it applies (`driver >= 535`, `os = ContainerOS`).
+    pub when: Option<String>,
+    pub text: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conflict {
+    pub id: String,
+    pub stack: String,
+    pub with: String,
+    pub text: String,
+    pub remedy: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+/// One entry of any table, as `explain` and the schema test see it.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    pub id: &'a str,
+    /// One line: what the entry says.
+    pub summary: &'a str,
+    pub source: &'a str,
+    pub rules: &'a [String],
+    pub note: Option<&'a str>,
+}
+
+/// A driver version's numeric parts (`550.144.03` → [550, 144, 3]).
+pub fn driver_parts(s: &str) -> Option<Vec<u64>> {
+    let parts: Option<Vec<u64>> = s.trim().split('.').map(|p| p.parse().ok()).collect();
+    parts.filter(|p| !p.is_empty())
+}
+
+impl Compat {
+    pub fn source(&self, id: &str) -> Option<&Source> {
+        self.sources.iter().find(|s| s.id == id)
+    }
+
+    /// Is `v` newer than every version the data knows?
+    pub fn is_newer(&self, v: &Version) -> bool {
+        *v > self.meta.newest.0
+    }
+
+    /// The driver row that speaks for `v`: the last row starting at or below it (a version
+    /// between two rows reads the row below it); none below the first row or past the newest
+    /// version of the data.
+    pub fn driver_row(&self, v: &Version) -> Option<&DriverRow> {
+        if self.is_newer(v) {
+            return None;
+        }
+        self.drivers.iter().rev().find(|r| r.from.0 <= *v)
+    }
+
+    /// Can cGPU `v` run NVIDIA driver `driver`? `None` where the data does not say.
+    pub fn driver_supported(&self, v: &Version, driver: &str) -> Option<bool> {
+        let d = driver_parts(driver)?;
+        let row = self.driver_row(v)?;
+        let major = d[0];
+        let (&lowest, &highest) = (row.series.first()?, row.series.last()?);
+        if row.series.contains(&major) {
+            return Some(match row.max.get(&major.to_string()) {
+                Some(max) => driver_parts(max).is_some_and(|m| d <= m),
+                None => true,
+            });
+        }
+        let verdict = if major < lowest {
+            Unlisted::Unknown
+        } else if row.unsupported_from.is_some_and(|u| major >= u) {
+            Unlisted::Unsupported
+        } else if major > highest {
+            row.above
+        } else {
+            row.between
+        };
+        match verdict {
+            Unlisted::Supported => Some(true),
+            Unlisted::Unsupported => Some(false),
+            Unlisted::Unknown => None,
+        }
+    }
+
+    /// The support entries of `kind` that `v` predates: the node needs a newer cGPU for them.
+    pub fn missing_support<'a>(
+        &'a self,
+        kind: &'a str,
+        v: &'a Version,
+    ) -> impl Iterator<Item = &'a Support> + 'a {
+        self.support
+            .iter()
+            .filter(move |s| s.kind == kind && *v < s.since.0)
+    }
+
+    /// The instance-family row covering `v`, if the data has one.
+    pub fn families_at(&self, v: &Version) -> Option<&Families> {
+        self.families
+            .iter()
+            .find(|f| f.from.0 <= *v && *v <= f.to.0)
+    }
+
+    /// The known issues of version `v`.
+    pub fn issues_at<'a>(&'a self, v: &'a Version) -> impl Iterator<Item = &'a Issue> + 'a {
+        self.issues.iter().filter(move |i| i.covers(v))
+    }
+
+    /// The cgroup v2 entry of the distribution `os_image` names, when it is at or past the
+    /// release that made cgroup v2 its default.
+    pub fn cgroup_v2_default(&self, os_image: &str) -> Option<&CgroupV2> {
+        self.cgroup_v2.iter().find(|c| {
+            os_image
+                .strip_prefix(c.os.as_str())
+                .and_then(|rest| release(rest.trim_start()))
+                .zip(release(&c.since))
+                .is_some_and(|(have, since)| have >= since)
+        })
+    }
+
+    /// Every entry of every table.
+    pub fn entries(&self) -> Vec<Entry<'_>> {
+        let mut out = Vec::new();
+        for r in &self.drivers {
+            out.push(Entry {
+                id: &r.id,
+                summary: "",
+                source: &r.source,
+                rules: &r.rules,
+                note: r.note.as_deref(),
+            });
+        }
+        for s in &self.support {
+            out.push(Entry {
+                id: &s.id,
+                summary: &s.text,
+                source: &s.source,
+                rules: &s.rules,
+                note: s.note.as_deref(),
+            });
+        }
+        for c in &self.cgroup_v2 {
+            out.push(Entry {
+                id: &c.id,
+                summary: &c.os,
+                source: &c.source,
+                rules: &c.rules,
+                note: c.note.as_deref(),
+            });
+        }
+        for f in &self.families {
+            out.push(Entry {
+                id: &f.id,
+                summary: "",
+                source: &f.source,
+                rules: &f.rules,
+                note: f.note.as_deref(),
+            });
+        }
+        for i in &self.issues {
+            out.push(Entry {
+                id: &i.id,
+                summary: &i.text,
+                source: &i.source,
+                rules: &i.rules,
+                note: i.note.as_deref(),
+            });
+        }
+        for c in &self.conflicts {
+            out.push(Entry {
+                id: &c.id,
+                summary: &c.text,
+                source: &c.source,
+                rules: &c.rules,
+                note: c.note.as_deref(),
+            });
+        }
+        out
+    }
+
+    /// The entries a rule uses (by its kebab-case name).
+    pub fn entries_for(&self, rule: &str) -> Vec<Entry<'_>> {
+        self.entries()
+            .into_iter()
+            .filter(|e| e.rules.iter().any(|r| r == rule))
+            .collect()
+    }
+
+    /// One line on a driver row: the series, each with its cap, then the first unsupported one.
+    pub fn driver_text(row: &DriverRow) -> String {
+        let series: Vec<String> = row
+            .series
+            .iter()
+            .map(|s| match row.max.get(&s.to_string()) {
+                Some(m) => format!("{s} ≤ {m}"),
+                None => s.to_string(),
+            })
+            .collect();
+        let mut text = series.join(", ");
+        if let Some(u) = row.unsupported_from {
+            text.push_str(&format!("; {u}+ unsupported"));
+        }
+        text
+    }
+}
+
+impl Issue {
+    /// Does version `v` have the issue?
+    pub fn covers(&self, v: &Version) -> bool {
+        self.from.as_ref().is_none_or(|f| f.0 <= *v) && self.to.as_ref().is_none_or(|t| *v <= t.0)
+    }
+
+    /// The versions as words: `≤ 1.5.7`, `1.5.3–1.5.11`, `every version`.
+    pub fn range_text(&self) -> String {
+        match (&self.from, &self.to) {
+            (Some(f), Some(t)) => format!("{f}–{t}"),
+            (None, Some(t)) => format!("≤ {t}"),
+            (Some(f), None) => format!("≥ {f}"),
+            (None, None) => "every version".into(),
+        }
+    }
+}
+
+/// A release number's leading `major[.minor]` (`22.04.3 LTS` → (22, 4)).
+fn release(s: &str) -> Option<(u64, u64)> {
+    let word = s.split(|c: char| !c.is_ascii_digit() && c != '.').next()?;
+    let mut parts = word.split('.');
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    Some((major, minor))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Version {
+        Version::parse(s).unwrap()
+    }
+
+    fn is_date(s: &str) -> bool {
+        let b = s.as_bytes();
+        b.len() == 10
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && s.bytes()
+                .enumerate()
+                .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+    }
+
+    #[test]
+    fn the_file_parses() {
+        parse(TEXT).unwrap();
+        assert!(!data().drivers.is_empty());
+    }
+
+    #[test]
+    fn every_entry_has_a_dated_source() {
+        let d = data();
+        assert!(is_date(&d.meta.date), "{}", d.meta.date);
+        let mut ids = std::collections::HashSet::new();
+        for s in &d.sources {
+            assert!(ids.insert(s.id.as_str()), "source {} twice", s.id);
+            assert!(is_date(&s.read), "source {} read {:?}", s.id, s.read);
+            if let Some(u) = &s.updated {
+                assert!(is_date(u), "source {} updated {u:?}", s.id);
+            }
+            if let Some(u) = &s.url {
+                assert!(u.starts_with("https://"), "{u}");
+            }
+        }
+        let mut entry_ids = std::collections::HashSet::new();
+        for e in d.entries() {
+            assert!(entry_ids.insert(e.id), "entry {} twice", e.id);
+            assert!(
+                d.source(e.source).is_some(),
+                "entry {} names source {:?}, which the file does not have",
+                e.id,
+                e.source
+            );
+        }
+        // The newest date among the sources is the data's date.
+        let newest = d
+            .sources
+            .iter()
+            .filter_map(|s| s.updated.as_deref())
+            .filter(|u| *u <= d.meta.date.as_str())
+            .max();
+        assert_eq!(newest, Some("2026-03-31"));
+    }
+
+    #[test]
+    fn ranges_do_not_overlap_inconsistently() {
+        let d = data();
+        // Driver rows: ascending, each `from` ≤ `to`, no two rows claiming one version.
+        for r in &d.drivers {
+            assert!(r.from <= r.to, "{}", r.id);
+            assert!(r.to <= d.meta.newest, "{} ends past meta.newest", r.id);
+            assert!(
+                r.series.windows(2).all(|w| w[0] < w[1]),
+                "{}: series ascending",
+                r.id
+            );
+            for (s, m) in &r.max {
+                let series: u64 = s.parse().unwrap();
+                assert!(r.series.contains(&series), "{}: max for unlisted {s}", r.id);
+                assert_eq!(driver_parts(m).unwrap()[0], series, "{}: {m}", r.id);
+            }
+            if let Some(u) = r.unsupported_from {
+                assert!(r.series.iter().all(|s| *s < u), "{}: lists {u}+", r.id);
+            }
+        }
+        for w in d.drivers.windows(2) {
+            assert!(w[0].to < w[1].from, "{} overlaps {}", w[0].id, w[1].id);
+        }
+        for w in d.families.windows(2) {
+            assert!(w[0].to < w[1].from, "{} overlaps {}", w[0].id, w[1].id);
+        }
+        for f in &d.families {
+            assert!(f.from <= f.to, "{}", f.id);
+        }
+        for i in &d.issues {
+            if let (Some(f), Some(t)) = (&i.from, &i.to) {
+                assert!(f <= t, "{}", i.id);
+            }
+            // An issue fixed in a cGPU version ends before it.
+            if let (Some(t), Some(fixed)) = (&i.to, i.fixed.as_deref())
+                && let Ok(fixed) = Version::parse(fixed)
+            {
+                assert!(t.0 < fixed, "{}: ends at {t}, fixed in {fixed}", i.id);
+            }
+        }
+        for s in &d.support {
+            assert!(
+                ["cgroup", "os", "family", "driver"].contains(&s.kind.as_str()),
+                "{}",
+                s.id
+            );
+            assert!(s.since <= d.meta.newest, "{}", s.id);
+        }
+    }
+
+    #[test]
+    fn the_fact_constants_agree_with_the_data() {
+        let d = data();
+        let deadlock = d.issues.iter().find(|i| i.id == "issue-deadlock").unwrap();
+        assert_eq!(
+            deadlock.to.as_ref().map(|t| &t.0),
+            Some(&super::super::LAST_DEADLOCK_VERSION)
+        );
+        assert_eq!(
+            deadlock.fixed.as_deref(),
+            Some(super::super::RECOMMENDED_VERSION)
+        );
+    }
+
+    #[test]
+    fn lookups() {
+        let d = data();
+        assert_eq!(d.driver_row(&v("1.0.4")).unwrap().id, "driver-0.8.13");
+        assert_eq!(d.driver_row(&v("1.5.20")).unwrap().id, "driver-1.5.3");
+        assert!(d.driver_row(&v("1.5.21")).is_none());
+        assert!(d.driver_row(&v("0.8.12")).is_none());
+        assert!(d.is_newer(&v("1.5.21")));
+        assert!(!d.is_newer(&v("1.5.20")));
+        let ids = |v: &Version| d.issues_at(v).map(|i| i.id.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            ids(&v("1.5.7")),
+            [
+                "issue-deadlock",
+                "issue-isolation-535",
+                "issue-containeros-first-pod",
+                "issue-pods-per-gpu"
+            ]
+        );
+        assert_eq!(
+            ids(&v("1.5.12")),
+            ["issue-containeros-first-pod", "issue-pods-per-gpu"]
+        );
+        assert_eq!(ids(&v("1.5.19")), ["issue-pods-per-gpu"]);
+        assert!(d.families_at(&v("1.5.18")).is_none());
+        assert!(
+            d.families_at(&v("1.5.19"))
+                .unwrap()
+                .families
+                .contains(&"ebmgn9t".to_string())
+        );
+        let cg = |s: &str| d.cgroup_v2_default(s).map(|c| c.id.as_str());
+        assert_eq!(cg("Ubuntu 22.04.3 LTS"), Some("cgroup-v2-ubuntu"));
+        assert_eq!(cg("Ubuntu 21.10"), Some("cgroup-v2-ubuntu"));
+        assert_eq!(cg("Ubuntu 20.04.6 LTS"), None);
+        assert_eq!(
+            cg("Debian GNU/Linux 12 (bookworm)"),
+            Some("cgroup-v2-debian")
+        );
+        assert_eq!(cg("Debian GNU/Linux 10 (buster)"), None);
+        assert_eq!(
+            cg("Alibaba Cloud Linux 3.2104 U10 (OpenAnolis Edition)"),
+            None
+        );
+        assert_eq!(
+            d.missing_support("os", &v("1.5.8"))
+                .map(|s| s.id.as_str())
+                .collect::<Vec<_>>(),
+            ["support-ubuntu-22.04"]
+        );
+        assert_eq!(d.missing_support("os", &v("1.5.9")).count(), 0);
+    }
+
+    #[test]
+    fn a_bad_file_is_refused_with_its_position() {
+        let bad = TEXT.replacen("newest = \"1.5.20\"", "newest = \"1.5\"", 1);
+        let e = parse(&bad).unwrap_err();
+        assert!(e.contains("line"), "{e}");
+        assert!(e.contains("not a version"), "{e}");
+        let unknown = format!("{TEXT}\n[[driver]]\nid = \"x\"\nfrom = \"1.0.0\"\n");
+        assert!(parse(&unknown).is_err());
+    }
+}

@@ -1,0 +1,720 @@
+//! Where the chart's values live when they are not a values file of their own (spec §10): an
+//! umbrella chart's values (the subchart's key), a Flux `HelmRelease` of the chart
+//! (`spec.values`), an Argo CD `Application` of it (`helm.valuesObject`, or the `helm.values`
+//! string read in place). [`targets`] finds them in a document, with the nodes the rules check;
+//! [`releases`] computes what each release of the chart receives, the way Helm (and Flux or
+//! Argo CD before it) layers them:
+//!
+//! - umbrella (Helm's `pkg/chartutil/coalesce.go`, checked with real Helm 3.18 and 4.2): the
+//!   parent's values (its `-f` files over its values.yaml), then for each dependency of the
+//!   chart the key `alias` (or `name`): it must be a mapping ("type mismatch on KEY"), it gets the
+//!   parent's `global` over its own (`coalesceGlobals`), then the chart's defaults; a
+//!   `condition` that resolves to a boolean, else the `tags`, may disable it;
+//! - HelmRelease (helm-controller `ChartValuesFromReferences`; fluxcd.io, "Helm Releases",
+//!   values references): each `valuesFrom` entry in order (a ConfigMap of the same file, its
+//!   `valuesKey`, default `values.yaml`; `targetPath` set like `--set`), then `spec.values`, each
+//!   merged over the last as Helm merges `-f` files;
+//! - Application (argo-cd `ApplicationSourceHelm.ValuesYAML` and the repo server's
+//!   `helmTemplate`; argo-cd.readthedocs.io, user guide "Helm": "parameters > valuesObject >
+//!   values > valueFiles"): `valuesObject` when set, else the `values` string (never both: the
+//!   object replaces the string), as the last `-f` file, then `parameters` as `--set`
+//!   (`forceString`: `--set-string`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{Layers, Refusal, SetKind, Version, coalesce, empty_map, merge_maps, read_file, view};
+use crate::cgpu::CHART;
+use crate::yaml::node::child;
+use crate::yaml::{self, Node, Parsed, Scalar, Source, Value};
+
+/// Which of the forms holds the values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    Umbrella,
+    HelmRelease,
+    Application,
+}
+
+impl Form {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Form::Umbrella => "subchart",
+            Form::HelmRelease => "Flux HelmRelease",
+            Form::Application => "Argo CD Application",
+        }
+    }
+}
+
+/// What a target holds where the chart's values are.
+#[derive(Debug, Clone)]
+pub enum Values {
+    /// Nothing: the chart gets its defaults.
+    Absent,
+    /// A mapping of the document.
+    Node(Node),
+    /// Something other than a mapping where Helm needs one (the node, and what Helm does).
+    NotAMap(Node, String),
+    /// YAML inside a literal block string, read in place (see [`crate::yaml::embedded`]).
+    Embedded(Arc<Source>, Arc<Parsed>),
+    /// A string that cannot be read in place: the node and why.
+    Unmapped(Node, String),
+}
+
+/// A Flux `valuesFrom` entry.
+#[derive(Debug, Clone)]
+pub struct ValuesRef {
+    pub kind: String,
+    pub name: String,
+    pub key: String,
+    pub target_path: Option<String>,
+}
+
+/// The values of one release (or subchart instance) of the chart in a document.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub form: Form,
+    /// The subchart's key, or the release's `metadata.name`.
+    pub name: String,
+    /// JSON pointer (in the document) of the values the chart receives as its root.
+    pub pointer: String,
+    /// What `--set` writes before a key of these values from the top of the release (`gpu.`
+    /// for an umbrella's subchart `gpu`).
+    pub set_prefix: String,
+    pub values: Values,
+    /// An umbrella dependency's `condition` and `tags`.
+    pub condition: Option<String>,
+    pub tags: Vec<String>,
+    /// Argo CD's `helm.parameters` as Helm flags, in order.
+    pub parameters: Vec<(SetKind, String)>,
+    /// Flux's `spec.valuesFrom`, in order.
+    pub values_from: Vec<ValuesRef>,
+}
+
+impl Target {
+    fn new(form: Form, name: String, pointer: String, values: Values) -> Target {
+        Target {
+            form,
+            name,
+            pointer,
+            set_prefix: String::new(),
+            values,
+            condition: None,
+            tags: Vec::new(),
+            parameters: Vec::new(),
+            values_from: Vec::new(),
+        }
+    }
+}
+
+/// A dependency of a parent chart on the chart, from its Chart.yaml.
+#[derive(Debug, Clone)]
+pub struct Dependency {
+    /// The key of its values in the parent's: `alias`, else `name`.
+    pub key: String,
+    pub condition: Option<String>,
+    pub tags: Vec<String>,
+}
+
+/// The parent chart's `Chart.yaml` beside the values file `path`, if there is one: its
+/// dependencies on the chart (perhaps none), and the folder.
+pub fn parent_chart(path: &str) -> Option<(std::path::PathBuf, Vec<Dependency>)> {
+    if path == "-" || path.starts_with('<') {
+        return None;
+    }
+    let dir = Path::new(path).parent()?;
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let text = std::fs::read_to_string(dir.join("Chart.yaml")).ok()?;
+    let src = Source::new(dir.join("Chart.yaml").to_string_lossy(), text);
+    let parsed = yaml::parse(&src);
+    let root = parsed.documents.first()?.root.as_ref()?;
+    let mut deps = Vec::new();
+    for d in root
+        .get("dependencies")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+    {
+        if d.get("name").and_then(Node::as_str) != Some(CHART) {
+            continue;
+        }
+        let key = d
+            .get("alias")
+            .and_then(Node::as_str)
+            .filter(|a| !a.is_empty())
+            .unwrap_or(CHART)
+            .to_string();
+        let condition = d
+            .get("condition")
+            .and_then(Node::as_str)
+            .map(str::to_string);
+        let tags = d
+            .get("tags")
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect();
+        deps.push(Dependency {
+            key,
+            condition,
+            tags,
+        });
+    }
+    Some((dir.to_path_buf(), deps))
+}
+
+/// The last segment of a chart reference (`./charts/ack-ai-installer/`, `oci://…/name`).
+fn chart_name(reference: &str) -> &str {
+    reference
+        .trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
+}
+
+fn str_at<'a>(node: &'a Node, pointer: &str) -> Option<&'a str> {
+    node.pointer(pointer).and_then(Node::as_str)
+}
+
+/// A node where a mapping of values is expected.
+fn values_node(node: Option<&Node>, what: &str) -> Values {
+    match node {
+        None => Values::Absent,
+        Some(n) if matches!(n.value, Value::Map(_)) => Values::Node(n.clone()),
+        Some(n) if matches!(n.value, Value::Scalar(Scalar::Null)) => Values::Absent,
+        Some(n) => Values::NotAMap(
+            n.clone(),
+            format!("{what} is a {}, not a mapping of values", n.type_name()),
+        ),
+    }
+}
+
+/// The chart's values in one document, for each release (or subchart) of the chart it holds.
+/// `deps` are the parent chart's dependencies on the chart ([`parent_chart`]), when the values
+/// file has a Chart.yaml beside it. A document whose root holds `cgpu` is a values file of the
+/// chart itself and has none.
+pub fn targets(root: &Node, deps: Option<&[Dependency]>) -> Vec<Target> {
+    if root.entry("cgpu").is_some() || root.as_map().is_none() {
+        return Vec::new();
+    }
+    let api = root.get("apiVersion").and_then(Node::as_str).unwrap_or("");
+    let kind = root.get("kind").and_then(Node::as_str).unwrap_or("");
+    let name = str_at(root, "/metadata/name").unwrap_or("").to_string();
+    if api.starts_with("helm.toolkit.fluxcd.io/") && kind == "HelmRelease" {
+        return helm_release(root, name).into_iter().collect();
+    }
+    if api.starts_with("argoproj.io/") && kind == "Application" {
+        return application(root, &name);
+    }
+    if !api.is_empty() && !kind.is_empty() {
+        return Vec::new();
+    }
+    let fallback = [Dependency {
+        key: CHART.to_string(),
+        condition: None,
+        tags: Vec::new(),
+    }];
+    let deps = deps.unwrap_or(&fallback);
+    deps.iter()
+        .map(|d| {
+            let what = format!("`{}`", d.key);
+            let values = match root.get(&d.key) {
+                // Helm refuses a null too: "type mismatch on KEY: %!t(<nil>)".
+                Some(n) if !matches!(n.value, Value::Map(_)) => Values::NotAMap(
+                    n.clone(),
+                    format!(
+                        "{what} is a {}, not a mapping: Helm refuses the parent chart (\"type mismatch on {}\")",
+                        n.type_name(),
+                        d.key
+                    ),
+                ),
+                other => values_node(other, &what),
+            };
+            let mut t = Target::new(Form::Umbrella, d.key.clone(), child("", &d.key), values);
+            t.set_prefix = format!("{}.", d.key);
+            t.condition = d.condition.clone();
+            t.tags = d.tags.clone();
+            t
+        })
+        .collect()
+}
+
+fn helm_release(root: &Node, name: String) -> Option<Target> {
+    let spec = root.get("spec")?;
+    let chart = str_at(spec, "/chart/spec/chart")
+        .map(chart_name)
+        .or_else(|| str_at(spec, "/chartRef/name"));
+    if chart != Some(CHART) {
+        return None;
+    }
+    let mut t = Target::new(
+        Form::HelmRelease,
+        name,
+        "/spec/values".into(),
+        values_node(spec.get("values"), "`spec.values`"),
+    );
+    for r in spec
+        .get("valuesFrom")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+    {
+        let s = |k: &str| r.get(k).and_then(Node::as_str).map(str::to_string);
+        t.values_from.push(ValuesRef {
+            kind: s("kind").unwrap_or_default(),
+            name: s("name").unwrap_or_default(),
+            key: s("valuesKey")
+                .filter(|k| !k.is_empty())
+                .unwrap_or_else(|| "values.yaml".into()),
+            target_path: s("targetPath").filter(|p| !p.is_empty()),
+        });
+    }
+    Some(t)
+}
+
+fn application(root: &Node, name: &str) -> Vec<Target> {
+    let Some(spec) = root.get("spec") else {
+        return Vec::new();
+    };
+    let mut sources: Vec<(String, &Node)> = Vec::new();
+    if let Some(s) = spec.get("source") {
+        sources.push(("/spec/source".into(), s));
+    }
+    for (i, s) in spec
+        .get("sources")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+    {
+        sources.push((format!("/spec/sources/{i}"), s));
+    }
+    let several = sources.len() > 1;
+    let mut out = Vec::new();
+    for (at, s) in sources {
+        let chart = s
+            .get("chart")
+            .and_then(Node::as_str)
+            .or_else(|| s.get("path").and_then(Node::as_str).map(chart_name));
+        if chart != Some(CHART) {
+            continue;
+        }
+        let helm = s.get("helm");
+        let object = helm.and_then(|h| h.get("valuesObject"));
+        let string = helm.and_then(|h| h.get("values"));
+        let (pointer, values) = match (object, string) {
+            (Some(o), _) if !matches!(o.value, Value::Scalar(Scalar::Null)) => (
+                format!("{at}/helm/valuesObject"),
+                values_node(Some(o), "`valuesObject`"),
+            ),
+            (_, Some(v)) => (format!("{at}/helm/values"), string_values(v)),
+            _ => (format!("{at}/helm/values"), Values::Absent),
+        };
+        let label = if several {
+            format!("{name} ({})", &at[1..])
+        } else {
+            name.to_string()
+        };
+        let mut t = Target::new(Form::Application, label, pointer, values);
+        for p in helm
+            .and_then(|h| h.get("parameters"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            let (Some(n), Some(v)) = (
+                p.get("name").and_then(Node::as_str),
+                p.get("value").and_then(scalar_text),
+            ) else {
+                continue;
+            };
+            let force = matches!(
+                p.get("forceString").and_then(Node::scalar),
+                Some(Scalar::Bool(true))
+            );
+            let kind = if force { SetKind::String } else { SetKind::Set };
+            t.parameters.push((kind, format!("{n}={v}")));
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// A scalar's text as a Kubernetes string field holds it.
+fn scalar_text(n: &Node) -> Option<String> {
+    match n.scalar()? {
+        Scalar::Str(s) => Some(s.clone()),
+        Scalar::Null => None,
+        _ => Some(n.raw().to_string()),
+    }
+}
+
+/// A string of values YAML: read in place when it is a literal block.
+pub fn string_values(node: &Node) -> Values {
+    match node.scalar() {
+        Some(Scalar::Str(s)) if s.trim().is_empty() => Values::Absent,
+        Some(Scalar::Str(_)) => match yaml::embedded::literal_source(node) {
+            Ok(src) => {
+                let parsed = yaml::parse(&src);
+                Values::Embedded(src, Arc::new(parsed))
+            }
+            Err(why) => Values::Unmapped(node.clone(), why),
+        },
+        Some(Scalar::Null) | None if node.scalar().is_some() => Values::Absent,
+        _ => Values::NotAMap(
+            node.clone(),
+            format!("`values` is a {}, not a string of YAML", node.type_name()),
+        ),
+    }
+}
+
+/// Why an umbrella's subchart is disabled in these (parent) values, if it is: its `condition`
+/// (the first path that resolves to a boolean decides; a non-boolean is ignored, as Helm
+/// warns), else its `tags` (enabled if any tag it names is true, disabled if all that are set
+/// are false).
+pub fn disabled(target: &Target, parent: &Node) -> Option<String> {
+    if let Some(cond) = &target.condition {
+        for path in cond.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let mut node = Some(parent);
+            for key in path.split('.') {
+                node = node.and_then(|n| n.get(key));
+            }
+            if let Some(Scalar::Bool(b)) = node.and_then(Node::scalar) {
+                return (!b).then(|| format!("its condition `{path}` is false"));
+            }
+        }
+    }
+    let tags = parent.get("tags");
+    let set: Vec<bool> = target
+        .tags
+        .iter()
+        .filter_map(
+            |t| match tags.and_then(|m| m.get(t)).and_then(Node::scalar) {
+                Some(Scalar::Bool(b)) => Some(*b),
+                _ => None,
+            },
+        )
+        .collect();
+    (!set.is_empty() && !set.iter().any(|b| *b))
+        .then(|| format!("its tags ({}) are all false", target.tags.join(", ")))
+}
+
+/// What one release (or subchart instance) of the chart receives.
+#[derive(Debug)]
+pub struct Release {
+    pub name: String,
+    /// The values its templates get, or why it is not rendered.
+    pub values: Result<Node, String>,
+}
+
+/// What each release of the chart in `layers.files[0]` receives (its documents' targets), as
+/// `version` computes it; `None` when that file is not one of these forms (a plain values file).
+/// An umbrella's parent values are all of `layers.files` (and sets) merged; the other forms take
+/// the one file.
+pub fn releases(layers: &Layers, version: Version) -> Option<Result<Vec<Release>, Refusal>> {
+    let first = layers.files.first()?;
+    if first.invalid.is_some() {
+        return None;
+    }
+    let parsed = yaml::parse(first);
+    let parent = parent_chart(&first.name);
+    let deps = parent.as_ref().map(|(_, d)| d.as_slice());
+    let mut per_doc: Vec<(&Node, Vec<Target>)> = Vec::new();
+    for doc in &parsed.documents {
+        let Some(root) = &doc.root else { continue };
+        let ts = targets(root, deps);
+        if !ts.is_empty() {
+            per_doc.push((root, ts));
+        }
+    }
+    let (_, first_targets) = per_doc.first()?;
+    let chart = match read_file(&super::chart_source(layers), version) {
+        Ok(c) => c,
+        Err(r) => return Some(Err(r)),
+    };
+    if first_targets[0].form == Form::Umbrella {
+        let targets = first_targets.clone();
+        let parent_defaults = parent
+            .as_ref()
+            .map(|(dir, _)| dir.join("values.yaml"))
+            .filter(|p| p.is_file() && !same_file(p, &first.name));
+        return Some(umbrella(layers, &targets, parent_defaults, &chart, version));
+    }
+    let mut out = Vec::new();
+    for (_, ts) in &per_doc {
+        for t in ts {
+            match release_values(t, &parsed, version) {
+                Ok(mut user) => {
+                    coalesce(&mut user, &chart);
+                    out.push(Release {
+                        name: t.name.clone(),
+                        values: Ok(user),
+                    });
+                }
+                Err(r) => return Some(Err(r)),
+            }
+        }
+    }
+    Some(Ok(out))
+}
+
+fn same_file(p: &Path, name: &str) -> bool {
+    match (p.canonicalize(), Path::new(name).canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// The values of a HelmRelease or an Application, before the chart's defaults.
+fn release_values(t: &Target, parsed: &Parsed, version: Version) -> Result<Node, Refusal> {
+    let base_src = Source::new("<values>", String::new());
+    let mut out = empty_map(&base_src);
+    for r in &t.values_from {
+        if r.kind != "ConfigMap" {
+            continue;
+        }
+        let Some(data) = config_map_data(parsed, &r.name, &r.key) else {
+            continue;
+        };
+        match &r.target_path {
+            Some(path) => {
+                let text = data.as_str().unwrap_or_default();
+                let quoted = (text.starts_with('"') && text.ends_with('"'))
+                    || (text.starts_with('\'') && text.ends_with('\''));
+                let (kind, text) = if quoted && text.len() >= 2 {
+                    (SetKind::String, text.trim_matches(['"', '\'']))
+                } else {
+                    (SetKind::Set, text)
+                };
+                super::strvals::apply(kind, &format!("{path}={text}"), &mut out, version)?;
+            }
+            None => merge_maps(&mut out, string_file(data, version)?),
+        }
+    }
+    match &t.values {
+        Values::Absent => {}
+        Values::Node(n) => merge_maps(&mut out, view(n)?),
+        Values::Embedded(src, _) => merge_maps(&mut out, read_file(src, version)?),
+        Values::Unmapped(n, _) => merge_maps(&mut out, string_file(n, version)?),
+        Values::NotAMap(n, why) => {
+            return Err(Refusal {
+                src: n.src.clone(),
+                offset: n.span.start,
+                message: why.clone(),
+            });
+        }
+    }
+    for (kind, arg) in &t.parameters {
+        super::strvals::apply(*kind, arg, &mut out, version)?;
+    }
+    Ok(out)
+}
+
+/// A string holding a values file, read as Helm reads the file.
+fn string_file(node: &Node, version: Version) -> Result<Node, Refusal> {
+    if let Ok(src) = yaml::embedded::literal_source(node) {
+        return read_file(&src, version);
+    }
+    let text = node.as_str().unwrap_or_default().to_string();
+    read_file(&Source::new(node.src.name.clone(), text), version)
+}
+
+/// `data[key]` of the ConfigMap `name` among the documents.
+pub fn config_map_data<'a>(parsed: &'a Parsed, name: &str, key: &str) -> Option<&'a Node> {
+    parsed.documents.iter().find_map(|d| {
+        let root = d.root.as_ref()?;
+        (root.get("kind").and_then(Node::as_str) == Some("ConfigMap")
+            && str_at(root, "/metadata/name") == Some(name))
+        .then(|| root.get("data").and_then(|data| data.get(key)))
+        .flatten()
+    })
+}
+
+/// What each subchart instance of an umbrella receives, in Helm's order
+/// (`ProcessDependenciesWithMerge`, then `ToRenderValues`):
+///
+/// 1. `processDependencyEnabled`: the parent's values over its values.yaml; a subchart key that
+///    is not a mapping is refused ("type mismatch on KEY").
+/// 2. `processImportValues` (merge): the parent chart's own values become its values.yaml with
+///    each subchart's defaults under its key, the parent defaults' `global` merged into it.
+/// 3. `CoalesceValues`: the user's values over those (under a subchart's key nulls are kept:
+///    `childChartMergeTrue`), then for each subchart its key's values, the parent's `global`
+///    over its own, and the subchart's defaults under them (nulls delete).
+fn umbrella(
+    layers: &Layers,
+    targets: &[Target],
+    parent_defaults: Option<std::path::PathBuf>,
+    chart: &Node,
+    version: Version,
+) -> Result<Vec<Release>, Refusal> {
+    let user = super::user_values(layers, version)?;
+    let mut defaults = empty_map(&user.src);
+    if let Some(p) = parent_defaults
+        && let Ok(text) = std::fs::read_to_string(&p)
+    {
+        defaults = read_file(&Source::new(p.to_string_lossy(), text), version)?;
+    }
+    let keys: Vec<String> = targets.iter().map(|t| t.name.clone()).collect();
+    // 1.
+    let mut enabled_view = user.clone();
+    coalesce_values(&mut enabled_view, &defaults, false, &keys);
+    for key in &keys {
+        if let Some(n) = enabled_view.get(key)
+            && !matches!(n.value, Value::Map(_))
+        {
+            return Err(Refusal {
+                src: n.src.clone(),
+                offset: n.span.start,
+                message: format!(
+                    "type mismatch on {key}: the subchart's values are a {}, not a mapping (Helm refuses the chart)",
+                    n.type_name()
+                ),
+            });
+        }
+    }
+    // 2.
+    let mut hoisted = defaults.clone();
+    for key in &keys {
+        let mut dv = match hoisted.get(key) {
+            Some(n) if matches!(n.value, Value::Map(_)) => n.clone(),
+            Some(_) => continue,
+            None => empty_map(&hoisted.src),
+        };
+        globals(&mut dv, &hoisted);
+        coalesce_values(&mut dv, chart, true, &[]);
+        set_entry(&mut hoisted, key, dv);
+    }
+    // 3.
+    let mut top = user;
+    coalesce_values(&mut top, &hoisted, false, &keys);
+    let mut subs: Vec<(String, Node)> = Vec::new();
+    for key in &keys {
+        let mut sub = match top.get(key) {
+            Some(n) if matches!(n.value, Value::Map(_)) => n.clone(),
+            _ => empty_map(&top.src),
+        };
+        globals(&mut sub, &top);
+        coalesce_values(&mut sub, chart, false, &[]);
+        subs.push((key.clone(), sub));
+    }
+    // Conditions and tags read the coalesced values.
+    let mut coalesced = top.clone();
+    for (key, sub) in &subs {
+        set_entry(&mut coalesced, key, sub.clone());
+    }
+    Ok(targets
+        .iter()
+        .zip(subs)
+        .map(|(t, (name, sub))| Release {
+            name,
+            values: match disabled(t, &coalesced) {
+                Some(why) => Err(why),
+                None => Ok(sub),
+            },
+        })
+        .collect())
+}
+
+fn set_entry(map: &mut Node, key: &str, value: Node) {
+    let Value::Map(entries) = &mut map.value else {
+        return;
+    };
+    match entries.iter_mut().find(|e| e.key == key) {
+        Some(e) => e.value = value,
+        None => entries.push(crate::yaml::Entry {
+            key: key.to_string(),
+            key_span: 0..0,
+            key_style: crate::yaml::Style::Plain,
+            value,
+            merged: false,
+            key_kind: crate::yaml::KeyKind::Str,
+        }),
+    }
+}
+
+fn is_null(n: &Node) -> bool {
+    matches!(n.value, Value::Scalar(Scalar::Null))
+}
+
+/// Helm's `coalesceValues(chart, v, merge)` with `coalesceTablesFullKey` below it: the chart's
+/// entries under `v`'s; a null in `v` deletes the chart's key unless `merge` (or the key is one
+/// of `children`, a subchart's: `childChartMergeTrue`); a table and a non-table never mix (`v`
+/// keeps its value).
+fn coalesce_values(v: &mut Node, chart: &Node, merge: bool, children: &[String]) {
+    let (Value::Map(d), Value::Map(c)) = (&mut v.value, &chart.value) else {
+        return;
+    };
+    for ce in c {
+        match d.iter().position(|x| x.key == ce.key) {
+            None => d.push(ce.clone()),
+            Some(i) if is_null(&d[i].value) && !merge => {
+                d.remove(i);
+            }
+            Some(i) => {
+                if matches!(d[i].value.value, Value::Map(_))
+                    && matches!(ce.value.value, Value::Map(_))
+                {
+                    let merge = merge || children.contains(&ce.key);
+                    coalesce_values(&mut d[i].value, &ce.value, merge, &[]);
+                }
+            }
+        }
+    }
+}
+
+/// Helm's `coalesceGlobals(dest = the subchart's values, src = the parent's)`: the parent's
+/// `global` over the subchart's own `global` key; tables merge (the parent's entries win), a
+/// parent table never replaces a non-table, a non-table `global` on either side is skipped.
+fn globals(sub: &mut Node, parent: &Node) {
+    let Some(src) = parent.get("global") else {
+        return;
+    };
+    let Value::Map(src_entries) = &src.value else {
+        return;
+    };
+    let Value::Map(entries) = &mut sub.value else {
+        return;
+    };
+    let i = match entries.iter().position(|e| e.key == "global") {
+        Some(i) => i,
+        None => {
+            entries.push(crate::yaml::Entry {
+                key: "global".into(),
+                key_span: 0..0,
+                key_style: crate::yaml::Style::Plain,
+                value: empty_map(&src.src),
+                merged: false,
+                key_kind: crate::yaml::KeyKind::Str,
+            });
+            entries.len() - 1
+        }
+    };
+    let dest = &mut entries[i].value;
+    let Value::Map(dg) = &mut dest.value else {
+        return;
+    };
+    for se in src_entries {
+        let pos = dg.iter().position(|d| d.key == se.key);
+        if matches!(se.value.value, Value::Map(_)) {
+            match pos {
+                None => dg.push(se.clone()),
+                Some(p) if matches!(dg[p].value.value, Value::Map(_)) => {
+                    // coalesceTablesFullKey(vv = parent's copy, destvmap), merge = true: the
+                    // parent's entries over the subchart's.
+                    let mut vv = se.clone();
+                    coalesce_values(&mut vv.value, &dg[p].value, true, &[]);
+                    dg[p] = vv;
+                }
+                Some(_) => {}
+            }
+        } else if let Some(p) = pos {
+            if !matches!(dg[p].value.value, Value::Map(_)) {
+                dg[p] = se.clone();
+            }
+        } else {
+            dg.push(se.clone());
+        }
+    }
+}

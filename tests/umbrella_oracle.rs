@@ -12,68 +12,10 @@
 //! case count and wall time are printed with `-- --nocapture`.
 
 mod common;
+use common::probe::*;
 use common::*;
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn env_usize(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// xorshift64*, seeded.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-        }
-    }
-}
-
-/// The chart with a probe: a ConfigMap per instance holding its `.Values` as JSON (base64, so
-/// no character is lost on the way).
-fn probed_chart(dir: &Path) -> PathBuf {
-    let chart = dir.join("ack-ai-installer");
-    copy_dir(&root().join("charts-fixtures/ack-ai-installer"), &chart);
-    std::fs::write(
-        chart.join("templates/zz-probe.yaml"),
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: probe-{{ .Chart.Name }}\ndata:\n  values: {{ .Values | toJson | b64enc | quote }}\n",
-    )
-    .unwrap();
-    chart
-}
+use std::path::Path;
 
 /// One generated parent chart: its Chart.yaml, the parent's values.yaml (perhaps none) and the
 /// values file checked, and the instance keys in dependency order.
@@ -208,38 +150,11 @@ fn helm_instances(
     home: &Path,
     keys: &[String],
 ) -> Result<Vec<Option<serde_json::Value>>, String> {
-    let out = Command::new(root().join(format!("target/tools/helm{version}")))
-        .args(["template", "r"])
-        .arg(dir)
-        .arg("--skip-schema-validation")
-        .arg("-f")
-        .arg(dir.join("case.yaml"))
-        .env("HELM_DATA_HOME", home.join("data"))
-        .env("HELM_PLUGINS", home.join("plugins"))
-        .env("HELM_CONFIG_HOME", home.join("config"))
-        .env("HELM_CACHE_HOME", home.join("cache"))
-        .output()
-        .expect("run helm");
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let src = cgpu_lint::yaml::Source::new("rendered", text);
-    let parsed = cgpu_lint::yaml::parse(&src);
-    let mut found = std::collections::HashMap::new();
-    for d in &parsed.documents {
-        let Some(r) = &d.root else { continue };
-        let name = r
-            .pointer("/metadata/name")
-            .and_then(|n| n.as_str())
-            .unwrap_or("");
-        if let Some(key) = name.strip_prefix("probe-") {
-            let b64 = r.pointer("/data/values").and_then(|n| n.as_str()).unwrap();
-            let bytes = cgpu_lint::yaml::resolve::decode_base64(b64).unwrap();
-            let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-            found.insert(key.to_string(), v);
-        }
-    }
+    let args = vec![
+        "-f".to_string(),
+        dir.join("case.yaml").to_string_lossy().into_owned(),
+    ];
+    let mut found = helm_probes(version, dir, &args, home)?;
     Ok(keys.iter().map(|k| found.remove(k)).collect())
 }
 
@@ -283,7 +198,7 @@ fn what_the_subchart_receives_is_what_values_prints() {
     let per_chart = 8;
     let tmp = tempfile::tempdir().unwrap();
     let chart = probed_chart(tmp.path());
-    let mut rng = Rng(seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::seeded(seed);
     let cases: Vec<Case> = (0..total.div_ceil(per_chart))
         .map(|_| generate_case(&mut rng, per_chart))
         .collect();

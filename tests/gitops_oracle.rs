@@ -1,0 +1,259 @@
+//! Real Helm decides what a Flux HelmRelease or an Argo CD Application hands the chart (issue
+//! 23): each generated release is laid out as Helm flags in the documented order and rendered by
+//! Helm 3 and Helm 4 with a probe template added to a copy of charts-fixtures/ack-ai-installer;
+//! `cgpu-lint values` on the release must print the same values.
+//!
+//! - HelmRelease (<https://fluxcd.io/flux/components/helm/helmreleases/#values-references>;
+//!   helm-controller `ChartValuesFromReferences`: each `valuesFrom` entry merged in order, then
+//!   `spec.values`, with `transform.MergeMaps`, which is Helm's own `-f` merge): `-f` each
+//!   referenced ConfigMap's `data[valuesKey]` in list order, then `-f spec.values`.
+//! - Application (<https://argo-cd.readthedocs.io/en/release-3.4/user-guide/helm/>: "parameters >
+//!   valuesObject > values > valueFiles"; argo-cd `ValuesYAML`: valuesObject, when set, instead of
+//!   the `values` string; the repo server passes it as the last `--values`, then `parameters` as
+//!   `--set`, `forceString` ones as `--set-string`): `-f valuesObject-or-values`, then the flags.
+//!
+//! Size: `CGPU_GITOPS_CASES` releases (default 40), `CGPU_GITOPS_SEED` (default 23),
+//! `CGPU_GITOPS_JOBS` (default 2); the count and wall time are printed with `-- --nocapture`.
+
+mod common;
+use common::probe::*;
+use common::*;
+
+use std::path::Path;
+
+/// A values mapping at column 0 whose every value the chart's templates render.
+fn values_text(rng: &mut Rng) -> String {
+    let options: &[(&str, &[&str])] = &[
+        ("policy", &["7", "2", "\"3\"", "null", "2.0"]),
+        ("enabled", &["true", "false", "\"false\"", "yes"]),
+        (
+            "tag",
+            &["null", "v1.5.10-2b9e7d4-aliyun", "\"v1.5.20-aa-aliyun\""],
+        ),
+        ("nodeSelector", &["{}", "{pool: gpu}", "null", "{a: null}"]),
+        ("imagePullPolicy", &["always", "Never"]),
+        ("extra", &["1", "{a: [1, 2]}"]),
+    ];
+    let mut s = String::from("cgpu:\n");
+    let mut any = false;
+    for (key, values) in options {
+        if rng.chance(40) {
+            s.push_str(&format!("  {key}: {}\n", rng.pick(values)));
+            any = true;
+        }
+    }
+    if !any {
+        s.push_str("  policy: 4\n");
+    }
+    if rng.chance(25) {
+        s.push_str("global:\n  region: cn-beijing\n");
+    }
+    s
+}
+
+fn indent(text: &str, by: usize) -> String {
+    let pad = " ".repeat(by);
+    text.lines().map(|l| format!("{pad}{l}\n")).collect()
+}
+
+/// One generated release: the file, the Helm flags that lay it out, what it is.
+struct Case {
+    file: String,
+    /// Values files in order, then `--set`/`--set-string` flags.
+    layers: Vec<String>,
+    sets: Vec<(String, String)>,
+    what: &'static str,
+}
+
+fn helm_release(rng: &mut Rng) -> Case {
+    let mut file = String::new();
+    let mut layers = Vec::new();
+    let mut refs = String::new();
+    let maps = rng.below(3);
+    let mut order: Vec<usize> = (0..maps).collect();
+    if maps == 2 && rng.chance(50) {
+        order.reverse();
+    }
+    let mut data = Vec::new();
+    for i in 0..maps {
+        let key = if rng.chance(50) {
+            "values.yaml"
+        } else {
+            "gpu.yaml"
+        };
+        let text = values_text(rng);
+        file.push_str(&format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm{i}\ndata:\n  {key}: |\n{}---\n",
+            indent(&text, 4)
+        ));
+        data.push((key, text));
+    }
+    for &i in &order {
+        let (key, text) = &data[i];
+        refs.push_str(&format!("    - kind: ConfigMap\n      name: cm{i}\n"));
+        if *key != "values.yaml" {
+            refs.push_str(&format!("      valuesKey: {key}\n"));
+        }
+        layers.push(text.clone());
+    }
+    file.push_str("apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: gpu\nspec:\n  interval: 10m\n  chart:\n    spec:\n      chart: ack-ai-installer\n");
+    if !refs.is_empty() {
+        file.push_str("  valuesFrom:\n");
+        file.push_str(&refs);
+    }
+    if rng.chance(80) {
+        let text = values_text(rng);
+        file.push_str("  values:\n");
+        file.push_str(&indent(&text, 4));
+        layers.push(text);
+    }
+    Case {
+        file,
+        layers,
+        sets: Vec::new(),
+        what: "HelmRelease",
+    }
+}
+
+fn application(rng: &mut Rng) -> Case {
+    let mut helm = String::new();
+    let object = rng.chance(50).then(|| values_text(rng));
+    let string = rng.chance(60).then(|| values_text(rng));
+    if let Some(o) = &object {
+        helm.push_str("      valuesObject:\n");
+        helm.push_str(&indent(o, 8));
+    }
+    if let Some(s) = &string {
+        helm.push_str("      values: |\n");
+        helm.push_str(&indent(s, 8));
+    }
+    let mut sets = Vec::new();
+    let names = [
+        "cgpu.policy",
+        "cgpu.tag",
+        "cgpu.enabled",
+        "cgpu.checkRegions",
+    ];
+    let mut params = String::new();
+    for name in names {
+        if !rng.chance(30) {
+            continue;
+        }
+        let value = rng.pick(&["3", "v1.5.20-aa-aliyun", "false", "007", "null"]);
+        let force = rng.chance(40);
+        params.push_str(&format!(
+            "        - name: {name}\n          value: \"{value}\"\n"
+        ));
+        if force {
+            params.push_str("          forceString: true\n");
+        }
+        let flag = if force { "--set-string" } else { "--set" };
+        sets.push((flag.to_string(), format!("{name}={value}")));
+    }
+    if !params.is_empty() {
+        helm.push_str("      parameters:\n");
+        helm.push_str(&params);
+    }
+    let mut file = String::from(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n    chart: ack-ai-installer\n    repoURL: https://example.com/charts\n",
+    );
+    if !helm.is_empty() {
+        file.push_str("    helm:\n");
+        file.push_str(&helm);
+    }
+    Case {
+        file,
+        layers: object.or(string).into_iter().collect(),
+        sets,
+        what: "Application",
+    }
+}
+
+fn lint_values(version: u8, chart: &Path, file: &Path) -> Result<serde_json::Value, String> {
+    let out = bin()
+        .args(["values", "--helm", &version.to_string(), "--chart-values"])
+        .arg(chart.join("values.yaml"))
+        .arg(file)
+        .output()
+        .unwrap();
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| e.to_string())
+}
+
+#[test]
+fn what_a_release_hands_the_chart_is_what_values_prints() {
+    let started = std::time::Instant::now();
+    let total = env_usize("CGPU_GITOPS_CASES", 40);
+    let seed = env_usize("CGPU_GITOPS_SEED", 23) as u64;
+    let jobs = env_usize("CGPU_GITOPS_JOBS", 2);
+    let tmp = tempfile::tempdir().unwrap();
+    let chart = probed_chart(tmp.path());
+    let mut rng = Rng::seeded(seed);
+    let cases: Vec<Case> = (0..total)
+        .map(|i| {
+            if i % 2 == 0 {
+                helm_release(&mut rng)
+            } else {
+                application(&mut rng)
+            }
+        })
+        .collect();
+    let failures = std::sync::Mutex::new(Vec::<String>::new());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(case) = cases.get(i) else { break };
+                    let dir = tmp.path().join(format!("case{i}"));
+                    std::fs::create_dir_all(&dir).unwrap();
+                    let file = dir.join("release.yaml");
+                    std::fs::write(&file, &case.file).unwrap();
+                    let mut args = Vec::new();
+                    for (n, layer) in case.layers.iter().enumerate() {
+                        let p = dir.join(format!("layer{n}.yaml"));
+                        std::fs::write(&p, layer).unwrap();
+                        args.push("-f".to_string());
+                        args.push(p.to_string_lossy().into_owned());
+                    }
+                    for (flag, arg) in &case.sets {
+                        args.push(flag.clone());
+                        args.push(arg.clone());
+                    }
+                    for v in [3u8, 4] {
+                        let want = helm_probes(v, &chart, &args, &dir.join("home"))
+                            .map(|mut p| p.remove("ack-ai-installer"));
+                        let got = lint_values(v, &chart, &file);
+                        let same = match (&want, &got) {
+                            (Ok(Some(w)), Ok(g)) => w == g,
+                            (Err(_), Err(_)) => true,
+                            _ => false,
+                        };
+                        if !same {
+                            failures.lock().unwrap().push(format!(
+                                "Helm {v}, {} case {i}:\n--- release.yaml\n{}--- helm {args:?}\n{want:?}\n--- cgpu-lint\n{got:?}",
+                                case.what, case.file
+                            ));
+                        }
+                    }
+                }
+            });
+        }
+    });
+    println!(
+        "gitops oracle: {} releases (HelmRelease and Application), Helm 3 and 4, seed {seed}: {:.1} s",
+        cases.len(),
+        started.elapsed().as_secs_f64()
+    );
+    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} of {} renders differ; the first:\n{}",
+        failures.len(),
+        cases.len() * 2,
+        failures[0]
+    );
+}

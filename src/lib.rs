@@ -4,6 +4,7 @@
 
 pub mod admission;
 pub mod app;
+pub(crate) mod baseline;
 pub mod cgpu;
 pub mod check;
 pub mod checklist;

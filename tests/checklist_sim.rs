@@ -226,6 +226,24 @@ fn sim_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/sim")
 }
 
+/// The interpreter `python3` on PATH resolves to, found once per run and handed to the stubs as
+/// $SIM_PYTHON: the stubs start Python once per kubectl or aliyun call, and a version manager's `python3` shim (pyenv's is a bash script that runs
+/// `pyenv exec`) costs about 100 ms per start where the interpreter itself takes 10.
+fn sim_python() -> &'static str {
+    static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let out = Process::new("python3")
+            .args(["-S", "-c", "import sys; print(sys.executable)"])
+            .output()
+            .expect("python3 runs");
+        assert!(out.status.success(), "python3 -c failed");
+        let exe = String::from_utf8(out.stdout).expect("a UTF-8 path");
+        let exe = exe.trim();
+        // sys.executable may be empty when Python cannot tell; the stubs then use PATH's.
+        if exe.is_empty() { "python3" } else { exe }.to_string()
+    })
+}
+
 impl Sim {
     /// Generate the checklist script for `c` (extra checklist flags in `args`) and the
     /// simulator's state.
@@ -293,6 +311,7 @@ impl Sim {
             .args(args)
             .env("PATH", path)
             .env("SIM_STATE", self.state_path())
+            .env("SIM_PYTHON", sim_python())
             .env("SIM_LOG", self.dir.path().join("calls.log"))
             .env("CGPU_CHECKLIST_POLL", "0")
             .env("CGPU_CHECKLIST_REBOOT_TIMEOUT", "15")
@@ -515,6 +534,7 @@ fn simulator_on_delete_reboot_without_deleting_the_pod_keeps_the_old_policy() {
             .args(args)
             .env("PATH", &path)
             .env("SIM_STATE", sim.state_path())
+            .env("SIM_PYTHON", sim_python())
             .output()
             .unwrap()
     };

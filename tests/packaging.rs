@@ -499,13 +499,19 @@ fn pre_commit_runs_the_mirror_hooks_from_the_wheel_without_a_toolchain() {
     );
 }
 
+/// The value of a context path (`inputs.paths`, `steps.sarif.outputs.file`,
+/// `github.action_repository`): a step output not written is empty, anything else unknown panics.
+fn lookup(ctx: &BTreeMap<String, String>, path: &str, expr: &str) -> String {
+    match ctx.get(path) {
+        Some(v) => v.clone(),
+        None if path.starts_with("steps.") => String::new(),
+        None => panic!("unsupported `{path}` in `{expr}`"),
+    }
+}
+
 /// A GitHub expression of the forms action.yml uses in `if:` (`a == 'x'`, `a != ''`, joined by
-/// `&&`), over the inputs and the outputs of earlier steps.
-fn condition(
-    expr: &str,
-    inputs: &BTreeMap<String, String>,
-    outputs: &BTreeMap<String, String>,
-) -> bool {
+/// `&&`).
+fn condition(expr: &str, ctx: &BTreeMap<String, String>) -> bool {
     expr.split("&&").all(|term| {
         let (lhs, op, rhs) = if let Some((l, r)) = term.split_once("==") {
             (l, true, r)
@@ -515,37 +521,18 @@ fn condition(
             panic!("unsupported condition `{expr}`")
         };
         let rhs = rhs.trim().trim_matches('\'');
-        let lhs = lhs.trim();
-        let value = if let Some(name) = lhs.strip_prefix("inputs.") {
-            inputs[name].clone()
-        } else if let Some(key) = lhs.strip_prefix("steps.") {
-            outputs.get(key).cloned().unwrap_or_default()
-        } else {
-            panic!("unsupported operand `{lhs}` in `{expr}`")
-        };
-        (value == rhs) == op
+        (lookup(ctx, lhs.trim(), expr) == rhs) == op
     })
 }
 
-/// `${{ inputs.NAME }}` and `${{ steps.ID.outputs.KEY }}` replaced; any other expression panics.
-fn substitute(
-    text: &str,
-    inputs: &BTreeMap<String, String>,
-    outputs: &BTreeMap<String, String>,
-) -> String {
+/// Every `${{ PATH }}` of `text` replaced by its value.
+fn substitute(text: &str, ctx: &BTreeMap<String, String>) -> String {
     let mut out = String::new();
     let mut rest = text;
     while let Some(at) = rest.find("${{") {
         out.push_str(&rest[..at]);
         let end = rest[at..].find("}}").expect("closing }}") + at;
-        let expr = rest[at + 3..end].trim();
-        if let Some(name) = expr.strip_prefix("inputs.") {
-            out.push_str(&inputs[name]);
-        } else if let Some(key) = expr.strip_prefix("steps.") {
-            out.push_str(&outputs.get(key).cloned().unwrap_or_default());
-        } else {
-            panic!("unsupported expression `{expr}` in `{text}`");
-        }
+        out.push_str(&lookup(ctx, rest[at + 3..end].trim(), text));
         rest = &rest[end + 2..];
     }
     out.push_str(rest);
@@ -559,45 +546,74 @@ struct ActionRun {
     uploads: Vec<serde_json::Map<String, serde_json::Value>>,
 }
 
+/// How the runner calls the Action.
+struct Runner<'a> {
+    /// The folder PIP_FIND_LINKS serves (pip offline).
+    links: &'a Path,
+    /// The GITHUB_PATH an earlier run's install step wrote: the install step is skipped.
+    installed: Option<&'a str>,
+    /// `github.action_repository` in the steps' `env:` (actions/runner#2473: empty inside `run:`).
+    action_repository: &'a str,
+    /// GITHUB_ACTION_PATH, where the runner unpacked the Action.
+    action_path: PathBuf,
+    /// A folder put first on PATH (stand-ins for tools).
+    bin: Option<&'a Path>,
+}
+
+impl<'a> Runner<'a> {
+    fn new(links: &'a Path) -> Self {
+        Runner {
+            links,
+            installed: None,
+            action_repository: "OWNER/cgpu-lint",
+            action_path: root(),
+            bin: None,
+        }
+    }
+}
+
 /// The Action's steps, run as the runner runs a composite action: `bash --noprofile --norc -eo
 /// pipefail` for each `run:` with its `env:`, `if:` evaluated, GITHUB_OUTPUT read back as the
 /// step's outputs, GITHUB_PATH prepended to PATH for the later steps; a `uses:` step is not run,
 /// its inputs are recorded. Stops after the first failing step, as the runner does.
-/// `installed`: the GITHUB_PATH an earlier run's install step wrote, to skip installing again.
-fn run_action(
-    work: &Path,
-    with: &[(&str, String)],
-    links: &Path,
-    installed: Option<&str>,
-) -> ActionRun {
+fn run_action(work: &Path, with: &[(&str, String)], runner: &Runner) -> ActionRun {
     let action = yaml_json(&root().join("action.yml"));
-    let mut inputs: BTreeMap<String, String> = action["inputs"]
+    let mut ctx: BTreeMap<String, String> = action["inputs"]
         .as_object()
         .unwrap()
         .iter()
-        .map(|(k, v)| (k.clone(), v["default"].as_str().unwrap_or("").to_string()))
+        .map(|(k, v)| {
+            (
+                format!("inputs.{k}"),
+                v["default"].as_str().unwrap_or("").to_string(),
+            )
+        })
         .collect();
     for (k, v) in with {
-        assert!(inputs.contains_key(*k), "action.yml has no input {k}");
-        inputs.insert(k.to_string(), v.clone());
+        let key = format!("inputs.{k}");
+        assert!(ctx.contains_key(&key), "action.yml has no input {k}");
+        ctx.insert(key, v.clone());
     }
+    ctx.insert(
+        "github.action_repository".into(),
+        runner.action_repository.into(),
+    );
     let temp = work.join("runner-temp");
     std::fs::create_dir_all(&temp).unwrap();
     let github_path = work.join("github_path");
-    std::fs::write(&github_path, installed.unwrap_or("")).unwrap();
-    let mut outputs: BTreeMap<String, String> = BTreeMap::new();
+    std::fs::write(&github_path, runner.installed.unwrap_or("")).unwrap();
     let mut run = ActionRun {
         steps: Vec::new(),
         uploads: Vec::new(),
     };
     for step in action["runs"]["steps"].as_array().unwrap() {
         let name = step["name"].as_str().unwrap_or("").to_string();
-        if installed.is_some() && step["id"] == "install" {
+        if runner.installed.is_some() && step["id"] == "install" {
             run.steps.push((name, None));
             continue;
         }
         if let Some(cond) = step["if"].as_str()
-            && !condition(cond, &inputs, &outputs)
+            && !condition(cond, &ctx)
         {
             run.steps.push((name, None));
             continue;
@@ -605,7 +621,7 @@ fn run_action(
         if let Some(uses) = step["uses"].as_str() {
             let mut with = step["with"].as_object().cloned().unwrap_or_default();
             for v in with.values_mut() {
-                *v = substitute(v.as_str().unwrap(), &inputs, &outputs).into();
+                *v = substitute(v.as_str().unwrap(), &ctx).into();
             }
             with.insert("uses".into(), uses.into());
             run.uploads.push(with);
@@ -615,36 +631,39 @@ fn run_action(
         assert_eq!(step["shell"], "bash", "step {name}");
         let output_file = work.join(format!("github_output-{}", run.steps.len()));
         std::fs::write(&output_file, "").unwrap();
-        let extra: Vec<String> = std::fs::read_to_string(&github_path)
-            .unwrap()
-            .lines()
-            .rev()
-            .map(str::to_string)
+        let mut path: Vec<String> = runner
+            .bin
+            .map(|b| b.to_string_lossy().into_owned())
+            .into_iter()
             .collect();
-        let mut path = extra.join(":");
-        if !path.is_empty() {
-            path.push(':');
-        }
-        path.push_str(path_without_rust());
+        path.extend(
+            std::fs::read_to_string(&github_path)
+                .unwrap()
+                .lines()
+                .rev()
+                .map(str::to_string),
+        );
+        path.push(path_without_rust().clone());
         let mut cmd = Command::new("bash");
-        without_rust(&mut cmd, Some(links))
+        without_rust(&mut cmd, Some(runner.links))
             .current_dir(work)
             .args(["--noprofile", "--norc", "-eo", "pipefail", "-c"])
             .arg(step["run"].as_str().unwrap())
-            .env("PATH", path)
+            .env("PATH", path.join(":"))
             .env("RUNNER_TEMP", &temp)
             .env("GITHUB_OUTPUT", &output_file)
             .env("GITHUB_PATH", &github_path)
-            .env("GITHUB_ACTION_PATH", root())
-            .env("GITHUB_ACTION_REPOSITORY", "OWNER/cgpu-lint");
+            .env("GITHUB_ACTION_PATH", &runner.action_path)
+            // Empty in a composite action's steps (actions/runner#2525).
+            .env("GITHUB_ACTION_REPOSITORY", "");
         for (k, v) in step["env"].as_object().into_iter().flatten() {
-            cmd.env(k, substitute(v.as_str().unwrap(), &inputs, &outputs));
+            cmd.env(k, substitute(v.as_str().unwrap(), &ctx));
         }
         let out = cmd.output().unwrap();
         if let Some(id) = step["id"].as_str() {
             for line in std::fs::read_to_string(&output_file).unwrap().lines() {
                 let (k, v) = line.split_once('=').expect("KEY=VALUE in GITHUB_OUTPUT");
-                outputs.insert(format!("{id}.outputs.{k}"), v.to_string());
+                ctx.insert(format!("steps.{id}.outputs.{k}"), v.to_string());
             }
         }
         let failed = !out.status.success();
@@ -690,8 +709,7 @@ fn the_action_installs_the_pinned_wheel_checked_and_annotates() {
     let run = run_action(
         &work,
         &[("paths", "values/".into()), ("checksums", url.clone())],
-        &links,
-        None,
+        &Runner::new(&links),
     );
     let ran: Vec<(&str, Option<i32>)> = run
         .steps
@@ -749,8 +767,10 @@ fn the_action_installs_the_pinned_wheel_checked_and_annotates() {
             ("checksums", url),
             ("sarif", "false".into()),
         ],
-        &links,
-        Some(&installed),
+        &Runner {
+            installed: Some(&installed),
+            ..Runner::new(&links)
+        },
     );
     assert!(run.uploads.is_empty());
     assert!(run.steps[1].1.is_none(), "the SARIF step is skipped");
@@ -777,8 +797,7 @@ fn the_action_installs_the_pinned_wheel_checked_and_annotates() {
     let run = run_action(
         &work,
         &[("checksums", format!("file://{}", bad.display()))],
-        &links,
-        None,
+        &Runner::new(&links),
     );
     assert_eq!(run.steps.len(), 1, "stops at the install step");
     let install = run.steps[0].1.as_ref().unwrap();
@@ -792,6 +811,67 @@ fn the_action_installs_the_pinned_wheel_checked_and_annotates() {
         std::fs::read_to_string(work.join("github_path")).unwrap(),
         ""
     );
+}
+
+/// With no `checksums` input the Action takes the SHA256SUMS of its own release: from
+/// `github.action_repository`, else from the folder the runner unpacked it to; neither known is
+/// an error that names the input. (A stand-in `curl` records the URL and fails.)
+#[test]
+fn the_action_takes_the_checksums_of_its_own_release() {
+    let bin = fresh("action-default-bin");
+    let record = bin.join("curl-args");
+    std::fs::write(
+        bin.join("curl"),
+        format!("#!/bin/sh\necho \"$@\" > {}\nexit 22\n", record.display()),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(bin.join("curl"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let links = fresh("action-default-links");
+    let unpacked = PathBuf::from(format!(
+        "/home/runner/work/_actions/from-path/cgpu-lint/v{VERSION}"
+    ));
+    for (repository, action_path, expected) in [
+        ("acme/cgpu-lint", root(), Some("acme/cgpu-lint")),
+        ("", unpacked, Some("from-path/cgpu-lint")),
+        ("", root(), None),
+    ] {
+        let _ = std::fs::remove_file(&record);
+        let work = values_folder("action-default");
+        let run = run_action(
+            &work,
+            &[],
+            &Runner {
+                action_repository: repository,
+                action_path,
+                bin: Some(&bin),
+                ..Runner::new(&links)
+            },
+        );
+        assert_eq!(run.steps.len(), 1, "stops at the install step");
+        let install = run.steps[0].1.as_ref().unwrap();
+        match expected {
+            Some(repo) => {
+                assert_eq!(install.status.code(), Some(22), "{}", show(install));
+                let args = std::fs::read_to_string(&record).unwrap();
+                assert!(
+                    args.contains(&format!(
+                        "https://github.com/{repo}/releases/download/v{VERSION}/SHA256SUMS"
+                    )),
+                    "{args}"
+                );
+            }
+            None => {
+                assert_eq!(install.status.code(), Some(2), "{}", show(install));
+                assert!(!record.exists());
+                assert!(
+                    stdout(install).contains("set the checksums input"),
+                    "{}",
+                    show(install)
+                );
+            }
+        }
+    }
 }
 
 /// A checkout-like folder for actionlint: action.yml, the workflows, and `extra` workflows.

@@ -43,6 +43,45 @@ pub const LEGACY_VALUE: &str = "true";
 /// The label ACK uses to pin a node's NVIDIA driver version.
 pub const DRIVER_LABEL: &str = "ack.aliyun.com/nvidia-driver-version";
 
+/// The node's ECS instance type (`ecs.gn7i-c8g1.2xlarge`): the current well-known label first,
+/// then the deprecated beta label (Kubernetes well-known labels).
+pub const INSTANCE_TYPE_LABELS: [&str; 2] = [
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+];
+
+/// The instance family of an ECS instance type: `ecs.<family>.<size>` (EGS "Instance naming
+/// conventions"), the family up to its first `-` (`ecs.gn7i-c8g1.2xlarge` → `gn7i`,
+/// `ecs.ebmgn7e.32xlarge` → `ebmgn7e`). `None` for a type not of that form.
+pub fn instance_family(instance_type: &str) -> Option<&str> {
+    let mut parts = instance_type.split('.');
+    let (Some("ecs"), Some(family), Some(_)) = (parts.next(), parts.next(), parts.next()) else {
+        return None;
+    };
+    let family = family.split('-').next().unwrap_or(family);
+    (!family.is_empty()
+        && family
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()))
+    .then_some(family)
+}
+
+/// HAMi's device plugin selects nodes labelled `gpu=on` (HAMi's ACK guide).
+pub const HAMI_NODE_LABEL: (&str, &str) = ("gpu", "on");
+/// The `ack.node.gpu.schedule` value that keeps ACK's own device plugin off a node (ACK "Schedule
+/// GPUs with DRA", as HAMi's ACK guide uses it).
+pub const SCHEDULE_DISABLED: &str = "disabled";
+/// ACK's ack-nvidia-device-plugin runs on nodes labelled `ack.node.gpu.schedule=default` (HAMi's
+/// ACK guide; ACK "Enable scheduling": `default` is exclusive GPU scheduling).
+pub const SCHEDULE_DEFAULT: &str = "default";
+/// ACK's NVIDIA device plugin DaemonSet (kube-system).
+pub const ACK_DEVICE_PLUGIN: &str = "ack-nvidia-device-plugin";
+/// HAMi's device plugin DaemonSet: `hami-device-plugin` for a release named `hami`,
+/// `<release>-hami-device-plugin` otherwise.
+pub fn is_hami_device_plugin(name: &str) -> bool {
+    name == "hami-device-plugin" || name.ends_with("-hami-device-plugin")
+}
+
 /// The node's region: the current well-known label first, then the deprecated beta label that
 /// older clusters (ACK 1.16 and before) carry alone.
 pub const REGION_LABELS: [&str; 2] = [
@@ -609,6 +648,18 @@ mod tests {
                 "cGPU {cgpu} with driver {driver}"
             );
         }
+    }
+
+    #[test]
+    fn instance_families() {
+        assert_eq!(instance_family("ecs.gn7i-c8g1.2xlarge"), Some("gn7i"));
+        assert_eq!(instance_family("ecs.gn6i-c4g1.xlarge"), Some("gn6i"));
+        assert_eq!(instance_family("ecs.ebmgn7e.32xlarge"), Some("ebmgn7e"));
+        assert_eq!(instance_family("ecs.gn8is.4xlarge"), Some("gn8is"));
+        assert_eq!(instance_family("gn7i-c8g1.2xlarge"), None);
+        assert_eq!(instance_family("ecs.gn7i"), None);
+        assert_eq!(instance_family("m5.large"), None);
+        assert_eq!(instance_family("ecs..2xlarge"), None);
     }
 
     #[test]

@@ -337,6 +337,16 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
             let nodes = nodes_of(&objects);
             any_nodes |= !nodes.is_empty();
             regions.extend(nodes.iter().filter_map(|n| n.region()));
+            for o in objects.iter().filter(|o| o.kind == "DaemonSet") {
+                let pairs = || crate::manifest::Installer { obj: o }.node_selector_pairs();
+                if cgpu::is_hami_device_plugin(o.name) {
+                    let hami = facts.nodes.device_plugins.hami.get_or_insert_with(Vec::new);
+                    hami.push((o.name.to_string(), pairs()));
+                } else if o.name == cgpu::ACK_DEVICE_PLUGIN {
+                    let ack = facts.nodes.device_plugins.ack.get_or_insert_with(Vec::new);
+                    ack.push((o.name.to_string(), pairs()));
+                }
+            }
             for inst in objects.iter().filter_map(|o| o.installer()) {
                 facts.any_cgpu = true;
                 let pairs = inst.node_selector_pairs();
@@ -542,6 +552,7 @@ fn rules_source(
                         .and_then(|(_, v)| v.clone());
                 }
                 nodes::check(&mut ctx, &node, &node_facts);
+                nodes::check_compat(&mut ctx, &node, &node_facts);
             }
         }
         if !checked_any {

@@ -168,7 +168,9 @@ fn fixtures_scenario_json_policy_1_to_2_restarts_21_27_canary_21_and_verifies_22
         assert!(reason_of(&j, n).starts_with("not affected"), "{n}");
     }
     assert_eq!(j["other_nodes"].as_array().unwrap().len(), 7);
-    // Findings: the same as `check` of the three inputs (one pipeline); driver 550 fits 1.5.3.
+    // Findings: the same as `check` of the three inputs (one pipeline); driver 550 fits 1.5.3
+    // in the FAQ's matrix, but 1.5.3 predates the 1.5.12 isolation fix for drivers 535+ and the
+    // release notes' 1.5.7 for 550+: a node-known-issue warning on .21 and .22 each.
     let rules: Vec<&str> = j["diagnostics"]
         .as_array()
         .unwrap()
@@ -184,6 +186,8 @@ fn fixtures_scenario_json_policy_1_to_2_restarts_21_27_canary_21_and_verifies_22
             "rollout-incomplete",
             "tag-known-deadlock",
             "policy-weight-hint",
+            "node-known-issue",
+            "node-known-issue",
             "legacy-cgpu-label",
             "virtual-node-cgpu"
         ]

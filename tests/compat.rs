@@ -221,3 +221,303 @@ fn no_driver_fact_outside_the_data() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The node rules over tests/fixtures/nodes-compat.yaml (one node per fact, see its comment).
+
+const NODE_RULES: [&str; 5] = [
+    "node-os-unsupported",
+    "node-cgroup-v2",
+    "node-family-unsupported",
+    "node-known-issue",
+    "hami-device-plugin-conflict",
+];
+
+/// (rule, node, severity) of the compatibility findings of `check VALUES --nodes NODES`.
+fn node_findings(values: &str, nodes: &str) -> (i32, Vec<(String, String, String)>, Vec<Value>) {
+    let run = check_json(&[&fixture(values), "--nodes", &fixture(nodes)]);
+    let diags: Vec<Value> = run
+        .diagnostics()
+        .iter()
+        .filter(|d| NODE_RULES.contains(&d["rule"].as_str().unwrap()))
+        .cloned()
+        .collect();
+    let mut out: Vec<(String, String, String)> = diags
+        .iter()
+        .map(|d| {
+            let msg = d["message"].as_str().unwrap();
+            let node = msg
+                .split('`')
+                .nth(1)
+                .and_then(|n| n.rsplit('.').next())
+                .unwrap_or("?")
+                .to_string();
+            (
+                d["rule"].as_str().unwrap().to_string(),
+                node,
+                d["severity"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    out.sort();
+    (run.code, out, diags)
+}
+
+fn triples(want: &[(&str, &str, &str)]) -> Vec<(String, String, String)> {
+    let mut w: Vec<_> = want
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect();
+    w.sort();
+    w
+}
+
+#[test]
+fn cgpu_1_5_8_on_the_compat_nodes() {
+    // 1.5.8: before 1.5.9 (Ubuntu 22.04, ebmgn8ia, cgroup v2), before the 1.5.12 fix for
+    // drivers 535+, up to 1.5.18 on ContainerOS; HAMi beside ACK's plugin on .15 (error) and on
+    // ACK's cGPU node .17 (warning); .16 is labelled as HAMi's guide says; .18's gn5 is judged only
+    // where the FAQ's family list is known (1.5.19–1.5.20).
+    let (code, got, diags) = node_findings("values-compat-1.5.8.yaml", "nodes-compat.yaml");
+    assert_eq!(code, 1);
+    assert_eq!(
+        got,
+        triples(&[
+            ("node-os-unsupported", "11", "error"),
+            ("node-known-issue", "11", "warning"),
+            ("node-known-issue", "12", "warning"),
+            ("node-family-unsupported", "12", "error"),
+            ("node-cgroup-v2", "13", "warning"),
+            ("node-known-issue", "14", "warning"),
+            ("hami-device-plugin-conflict", "15", "error"),
+            ("hami-device-plugin-conflict", "17", "warning"),
+        ])
+    );
+    let text = |rule: &str, node: &str| -> String {
+        diags
+            .iter()
+            .filter(|d| d["rule"] == rule)
+            .map(|d| d["message"].as_str().unwrap().to_string())
+            .find(|m| m.contains(&format!("10.0.1.{node}`")))
+            .unwrap()
+    };
+    // Each message names the first version that has the support, and the entry.
+    let os = text("node-os-unsupported", "11");
+    assert!(os.contains("Ubuntu 22.04") && os.contains("1.5.9"), "{os}");
+    assert!(os.contains("support-ubuntu-22.04"), "{os}");
+    assert!(text("node-family-unsupported", "12").contains("ebmgn8ia"));
+    assert!(text("node-known-issue", "11").contains("1.5.12"));
+    assert!(text("node-known-issue", "14").contains("1.12.6"));
+    let hami = text("hami-device-plugin-conflict", "15");
+    assert!(
+        hami.contains("the last plugin to register takes over nvidia.com/gpu")
+            && hami.contains("HAMi's limits no longer apply")
+            && hami.contains("ack.node.gpu.schedule=disabled"),
+        "{hami}"
+    );
+    // The finding points at the fact: osImage, the instance-type label, the schedule label.
+    let path = |rule: &str| {
+        diags
+            .iter()
+            .find(|d| d["rule"] == rule)
+            .map(|d| d["path"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(
+        path("node-os-unsupported"),
+        "/items/0/status/nodeInfo/osImage"
+    );
+    assert_eq!(
+        path("node-family-unsupported"),
+        "/items/1/metadata/labels/node.kubernetes.io~1instance-type"
+    );
+    assert_eq!(
+        path("hami-device-plugin-conflict"),
+        "/items/4/metadata/labels/ack.node.gpu.schedule"
+    );
+}
+
+#[test]
+fn cgpu_1_5_19_on_the_compat_nodes() {
+    // 1.5.19 has every support the release notes date, no known node issue, and the FAQ's list
+    // of families: gn5 (.18) is not on it; the HAMi conflicts do not depend on the version.
+    let (code, got, _) = node_findings("values-compat-1.5.19.yaml", "nodes-compat.yaml");
+    assert_eq!(code, 1);
+    assert_eq!(
+        got,
+        triples(&[
+            ("node-family-unsupported", "18", "warning"),
+            ("hami-device-plugin-conflict", "15", "error"),
+            ("hami-device-plugin-conflict", "17", "warning"),
+        ])
+    );
+}
+
+#[test]
+fn cgpu_1_5_6_adds_gn8_and_the_driver_550_disagreement() {
+    // 1.5.6: before 1.5.7's gn8X families (gn8is on .13) and driver 550+ (.12 runs 550: the
+    // FAQ's matrix supports it from 1.5.3, the release notes from 1.5.7: both said).
+    let (_, got, diags) = node_findings("values-compat-1.5.6.yaml", "nodes-compat.yaml");
+    assert!(got.contains(&(
+        "node-family-unsupported".into(),
+        "13".into(),
+        "error".into()
+    )));
+    let on_12: Vec<&str> = diags
+        .iter()
+        .filter(|d| d["rule"] == "node-known-issue")
+        .filter_map(|d| d["message"].as_str())
+        .filter(|m| m.contains("10.0.1.12`"))
+        .collect();
+    assert!(
+        on_12.iter().any(|m| m.contains("support-driver-550")),
+        "{on_12:?}"
+    );
+    // driver-incompatible follows the FAQ's matrix: 550 on 1.5.6 is supported.
+    assert!(
+        diags.iter().all(|d| d["rule"] != "driver-incompatible"),
+        "{diags:#?}"
+    );
+}
+
+#[test]
+fn a_version_newer_than_the_data_gets_no_compatibility_finding() {
+    let (_, got, _) = node_findings("values-compat-1.5.21.yaml", "nodes-compat.yaml");
+    assert_eq!(
+        got,
+        triples(&[
+            ("hami-device-plugin-conflict", "15", "error"),
+            ("hami-device-plugin-conflict", "17", "warning"),
+        ])
+    );
+}
+
+#[test]
+fn hami_and_ack_daemonsets_on_one_node() {
+    let run = check_json(&[&fixture("cluster-hami-and-ack-device-plugins.yaml")]);
+    let found: Vec<&str> = run
+        .find("hami-device-plugin-conflict")
+        .iter()
+        .filter_map(|d| d["message"].as_str())
+        .collect();
+    assert_eq!(found.len(), 1, "{:#}", run.json);
+    assert!(found[0].contains("cn-hangzhou.10.0.2.31"), "{}", found[0]);
+    assert!(found[0].contains("DaemonSet gpu-share-hami-device-plugin"));
+    assert_eq!(run.code, 1);
+    // The DaemonSets' selectors decide, not the labels: HAMi's plugin moved to another label
+    // no longer meets ACK's on .31 (gpu=on alone), and meets it on .33 once .33 has that label.
+    let text = std::fs::read_to_string(fixture("cluster-hami-and-ack-device-plugins.yaml"))
+        .unwrap()
+        .replace(
+            "        nodeSelector:\n          gpu: \"on\"",
+            "        nodeSelector:\n          hami.example.com/vgpu: \"yes\"",
+        )
+        .replace(
+            "      kubernetes.io/hostname: cn-hangzhou.10.0.2.33",
+            "      hami.example.com/vgpu: \"yes\"\n      kubernetes.io/hostname: cn-hangzhou.10.0.2.33",
+        );
+    let dir = tempfile::tempdir().unwrap();
+    let moved = dir.path().join("moved.yaml");
+    std::fs::write(&moved, text).unwrap();
+    let run = check_json(&[moved.to_str().unwrap()]);
+    let found: Vec<&str> = run
+        .find("hami-device-plugin-conflict")
+        .iter()
+        .filter_map(|d| d["message"].as_str())
+        .collect();
+    assert_eq!(found.len(), 1, "{:#}", run.json);
+    assert!(found[0].contains("cn-hangzhou.10.0.2.33"), "{}", found[0]);
+}
+
+#[test]
+fn the_checklist_blocks_a_target_the_nodes_cannot_run() {
+    // Target 1.5.8 on nodes that need 1.5.9 (Ubuntu 22.04, ebmgn8ia): blocked in every format,
+    // the message naming 1.5.9.
+    let args = |format: &str| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "checklist",
+            "--current",
+            &fixture("daemonset-cgpu-installer-live-kubectl-get.yaml"),
+            "--desired",
+            &fixture("values-compat-1.5.8.yaml"),
+            "--nodes",
+            &fixture("nodes-compat.yaml"),
+            "--format",
+            format,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        if format == "shell" {
+            a.extend(["--context".to_string(), "prod".to_string()]);
+        }
+        a
+    };
+    let run = |format: &str| {
+        let out = bin().args(args(format)).output().unwrap();
+        (out.status.code(), String::from_utf8(out.stdout).unwrap())
+    };
+    let (code, json) = run("json");
+    assert_eq!(code, Some(1));
+    let j: Value = serde_json::from_str(&json).unwrap();
+    let blocking: Vec<&str> = j["blocking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["rule"].as_str())
+        .collect();
+    assert!(blocking.contains(&"node-os-unsupported"), "{blocking:?}");
+    assert!(
+        blocking.contains(&"node-family-unsupported"),
+        "{blocking:?}"
+    );
+    let (code, md) = run("markdown");
+    assert_eq!(code, Some(1));
+    let blocked = md
+        .split("## Blocking")
+        .nth(1)
+        .expect("a Blocking section")
+        .split("\n## ")
+        .next()
+        .unwrap();
+    assert!(
+        blocked.contains("`node-os-unsupported`") && blocked.contains("upgrade cGPU to 1.5.9"),
+        "{blocked}"
+    );
+    let (code, sh) = run("shell");
+    assert_eq!(code, Some(1));
+    let line = sh
+        .lines()
+        .find(|l| l.starts_with("BLOCKED=("))
+        .expect("BLOCKED=( in the script");
+    assert!(
+        line.contains("node-os-unsupported") && line.contains("node-family-unsupported"),
+        "{line}"
+    );
+    // The target the nodes can run (1.5.19) is not blocked by them.
+    let ok = bin()
+        .args([
+            "checklist",
+            "--current",
+            &fixture("daemonset-cgpu-installer-live-kubectl-get.yaml"),
+            "--desired",
+            &fixture("values-compat-1.5.19.yaml"),
+            "--nodes",
+            &fixture("nodes-compat.yaml"),
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&ok.stdout).unwrap();
+    let blocking: Vec<&str> = j["blocking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["rule"].as_str())
+        .collect();
+    assert!(
+        !blocking.iter().any(|r| r.starts_with("node-")),
+        "{blocking:?}"
+    );
+}

@@ -120,6 +120,11 @@ fn check_nodes_and_checklist_agree_on_the_node_findings() {
         "virtual-node-cgpu",
         "legacy-cgpu-label",
         "driver-incompatible",
+        "node-os-unsupported",
+        "node-cgroup-v2",
+        "node-family-unsupported",
+        "node-known-issue",
+        "hami-device-plugin-conflict",
     ];
     let current = fixture("daemonset-cgpu-installer-live-kubectl-get.yaml");
     let mut compared = 0;

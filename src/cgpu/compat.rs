@@ -134,6 +134,9 @@ pub struct Support {
     /// `cgroup`, `os`, `family` or `driver`.
     pub kind: String,
     pub value: String,
+    /// `value` is the start of the name (`gn8` for gn8is, gn8v...), not all of it.
+    #[serde(default)]
+    pub prefix: bool,
     pub text: String,
     pub source: String,
     pub rules: Vec<String>,
@@ -175,8 +178,10 @@ pub struct Issue {
     pub to: Option<Ver>,
     /// What fixes it: a cGPU version, or a component and its version.
     pub fixed: Option<String>,
-    /// The node condition under which it applies (`driver >= 535`, `os = ContainerOS`).
-    pub when: Option<String>,
+    /// Only on nodes with a driver of this series or later.
+    pub driver_from: Option<u64>,
+    /// Only on nodes whose `status.nodeInfo.osImage` names this (any case).
+    pub os: Option<String>,
     pub text: String,
     pub source: String,
     pub rules: Vec<String>,
@@ -382,7 +387,40 @@ impl Compat {
     }
 }
 
+impl Support {
+    /// Does `name` (an instance family, an OS, a driver series) fall under this entry?
+    pub fn matches(&self, name: &str) -> bool {
+        if self.prefix {
+            name.starts_with(self.value.as_str())
+        } else {
+            name == self.value
+        }
+    }
+}
+
 impl Issue {
+    /// Does the issue concern a node with this driver and OS image (`None`: not known)? An issue
+    /// with a condition needs the node to meet it; one without concerns every node.
+    pub fn concerns(&self, driver: Option<&str>, os_image: Option<&str>) -> bool {
+        let driver_ok = self
+            .driver_from
+            .is_none_or(|from| driver.and_then(driver_parts).is_some_and(|d| d[0] >= from));
+        let os_ok = self.os.as_deref().is_none_or(|os| {
+            os_image.is_some_and(|i| i.to_lowercase().contains(&os.to_lowercase()))
+        });
+        driver_ok && os_ok
+    }
+
+    /// The node condition in words (` (with driver 535 and later)`), or nothing.
+    pub fn when_text(&self) -> String {
+        match (self.driver_from, &self.os) {
+            (Some(d), Some(os)) => format!(" (with driver {d} and later, on {os})"),
+            (Some(d), None) => format!(" (with driver {d} and later)"),
+            (None, Some(os)) => format!(" (on {os})"),
+            (None, None) => String::new(),
+        }
+    }
+
     /// Does version `v` have the issue?
     pub fn covers(&self, v: &Version) -> bool {
         self.from.as_ref().is_none_or(|f| f.0 <= *v) && self.to.as_ref().is_none_or(|t| *v <= t.0)

@@ -1,7 +1,9 @@
 //! Nodes (`kubectl get nodes -o yaml|json`): a typed view of a Node object, its labels, taints
 //! and conditions.
 
-use crate::cgpu::{LEGACY_LABEL, LEGACY_VALUE, REGION_LABELS, SCHEDULE_LABEL};
+use crate::cgpu::{
+    INSTANCE_TYPE_LABELS, LEGACY_LABEL, LEGACY_VALUE, REGION_LABELS, SCHEDULE_LABEL,
+};
 use crate::manifest::{Object, Objects, Toleration, scalar_text};
 use crate::yaml::Node;
 use crate::yaml::node::child;
@@ -168,6 +170,24 @@ impl<'a> NodeView<'a> {
     /// `failure-domain.beta.kubernetes.io/region` of older clusters.
     pub fn region(&self) -> Option<String> {
         REGION_LABELS.iter().find_map(|l| self.label(l))
+    }
+
+    /// `status.nodeInfo.osImage` (`Ubuntu 22.04.3 LTS`) and its node.
+    pub fn os_image(&self) -> Option<(&'a Node, String)> {
+        let n = self.obj.node.pointer("/status/nodeInfo/osImage")?;
+        Some((n, scalar_text(n)?))
+    }
+
+    /// The JSON pointer of `status.nodeInfo.osImage`.
+    pub fn os_image_pointer(&self) -> String {
+        format!("{}/status/nodeInfo/osImage", self.obj.pointer)
+    }
+
+    /// The instance-type label that is set (the well-known one first), with its value.
+    pub fn instance_type(&self) -> Option<(&'static str, String)> {
+        INSTANCE_TYPE_LABELS
+            .iter()
+            .find_map(|l| Some((*l, self.label(l)?)))
     }
 
     pub fn schedule(&self) -> Option<String> {

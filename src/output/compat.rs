@@ -66,10 +66,7 @@ pub fn human_table(d: &Compat) -> String {
             "  {:<14} {}{}  {}\n",
             i.range_text(),
             i.text,
-            i.when
-                .as_deref()
-                .map(|w| format!(" (when {w})"))
-                .unwrap_or_default(),
+            i.when_text(),
             source_tag(&i.source)
         ));
         note(&mut out, i.note.as_deref());
@@ -176,10 +173,7 @@ pub fn human_version(d: &Compat, tag: &str, v: &Version) -> String {
             "  known issue ({}): {}{}  {}\n",
             i.range_text(),
             i.text,
-            i.when
-                .as_deref()
-                .map(|w| format!(" (when {w})"))
-                .unwrap_or_default(),
+            i.when_text(),
             source_tag(&i.source)
         ));
         used.push(&i.source);

@@ -1,16 +1,21 @@
-//! The node rules (virtual-node-cgpu, legacy-cgpu-label, driver-incompatible) over the Node
-//! objects of [`crate::manifest::node`].
+//! The node rules (virtual-node-cgpu, legacy-cgpu-label, driver-incompatible, and from the
+//! compatibility data node-os-unsupported, node-cgroup-v2, node-family-unsupported,
+//! node-known-issue, hami-device-plugin-conflict) over the Node objects of
+//! [`crate::manifest::node`].
 
 use crate::rules::catalogue::RuleId;
 use semver::Version;
 
-use crate::cgpu::driver_supported;
+use crate::cgpu::{compat, driver_supported};
 
 use crate::manifest::node::NodeView;
 use crate::manifest::scalar_text;
 use crate::rules::Ctx;
 
-use crate::cgpu::{DRIVER_LABEL, ISOLATING_SCHEDULES, LEGACY_LABEL, SCHEDULE_LABEL};
+use crate::cgpu::{
+    ACK_DEVICE_PLUGIN, DRIVER_LABEL, HAMI_NODE_LABEL, ISOLATING_SCHEDULES, LEGACY_LABEL,
+    SCHEDULE_DEFAULT, SCHEDULE_DISABLED, SCHEDULE_LABEL,
+};
 
 /// What the rest of the cluster says, for the node rules.
 #[derive(Debug, Clone, Default)]
@@ -21,6 +26,8 @@ pub struct NodeFacts {
     /// (`Some(true)`), ACK Pro's `ack.node.gpu.schedule=cgpu` ones (`Some(false)`), or is not
     /// among the inputs (`None`).
     pub legacy_installer: Option<bool>,
+    /// The GPU device plugins among the inputs (for `hami-device-plugin-conflict`).
+    pub device_plugins: DevicePlugins,
 }
 
 /// Does cGPU isolate GPUs on this node (the FAQ: `ack.node.gpu.schedule` cgpu or core_mem, or
@@ -93,5 +100,277 @@ pub fn check(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
                 node.name()
             ),
         );
+    }
+}
+
+/// A DaemonSet's name and nodeSelector.
+pub type Plugin = (String, Vec<(String, String)>);
+
+/// The GPU device plugins among the inputs, for `hami-device-plugin-conflict`: their names and
+/// nodeSelectors. `None`: no such DaemonSet among the inputs, so the labels the plugins select by
+/// (HAMi's guide) stand in for it.
+#[derive(Debug, Clone, Default)]
+pub struct DevicePlugins {
+    pub hami: Option<Vec<Plugin>>,
+    pub ack: Option<Vec<Plugin>>,
+}
+
+/// The rules that read the compatibility data ([`crate::cgpu::compat`]) for one node: its
+/// operating system, cgroup v2, instance family and known issues against the cGPU version of the
+/// installer that selects it (the planned one under `checklist`), and the HAMi conflict.
+pub fn check_compat(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
+    hami_conflict(ctx, node, &facts.device_plugins);
+    let Some(cgpu) = &facts.cgpu else { return };
+    if !isolating(node) {
+        return;
+    }
+    let data = compat::data();
+    // A version newer than the data: nothing is known about it, which is not an error.
+    if data.is_newer(cgpu) {
+        return;
+    }
+    let os = node.os_image();
+    let mut os_reported = false;
+    if let Some((os_node, image)) = &os {
+        for s in data
+            .missing_support("os", cgpu)
+            .filter(|s| uses(&s.rules, RuleId::NodeOsUnsupported) && s.matches(image))
+        {
+            os_reported = true;
+            ctx.at(
+                RuleId::NodeOsUnsupported,
+                os_node,
+                node.os_image_pointer(),
+                format!(
+                    "node `{}` runs {image}: cGPU {cgpu} predates {} (added in cGPU {}, entry {}); upgrade cGPU to {} or later",
+                    node.name(),
+                    s.text,
+                    s.since,
+                    s.id,
+                    s.since
+                ),
+            );
+        }
+        if !os_reported
+            && let Some(c) = data.cgroup_v2_default(image)
+            && let Some(s) = data
+                .missing_support("cgroup", cgpu)
+                .find(|s| uses(&s.rules, RuleId::NodeCgroupV2))
+        {
+            ctx.at(
+                RuleId::NodeCgroupV2,
+                os_node,
+                node.os_image_pointer(),
+                format!(
+                    "node `{}` runs {image}, which uses cgroup v2 by default ({} {} and later, entry {}): cGPU {cgpu} predates {} (added in cGPU {}, entry {})",
+                    node.name(),
+                    c.os,
+                    c.since,
+                    c.id,
+                    s.text,
+                    s.since,
+                    s.id
+                ),
+            );
+        }
+    }
+    family(ctx, node, cgpu, data);
+    known_issues(ctx, node, cgpu, data, os.as_ref().map(|(_, i)| i.as_str()));
+}
+
+fn uses(rules: &[String], rule: RuleId) -> bool {
+    rules.iter().any(|r| r == rule.name())
+}
+
+fn family(ctx: &mut Ctx, node: &NodeView, cgpu: &Version, data: &compat::Compat) {
+    let Some((key, instance_type)) = node.instance_type() else {
+        return;
+    };
+    let Some(family) = crate::cgpu::instance_family(&instance_type) else {
+        return;
+    };
+    let Some(label) = node.label_node(key) else {
+        return;
+    };
+    let missing: Vec<_> = data
+        .missing_support("family", cgpu)
+        .filter(|s| uses(&s.rules, RuleId::NodeFamilyUnsupported) && s.matches(family))
+        .collect();
+    for s in &missing {
+        ctx.at(
+            RuleId::NodeFamilyUnsupported,
+            label,
+            node.label_pointer(key),
+            format!(
+                "node `{}` is an {instance_type} ({family}): cGPU {cgpu} predates {} (added in cGPU {}, entry {}); upgrade cGPU to {} or later",
+                node.name(),
+                s.text,
+                s.since,
+                s.id,
+                s.since
+            ),
+        );
+    }
+    if missing.is_empty()
+        && let Some(row) = data.families_at(cgpu)
+        && uses(&row.rules, RuleId::NodeFamilyUnsupported)
+        && !row.families.iter().any(|f| f == family)
+    {
+        ctx.at(
+            RuleId::NodeFamilyUnsupported,
+            label,
+            node.label_pointer(key),
+            format!(
+                "node `{}` is an {instance_type}: the cGPU FAQ does not list the {family} family among those cGPU {}–{} supports (entry {})",
+                node.name(),
+                row.from,
+                row.to,
+                row.id
+            ),
+        )
+        .severity(crate::rules::catalogue::Severity::Warning);
+    }
+}
+
+fn known_issues(
+    ctx: &mut Ctx,
+    node: &NodeView,
+    cgpu: &Version,
+    data: &compat::Compat,
+    os_image: Option<&str>,
+) {
+    let driver_label = node.label_node(DRIVER_LABEL);
+    let driver = driver_label.and_then(scalar_text);
+    for i in data
+        .issues_at(cgpu)
+        .filter(|i| uses(&i.rules, RuleId::NodeKnownIssue))
+        .filter(|i| i.concerns(driver.as_deref(), os_image))
+        // A driver the version cannot run at all is driver-incompatible already.
+        .filter(|i| {
+            i.driver_from.is_none()
+                || driver
+                    .as_deref()
+                    .is_none_or(|d| driver_supported(cgpu, d) != Some(false))
+        })
+    {
+        // Point at what makes the issue this node's: the driver label, else the OS image.
+        let (at, pointer) = match (i.driver_from, driver_label, node.os_image()) {
+            (Some(_), Some(l), _) => (l, node.label_pointer(DRIVER_LABEL)),
+            (_, _, Some((n, _))) => (n, node.os_image_pointer()),
+            _ => continue,
+        };
+        let what = match (&driver, i.driver_from, os_image, &i.os) {
+            (Some(d), Some(_), _, _) => format!("runs NVIDIA driver {d}"),
+            (_, _, Some(os), Some(_)) => format!("runs {os}"),
+            _ => continue,
+        };
+        let fixed = i
+            .fixed
+            .as_deref()
+            .filter(|f| !i.text.contains(f))
+            .map(|f| format!("; fixed in {f}"))
+            .unwrap_or_default();
+        ctx.at(
+            RuleId::NodeKnownIssue,
+            at,
+            pointer,
+            format!(
+                "node `{}` {what} with cGPU {cgpu}: {} (entry {}{fixed})",
+                node.name(),
+                i.text,
+                i.id
+            ),
+        );
+    }
+    // The matrix supports the driver; the release notes add that series later.
+    if let (Some(d), Some(l)) = (&driver, driver_label)
+        && driver_supported(cgpu, d) == Some(true)
+        && let Some(major) = compat::driver_parts(d).map(|p| p[0])
+    {
+        for s in data.missing_support("driver", cgpu).filter(|s| {
+            uses(&s.rules, RuleId::NodeKnownIssue)
+                && s.value.parse::<u64>().is_ok_and(|from| major >= from)
+        }) {
+            ctx.at(
+                RuleId::NodeKnownIssue,
+                l,
+                node.label_pointer(DRIVER_LABEL),
+                format!(
+                    "node `{}` runs NVIDIA driver {d} with cGPU {cgpu}: the cGPU FAQ's matrix supports it, but the ack-cgpu release notes add {} only in cGPU {} (entry {}); the sources disagree",
+                    node.name(),
+                    s.text,
+                    s.since,
+                    s.id
+                ),
+            );
+        }
+    }
+}
+
+/// HAMi's device plugin and ACK's on one node (HAMi's ACK guide).
+fn hami_conflict(ctx: &mut Ctx, node: &NodeView, plugins: &DevicePlugins) {
+    // Which plugin selects the node, and why: a DaemonSet's nodeSelector among the inputs, else
+    // the label the plugin selects by.
+    let selected = |ds: &Option<Vec<Plugin>>, label: (&str, &str)| -> Option<String> {
+        match ds {
+            Some(ds) => ds
+                .iter()
+                .find(|(_, sel)| !sel.is_empty() && node.matches(sel))
+                .map(|(name, sel)| {
+                    let sel: Vec<String> = sel.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                    format!("DaemonSet {name} selects {}", sel.join(","))
+                }),
+            None => (node.label(label.0).as_deref() == Some(label.1))
+                .then(|| format!("{}={}", label.0, label.1)),
+        }
+    };
+    let Some(hami) = selected(&plugins.hami, HAMI_NODE_LABEL) else {
+        return;
+    };
+    let schedule = node.schedule();
+    let ack = selected(&plugins.ack, (SCHEDULE_LABEL, SCHEDULE_DEFAULT));
+    let conflict = compat::data()
+        .conflicts
+        .iter()
+        .find(|c| uses(&c.rules, RuleId::HamiDevicePluginConflict));
+    let (words, entry) = conflict.map_or(("", ""), |c| (c.text.as_str(), c.id.as_str()));
+    // Point at the schedule label when there is one, else at a label HAMi selects by.
+    let key = match &schedule {
+        Some(_) => SCHEDULE_LABEL.to_string(),
+        None => plugins
+            .hami
+            .iter()
+            .flatten()
+            .flat_map(|(_, sel)| sel.iter().map(|(k, _)| k.clone()))
+            .find(|k| node.label_node(k).is_some())
+            .unwrap_or_else(|| HAMI_NODE_LABEL.0.to_string()),
+    };
+    let Some(at) = node.label_node(&key) else {
+        return;
+    };
+    if let Some(ack) = ack {
+        ctx.at(
+            RuleId::HamiDevicePluginConflict,
+            at,
+            node.label_pointer(&key),
+            format!(
+                "node `{}`: HAMi's device plugin ({hami}) and ACK's {ACK_DEVICE_PLUGIN} ({ack}) both select it, and both register nvidia.com/gpu: \"{words}\" (HAMi's ACK guide, entry {entry}); label the node {SCHEDULE_LABEL}={SCHEDULE_DISABLED}",
+                node.name(),
+            ),
+        );
+    } else if let Some(s) = schedule
+        .as_deref()
+        .filter(|s| *s != SCHEDULE_DISABLED && *s != SCHEDULE_DEFAULT)
+    {
+        ctx.at(
+            RuleId::HamiDevicePluginConflict,
+            at,
+            node.label_pointer(&key),
+            format!(
+                "node `{}`: HAMi's device plugin ({hami}) selects it while it runs ACK's GPU sharing ({SCHEDULE_LABEL}={s}); HAMi's ACK guide was verified without ACK's shared GPU scheduling components and labels HAMi's nodes {SCHEDULE_LABEL}={SCHEDULE_DISABLED}",
+                node.name()
+            ),
+        )
+        .severity(crate::rules::catalogue::Severity::Warning);
     }
 }

@@ -536,6 +536,62 @@ by `cgpu-lint compat`). A node whose driver (the ack.aliyun.com/nvidia-driver-ve
 matrix marks unsupported for the cGPU version of the installer that selects it is an error; a \
 driver series or a cGPU version the matrix does not cover (one newer than the data) is not \
 judged."),
+    NodeOsUnsupported: ("node-os-unsupported", Error, Nodes,
+        "the node's operating system (status.nodeInfo.osImage) is newer than the support of its cGPU version",
+        fix: None,
+        help: "upgrade cGPU to the version the message names (see `cgpu-lint compat`)",
+        "ACK's \"Manage the shared GPU scheduling component\" page tells operators to upgrade cGPU \
+when a node's GPU driver or operating system is incompatible with the installed version. The \
+ack-cgpu release notes date the support of each operating system: Ubuntu 22.04 from cGPU 1.5.9 \
+(ack-cgpu 1.5.2, 2024-11-05). A node whose status.nodeInfo.osImage names an operating system that \
+the cGPU version of the installer selecting it predates is an error; the message names the first \
+version that supports it. The entries are in the compatibility data (below, and `cgpu-lint \
+compat`)."),
+    NodeCgroupV2: ("node-cgroup-v2", Warning, Nodes,
+        "the node's distribution uses cgroup v2 by default, which its cGPU version predates",
+        fix: None,
+        help: "upgrade cGPU to 1.5.9 or later, or boot the node with cgroup v1",
+        "cGPU supports cgroup v2 from 1.5.9 (ack-cgpu 1.5.2, 2024-11-05). No field of a Node object \
+shows the cgroup version; the distribution in status.nodeInfo.osImage is the clue: Kubernetes' \
+\"About cgroup v2\" lists the distributions that use cgroup v2 by default (Ubuntu from 21.10, \
+Debian from 11, Fedora from 31, RHEL from 9). A node so booted with a cGPU version before 1.5.9 is \
+a warning (it may have been booted with cgroup v1). Not reported where node-os-unsupported \
+already is."),
+    NodeFamilyUnsupported: ("node-family-unsupported", Error, Nodes,
+        "the node's ECS instance family is one its cGPU version does not support",
+        fix: None,
+        help: "upgrade cGPU to the version the message names, or move the workloads to a supported family",
+        "The instance family is read from the node.kubernetes.io/instance-type label \
+(`ecs.gn7i-c8g1.2xlarge` → gn7i). The ack-cgpu release notes date the support of some families \
+(ebmgn8ia from 1.5.9, the gn8X families from 1.5.7): an older cGPU version on such a node is an \
+error naming the first version that supports it. The cGPU FAQ lists the families each cGPU range \
+supports; for 1.5.19–1.5.20 a family outside its list is a warning. Only that row of the FAQ's \
+table is in the data, so no family is judged for an older version."),
+    NodeKnownIssue: ("node-known-issue", Warning, Nodes,
+        "a known issue of the node's cGPU version applies to this node (its driver or OS)",
+        fix: None,
+        help: "upgrade cGPU (or the component) to the version the message names",
+        "Known issues that depend on the node: cGPU before 1.5.12 with NVIDIA driver 535 or later \
+(GPU memory isolation fails for some CUDA APIs; fixed in 1.5.12, ack-cgpu 1.6.0, 2025-07-24: the \
+FAQ's matrix still lists 535+ as supported from 1.5.3, and both are true), cGPU up to 1.5.18 on \
+ContainerOS (the first pod may fail to start; fixed by ack-ai-installer 1.12.6), and cGPU 1.5.3–1.5.6 \
+with driver 550 or later (the FAQ's matrix supports it; the release notes add 550+ only in 1.5.7). \
+The deadlock up to 1.5.7 is `tag-known-deadlock`, on the tag itself."),
+    HamiDevicePluginConflict: ("hami-device-plugin-conflict", Error, Nodes,
+        "HAMi's device plugin and ACK's GPU device plugin both select the node",
+        fix: None,
+        help: "label the node ack.node.gpu.schedule=disabled (HAMi's ACK guide), or uninstall the ack-nvidia-device-plugin add-on",
+        "HAMi's ACK guide: ACK's ack-nvidia-device-plugin runs on nodes labelled \
+ack.node.gpu.schedule=default and registers nvidia.com/gpu through the same kubelet socket as \
+HAMi's device plugin (which selects gpu=on), so only one of them can be active on a node. \"If \
+ACK's Device Plugin runs on a node alongside HAMi, the last plugin to register takes over \
+nvidia.com/gpu ... New Pods start without errors, but HAMi's limits no longer apply.\" The guide \
+labels HAMi's nodes ack.node.gpu.schedule=disabled and gpu=on. A node that HAMi's plugin selects \
+(gpu=on, or the selector of a hami-device-plugin DaemonSet among the inputs) and ACK's plugin \
+selects too (ack.node.gpu.schedule=default, or the selector of an ack-nvidia-device-plugin \
+DaemonSet among the inputs) is an error. A node that HAMi selects while it carries one of ACK's \
+GPU-sharing labels (cgpu, core_mem, share...) is a warning: the guide was verified without ACK's \
+shared GPU scheduling components."),
 }
 
 impl Rule {

@@ -52,6 +52,26 @@ const EGS_ENV: Source = src(
     "Alibaba Cloud EGS: cGPU environment variables",
     "https://www.alibabacloud.com/help/doc-detail/171786.htm",
 );
+const ACK_CGPU_RELEASE_NOTES: Source = Source {
+    title: "Alibaba Cloud ACK: ack-cgpu release notes (component and cGPU versions, dates, changes; read as quoted text, address not recorded)",
+    url: None,
+};
+const ECS_INSTANCE_NAMING: Source = src(
+    "Alibaba Cloud EGS: Instance naming conventions (ecs.<instance-family>.<nx>large)",
+    "https://help.aliyun.com/en/egs/instance-naming-conventions",
+);
+const ACK_CONTAINEROS: Source = src(
+    "Alibaba Cloud ACK: ContainerOS overview",
+    "https://www.alibabacloud.com/help/doc-detail/353150.htm",
+);
+const HAMI_ACK: Source = src(
+    "HAMi documentation: Install HAMi on Alibaba Cloud Container Service for Kubernetes (HAMi 2.10.0), Project-HAMi/website",
+    "https://github.com/Project-HAMi/website",
+);
+const ACK_DRA: Source = src(
+    "Alibaba Cloud ACK: Schedule GPUs with DRA (ack.node.gpu.schedule=disabled)",
+    "https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/schedule-gpus-using-dra",
+);
 const ALICLOUD_REGIONS: Source = src(
     "aliyun/terraform-provider-alicloud: alicloud/connectivity/regions.go (region ids)",
     "https://github.com/aliyun/terraform-provider-alicloud/blob/master/alicloud/connectivity/regions.go",
@@ -62,6 +82,14 @@ const CHART_VALUES: Source = Source {
 };
 
 // Kubernetes.
+const K8S_CGROUP_V2: Source = src(
+    "Kubernetes: About cgroup v2 (distributions that use cgroup v2 by default)",
+    "https://kubernetes.io/docs/concepts/architecture/cgroups/",
+);
+const K8S_WELL_KNOWN_LABELS: Source = src(
+    "Kubernetes: Well-Known Labels, Annotations and Taints (node.kubernetes.io/instance-type)",
+    "https://kubernetes.io/docs/reference/labels-annotations-taints/",
+);
 const K8S_LABELS: Source = src(
     "Kubernetes: Labels, syntax and character set",
     "https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set",
@@ -206,6 +234,16 @@ pub fn of(rule: RuleId) -> &'static [Source] {
         RuleId::VirtualNodeCgpu => &[ACK_SHARED_GPU],
         RuleId::LegacyCgpuLabel => &[ACK_LABELS, ACK_CGPU_FAQ],
         RuleId::DriverIncompatible => &[ACK_CGPU_FAQ, ACK_UPGRADE],
+        RuleId::NodeOsUnsupported => &[ACK_SHARED_GPU, ACK_CGPU_RELEASE_NOTES],
+        RuleId::NodeCgroupV2 => &[ACK_CGPU_RELEASE_NOTES, K8S_CGROUP_V2],
+        RuleId::NodeFamilyUnsupported => &[
+            ACK_CGPU_FAQ,
+            ACK_CGPU_RELEASE_NOTES,
+            ECS_INSTANCE_NAMING,
+            K8S_WELL_KNOWN_LABELS,
+        ],
+        RuleId::NodeKnownIssue => &[ACK_CGPU_FAQ, ACK_CGPU_RELEASE_NOTES, ACK_CONTAINEROS],
+        RuleId::HamiDevicePluginConflict => &[HAMI_ACK, ACK_DRA, ACK_LABELS],
     }
 }
 

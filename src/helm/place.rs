@@ -258,7 +258,14 @@ pub fn targets(root: &Node, deps: Option<&[Dependency]>) -> Vec<Target> {
         condition: None,
         tags: Vec::new(),
     }];
-    let deps = deps.unwrap_or(&fallback);
+    // Without a Chart.yaml beside it, a file is an umbrella's values only when it holds the
+    // chart's key: any other values file (no `cgpu`, no `ack-ai-installer`) is a plain one, read
+    // whole, as Helm reads it for the chart itself.
+    let deps = match deps {
+        Some(d) => d,
+        None if root.entry(CHART).is_some() => &fallback,
+        None => return Vec::new(),
+    };
     deps.iter()
         .map(|d| {
             let what = format!("`{}`", d.key);

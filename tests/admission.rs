@@ -677,3 +677,75 @@ fn explain_says_whether_the_policy_covers_a_rule() {
     assert!(out("cluster-policy-mismatch").contains("a policy sees one"));
     assert!(!out("unknown-key").contains("Admission policy"));
 }
+
+/// The generated YAML is valid against the Kubernetes OpenAPI schema of every version
+/// `--kube-version` offers that kubernetes-validate (PyPI, pinned in scripts/install-test-tools)
+/// ships: 1.28 to 1.37, strict (an unknown field is an error). A field the schema does not have
+/// fails, so the check can fail.
+#[test]
+fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
+    let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/venv/bin/kubernetes-validate");
+    assert!(
+        tool.exists(),
+        "{} is missing: run scripts/install-test-tools",
+        tool.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let run = |minor: u32, text: &str| {
+        let f = dir
+            .path()
+            .join(format!("policy-1.{minor}-{}.yaml", text.len()));
+        std::fs::write(&f, text).unwrap();
+        let out = std::process::Command::new(&tool)
+            .args(["--strict", "-k", &format!("1.{minor}.0")])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let handles: Vec<_> = (28..=37u32)
+        .map(|minor| {
+            let text = admission::generate(&admission::Request {
+                action: Action::Deny,
+                kube_minor: minor,
+            });
+            (minor, text)
+        })
+        .collect();
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = handles
+            .iter()
+            .map(|(minor, text)| (minor, s.spawn(|| run(*minor, text))))
+            .collect();
+        for (minor, j) in jobs {
+            let (ok, out) = j.join().unwrap();
+            assert!(ok, "1.{minor}: {out}");
+            assert_eq!(
+                out.matches("passed for resource").count(),
+                4,
+                "1.{minor}: {out}"
+            );
+            assert!(
+                !out.contains("WARN") && !out.contains("ERROR"),
+                "1.{minor}: {out}"
+            );
+        }
+    });
+    let bad = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+    })
+    .replacen(
+        "    reason: Invalid\n",
+        "    reason: Invalid\n    severity: error\n",
+        1,
+    );
+    let (ok, out) = run(30, &bad);
+    assert!(!ok && out.contains("'severity' was unexpected"), "{out}");
+}

@@ -116,6 +116,7 @@ impl Command {
         match self {
             Command::Check(a) => Some(&mut a.common),
             Command::Fix(a) => Some(&mut a.common),
+            Command::Baseline(a) => Some(&mut a.common),
             _ => None,
         }
     }
@@ -136,6 +137,9 @@ pub enum Command {
     Checklist(ChecklistArgs),
     /// Apply the safe fixes in place (exit 1 when a file changed); --diff or --stdout write nothing
     Fix(FixArgs),
+    /// Record today's findings in .cgpu-lint-baseline.json (file, JSON pointer, rule, value hash;
+    /// never the line): check and fix then report only new ones
+    Baseline(BaselineArgs),
     /// Set cgpu keys (KEY=VALUE) without touching anything else; refuses values the rules reject
     Set(SetArgs),
     /// Print a complete, commented values file, or (`generate patch`) the kubectl change for a live cluster
@@ -224,6 +228,13 @@ pub struct CommonArgs {
     /// Read values as this Helm reads them (default: both Helm 3 and Helm 4)
     #[arg(long, value_enum, value_name = "3|4")]
     pub helm: Option<HelmArg>,
+    /// The baseline to hide recorded findings with (default: .cgpu-lint-baseline.json in the
+    /// working directory, when it exists); for `baseline`, the file to write
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<std::path::PathBuf>,
+    /// Report every finding, even those the baseline records
+    #[arg(long, conflicts_with = "baseline")]
+    pub no_baseline: bool,
     /// Whether --format was on the command line (set by [`Cli::parse_args`]); a config file's
     /// `format` applies only when it was not.
     #[arg(skip)]
@@ -289,6 +300,10 @@ pub struct CheckArgs {
     /// The inputs describe one cluster: every installer in them must use the same policy
     #[arg(long, conflicts_with = "cluster")]
     pub same_cluster: bool,
+    /// Also admit every object of the inputs offline with this ValidatingAdmissionPolicy file
+    /// (`generate admission-policy`, or your own) and print its verdicts after check's
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cluster", "stack"])]
+    pub admission_policy: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -494,6 +509,30 @@ pub struct FixArgs {
 }
 
 #[derive(Debug, Clone, Args)]
+pub struct BaselineArgs {
+    /// Files, directories, or - for stdin (default: the current directory)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The entries hide their findings up to this day (YYYY-MM-DD, UTC) and expire after it
+    #[arg(long, value_name = "DATE", value_parser = parse_date)]
+    pub until: Option<String>,
+    /// Drop the entries of the existing baseline that match no finding any more, and add none
+    #[arg(long)]
+    pub prune: bool,
+}
+
+/// A date `YYYY-MM-DD`.
+fn parse_date(s: &str) -> Result<String, String> {
+    if crate::suppress::valid_date(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!("`{s}` is not a date YYYY-MM-DD"))
+    }
+}
+
+#[derive(Debug, Clone, Args)]
 pub struct SetArgs {
     /// What to set: policy=2 tag=v1.5.10-… nodeSelector.ack.node.gpu.schedule=cgpu
     #[arg(value_name = "KEY=VALUE", required = true, num_args = 1..)]
@@ -549,6 +588,31 @@ pub struct GenerateArgs {
 pub enum GenerateCommand {
     /// The kubectl command and strategic-merge patch for a cluster where cGPU is already installed
     Patch(PatchArgs),
+    /// ValidatingAdmissionPolicies and bindings that stop a bad installer DaemonSet at the API
+    /// server (kubectl edit, apply), from the rule catalogue
+    AdmissionPolicy(AdmissionPolicyArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AdmissionPolicyArgs {
+    /// What the binding of the errors policy does: deny the request, warn (kubectl prints it) or
+    /// audit (the audit log only); the warnings policy warns (audits with audit)
+    #[arg(long, value_enum, default_value = "deny")]
+    pub action: AdmissionAction,
+    /// The cluster's Kubernetes version: admissionregistration.k8s.io/v1 from 1.30, v1beta1 for
+    /// 1.28 and 1.29
+    #[arg(long, value_name = "1.MINOR", default_value = "1.30")]
+    pub kube_version: String,
+    /// Write to FILE instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdmissionAction {
+    Deny,
+    Warn,
+    Audit,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -116,6 +116,7 @@ impl Command {
         match self {
             Command::Check(a) => Some(&mut a.common),
             Command::Fix(a) => Some(&mut a.common),
+            Command::Baseline(a) => Some(&mut a.common),
             _ => None,
         }
     }
@@ -136,6 +137,9 @@ pub enum Command {
     Checklist(ChecklistArgs),
     /// Apply the safe fixes in place (exit 1 when a file changed); --diff or --stdout write nothing
     Fix(FixArgs),
+    /// Record today's findings in .cgpu-lint-baseline.json (file, JSON pointer, rule, value hash;
+    /// never the line): check and fix then report only new ones
+    Baseline(BaselineArgs),
     /// Set cgpu keys (KEY=VALUE) without touching anything else; refuses values the rules reject
     Set(SetArgs),
     /// Print a complete, commented values file, or (`generate patch`) the kubectl change for a live cluster
@@ -224,6 +228,13 @@ pub struct CommonArgs {
     /// Read values as this Helm reads them (default: both Helm 3 and Helm 4)
     #[arg(long, value_enum, value_name = "3|4")]
     pub helm: Option<HelmArg>,
+    /// The baseline to hide recorded findings with (default: .cgpu-lint-baseline.json in the
+    /// working directory, when it exists); for `baseline`, the file to write
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<std::path::PathBuf>,
+    /// Report every finding, even those the baseline records
+    #[arg(long, conflicts_with = "baseline")]
+    pub no_baseline: bool,
     /// Whether --format was on the command line (set by [`Cli::parse_args`]); a config file's
     /// `format` applies only when it was not.
     #[arg(skip)]
@@ -491,6 +502,30 @@ pub struct FixArgs {
     /// changes at the next upgrade)
     #[arg(long)]
     pub unsafe_fixes: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BaselineArgs {
+    /// Files, directories, or - for stdin (default: the current directory)
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The entries hide their findings up to this day (YYYY-MM-DD, UTC) and expire after it
+    #[arg(long, value_name = "DATE", value_parser = parse_date)]
+    pub until: Option<String>,
+    /// Drop the entries of the existing baseline that match no finding any more, and add none
+    #[arg(long)]
+    pub prune: bool,
+}
+
+/// A date `YYYY-MM-DD`.
+fn parse_date(s: &str) -> Result<String, String> {
+    if crate::suppress::valid_date(s) {
+        Ok(s.to_string())
+    } else {
+        Err(format!("`{s}` is not a date YYYY-MM-DD"))
+    }
 }
 
 #[derive(Debug, Clone, Args)]

@@ -205,6 +205,13 @@ pub struct Summary {
     /// summary; each diagnostic's `fix.applicability` says it).
     #[serde(skip)]
     pub unsafe_fixable: usize,
+    /// Findings the baseline hid (in JSON's summary only when there are some).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub baselined: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// What [`Summary::files`] counts, for the human summary line.

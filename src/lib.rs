@@ -3,6 +3,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
+pub(crate) mod baseline;
 pub mod cgpu;
 pub mod check;
 pub mod checklist;

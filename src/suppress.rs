@@ -1,5 +1,6 @@
 //! Inline suppressions: `# cgpu-lint: ignore[rule-a, rule-b]` on the offending line or on the line
-//! above it, and `# cgpu-lint: ignore-file`. They are applied to a file's findings after the rules
+//! above it (with `until=YYYY-MM-DD` after the bracket, up to that day, UTC), and
+//! `# cgpu-lint: ignore-file`. They are applied to a file's findings after the rules
 //! ran and before `--select`/`--ignore`, so a comment that hides nothing can be reported
 //! (`unused-ignore`) whatever the command line asks to see.
 //!
@@ -20,8 +21,11 @@ const MARKER: &str = "cgpu-lint:";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Directive {
-    /// `ignore[a, b]`: these rules, on this line and the next.
-    Ignore { rules: Vec<(String, Range<usize>)> },
+    /// `ignore[a, b]`: these rules, on this line and the next; `until=DATE`: up to that day.
+    Ignore {
+        rules: Vec<(String, Range<usize>)>,
+        until: Option<(String, Range<usize>)>,
+    },
     /// `ignore-file`: every finding in the file.
     IgnoreFile,
     /// `cgpu-lint:` followed by something that is neither (a typo such as `ignroe[...]`).
@@ -75,9 +79,14 @@ fn parse_directive(rest: &str, rest_offset: usize) -> Directive {
     if trimmed == "ignore-file" {
         return Directive::IgnoreFile;
     }
-    if let Some(list) = trimmed.strip_prefix("ignore[")
-        && let Some(list) = list.strip_suffix(']')
+    if let Some(body) = trimmed.strip_prefix("ignore[")
+        && let Some(close) = body.find(']')
+        && let Some(until) = parse_until(
+            &body[close + 1..],
+            rest_offset + "ignore[".len() + close + 1,
+        )
     {
+        let list = &body[..close];
         let list_offset = rest_offset + "ignore[".len();
         let mut rules = Vec::new();
         let mut at = 0;
@@ -91,10 +100,80 @@ fn parse_directive(rest: &str, rest_offset: usize) -> Directive {
             at += part.len() + 1;
         }
         if !rules.is_empty() {
-            return Directive::Ignore { rules };
+            return Directive::Ignore { rules, until };
         }
     }
     Directive::Malformed(trimmed.to_string())
+}
+
+/// What follows `ignore[…]`: nothing (`Some(None)`), or ` until=YYYY-MM-DD` with a real date
+/// (`Some(Some((date, span)))`, `offset` the byte offset of `rest`); anything else is `None`
+/// (the comment is malformed).
+fn parse_until(rest: &str, offset: usize) -> Option<Option<(String, Range<usize>)>> {
+    if rest.trim().is_empty() {
+        return Some(None);
+    }
+    let lead = rest.len() - rest.trim_start().len();
+    let date = rest.trim().strip_prefix("until=")?;
+    if lead == 0 || !valid_date(date) {
+        return None;
+    }
+    let start = offset + lead + "until=".len();
+    Some(Some((date.to_string(), start..start + date.len())))
+}
+
+/// Is `s` a date `YYYY-MM-DD` of the proleptic Gregorian calendar?
+pub fn valid_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<u32> {
+        let t = &s[r];
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())?
+    };
+    let (Some(y), Some(m), Some(d)) = (num(0..4), num(5..7), num(8..10)) else {
+        return false;
+    };
+    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    let days = match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&d)
+}
+
+/// Today's date in UTC, `YYYY-MM-DD` (days since the epoch to the civil calendar, Howard
+/// Hinnant's `civil_from_days`).
+pub fn today_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    civil_from_days((secs / 86_400) as i64)
+}
+
+fn civil_from_days(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+/// Has a suppression good `until` this date (inclusive) expired `today`? Both are
+/// `YYYY-MM-DD`, which sort as dates.
+pub fn expired(until: &str, today: &str) -> bool {
+    until < today
 }
 
 /// Every `# cgpu-lint:` comment of `text`, in order.
@@ -164,7 +243,17 @@ fn document_at(text: &str, offset: usize) -> usize {
 }
 
 fn unused(src: &Arc<Source>, span: Range<usize>, message: String) -> Diagnostic {
-    let info = catalogue::RuleId::UnusedIgnore.info();
+    finding(catalogue::RuleId::UnusedIgnore, src, span, message)
+}
+
+/// A finding of `rule` about a comment of `src`.
+fn finding(
+    rule: catalogue::RuleId,
+    src: &Arc<Source>,
+    span: Range<usize>,
+    message: String,
+) -> Diagnostic {
+    let info = rule.info();
     Diagnostic {
         rule: info.id,
         severity: info.severity,
@@ -185,6 +274,12 @@ fn unused(src: &Arc<Source>, span: Range<usize>, message: String) -> Diagnostic 
 /// `unused-ignore` finding for each name in an `ignore[...]` that suppressed nothing. Findings
 /// that point into other sources pass through untouched.
 pub fn apply(src: &Arc<Source>, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    apply_on(src, diags, &today_utc())
+}
+
+/// [`apply`] as of `today` (`YYYY-MM-DD`): an ignore whose `until` is before it hides nothing
+/// and is a `suppression-expired` finding.
+pub fn apply_on(src: &Arc<Source>, diags: Vec<Diagnostic>, today: &str) -> Vec<Diagnostic> {
     let comments = scan(&src.text);
     if comments.is_empty() {
         return diags;
@@ -200,10 +295,17 @@ pub fn apply(src: &Arc<Source>, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     let mut used: Vec<Vec<bool>> = comments
         .iter()
         .map(|c| match &c.directive {
-            Directive::Ignore { rules } => vec![false; rules.len()],
+            Directive::Ignore { rules, .. } => vec![false; rules.len()],
             _ => Vec::new(),
         })
         .collect();
+    let live = |c: &Comment| match &c.directive {
+        Directive::Ignore {
+            until: Some((date, _)),
+            ..
+        } => !expired(date, today),
+        _ => true,
+    };
     let mut kept = Vec::with_capacity(diags.len());
     'diag: for d in diags {
         if here(&d) {
@@ -212,7 +314,8 @@ pub fn apply(src: &Arc<Source>, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
                 if c.line != line && c.line + 1 != line {
                     continue;
                 }
-                if let Directive::Ignore { rules } = &c.directive
+                if let Directive::Ignore { rules, .. } = &c.directive
+                    && live(c)
                     && let Some(ri) = rules.iter().position(|(r, _)| r == d.rule.name())
                 {
                     used[ci][ri] = true;
@@ -224,7 +327,22 @@ pub fn apply(src: &Arc<Source>, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
     }
     for (ci, c) in comments.iter().enumerate() {
         match &c.directive {
-            Directive::Ignore { rules } => {
+            Directive::Ignore {
+                rules,
+                until: Some((date, span)),
+            } if !live(c) => {
+                let names: Vec<&str> = rules.iter().map(|(r, _)| r.as_str()).collect();
+                kept.push(finding(
+                    catalogue::RuleId::SuppressionExpired,
+                    src,
+                    span.clone(),
+                    format!(
+                        "ignore[{}] expired on {date} (until={date}): it hides nothing now, so what it hid is reported again",
+                        names.join(", ")
+                    ),
+                ));
+            }
+            Directive::Ignore { rules, .. } => {
                 for (ri, (name, span)) in rules.iter().enumerate() {
                     if used[ci][ri] {
                         continue;
@@ -245,7 +363,7 @@ pub fn apply(src: &Arc<Source>, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
                 src,
                 c.span.clone(),
                 format!(
-                    "`cgpu-lint: {text}` is not a directive (expected `ignore[rule, …]` or `ignore-file`), so it suppresses nothing"
+                    "`cgpu-lint: {text}` is not a directive (expected `ignore[rule, …]`, `ignore[rule, …] until=YYYY-MM-DD` or `ignore-file`), so it suppresses nothing"
                 ),
             )),
             Directive::IgnoreFile => {}
@@ -265,7 +383,7 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert_eq!(c[0].line, 2);
         assert_eq!(c[1].line, 3);
-        let Directive::Ignore { rules } = &c[1].directive else {
+        let Directive::Ignore { rules, .. } = &c[1].directive else {
             panic!("{c:?}")
         };
         assert_eq!(&text[rules[1].1.clone()], "b");
@@ -280,7 +398,7 @@ mod tests {
         assert_eq!(scan("a: it's # cgpu-lint: ignore[a]\n").len(), 1);
         let text = "a: b  # our mirror # cgpu-lint: ignore[image-name]\n";
         let c = scan(text);
-        let Directive::Ignore { rules } = &c[0].directive else {
+        let Directive::Ignore { rules, .. } = &c[0].directive else {
             panic!("{c:?}")
         };
         assert_eq!(&text[rules[0].1.clone()], "image-name");
@@ -303,5 +421,57 @@ mod tests {
         let text = "# c\n---\na: 1\n---\nb: 2\n";
         assert_eq!(document_at(text, text.find("a:").unwrap()), 1);
         assert_eq!(document_at(text, text.find("b:").unwrap()), 2);
+    }
+
+    #[test]
+    fn until_takes_a_real_date_after_the_bracket() {
+        let text = "a: 1 # cgpu-lint: ignore[a] until=2027-01-31\n";
+        let c = scan(text);
+        let Directive::Ignore {
+            until: Some((date, span)),
+            ..
+        } = &c[0].directive
+        else {
+            panic!("{c:?}")
+        };
+        assert_eq!(date, "2027-01-31");
+        assert_eq!(&text[span.clone()], "2027-01-31");
+        for bad in [
+            "# cgpu-lint: ignore[a] until=2027-02-30\n",
+            "# cgpu-lint: ignore[a] until=2027-1-31\n",
+            "# cgpu-lint: ignore[a]until=2027-01-31\n",
+            "# cgpu-lint: ignore[a] later\n",
+        ] {
+            assert!(
+                matches!(scan(bad)[0].directive, Directive::Malformed(_)),
+                "{bad}"
+            );
+        }
+        assert!(valid_date("2024-02-29") && !valid_date("2023-02-29") && !valid_date("2000-13-01"));
+    }
+
+    #[test]
+    fn civil_dates_from_days_since_the_epoch() {
+        assert_eq!(civil_from_days(0), "1970-01-01");
+        assert_eq!(civil_from_days(-1), "1969-12-31");
+        assert_eq!(civil_from_days(11_016), "2000-02-29");
+        assert_eq!(civil_from_days(20_789), "2026-12-02");
+        assert!(expired("2026-12-01", "2026-12-02") && !expired("2026-12-02", "2026-12-02"));
+    }
+
+    /// `date -u +%F` (coreutils) is the oracle for today's date.
+    #[test]
+    fn today_is_dates_utc_day() {
+        let before = today_utc();
+        let out = std::process::Command::new("date")
+            .args(["-u", "+%F"])
+            .output()
+            .unwrap();
+        let date = String::from_utf8(out.stdout).unwrap();
+        // Around midnight the two may straddle it.
+        assert!(
+            date.trim() == before || date.trim() == today_utc(),
+            "{date} {before}"
+        );
     }
 }

@@ -70,7 +70,7 @@ const LIMITS: &[Limit] = &[
     },
     Limit {
         class: "limit-depth",
-        why: "cgpu-lint refuses nesting deeper than 256 levels; go-yaml has no limit of its own (10,000 in later versions)",
+        why: "cgpu-lint refuses nesting deeper than 256 levels; go-yaml v2.4 (Helm's) stops at 10,000",
     },
     Limit {
         class: "limit-alias",

@@ -35,6 +35,7 @@ const LAYERS: &[(&str, u8)] = &[
     // 5 the pipeline: check_path, its settings, suppressions.
     ("lint", 5),
     ("suppress", 5),
+    ("baseline", 5),
     // 6 workspace and engines: configuration resolved into settings; fix, set, generate, the
     //   post-render engine, the reboot checklist.
     ("config", 6),

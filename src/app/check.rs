@@ -64,12 +64,16 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     for e in &report.errors {
         input_error(s, e, &mut report.diagnostics)?;
     }
+    let baselined = super::baseline::hide(c, &mut report.diagnostics, &|dir, f| {
+        super::baseline::under(dir, &paths, f)
+    });
     print_report(
         s,
         c,
         &mut report.diagnostics,
         report.files,
         crate::diag::Counted::Files,
+        baselined,
     )?;
     let exit = verdict(&report.diagnostics, c.deny_warnings);
     Ok(if report.errors.is_empty() {

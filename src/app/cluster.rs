@@ -68,9 +68,11 @@ pub(crate) fn check_cluster(
     let mut lines = Vec::new();
     let mut objects = 0;
     let mut trouble = false;
+    let mut read = Vec::new();
     for o in outcomes {
         match o.result {
             Ok((fetched, d)) => {
+                read.push(format!("{}:", o.label));
                 let count = |sev| d.iter().filter(|x| x.severity == sev).count();
                 lines.push(summary_line(
                     &fetched,
@@ -87,7 +89,18 @@ pub(crate) fn check_cluster(
             }
         }
     }
-    print_report(s, c, &mut diags, objects, crate::diag::Counted::Objects)?;
+    // A baseline entry of a context that was read names one of its objects.
+    let baselined = super::baseline::hide(c, &mut diags, &|_, f| {
+        read.iter().any(|l| f.starts_with(l.as_str()))
+    });
+    print_report(
+        s,
+        c,
+        &mut diags,
+        objects,
+        crate::diag::Counted::Objects,
+        baselined,
+    )?;
     // One line per cluster under the human report (on stderr beside an --output file).
     if lines.len() > 1 && !c.quiet && !c.statistics {
         if c.output.is_some() {

@@ -96,9 +96,12 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
         }
         remaining.extend(fixed.remaining);
     }
+    let baselined = super::baseline::hide(c, &mut remaining, &|dir, f| {
+        super::baseline::under(dir, &paths, f)
+    });
     if args.stdout || args.diff {
         if !(c.quiet && remaining.is_empty()) {
-            report_to_stderr(s, c, &mut remaining, files.len())?;
+            report_to_stderr(s, c, &mut remaining, files.len(), baselined)?;
         }
     } else {
         print_report(
@@ -107,6 +110,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
             &mut remaining,
             files.len(),
             crate::diag::Counted::Files,
+            baselined,
         )?;
     }
     let mut exit = verdict(&remaining, c.deny_warnings);

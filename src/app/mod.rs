@@ -7,6 +7,7 @@ use std::io::{BufRead, Write};
 use crate::check::InputError;
 use crate::cli::{Cli, Command};
 
+mod baseline;
 mod check;
 mod checklist;
 mod cluster;
@@ -94,6 +95,7 @@ pub fn run<R: BufRead>(
         }
         Command::Checklist(args) => checklist::run(s, args),
         Command::Fix(args) => fix::run(s, args),
+        Command::Baseline(args) => baseline::run(s, args),
         Command::Set(args) => set::run(s, args),
         Command::Generate(args) => generate::run(s, args),
         Command::Values(args) => values::run(s, args),

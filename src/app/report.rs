@@ -19,6 +19,8 @@ pub(crate) struct Report {
     pub output: Option<std::path::PathBuf>,
     /// `--statistics`: counts per rule instead of the findings.
     pub statistics: bool,
+    /// The baseline in force (`--baseline`, or the working directory's), and its folder.
+    pub baseline: Option<std::sync::Arc<super::baseline::Loaded>>,
 }
 
 pub(crate) fn use_color(choice: Color, is_terminal: bool) -> bool {
@@ -50,10 +52,12 @@ pub(crate) fn print_report(
     diags: &mut [Diagnostic],
     files: usize,
     counted: crate::diag::Counted,
+    baselined: usize,
 ) -> Result<(), AppError> {
     diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     let summary = Summary {
         counted,
+        baselined,
         ..Summary::of(files, diags)
     };
     let Some(path) = &c.output else {
@@ -135,9 +139,10 @@ pub(crate) fn report_to_stderr(
     c: &Report,
     diags: &mut [Diagnostic],
     files: usize,
+    baselined: usize,
 ) -> Result<(), AppError> {
     if c.output.is_some() {
-        return print_report(s, c, diags, files, crate::diag::Counted::Files);
+        return print_report(s, c, diags, files, crate::diag::Counted::Files, baselined);
     }
     let mut buf = Vec::new();
     let mut sink = std::io::sink();
@@ -151,7 +156,14 @@ pub(crate) fn report_to_stderr(
     };
     let mut c = c.clone();
     c.color = Color::Never;
-    print_report(&mut inner, &c, diags, files, crate::diag::Counted::Files)?;
+    print_report(
+        &mut inner,
+        &c,
+        diags,
+        files,
+        crate::diag::Counted::Files,
+        baselined,
+    )?;
     s.err.write_all(&buf)?;
     Ok(())
 }

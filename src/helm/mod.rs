@@ -111,101 +111,8 @@ pub fn read_file(src: &Arc<Source>, version: Version) -> Result<Node, Refusal> {
     }
 }
 
-/// go-yaml v2 knows two directives, `%YAML 1.1` (once) and `%TAG`; it refuses any other.
-fn directives(src: &Arc<Source>) -> Result<(), Refusal> {
-    let mut pos = 0;
-    let mut seen_yaml = false;
-    for line in src.text.split_inclusive('\n') {
-        let at = pos;
-        pos += line.len();
-        let t = line.trim_start_matches('\u{feff}');
-        if t.trim().is_empty() || t.starts_with('#') {
-            continue;
-        }
-        let Some(d) = t.strip_prefix('%') else {
-            return Ok(());
-        };
-        let mut words = d.split_whitespace();
-        match words.next() {
-            Some("YAML") => {
-                if seen_yaml {
-                    return Err(refuse(
-                        src,
-                        at,
-                        "found duplicate %YAML directive (go-yaml, so Helm, refuses it)",
-                    ));
-                }
-                seen_yaml = true;
-                if words.next() != Some("1.1") {
-                    return Err(refuse(
-                        src,
-                        at,
-                        "go-yaml (Helm) reads only YAML 1.1 documents: found incompatible YAML document",
-                    ));
-                }
-            }
-            Some("TAG") => {}
-            _ => {
-                return Err(refuse(
-                    src,
-                    at,
-                    "found unknown directive name: go-yaml (Helm) knows only %YAML and %TAG",
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// go-yaml's scanner refuses a tab after indentation spaces before block content ("found
-/// character that cannot start any token"); block scalar content may hold tabs.
-fn tabs_after_indent(src: &Arc<Source>) -> Result<(), Refusal> {
-    let mut block_scalar: Option<usize> = None;
-    let mut pos = 0;
-    for line in src.text.split_inclusive('\n') {
-        let at = pos;
-        pos += line.len();
-        let body = line.trim_end_matches(['\n', '\r']);
-        let indent = body.len() - body.trim_start_matches(' ').len();
-        if let Some(bi) = block_scalar {
-            if body.trim().is_empty() || indent > bi {
-                continue;
-            }
-            block_scalar = None;
-        }
-        let rest = &body[indent..];
-        if indent > 0
-            && rest.starts_with('\t')
-            && let Some(c) = rest.trim_start_matches([' ', '\t']).chars().next()
-            && c != '#'
-        {
-            return Err(refuse(
-                src,
-                at + indent,
-                "a tab after the indentation spaces: go-yaml (Helm) refuses it (found character that cannot start any token)",
-            ));
-        }
-        let content = rest.split(" #").next().unwrap_or("").trim_end();
-        let last = content.rsplit([' ', ':']).next().unwrap_or("");
-        if (content.ends_with(": ")
-            || content.contains(": ")
-            || content.starts_with("- ")
-            || content.len() == last.len())
-            && (last.starts_with('|') || last.starts_with('>'))
-            && last[1..]
-                .chars()
-                .all(|c| matches!(c, '+' | '-' | '1'..='9'))
-        {
-            block_scalar = Some(indent);
-        }
-    }
-    Ok(())
-}
-
 /// The first document of `src` read by sigs.k8s.io/yaml into a `map[string]interface{}`.
 fn read_document(src: &Arc<Source>) -> Result<Node, Refusal> {
-    directives(src)?;
-    tabs_after_indent(src)?;
     let parsed = yaml::parse(src);
     let first = parsed.documents.into_iter().next();
     if let Some(err) = parsed.error
@@ -243,7 +150,14 @@ fn split_documents(src: &Arc<Source>) -> Result<Vec<Arc<Source>>, Refusal> {
     let flush = |from: usize, to: usize, chunks: &mut Vec<Arc<Source>>| {
         let line = src.line_col(from).line;
         let mut chunk = "\n".repeat(line - 1);
-        chunk.push_str(&text[from..to]);
+        // go-yaml's reader drops a byte-order mark that starts what it reads, here the document.
+        let doc = &text[from..to];
+        chunk.push_str(doc.strip_prefix('\u{feff}').unwrap_or(doc));
+        // YAMLReader reads lines with a LineReader, which ends every line with `\n`, the last
+        // one too (`foo: |\n  x\n   ` at the end of a file holds "x\n \n" for Helm 4).
+        if !chunk.ends_with('\n') {
+            chunk.push('\n');
+        }
         chunks.push(Source::new(src.name.clone(), chunk));
     };
     while pos < text.len() {
@@ -283,15 +197,6 @@ pub fn view(node: &Node) -> Result<Node, Refusal> {
     if let Some(why) = &node.refused {
         return Err(refuse(&node.src, node.span.start, why.to_string()));
     }
-    if node.style == Style::DoubleQuoted {
-        escapes(&node.src, node.span.clone())?;
-    }
-    if node.style == Style::Plain
-        && let Value::Scalar(Scalar::Str(text)) = &node.value
-        && text.contains(['\u{85}', '\u{2028}', '\u{2029}'])
-    {
-        return plain_with_break(node, text);
-    }
     let value = match &node.value {
         Value::Scalar(Scalar::Float(f)) if !f.is_finite() => {
             return Err(refuse(
@@ -312,9 +217,6 @@ pub fn view(node: &Node) -> Result<Node, Refusal> {
             // decides, at random).
             let mut identities: Vec<KeyKind> = Vec::with_capacity(entries.len());
             for e in entries {
-                if e.key_style == Style::DoubleQuoted && !e.merged {
-                    escapes(&e.value.src, e.key_span.clone())?;
-                }
                 let key = helm_key(e)?;
                 let value = view(&e.value)?;
                 let entry = Entry {
@@ -362,33 +264,21 @@ pub fn view(node: &Node) -> Result<Node, Refusal> {
 }
 
 /// Whether [`view`] would hand back `node` as it is: nothing Helm refuses or reads differently
-/// (every key a plain string key, no key twice, no NEL/LS/PS in a plain scalar, no NaN or ±Inf).
+/// (every key a plain string key, no key twice, no NaN or ±Inf).
 /// The rules then read the document itself instead of a copy, which is what almost every values
 /// file needs.
 pub fn view_unchanged(node: &Node) -> bool {
-    if node.refused.is_some()
-        || (node.style == Style::DoubleQuoted && escapes(&node.src, node.span.clone()).is_err())
-    {
+    if node.refused.is_some() {
         return false;
     }
     match &node.value {
-        Value::Scalar(Scalar::Str(text)) => {
-            // NEL is C2 85 in UTF-8, LS and PS E2 80 A8/A9: most scalars hold neither lead byte.
-            node.style != Style::Plain
-                || memchr::memchr2(0xC2, 0xE2, text.as_bytes()).is_none()
-                || !text.contains(['\u{85}', '\u{2028}', '\u{2029}'])
-        }
         Value::Scalar(Scalar::Float(f)) => f.is_finite(),
         Value::Scalar(_) => true,
         Value::Seq(items) => items.iter().all(view_unchanged),
         Value::Map(entries) => {
-            let keys_ok = entries.iter().all(|e| {
-                e.key_kind == KeyKind::Str
-                    && (e.key_style != Style::DoubleQuoted
-                        || e.merged
-                        || escapes(&e.value.src, e.key_span.clone()).is_ok())
-            });
-            keys_ok && distinct_keys(entries) && entries.iter().all(|e| view_unchanged(&e.value))
+            entries.iter().all(|e| e.key_kind == KeyKind::Str)
+                && distinct_keys(entries)
+                && entries.iter().all(|e| view_unchanged(&e.value))
         }
     }
 }
@@ -404,84 +294,6 @@ fn distinct_keys(entries: &[Entry]) -> bool {
         let mut seen = std::collections::HashSet::with_capacity(entries.len());
         entries.iter().all(|e| seen.insert(e.key.as_str()))
     }
-}
-
-/// The escapes go-yaml v2's scanner knows in a double-quoted scalar (`\/` is YAML 1.2 only), and
-/// its refusal of a `\x`/`\u`/`\U` code that is a surrogate or past U+10FFFF.
-fn escapes(src: &Arc<Source>, span: std::ops::Range<usize>) -> Result<(), Refusal> {
-    let Some(raw) = src.text.get(span.clone()) else {
-        return Ok(());
-    };
-    let b = raw.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] != b'\\' {
-            i += 1;
-            continue;
-        }
-        let at = span.start + i;
-        let Some(&c) = b.get(i + 1) else { break };
-        let len = match c {
-            b'x' => 2,
-            b'u' => 4,
-            b'U' => 8,
-            b'0' | b'a' | b'b' | b't' | b'\t' | b'n' | b'v' | b'f' | b'r' | b'e' | b' ' | b'"'
-            | b'\'' | b'\\' | b'N' | b'_' | b'L' | b'P' | b'\n' | b'\r' => 0,
-            _ => {
-                return Err(refuse(
-                    src,
-                    at,
-                    format!(
-                        "go-yaml (Helm) does not know the escape `\\{}` in a double-quoted string",
-                        raw[i + 1..].chars().next().unwrap_or(' ')
-                    ),
-                ));
-            }
-        };
-        if len > 0 {
-            let hex = raw.get(i + 2..i + 2 + len).unwrap_or("");
-            let code = u32::from_str_radix(hex, 16).ok();
-            match code {
-                Some(c) if hex.len() == len && !(0xD800..=0xDFFF).contains(&c) && c <= 0x10FFFF => {
-                }
-                _ => {
-                    return Err(refuse(
-                        src,
-                        at,
-                        "go-yaml (Helm) refuses this escape: not a Unicode character (a surrogate, or past U+10FFFF)",
-                    ));
-                }
-            }
-        }
-        i += 2 + len;
-    }
-    Ok(())
-}
-
-/// A plain scalar holding NEL, LS or PS: go-yaml v2 treats each as a line break, so the text
-/// after it starts a new line at column 0 (which ends the value and, in a block mapping, is a
-/// key without a colon); before the real line end, the scalar is the text up to it.
-fn plain_with_break(node: &Node, text: &str) -> Result<Node, Refusal> {
-    let cut = text
-        .find(['\u{85}', '\u{2028}', '\u{2029}'])
-        .unwrap_or(text.len());
-    let rest = &text[cut..];
-    let after = rest.chars().next().map_or(0, char::len_utf8);
-    if rest[after..].chars().any(|c| !c.is_whitespace()) {
-        let at = node
-            .raw()
-            .find(['\u{85}', '\u{2028}', '\u{2029}'])
-            .unwrap_or(0);
-        return Err(refuse(
-            &node.src,
-            node.span.start + at,
-            "go-yaml (Helm) reads NEL/U+2028/U+2029 as a line break: the text after it starts a new line at column 0 (could not find expected ':')",
-        ));
-    }
-    let head = text[..cut].trim_end_matches([' ', '\t']);
-    let mut out = node.clone();
-    out.value = Value::Scalar(crate::yaml::resolve::helm(head));
-    Ok(out)
 }
 
 fn same_key(a: &KeyKind, b: &KeyKind) -> bool {
@@ -710,10 +522,7 @@ mod tests {
             ("m: {~: a}\n", false),
             ("m: .nan\n", false),
             ("m: [-.inf]\n", false),
-            ("m: \"\\/\"\n", false),
-            ("\"\\/\": 1\n", false),
             ("m: !!int abc\n", false),
-            ("m: a\u{2028}b\n", false),
             ("? [a]\n: 1\n", false),
         ];
         for (text, unchanged) in cases {

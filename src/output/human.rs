@@ -195,7 +195,7 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
 pub fn summary_line(s: &Summary) -> String {
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
     format!(
-        "{} checked: {}, {}, {}{}{}\n",
+        "{} checked: {}, {}, {}{}{}{}\n",
         plural(
             s.files,
             match s.counted {
@@ -208,6 +208,11 @@ pub fn summary_line(s: &Summary) -> String {
         plural(s.infos, "info"),
         if s.fixable > 0 {
             format!(" ({} fixable with `cgpu-lint fix`)", s.fixable)
+        } else {
+            String::new()
+        },
+        if s.baselined > 0 {
+            format!("; {} in the baseline not shown", s.baselined)
         } else {
             String::new()
         },

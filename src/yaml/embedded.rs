@@ -32,18 +32,8 @@ pub fn literal_source(node: &Node) -> Result<Arc<Source>, String> {
     };
     let src = &node.src;
     let text = &src.text;
-    // The scalar's span starts at its first content character: the header (`|`, chomping,
-    // perhaps a comment) is the last non-blank line before it.
-    let mut header_line = src.line_col(node.span.start).line;
-    loop {
-        header_line -= 1;
-        if header_line == 0 {
-            return Err("the block string has no header line".into());
-        }
-        if !src.line_text(header_line).trim().is_empty() {
-            break;
-        }
-    }
+    // A block scalar's span starts at its header (`|`, chomping, perhaps a comment).
+    let header_line = src.line_col(node.span.start).line;
     let header = src.line_text(header_line);
     let indicators = header
         .char_indices()

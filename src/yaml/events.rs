@@ -1,16 +1,17 @@
-//! granit-parser's events → calls on the raw arena ([`super::raw::Arena`]). This is the only file
-//! that names the parser crate: swapping the parser means replacing this file.
+//! go-yaml v2's events (the port in [`super::goyaml`]) → calls on the raw arena
+//! ([`super::raw::Arena`]). This is the only file that reads the parser's events: swapping the
+//! parser means replacing this file.
 //!
-//! granit-parser is, of the span-carrying Rust YAML parsers, the one whose ranges are byte
-//! offsets and tight (a quoted scalar ends at its closing quote, so splicing a fix never eats the
-//! comment after it). Here its markers become byte offsets, its styles and tags the model's, and
-//! its errors point where Helm's point.
+//! Here go-yaml's marks become byte ranges (a node's own text: after its anchor and tag; a
+//! quoted scalar ends at its closing quote, a block scalar at its last content character), its
+//! anchor names the arena's numbers (go-yaml keeps the latest definition of a name), its tags the
+//! model's, and its errors point at the line Helm's message names.
 
+use std::collections::HashMap;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use granit_parser::{Event, Options, Parser, ScalarStyle, Span};
-
+use super::goyaml::{self, EventKind, Parser, ScalarStyle};
 use super::lean::Lean;
 use super::node::{Parsed, Style};
 use super::raw::{Arena, MAX_NESTING_DEPTH};
@@ -19,65 +20,107 @@ use super::source::Source;
 /// Read every document of `src` into the arena (lean when `lean` is given). `None`: the lean
 /// reading gave up.
 pub(super) fn read(src: &Arc<Source>, lean: Option<&Lean>) -> Option<Parsed> {
-    let mut options = Options::default();
-    options.emit_comments = false;
-    options.flow_nesting_limit = MAX_NESTING_DEPTH;
-    options.block_nesting_limit = MAX_NESTING_DEPTH;
-    let mut parser = Parser::new_from_str_with_options(&src.text, options);
-    let text = &src.text;
-    let byte = |span_marker: granit_parser::Marker| -> usize {
-        span_marker
-            .byte_offset()
-            .unwrap_or_else(|| char_to_byte(text, span_marker.index()))
-    };
+    let text = src.text.as_bytes();
+    let mut parser = Parser::new(text);
     let mut arena = Arena::new(src, lean);
+    // Anchor names → the arena's numbers: each definition is a new number, an alias takes the
+    // latest definition read so far (go-yaml's `p.doc.anchors[name]`, one map per document).
+    let mut anchors: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut next_anchor = 0usize;
+    let mut depth = 0usize;
+    // Whether the last document has ended and the next has not started.
+    let mut between = false;
+    let mut define = |anchors: &mut HashMap<Vec<u8>, usize>, name: Option<Vec<u8>>| {
+        name.map(|name| {
+            next_anchor += 1;
+            anchors.insert(name, next_anchor);
+            next_anchor
+        })
+    };
 
     loop {
-        let (event, span): (Event, Span) = match parser.next_event() {
+        let event = match parser.next_event() {
             None => break,
             Some(Ok(ev)) => ev,
             Some(Err(e)) => {
-                let m = e.marker();
-                let mut offset = m
-                    .byte_offset()
-                    .unwrap_or_else(|| char_to_byte(text, m.index()));
-                if e.info().contains("found a tab") {
-                    offset = indentation_tab(text, offset).unwrap_or(offset);
-                }
-                return Some(arena.syntax_error(e.info(), offset));
+                return Some(arena.syntax_error(message(src, &e), e.offset(text), between));
             }
         };
-        let range = byte(span.start)..byte(span.end);
-        let step = match event {
-            Event::StreamStart | Event::StreamEnd => continue,
-            Event::DocumentStart(..) => {
+        let range = event.start.pos..event.end.pos;
+        let is_map = matches!(event.kind, EventKind::MappingStart { .. });
+        between = matches!(event.kind, EventKind::DocumentEnd { .. });
+        let step = match event.kind {
+            EventKind::StreamStart | EventKind::StreamEnd => continue,
+            EventKind::DocumentStart { .. } => {
+                anchors.clear();
+                depth = 0;
                 arena.document_start(range.start);
                 continue;
             }
-            Event::DocumentEnd => arena.document_end(range.end),
-            Event::Alias(id) => arena.alias(id, range),
-            Event::Scalar(value, style, anchor, tag) => {
-                let tag = tag.map(|t| match t.suffix_in_namespace("tag:yaml.org,2002:") {
-                    Some(s) => s.into_owned(),
-                    None => format!("{}{}", t.handle(), t.suffix()),
-                });
+            EventKind::DocumentEnd { .. } => arena.document_end(range.end),
+            EventKind::Alias { anchor } => match anchors.get(&anchor) {
+                Some(&id) => arena.alias(id, range),
+                None => {
+                    let name = String::from_utf8_lossy(&anchor);
+                    let why = format!(
+                        "unknown anchor '{name}' referenced (go-yaml: an alias must follow its anchor in the same document)"
+                    );
+                    return Some(arena.syntax_error(why, range.start, false));
+                }
+            },
+            EventKind::Scalar {
+                anchor,
+                tag,
+                value,
+                style,
+                value_start,
+                ..
+            } => {
                 let style = match style {
                     ScalarStyle::Plain => Style::Plain,
                     ScalarStyle::SingleQuoted => Style::SingleQuoted,
                     ScalarStyle::DoubleQuoted => Style::DoubleQuoted,
                     ScalarStyle::Literal => Style::Literal,
-                    _ => Style::Folded,
+                    ScalarStyle::Folded => Style::Folded,
                 };
-                arena.scalar(value.into_owned(), style, anchor_id(anchor), tag, range)
+                let value = String::from_utf8(value)
+                    .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+                let id = define(&mut anchors, anchor);
+                arena.scalar(
+                    value,
+                    style,
+                    id,
+                    model_tag(&tag),
+                    value_start.pos..range.end,
+                )
             }
-            Event::SequenceStart(style, anchor, _) | Event::MappingStart(style, anchor, _) => {
-                let is_map = matches!(event, Event::MappingStart(..));
-                let flow = style == granit_parser::StructureStyle::Flow;
-                arena.collection_start(is_map, flow, anchor_id(anchor), range);
+            EventKind::SequenceStart {
+                anchor,
+                flow,
+                value_start,
+                ..
+            }
+            | EventKind::MappingStart {
+                anchor,
+                flow,
+                value_start,
+                ..
+            } => {
+                depth += 1;
+                if depth > MAX_NESTING_DEPTH {
+                    let why = format!(
+                        "collections nested deeper than {MAX_NESTING_DEPTH} levels (cgpu-lint's limit)"
+                    );
+                    return Some(arena.syntax_error(why, value_start.pos, false));
+                }
+                let id = define(&mut anchors, anchor);
+                arena.collection_start(is_map, flow, id, value_start.pos..range.end);
                 continue;
             }
-            Event::SequenceEnd | Event::MappingEnd => arena.collection_end(range.end),
-            _ => continue,
+            EventKind::SequenceEnd | EventKind::MappingEnd => {
+                depth = depth.saturating_sub(1);
+                arena.collection_end(range.end)
+            }
         };
         if let ControlFlow::Break(out) = step {
             return out;
@@ -86,30 +129,38 @@ pub(super) fn read(src: &Arc<Source>, lean: Option<&Lean>) -> Option<Parsed> {
     Some(arena.finish())
 }
 
-/// granit-parser numbers anchors from 1; 0 is "no anchor".
-fn anchor_id(anchor: usize) -> Option<usize> {
-    (anchor != 0).then_some(anchor)
-}
-
-/// The first tab at or after `from` that stands in a line's indentation (only spaces before it
-/// on its line). The parser reports "found a tab" at the start of the scalar it was scanning
-/// (which may continue on the next line); the tab itself is where Helm's error points.
-fn indentation_tab(text: &str, from: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    (from..bytes.len()).find(|&i| {
-        bytes[i] == b'\t'
-            && bytes[..i]
-                .iter()
-                .rev()
-                .take_while(|&&b| b != b'\n' && b != b'\r')
-                .all(|&b| b == b' ')
+/// A tag as the model holds it: the suffix of a standard tag (`tag:yaml.org,2002:str` → `str`),
+/// else the tag as go-yaml resolved it (`!local`, `!`); `None` when none was written.
+fn model_tag(tag: &[u8]) -> Option<String> {
+    if tag.is_empty() {
+        return None;
+    }
+    let tag = String::from_utf8_lossy(tag);
+    Some(match tag.strip_prefix("tag:yaml.org,2002:") {
+        Some(s) => s.to_string(),
+        None => tag.into_owned(),
     })
 }
 
-fn char_to_byte(text: &str, chars: usize) -> usize {
-    text.char_indices()
-        .nth(chars)
-        .map_or(text.len(), |(b, _)| b)
+/// go-yaml's problem, with the construct it was reading and, for a parser error (reported on the
+/// line Helm's message names, the line above the token), where the token is.
+fn message(src: &Source, e: &goyaml::Error) -> String {
+    let mut m = e.problem.clone();
+    let at = |pos: usize| {
+        let lc = src.line_col(pos);
+        format!("line {}, column {}", lc.line, lc.column)
+    };
+    let mut notes = Vec::new();
+    if !e.context.is_empty() {
+        notes.push(format!("{} at {}", e.context, at(e.context_mark.pos)));
+    }
+    if e.kind == goyaml::ErrorKind::Parser && e.offset(src.text.as_bytes()) != e.problem_mark.pos {
+        notes.push(format!("found at {}", at(e.problem_mark.pos)));
+    }
+    if !notes.is_empty() {
+        m.push_str(&format!(" ({})", notes.join("; ")));
+    }
+    m
 }
 
 #[cfg(test)]

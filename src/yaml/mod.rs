@@ -1,8 +1,9 @@
 //! The YAML model: bytes → documents with byte spans → values typed the way Helm types them.
 //!
 //! Reading runs through files of one idea each, in one direction:
-//! - `events.rs`: granit-parser's events → calls on the arena. The only file that names the
-//!   parser crate, so the parser can be swapped by replacing it alone.
+//! - `goyaml/`: go-yaml v2's scanner and parser, ported (Helm's syntax decisions, byte spans).
+//! - `events.rs`: the parser's events → calls on the arena. The only file that reads them, so
+//!   the parser can be swapped by replacing it alone.
 //! - `raw.rs`: the raw arena a document's events make (anchors kept, aliases as links): the
 //!   seam between the parser and Helm's semantics.
 //! - `build.rs`: the arena → [`Node`]s with Helm's semantics (typing, tags, merge keys, the alias
@@ -15,6 +16,7 @@
 mod build;
 pub mod embedded;
 mod events;
+mod goyaml;
 pub mod lean;
 pub mod node;
 mod raw;

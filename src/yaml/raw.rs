@@ -76,9 +76,14 @@ impl<'a> Arena<'a> {
         }
     }
 
-    /// The documents read before the parser met `message` at byte `offset`.
-    pub(super) fn syntax_error(mut self, message: String, offset: usize) -> Parsed {
-        let document = self.doc_index.max(1);
+    /// The documents read before the parser met `message` at byte `offset`; `between`: the open
+    /// document had ended, so the error belongs to the next one (which Helm 3 never reads).
+    pub(super) fn syntax_error(mut self, message: String, offset: usize, between: bool) -> Parsed {
+        let document = if between {
+            self.doc_index + 1
+        } else {
+            self.doc_index.max(1)
+        };
         self.stop(message, offset, document)
     }
 

@@ -512,6 +512,25 @@ start on its own line or on the line below. When none of the named rules reports
 was fixed, the rule name is misspelt, or the comment drifted away from its line), the comment only \
 hides future findings by accident, so it is reported. Rule names that are not in the catalogue are \
 named in the message."),
+    SuppressionExpired: ("suppression-expired", Warning, Tool,
+        "an inline ignore or a baseline entry past its `until` date",
+        fix: None,
+        help: "fix what it hid, or give it a later date if the exception still holds",
+        "`# cgpu-lint: ignore[rule] until=2027-01-31` and a baseline entry with `\"until\": \
+\"2027-01-31\"` hide findings up to and including that day (UTC), as trivy's `.trivyignore` \
+entries expire with `exp:`. From the day after, they hide nothing: the findings they hid are \
+reported again, and so is the expired suppression itself, so that an exception granted for a \
+quarter does not silently become permanent."),
+    BaselineUnmatched: ("baseline-unmatched", Info, Tool,
+        "a baseline entry that matches no finding any more",
+        fix: None,
+        help: "drop it with `cgpu-lint baseline --prune`",
+        "`cgpu-lint baseline` records the findings of today (file, document, JSON pointer, rule \
+and a hash of the offending text, never the line), and `check` then reports only the findings \
+that are not in it. An entry whose file was checked but which matches no finding (the value \
+was fixed or changed, the key moved) only hides a future finding by accident, so it is reported \
+at its line in the baseline file, like an unused inline ignore; `baseline --prune` rewrites the \
+file without such entries."),
     IoError: ("io-error", Error, Tool,
         "an input that could not be read: missing, unreadable, a directory where a file is needed, or over --max-file-size",
         fix: None,

@@ -180,6 +180,14 @@ const RUFF_IO_ERROR: Source = src(
     "ruff: io-error (E902), the model for reporting an unreadable input as a finding",
     "https://docs.astral.sh/ruff/rules/io-error/",
 );
+const TRIVY_IGNORE_EXPIRY: Source = src(
+    "trivy: .trivyignore entries with an expiry date (exp:YYYY-MM-DD), the model for `until=`",
+    "https://trivy.dev/latest/docs/configuration/filtering/",
+);
+const CHECKOV_BASELINE: Source = src(
+    "checkov: --create-baseline and --baseline, findings recorded without line numbers",
+    "https://www.checkov.io/2.Basics/CLI%20Command%20Reference.html",
+);
 
 /// The sources of one rule (empty for a name the catalogue does not have).
 /// The sources of one rule. The match names every rule: a new rule without sources does not
@@ -232,6 +240,8 @@ pub fn of(rule: RuleId) -> &'static [Source] {
         RuleId::UpgradeDowngrade => &[ACK_UPGRADE, ACK_CGPU_FAQ],
         RuleId::UnusedIgnore => &[RUFF_UNUSED_NOQA],
         RuleId::IoError => &[RUFF_IO_ERROR],
+        RuleId::SuppressionExpired => &[TRIVY_IGNORE_EXPIRY, RUFF_UNUSED_NOQA],
+        RuleId::BaselineUnmatched => &[CHECKOV_BASELINE, RUFF_UNUSED_NOQA],
         RuleId::VirtualNodeCgpu => &[ACK_SHARED_GPU],
         RuleId::LegacyCgpuLabel => &[ACK_LABELS, ACK_CGPU_FAQ],
         RuleId::DriverIncompatible => &[ACK_CGPU_FAQ, ACK_UPGRADE],

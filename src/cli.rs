@@ -308,6 +308,10 @@ pub struct CheckArgs {
     /// The inputs describe one cluster: every installer in them must use the same policy
     #[arg(long, conflicts_with = "cluster")]
     pub same_cluster: bool,
+    /// Also admit every object of the inputs offline with this ValidatingAdmissionPolicy file
+    /// (`generate admission-policy`, or your own) and print its verdicts after check's
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cluster", "stack"])]
+    pub admission_policy: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
 }
@@ -592,6 +596,31 @@ pub struct GenerateArgs {
 pub enum GenerateCommand {
     /// The kubectl command and strategic-merge patch for a cluster where cGPU is already installed
     Patch(PatchArgs),
+    /// ValidatingAdmissionPolicies and bindings that stop a bad installer DaemonSet at the API
+    /// server (kubectl edit, apply), from the rule catalogue
+    AdmissionPolicy(AdmissionPolicyArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AdmissionPolicyArgs {
+    /// What the binding of the errors policy does: deny the request, warn (kubectl prints it) or
+    /// audit (the audit log only); the warnings policy warns (audits with audit)
+    #[arg(long, value_enum, default_value = "deny")]
+    pub action: AdmissionAction,
+    /// The cluster's Kubernetes version: admissionregistration.k8s.io/v1 from 1.30, v1beta1 for
+    /// 1.28 and 1.29
+    #[arg(long, value_name = "1.MINOR", default_value = "1.30")]
+    pub kube_version: String,
+    /// Write to FILE instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdmissionAction {
+    Deny,
+    Warn,
+    Audit,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -481,6 +481,18 @@ fn rules_source(
     let mut what = What::default();
     // The parent chart's dependencies on the chart (its Chart.yaml beside the file), read once.
     let mut deps: Option<Option<Vec<place::Dependency>>> = None;
+    // The ConfigMaps the chart's HelmReleases of this file take values from.
+    let values_from: Vec<(String, place::ValuesRef)> = parsed
+        .documents
+        .iter()
+        .filter_map(|d| d.root.as_ref())
+        .filter(|r| r.get("kind").and_then(Node::as_str) == Some("HelmRelease"))
+        .flat_map(|r| place::targets(r, None))
+        .flat_map(|t| {
+            let name = t.name.clone();
+            t.values_from.into_iter().map(move |r| (name.clone(), r))
+        })
+        .collect();
     for doc in &parsed.documents {
         let Some(root) = &doc.root else { continue };
         if first_content.is_none() {
@@ -499,12 +511,13 @@ fn rules_source(
         }
         if !kind.values && !kind.installers && !kind.nodes {
             let deps = deps.get_or_insert_with(|| place::parent_chart(&src.name).map(|(_, d)| d));
-            let targets: Vec<place::Target> = place::targets(root, deps.as_deref())
+            let mut targets: Vec<place::Target> = place::targets(root, deps.as_deref())
                 .into_iter()
                 .filter(|t| {
                     t.form != place::Form::Umbrella || !matches!(t.values, place::Values::Absent)
                 })
                 .collect();
+            targets.extend(place::config_map_targets(root, &values_from));
             if !targets.is_empty() {
                 checked_any = true;
                 crate::rules::duplicates(&mut ctx, src, doc);
@@ -513,7 +526,9 @@ fn rules_source(
                 }
             }
             for t in &targets {
-                if t.form == place::Form::Umbrella && place::disabled(t, root).is_some() {
+                if !t.check
+                    || (t.form == place::Form::Umbrella && place::disabled(t, root).is_some())
+                {
                     continue;
                 }
                 ctx.out.extend(check_target(src, doc, t, opts));
@@ -609,11 +624,7 @@ fn check_target(
             ctx.at(RuleId::NotAMapping, n, "", why.clone());
         }
         place::Values::Unmapped(n, why) => {
-            let message = format!(
-                "{} `{}`: the values string is not checked: {why}",
-                t.form.describe(),
-                t.name
-            );
+            let message = format!("{}: the values string is not checked: {why}", t.label());
             values::missing(&mut ctx, src, n.span.clone(), message, None);
         }
         place::Values::Embedded(vsrc, parsed) => {
@@ -652,7 +663,7 @@ fn check_target(
             continue;
         }
         d.path = format!("{}{}", t.pointer, d.path);
-        d.message = format!("{} `{}`: {}", t.form.describe(), t.name, d.message);
+        d.message = format!("{}: {}", t.label(), d.message);
         if let Some(c) = &mut d.consequence {
             for (key, _) in &mut c.sets {
                 *key = format!("{}{key}", t.set_prefix);

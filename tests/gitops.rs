@@ -264,3 +264,55 @@ fn a_gitops_repository_walked_from_its_root_reports_only_the_charts_releases() {
         );
     }
 }
+
+#[test]
+fn a_config_map_of_values_from_is_checked_inside_its_string() {
+    let path = dir().join("helmrelease.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (_, diags) = check(&path);
+    let pp = find(&diags, "pull-policy");
+    assert_eq!(pp.len(), 1, "{diags:#?}");
+    assert_eq!(
+        at(pp[0]),
+        line_col(&text, offset_of(&text, "imagePullPolicy: ", "always"))
+    );
+    assert_eq!(pp[0]["path"], "/data/values.yaml/cgpu/imagePullPolicy");
+    assert_eq!(pp[0]["document"], 1);
+    assert!(
+        pp[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("valuesFrom ConfigMap `gpu-base`"),
+        "{diags:#?}"
+    );
+}
+
+/// helmfile passes a release's `values:` entries as `--values` in order (an inline mapping as a
+/// file of its own, a string as the file it names, relative to the helmfile), then `set:` as
+/// `--set` (helmfile's `pkg/state/state.go`, `namespaceAndValuesFlags`).
+#[test]
+fn helmfile_releases_of_the_chart_are_checked_and_shown() {
+    let path = dir().join("helmfile.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (code, diags) = check(&path);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let range = find(&diags, "policy-out-of-range");
+    // `web` is ingress-nginx: its policy 9 is not read.
+    assert_eq!(range.len(), 1, "{diags:#?}");
+    assert_eq!(
+        at(range[0]),
+        line_col(&text, offset_of(&text, "policy: ", "7"))
+    );
+    assert_eq!(range[0]["path"], "/releases/0/values/1/cgpu/policy");
+    let sb = find(&diags, "string-boolean");
+    assert_eq!(
+        at(sb[0]),
+        line_col(&text, offset_of(&text, "enabled: ", "\"false\""))
+    );
+    let v = values(&["--helm", "3", path.to_str().unwrap()]);
+    assert_eq!(v.len(), 1);
+    // values/gpu-common.yaml, then the inline entry over it, then `set`.
+    assert_eq!(v[0]["cgpu"]["policy"], 7);
+    assert_eq!(v[0]["cgpu"]["enabled"], "false");
+    assert_eq!(v[0]["cgpu"]["tag"], "v1.5.20-aaaa-aliyun");
+}

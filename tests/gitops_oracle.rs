@@ -12,6 +12,10 @@
 //!   the `values` string; the repo server passes it as the last `--values`, then `parameters` as
 //!   `--set`, `forceString` ones as `--set-string`): `-f valuesObject-or-values`, then the flags.
 //!
+//! - helmfile (`pkg/state/state.go`, `namespaceAndValuesFlags`: each `values:` entry as a
+//!   `--values` file in order, an inline mapping written to a file of its own, then `set:` as
+//!   `--set`): the same flags.
+//!
 //! Size: `CGPU_GITOPS_CASES` releases (default 40), `CGPU_GITOPS_SEED` (default 23),
 //! `CGPU_GITOPS_JOBS` (default 2); the count and wall time are printed with `-- --nocapture`.
 
@@ -61,6 +65,8 @@ struct Case {
     file: String,
     /// Values files in order, then `--set`/`--set-string` flags.
     layers: Vec<String>,
+    /// Files beside the release file (name, text).
+    beside: Vec<(String, String)>,
     sets: Vec<(String, String)>,
     what: &'static str,
 }
@@ -111,6 +117,7 @@ fn helm_release(rng: &mut Rng) -> Case {
         file,
         layers,
         sets: Vec::new(),
+        beside: Vec::new(),
         what: "HelmRelease",
     }
 }
@@ -165,7 +172,53 @@ fn application(rng: &mut Rng) -> Case {
         file,
         layers: object.or(string).into_iter().collect(),
         sets,
+        beside: Vec::new(),
         what: "Application",
+    }
+}
+
+fn helmfile(rng: &mut Rng) -> Case {
+    let mut file = String::from(
+        "repositories:\n  - name: aliyun\n    url: https://example.com/charts\nreleases:\n  - name: web\n    chart: ingress-nginx/ingress-nginx\n    values:\n      - cgpu: {policy: 9}\n  - name: gpu\n    namespace: kube-system\n    chart: aliyun/ack-ai-installer\n",
+    );
+    let mut layers = Vec::new();
+    let mut beside = Vec::new();
+    let entries = 1 + rng.below(3);
+    file.push_str("    values:\n");
+    for n in 0..entries {
+        let text = values_text(rng);
+        if rng.chance(50) {
+            let name = format!("values-{n}.yaml");
+            file.push_str(&format!("      - {name}\n"));
+            beside.push((name, text.clone()));
+        } else {
+            // `- cgpu:` then the rest of the mapping under it.
+            let body = indent(&text, 8);
+            let (first, rest) = body.split_at(body.find('\n').unwrap() + 1);
+            file.push_str(&format!("      - {}", first.trim_start()));
+            file.push_str(rest);
+        }
+        layers.push(text);
+    }
+    let mut sets = Vec::new();
+    if rng.chance(50) {
+        file.push_str("    set:\n");
+        for name in ["cgpu.policy", "cgpu.tag"] {
+            if rng.chance(60) {
+                let value = rng.pick(&["3", "v1.5.20-aa-aliyun", "007"]);
+                file.push_str(&format!(
+                    "      - name: {name}\n        value: \"{value}\"\n"
+                ));
+                sets.push(("--set".to_string(), format!("{name}={value}")));
+            }
+        }
+    }
+    Case {
+        file,
+        layers,
+        sets,
+        beside,
+        what: "helmfile",
     }
 }
 
@@ -192,12 +245,10 @@ fn what_a_release_hands_the_chart_is_what_values_prints() {
     let chart = probed_chart(tmp.path());
     let mut rng = Rng::seeded(seed);
     let cases: Vec<Case> = (0..total)
-        .map(|i| {
-            if i % 2 == 0 {
-                helm_release(&mut rng)
-            } else {
-                application(&mut rng)
-            }
+        .map(|i| match i % 3 {
+            0 => helm_release(&mut rng),
+            1 => application(&mut rng),
+            _ => helmfile(&mut rng),
         })
         .collect();
     let failures = std::sync::Mutex::new(Vec::<String>::new());
@@ -212,6 +263,9 @@ fn what_a_release_hands_the_chart_is_what_values_prints() {
                     std::fs::create_dir_all(&dir).unwrap();
                     let file = dir.join("release.yaml");
                     std::fs::write(&file, &case.file).unwrap();
+                    for (name, text) in &case.beside {
+                        std::fs::write(dir.join(name), text).unwrap();
+                    }
                     let mut args = Vec::new();
                     for (n, layer) in case.layers.iter().enumerate() {
                         let p = dir.join(format!("layer{n}.yaml"));
@@ -244,7 +298,7 @@ fn what_a_release_hands_the_chart_is_what_values_prints() {
         }
     });
     println!(
-        "gitops oracle: {} releases (HelmRelease and Application), Helm 3 and 4, seed {seed}: {:.1} s",
+        "gitops oracle: {} releases (HelmRelease, Application, helmfile), Helm 3 and 4, seed {seed}: {:.1} s",
         cases.len(),
         started.elapsed().as_secs_f64()
     );

@@ -44,6 +44,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("generate", 6),
     ("postrender", 6),
     ("checklist", 6),
+    ("admission", 6),
     // 7 front ends: flags (clap), commands, the language server.
     ("cli", 7),
     ("app", 7),

@@ -6,6 +6,7 @@ use super::{AppError, Exit, Streams};
 use crate::check;
 use crate::cli::CheckArgs;
 use crate::lint::inputs;
+use crate::output::Format;
 
 pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let (c, settings) = resolve_common(&args.common)?;
@@ -21,6 +22,16 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     if args.cluster.cluster {
         return super::cluster::check_cluster(s, c, &settings, &args.cluster);
     }
+    if args.paths.iter().any(|p| p == "-") && args.admission_policy.is_some() {
+        return Err(AppError::Usage(
+            "--admission-policy reads the objects from files, not from stdin".into(),
+        ));
+    }
+    // Read the policy first: a policy that does not load stops the run before any report.
+    let admission = match &args.admission_policy {
+        Some(p) => Some((p.as_str(), super::admission::load(p, max_file_size)?)),
+        None => None,
+    };
     let mut paths = if args.paths.is_empty() {
         // `helm … --post-renderer cgpu-lint --post-renderer-args check`: Helm pipes the
         // rendered manifest in and takes whatever comes out as the manifest. Checking the
@@ -75,7 +86,19 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
         crate::diag::Counted::Files,
         baselined,
     )?;
-    let exit = verdict(&report.diagnostics, c.deny_warnings);
+    let mut exit = verdict(&report.diagnostics, c.deny_warnings);
+    if let Some((policy, set)) = &admission
+        && super::admission::run(
+            s,
+            (policy, set),
+            &paths,
+            max_file_size,
+            c.format == Format::Human,
+        )?
+        && exit == Exit::Clean
+    {
+        exit = Exit::Findings;
+    }
     Ok(if report.errors.is_empty() {
         exit
     } else {

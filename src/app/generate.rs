@@ -7,13 +7,16 @@ use crate::rules::catalogue::RuleId;
 /// `cgpu-lint generate` and `cgpu-lint generate patch`.
 pub(crate) fn run(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Exit, AppError> {
     use crate::generate::{self as g, GenerateError};
+    if let Some(crate::cli::GenerateCommand::AdmissionPolicy(a)) = &args.patch {
+        return admission_policy(s, a);
+    }
     let result = match &args.patch {
         Some(crate::cli::GenerateCommand::Patch(p)) => g::patch(&g::PatchRequest {
             policy: p.policy,
             tag: p.tag.clone(),
             region: p.region.clone(),
         }),
-        None => {
+        Some(crate::cli::GenerateCommand::AdmissionPolicy(_)) | None => {
             let node_selector = args
                 .node_selector
                 .iter()
@@ -66,6 +69,29 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Ex
         (Some(file), None) => std::fs::write(file, &generated.text)
             .map_err(|e| AppError::Usage(format!("{file}: {e}")))?,
         _ => s.out.write_all(generated.text.as_bytes())?,
+    }
+    Ok(Exit::Clean)
+}
+
+/// `cgpu-lint generate admission-policy`.
+fn admission_policy(
+    s: &mut Streams,
+    args: &crate::cli::AdmissionPolicyArgs,
+) -> Result<Exit, AppError> {
+    use crate::admission::{self, Action};
+    use crate::cli::AdmissionAction;
+    let kube_minor = admission::parse_kube_version(&args.kube_version).map_err(AppError::Usage)?;
+    let action = match args.action {
+        AdmissionAction::Deny => Action::Deny,
+        AdmissionAction::Warn => Action::Warn,
+        AdmissionAction::Audit => Action::Audit,
+    };
+    let text = admission::generate(&admission::Request { action, kube_minor });
+    match &args.output {
+        Some(file) => {
+            std::fs::write(file, &text).map_err(|e| AppError::Usage(format!("{file}: {e}")))?
+        }
+        None => s.out.write_all(text.as_bytes())?,
     }
     Ok(Exit::Clean)
 }

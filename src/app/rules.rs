@@ -27,7 +27,10 @@ pub(crate) fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
             "unknown rule `{name}` (see `cgpu-lint rules`)"
         )));
     };
-    let text = output::rules::explain(r);
+    let mut text = output::rules::explain(r);
+    if let Some(c) = crate::admission::coverage(r.id) {
+        text.push_str(&format!("Admission policy: {c}.\n"));
+    }
     s.out.write_all(text.as_bytes())?;
     Ok(Exit::Clean)
 }

@@ -34,6 +34,7 @@ pub enum Form {
     Umbrella,
     HelmRelease,
     Application,
+    Helmfile,
 }
 
 impl Form {
@@ -42,6 +43,7 @@ impl Form {
             Form::Umbrella => "subchart",
             Form::HelmRelease => "Flux HelmRelease",
             Form::Application => "Argo CD Application",
+            Form::Helmfile => "helmfile release",
         }
     }
 }
@@ -89,6 +91,33 @@ pub struct Target {
     pub parameters: Vec<(SetKind, String)>,
     /// Flux's `spec.valuesFrom`, in order.
     pub values_from: Vec<ValuesRef>,
+    /// A helmfile release's `values:` list in order: inline mappings, and files (paths relative
+    /// to the helmfile).
+    pub layers: Vec<Layer>,
+    /// Where the values come from, when not the release itself (`valuesFrom ConfigMap `cm``).
+    pub via: Option<String>,
+    /// The rules check `values` (an inline helmfile entry, a ConfigMap of valuesFrom, every
+    /// target but a helmfile release as a whole).
+    pub check: bool,
+    /// `values` prints what this target's release receives (not for a part of a release).
+    pub release: bool,
+}
+
+impl Target {
+    /// How findings name the release: "Flux HelmRelease `gpu` (valuesFrom ConfigMap `base`)".
+    pub fn label(&self) -> String {
+        match &self.via {
+            Some(via) => format!("{} `{}` ({via})", self.form.describe(), self.name),
+            None => format!("{} `{}`", self.form.describe(), self.name),
+        }
+    }
+}
+
+/// One entry of a helmfile release's `values:` list.
+#[derive(Debug, Clone)]
+pub enum Layer {
+    Inline(Node),
+    File(String),
 }
 
 impl Target {
@@ -103,6 +132,10 @@ impl Target {
             tags: Vec::new(),
             parameters: Vec::new(),
             values_from: Vec::new(),
+            layers: Vec::new(),
+            via: None,
+            check: true,
+            release: true,
         }
     }
 }
@@ -212,6 +245,13 @@ pub fn targets(root: &Node, deps: Option<&[Dependency]>) -> Vec<Target> {
     }
     if !api.is_empty() && !kind.is_empty() {
         return Vec::new();
+    }
+    if let Some(releases) = root.get("releases").and_then(Node::as_seq)
+        && releases
+            .iter()
+            .any(|r| r.get("chart").and_then(Node::as_str).is_some())
+    {
+        return helmfile(releases);
     }
     let fallback = [Dependency {
         key: CHART.to_string(),
@@ -349,6 +389,92 @@ fn application(root: &Node, name: &str) -> Vec<Target> {
     out
 }
 
+/// helmfile's releases of the chart: each release's `values:` entries in order (an inline
+/// mapping is a values file of its own; a string names a file beside the helmfile), then `set:`
+/// as `--set` (helmfile passes them to `helm` as `--values` and `--set`, in that order).
+fn helmfile(releases: &[Node]) -> Vec<Target> {
+    let mut out = Vec::new();
+    for (i, r) in releases.iter().enumerate() {
+        if r.get("chart").and_then(Node::as_str).map(chart_name) != Some(CHART) {
+            continue;
+        }
+        let name = r
+            .get("name")
+            .and_then(Node::as_str)
+            .unwrap_or(CHART)
+            .to_string();
+        let entries = r.get("values").and_then(Node::as_seq).unwrap_or_default();
+        for (j, v) in entries.iter().enumerate() {
+            let pointer = format!("/releases/{i}/values/{j}");
+            if matches!(v.value, Value::Map(_)) {
+                let mut t = Target::new(
+                    Form::Helmfile,
+                    name.clone(),
+                    pointer,
+                    Values::Node(v.clone()),
+                );
+                t.release = false;
+                out.push(t);
+            }
+        }
+        // The release as a whole, for `values` (its checks are the inline entries above).
+        let mut whole = Target::new(
+            Form::Helmfile,
+            name,
+            format!("/releases/{i}"),
+            Values::Absent,
+        );
+        for v in entries {
+            match (&v.value, v.as_str()) {
+                (Value::Map(_), _) => whole.layers.push(Layer::Inline(v.clone())),
+                (_, Some(path)) => whole.layers.push(Layer::File(path.to_string())),
+                _ => {}
+            }
+        }
+        for p in r.get("set").and_then(Node::as_seq).unwrap_or_default() {
+            if let (Some(n), Some(v)) = (
+                p.get("name").and_then(Node::as_str),
+                p.get("value").and_then(scalar_text),
+            ) {
+                whole.parameters.push((SetKind::Set, format!("{n}={v}")));
+            }
+        }
+        whole.check = false;
+        out.push(whole);
+    }
+    out
+}
+
+/// The targets of a ConfigMap that a HelmRelease of the chart names in `valuesFrom`: each
+/// referenced `data` key is a values file (read in place when it is a `|` string).
+pub fn config_map_targets(root: &Node, refs: &[(String, ValuesRef)]) -> Vec<Target> {
+    if root.get("kind").and_then(Node::as_str) != Some("ConfigMap") {
+        return Vec::new();
+    }
+    let Some(name) = str_at(root, "/metadata/name") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (release, r) in refs {
+        if r.kind != "ConfigMap" || r.name != name || r.target_path.is_some() {
+            continue;
+        }
+        let Some(data) = root.get("data").and_then(|d| d.get(&r.key)) else {
+            continue;
+        };
+        let mut t = Target::new(
+            Form::HelmRelease,
+            release.clone(),
+            child("/data", &r.key),
+            string_values(data),
+        );
+        t.via = Some(format!("valuesFrom ConfigMap `{name}`"));
+        t.release = false;
+        out.push(t);
+    }
+    out
+}
+
 /// A scalar's text as a Kubernetes string field holds it.
 fn scalar_text(n: &Node) -> Option<String> {
     match n.scalar()? {
@@ -451,8 +577,8 @@ pub fn releases(layers: &Layers, version: Version) -> Option<Result<Vec<Release>
     }
     let mut out = Vec::new();
     for (_, ts) in &per_doc {
-        for t in ts {
-            match release_values(t, &parsed, version) {
+        for t in ts.iter().filter(|t| t.release) {
+            match release_values(t, &parsed, &first.name, version) {
                 Ok(mut user) => {
                     coalesce(&mut user, &chart);
                     out.push(Release {
@@ -475,9 +601,38 @@ fn same_file(p: &Path, name: &str) -> bool {
 }
 
 /// The values of a HelmRelease or an Application, before the chart's defaults.
-fn release_values(t: &Target, parsed: &Parsed, version: Version) -> Result<Node, Refusal> {
+fn release_values(
+    t: &Target,
+    parsed: &Parsed,
+    file: &str,
+    version: Version,
+) -> Result<Node, Refusal> {
     let base_src = Source::new("<values>", String::new());
     let mut out = empty_map(&base_src);
+    for layer in &t.layers {
+        match layer {
+            Layer::Inline(n) => merge_maps(&mut out, view(n)?),
+            Layer::File(path) => {
+                let p = Path::new(file)
+                    .parent()
+                    .unwrap_or(Path::new("."))
+                    .join(path);
+                let text = std::fs::read_to_string(&p).map_err(|e| Refusal {
+                    src: Source::new(file, String::new()),
+                    offset: 0,
+                    message: format!(
+                        "{}: {e} (a values file of the helmfile release `{}`)",
+                        p.display(),
+                        t.name
+                    ),
+                })?;
+                merge_maps(
+                    &mut out,
+                    read_file(&Source::new(p.to_string_lossy(), text), version)?,
+                );
+            }
+        }
+    }
     for r in &t.values_from {
         if r.kind != "ConfigMap" {
             continue;

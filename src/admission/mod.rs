@@ -1,0 +1,778 @@
+//! `cgpu-lint generate admission-policy`: two ValidatingAdmissionPolicies (the installer rules
+//! that are errors, and those that are warnings) and their bindings, written from the rule
+//! catalogue and the cGPU facts of `crate::cgpu`. Every expression restates, in CEL, what the
+//! rule in `rules::installer` decides on one object as the API server holds it (typed JSON that
+//! has passed decoding and core validation); `tests/admission.rs` proves the two agree by
+//! running the CEL with kube-cel (`eval`) beside `check`.
+
+pub mod eval;
+
+use crate::cgpu::{
+    self, CORE_INSTALLER, INSTALLER, INSTALLER_NAMES, KNOWN_REGIONS, LAST_DEADLOCK_VERSION,
+    LEGACY_LABEL, LEGACY_VALUE, MIN_POLICY_VERSION, SCHEDULE_LABEL, TagError,
+};
+use crate::rules::catalogue::{RuleId, Severity};
+use serde_json::Value as Json;
+
+/// What a binding does with a failed validation (`validationActions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Action {
+    Deny,
+    Warn,
+    Audit,
+}
+
+impl Action {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Deny => "Deny",
+            Action::Warn => "Warn",
+            Action::Audit => "Audit",
+        }
+    }
+}
+
+/// What to generate.
+#[derive(Debug, Clone, Copy)]
+pub struct Request {
+    /// The action of the errors policy's binding (the warnings policy's is Warn, or Audit when
+    /// this is Audit).
+    pub action: Action,
+    /// The Kubernetes minor version (1.MINOR): v1 from 1.30, v1beta1 for 1.28 and 1.29.
+    pub kube_minor: u32,
+}
+
+/// The oldest Kubernetes minor with `variables` in ValidatingAdmissionPolicy (v1beta1).
+pub const OLDEST_MINOR: u32 = 28;
+/// The first Kubernetes minor with admissionregistration.k8s.io/v1 policies.
+pub const V1_MINOR: u32 = 30;
+
+/// Parse `--kube-version` (`1.30`, `v1.31.2`) into its minor version.
+pub fn parse_kube_version(s: &str) -> Result<u32, String> {
+    let t = s.trim().trim_start_matches('v');
+    let mut parts = t.split('.');
+    let (Some("1"), Some(minor)) = (parts.next(), parts.next()) else {
+        return Err(format!(
+            "--kube-version `{s}` is not 1.MINOR (such as 1.30)"
+        ));
+    };
+    let minor: u32 = minor
+        .parse()
+        .map_err(|_| format!("--kube-version `{s}` is not 1.MINOR (such as 1.30)"))?;
+    if minor < OLDEST_MINOR {
+        return Err(format!(
+            "--kube-version {s}: ValidatingAdmissionPolicy has `variables` from Kubernetes 1.{OLDEST_MINOR} (v1beta1); this policy needs them"
+        ));
+    }
+    Ok(minor)
+}
+
+/// The policy (and binding) names.
+pub const ERRORS_POLICY: &str = "cgpu-lint-installer-errors";
+pub const WARNINGS_POLICY: &str = "cgpu-lint-installer-warnings";
+
+/// One validation: a rule, the severity `check` gives the finding it mirrors, the CEL that is
+/// true when the object passes, and the message expression (check's words, with the value).
+#[derive(Debug, Clone)]
+pub struct Check {
+    pub rule: RuleId,
+    pub severity: Severity,
+    pub expression: String,
+    pub message_expression: String,
+}
+
+/// Why a rule of the installer group is, or is not, in the policy (for the header and
+/// `explain`).
+pub fn coverage(rule: RuleId) -> Option<String> {
+    use RuleId::*;
+    let covered: Vec<Severity> = checks()
+        .iter()
+        .filter(|c| c.rule == rule)
+        .map(|c| c.severity)
+        .collect();
+    if !covered.is_empty() {
+        let names: Vec<String> = covered
+            .iter()
+            .map(|s| {
+                format!(
+                    "{} ({})",
+                    s.as_str(),
+                    if *s == Severity::Error {
+                        ERRORS_POLICY
+                    } else {
+                        WARNINGS_POLICY
+                    }
+                )
+            })
+            .collect();
+        return Some(format!(
+            "covered by `cgpu-lint generate admission-policy`: the {} policy denies or warns as check reports it",
+            names.join(" and ")
+        ));
+    }
+    let why = match rule {
+        InstallerPolicyUnquoted
+        | PullPolicy
+        | LabelKey
+        | LabelValue
+        | LabelValueType
+        | NodeSelectorType => {
+            "the API server itself refuses such an object (decoding or core validation) before any admission policy runs"
+        }
+        Yaml11Scalar | DuplicateKey | YamlSyntax => {
+            "it is about the YAML text, which the API server never sees (it gets the parsed object)"
+        }
+        ClusterPolicyMismatch => {
+            "it compares two objects (cgpu-installer and cgpu-core-installer), and a policy sees one"
+        }
+        RegionMismatch | TagFlavour => {
+            "it needs the cluster's region (--region or --nodes), which the policy does not know"
+        }
+        InstallerNamespace => "the policy matches the installers in kube-system only",
+        PriorityClass | RolloutIncomplete | PolicyDrift => {
+            "an info: status and managedFields are the server's, and the policy reports errors and warnings only"
+        }
+        UpgradeDefaultFallback | UpgradeDowngrade => {
+            "it compares the live release with the desired values (`checklist`)"
+        }
+        _ => return None,
+    };
+    Some(format!(
+        "not in `cgpu-lint generate admission-policy`: {why}"
+    ))
+}
+
+/// A Kubernetes object of an input file, as JSON.
+#[derive(Debug, Clone)]
+pub struct Object {
+    /// 1-based document of the file, and the object's JSON pointer in it (`/items/2`).
+    pub document: usize,
+    pub pointer: String,
+    /// Byte offset of its `metadata.name` (for file:line:column).
+    pub offset: usize,
+    pub kind: String,
+    pub name: String,
+    pub namespace: Option<String>,
+    /// A cgpu installer DaemonSet (what the generated policy matches).
+    pub installer: bool,
+    /// The object as a YAML 1.1 reader such as kubectl types it.
+    pub json: Json,
+}
+
+/// The objects of a file: each document's object, or the items of a List.
+pub fn objects(src: &std::sync::Arc<crate::yaml::Source>) -> Vec<Object> {
+    let parsed = crate::yaml::parse(src);
+    let mut out = Vec::new();
+    for doc in &parsed.documents {
+        let Some(root) = &doc.root else { continue };
+        let objects = crate::manifest::Objects::of(root);
+        for o in objects.iter() {
+            out.push(Object {
+                document: doc.index,
+                pointer: o.pointer.to_string(),
+                offset: o
+                    .node
+                    .pointer("/metadata/name")
+                    .unwrap_or(o.node)
+                    .span
+                    .start,
+                kind: o.kind.to_string(),
+                name: o.name.to_string(),
+                namespace: o.namespace.map(str::to_string),
+                installer: o.is_installer(),
+                json: o.node.to_json(),
+            });
+        }
+    }
+    out
+}
+
+/// The object as the API server holds it after decoding, the form a policy sees: nulls and
+/// empty strings of `omitempty` fields dropped. `Err` names why the API server would refuse to
+/// decode it (a field the policy reads that is not a string, where Kubernetes needs one).
+pub fn as_admitted(object: &Json) -> Result<Json, String> {
+    let mut o = object.clone();
+    drop_nulls(&mut o);
+    let Some(spec) = o.pointer_mut("/spec/template/spec") else {
+        return Ok(o);
+    };
+    if let Some(sel) = spec.get("nodeSelector") {
+        match sel.as_object() {
+            Some(m) => {
+                if let Some((k, v)) = m.iter().find(|(_, v)| !v.is_string()) {
+                    return Err(format!("nodeSelector `{k}` is {v}, not a string"));
+                }
+            }
+            None => return Err("nodeSelector is not a map".into()),
+        }
+    }
+    for list in ["initContainers", "containers"] {
+        let Some(items) = spec.get_mut(list).and_then(Json::as_array_mut) else {
+            continue;
+        };
+        for c in items {
+            if c.get("image").and_then(Json::as_str) == Some("")
+                && let Some(m) = c.as_object_mut()
+            {
+                m.remove("image");
+            }
+            match c.get("image") {
+                Some(i) if !i.is_string() => {
+                    return Err(format!("image is {i}, not a string"));
+                }
+                _ => {}
+            }
+            let Some(env) = c.get_mut("env").and_then(Json::as_array_mut) else {
+                continue;
+            };
+            for e in env {
+                match e.get("value") {
+                    Some(Json::String(s)) if s.is_empty() => {
+                        if let Some(m) = e.as_object_mut() {
+                            m.remove("value");
+                        }
+                    }
+                    Some(Json::String(_)) | None => {}
+                    Some(v) => {
+                        let name = e.get("name").and_then(Json::as_str).unwrap_or("");
+                        return Err(format!(
+                            "env `{name}` has value {v}: EnvVar.value must be a string"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    Ok(o)
+}
+
+fn drop_nulls(v: &mut Json) {
+    match v {
+        Json::Object(m) => {
+            m.retain(|_, v| !v.is_null());
+            m.values_mut().for_each(drop_nulls);
+        }
+        Json::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
+    }
+}
+
+/// A CEL string literal.
+fn lit(s: &str) -> String {
+    let mut out = String::from("'");
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("\\'"),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// A CEL list of string literals.
+fn list(items: &[&str]) -> String {
+    format!(
+        "[{}]",
+        items.iter().map(|s| lit(s)).collect::<Vec<_>>().join(", ")
+    )
+}
+
+/// A message built from `text`, a check message with NUL where `expr` goes, as CEL.
+fn words(text: &str, exprs: &[&str]) -> String {
+    let mut parts = Vec::new();
+    let mut exprs = exprs.iter();
+    for (i, piece) in text.split('\0').enumerate() {
+        if i > 0
+            && let Some(e) = exprs.next()
+        {
+            parts.push(e.to_string());
+        }
+        if !piece.is_empty() {
+            parts.push(lit(piece));
+        }
+    }
+    parts.join(" + ")
+}
+
+/// Alternatives matching exactly the decimals 0 … n-1 (n small).
+fn below(n: u64) -> Option<String> {
+    (n > 0).then(|| {
+        let alts: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        format!("({})", alts.join("|"))
+    })
+}
+
+/// A regex on a valid tag (`tagValid`) true when its version core is below `v`.
+fn version_below(v: &semver::Version) -> String {
+    let mut alts = Vec::new();
+    if let Some(m) = below(v.major) {
+        alts.push(format!("{m}[.][0-9]+[.][0-9]+"));
+    }
+    if let Some(m) = below(v.minor) {
+        alts.push(format!("{}[.]{m}[.][0-9]+", v.major));
+    }
+    if let Some(p) = below(v.patch) {
+        alts.push(format!("{}[.]{}[.]{p}", v.major, v.minor));
+    }
+    format!("^v?({})(-|$)", alts.join("|"))
+}
+
+/// A decimal without leading zeros, up to 19 digits (below 10^19, inside u64).
+const NUM: &str = "(0|[1-9][0-9]{0,18})";
+
+/// The variables every validation reads, in order (each is total on an object the API server
+/// admits: it never fails to evaluate).
+pub fn variables() -> Vec<(&'static str, String)> {
+    let schedule = lit(SCHEDULE_LABEL);
+    vec![
+        (
+            "containers",
+            "(has(object.spec.template.spec.initContainers) ? object.spec.template.spec.initContainers : []) + object.spec.template.spec.containers".into(),
+        ),
+        (
+            "main",
+            "variables.containers.exists(c, c.name == object.metadata.name) ? variables.containers.filter(c, c.name == object.metadata.name)[0] : object.spec.template.spec.containers[0]".into(),
+        ),
+        (
+            "policyCount",
+            "variables.containers.map(c, has(c.env) ? c.env.filter(e, e.name == 'POLICY').size() : 0).sum()".into(),
+        ),
+        ("image", "has(variables.main.image) ? variables.main.image : ''".into()),
+        ("digest", "variables.image.contains('@')".into()),
+        ("ref", "variables.image.split('@')[0]".into()),
+        (
+            "host",
+            "variables.ref.matches('^([^/]*[.:][^/]*|localhost)/') ? variables.ref.substring(0, variables.ref.indexOf('/')) : ''".into(),
+        ),
+        (
+            "path",
+            "variables.host == '' ? variables.ref : variables.ref.substring(size(variables.host) + 1)".into(),
+        ),
+        (
+            "last",
+            "variables.path.substring(variables.path.lastIndexOf('/') + 1)".into(),
+        ),
+        ("hasTag", "variables.last.contains(':')".into()),
+        (
+            "tag",
+            "variables.hasTag ? variables.last.substring(variables.last.indexOf(':') + 1) : ''".into(),
+        ),
+        (
+            "tagValid",
+            format!("variables.hasTag && variables.tag.matches('^v?{NUM}[.]{NUM}[.]{NUM}(-[0-9A-Za-z.-]+)?$')"),
+        ),
+        (
+            "core",
+            "variables.tagValid ? (variables.tag.startsWith('v') ? variables.tag.substring(1) : variables.tag).split('-')[0] : ''".into(),
+        ),
+        (
+            "tooOld",
+            format!("variables.tagValid && variables.tag.matches('{}')", version_below(&MIN_POLICY_VERSION)),
+        ),
+        (
+            "regForm",
+            "variables.host.endsWith('.ack.aliyuncs.com') ? (variables.host.matches('^registry-.*[.]ack[.]aliyuncs[.]com$') ? 'ack' : '') : (variables.host.matches('^registry(-vpc)?[.][^.]*[.]aliyuncs[.]com$') ? 'acr' : '')".into(),
+        ),
+        (
+            "regMid",
+            "variables.regForm == 'ack' ? variables.host.substring(9, size(variables.host) - 17) : variables.regForm == 'acr' ? variables.host.split('.')[1] : ''".into(),
+        ),
+        (
+            "vpc",
+            "variables.regForm == 'ack' ? variables.regMid.endsWith('-vpc') : variables.host.startsWith('registry-vpc.')".into(),
+        ),
+        (
+            "region",
+            "variables.regForm == 'ack' && variables.vpc ? variables.regMid.substring(0, size(variables.regMid) - 4) : variables.regMid".into(),
+        ),
+        ("regionWellFormed", "variables.region.matches('^[a-z]+(-[a-z0-9]+)+$')".into()),
+        ("knownRegions", list(KNOWN_REGIONS)),
+        (
+            "selector",
+            "has(object.spec.template.spec.nodeSelector) ? object.spec.template.spec.nodeSelector : {}".into(),
+        ),
+        (
+            "scheduleLabel",
+            format!("{schedule} in variables.selector ? variables.selector[{schedule}] : ''"),
+        ),
+    ]
+}
+
+/// A POLICY entry that is not one of "0" … "5" (valueFrom entries are not judged).
+const BAD_POLICY: &str = "e.name == 'POLICY' && !has(e.valueFrom) && !(has(e.value) && e.value in ['0', '1', '2', '3', '4', '5'])";
+
+/// The validations, errors first.
+pub fn checks() -> Vec<Check> {
+    use RuleId::*;
+    let c = |rule, severity, expression: String, message_expression: String| Check {
+        rule,
+        severity,
+        expression,
+        message_expression,
+    };
+    let workload = "e.name.startsWith('ALIYUN_COM_GPU_') || e.name == 'CGPU_DISABLE'";
+    let vpc_host = "(variables.regForm == 'ack' ? 'registry-' + variables.region + '-vpc.ack.aliyuncs.com' : 'registry-vpc.' + variables.region + '.aliyuncs.com')";
+    vec![
+        c(
+            InstallerPolicyInvalid,
+            Severity::Error,
+            format!("!variables.containers.exists(c, has(c.env) && c.env.exists(e, {BAD_POLICY}))"),
+            format!(
+                "variables.containers.filter(c, has(c.env) && c.env.exists(e, {BAD_POLICY}))[0].env.filter(e, {BAD_POLICY}).map(e, has(e.value) ? {} : 'POLICY has no value')[0]",
+                words("POLICY \"\0\" is not one of \"0\" … \"5\"", &["e.value"])
+            ),
+        ),
+        c(
+            InstallerPolicyDuplicate,
+            Severity::Error,
+            "variables.policyCount <= 1".into(),
+            words(
+                "POLICY is set \0 times on \0; the kubelet uses the last one",
+                &["string(variables.policyCount)", "object.metadata.name"],
+            ),
+        ),
+        c(
+            InstallerImageTag,
+            Severity::Error,
+            "variables.image == '' || (variables.hasTag ? variables.tagValid : variables.digest)".into(),
+            format!(
+                "!variables.hasTag ? {} : variables.tag.trim() == '' ? {} : variables.tag == 'latest' ? {} : {}",
+                words("image `\0` has no tag: it is `latest`, an unknown cGPU version", &["variables.image"]),
+                lit(&format!("image {}", TagError::Empty.message(""))),
+                lit(&format!("image {}", TagError::Latest.message(""))),
+                words(&format!("image {}", TagError::Malformed.message("\0")), &["variables.tag"]),
+            ),
+        ),
+        c(
+            TagTooOld,
+            Severity::Error,
+            "!variables.tooOld".into(),
+            words(
+                &format!("cGPU \0 is older than {MIN_POLICY_VERSION}: the policy setting is not supported"),
+                &["variables.core"],
+            ),
+        ),
+        c(
+            RegionInvalid,
+            Severity::Error,
+            "variables.regForm == '' || variables.regionWellFormed".into(),
+            words(
+                "`\0` in registry host `\0` is not a region id",
+                &["variables.region", "variables.host"],
+            ),
+        ),
+        c(
+            InstallerPolicyMissing,
+            Severity::Warning,
+            "variables.policyCount > 0".into(),
+            format!(
+                "variables.tooOld ? {} : {}",
+                words(
+                    &format!("\0 sets no POLICY env, and its cGPU \0 is older than {MIN_POLICY_VERSION} and has no policy setting: upgrade the image first (tag-too-old), then set POLICY"),
+                    &["object.metadata.name", "variables.core"],
+                ),
+                words(&cgpu::policy_missing_message("\0"), &["object.metadata.name"]),
+            ),
+        ),
+        c(
+            InstallerPolicyValuefrom,
+            Severity::Warning,
+            "!variables.containers.exists(c, has(c.env) && c.env.exists(e, e.name == 'POLICY' && has(e.valueFrom)))".into(),
+            lit("POLICY comes from valueFrom: the policy cannot be checked here"),
+        ),
+        c(
+            InstallerImageTag,
+            Severity::Warning,
+            "variables.image == '' || variables.hasTag || !variables.digest".into(),
+            words(
+                "image `\0` is pinned by digest only: the cGPU version (and whether it supports policies) cannot be checked",
+                &["variables.image"],
+            ),
+        ),
+        c(
+            TagForm,
+            Severity::Warning,
+            format!("!variables.tagValid || variables.tag.matches('^v{NUM}[.]{NUM}[.]{NUM}-(fin|[0-9a-fA-F]{{7,40}}-(aliyun|fin))$')"),
+            words(
+                &format!("image tag `\0` is not of ACK's form {}", cgpu::ACK_TAG_FORM),
+                &["variables.tag"],
+            ),
+        ),
+        c(
+            TagKnownDeadlock,
+            Severity::Warning,
+            format!(
+                "!variables.tagValid || !variables.tag.matches('{}')",
+                version_below(&semver::Version::new(
+                    LAST_DEADLOCK_VERSION.major,
+                    LAST_DEADLOCK_VERSION.minor,
+                    LAST_DEADLOCK_VERSION.patch + 1
+                ))
+            ),
+            words(
+                &format!(
+                    "cGPU \0 has the known kernel-driver deadlock of versions ≤ {LAST_DEADLOCK_VERSION}; upgrade to ≥ {}",
+                    cgpu::RECOMMENDED_VERSION
+                ),
+                &["variables.core"],
+            ),
+        ),
+        c(
+            RegistryHost,
+            Severity::Warning,
+            "variables.image == '' || variables.regForm != ''".into(),
+            format!(
+                "variables.host == '' ? {} : {}",
+                words(
+                    "image `\0` names no registry host (Docker Hub?), not an ACK registry",
+                    &["variables.image"],
+                ),
+                words(
+                    "registry host `\0` is neither registry-vpc.<region>.aliyuncs.com nor registry-<region>-vpc.ack.aliyuncs.com (a mirror?)",
+                    &["variables.host"],
+                ),
+            ),
+        ),
+        c(
+            RegistryPublicEndpoint,
+            Severity::Warning,
+            "variables.regForm == '' || variables.vpc".into(),
+            words(
+                "`\0` is the public endpoint; inside the cluster pull from `\0`",
+                &["variables.host", vpc_host],
+            ),
+        ),
+        c(
+            RegionUnknown,
+            Severity::Warning,
+            "variables.regForm == '' || !variables.regionWellFormed || variables.region in variables.knownRegions || (variables.region.endsWith('-pub') && variables.region.substring(0, size(variables.region) - 4) in variables.knownRegions)".into(),
+            words(
+                "region `\0` in registry host `\0` is not a region id cgpu-lint knows",
+                &["variables.region", "variables.host"],
+            ),
+        ),
+        c(
+            ScheduleLabel,
+            Severity::Warning,
+            format!(
+                "object.metadata.name != {} || !({} in variables.selector) || variables.scheduleLabel == 'cgpu'",
+                lit(INSTALLER),
+                lit(SCHEDULE_LABEL)
+            ),
+            words(
+                &format!("{SCHEDULE_LABEL} is `\0`: the cgpu-installer is meant for nodes labelled `cgpu`"),
+                &["variables.scheduleLabel"],
+            ),
+        ),
+        c(
+            InstallerSelector,
+            Severity::Warning,
+            format!(
+                "variables.scheduleLabel == (object.metadata.name == {} ? 'core_mem' : 'cgpu') || ({} in variables.selector && variables.selector[{}] == {})",
+                lit(CORE_INSTALLER),
+                lit(LEGACY_LABEL),
+                lit(LEGACY_LABEL),
+                lit(LEGACY_VALUE)
+            ),
+            words(
+                &format!("\0's nodeSelector has neither {SCHEDULE_LABEL}: \0 nor legacy {LEGACY_LABEL}: \"{LEGACY_VALUE}\""),
+                &[
+                    "object.metadata.name",
+                    &format!("(object.metadata.name == {} ? 'core_mem' : 'cgpu')", lit(CORE_INSTALLER)),
+                ],
+            ),
+        ),
+        c(
+            WorkloadEnvOnInstaller,
+            Severity::Warning,
+            format!("!variables.containers.exists(c, has(c.env) && c.env.exists(e, {workload}))"),
+            format!(
+                "variables.containers.filter(c, has(c.env) && c.env.exists(e, {workload}))[0].env.filter(e, {workload}).map(e, {})[0]",
+                words(
+                    "\0 is read by cGPU in workload containers; on \0 it does nothing",
+                    &["e.name", "object.metadata.name"],
+                )
+            ),
+        ),
+    ]
+}
+
+/// A YAML double-quoted scalar (JSON's string syntax is a subset of it).
+fn q(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+fn rule_list(sev: Severity) -> Vec<&'static str> {
+    let mut out: Vec<&str> = checks()
+        .iter()
+        .filter(|c| c.severity == sev)
+        .map(|c| {
+            if c.rule == RuleId::InstallerImageTag && sev == Severity::Warning {
+                "installer-image-tag (pinned by digest only)"
+            } else {
+                c.rule.name()
+            }
+        })
+        .collect();
+    out.dedup();
+    out
+}
+
+fn header(req: &Request, api: &str) -> String {
+    let mut h = String::new();
+    let wrap = |h: &mut String, lead: &str, text: &str| {
+        let mut line = lead.to_string();
+        for w in text.split(' ') {
+            if line.len() + w.len() + 1 > 98 && line.trim() != "#" {
+                h.push_str(line.trim_end());
+                h.push('\n');
+                line = "#     ".to_string();
+            }
+            line.push_str(w);
+            line.push(' ');
+        }
+        h.push_str(line.trim_end());
+        h.push('\n');
+    };
+    h.push_str(
+        "# ValidatingAdmissionPolicies for the cGPU installer DaemonSets (cgpu-installer and\n",
+    );
+    h.push_str("# cgpu-core-installer in kube-system), generated by `cgpu-lint generate admission-policy`\n");
+    h.push_str("# from its rule catalogue. Each validation is one rule; its message starts with the rule id\n");
+    h.push_str("# and says what `cgpu-lint check` says. Try it offline first:\n");
+    h.push_str("#   cgpu-lint check --admission-policy THIS_FILE daemonset.yaml\n");
+    h.push_str(&format!(
+        "# {ERRORS_POLICY} (binding: {}):\n",
+        req.action.as_str()
+    ));
+    wrap(&mut h, "#   ", &rule_list(Severity::Error).join(", "));
+    h.push_str(&format!(
+        "# {WARNINGS_POLICY} (binding: {}):\n",
+        warn_action(req.action).as_str()
+    ));
+    wrap(&mut h, "#   ", &rule_list(Severity::Warning).join(", "));
+    h.push_str("# Not decided here:\n");
+    let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+    for r in crate::rules::catalogue::RULES {
+        if checks().iter().any(|c| c.rule == r.id) {
+            continue;
+        }
+        let Some(text) = coverage(r.id) else {
+            continue;
+        };
+        let why = text
+            .strip_prefix("not in `cgpu-lint generate admission-policy`: ")
+            .unwrap_or(&text)
+            .to_string();
+        match groups.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, names)) => names.push(r.name),
+            None => groups.push((why, vec![r.name])),
+        }
+    }
+    for (why, names) in groups {
+        wrap(&mut h, "#   ", &format!("{}: {why}.", names.join(", ")));
+    }
+    wrap(
+        &mut h,
+        "# ",
+        "A version number of 20 digits or more in the image tag reads as malformed here (check reads numbers up to 2^64).",
+    );
+    if api.ends_with("v1beta1") {
+        wrap(
+            &mut h,
+            "# ",
+            &format!(
+                "Kubernetes 1.{}: {api} is off by default; the API server needs --runtime-config={api}=true and the ValidatingAdmissionPolicy feature gate.",
+                req.kube_minor
+            ),
+        );
+    }
+    h
+}
+
+fn warn_action(a: Action) -> Action {
+    if a == Action::Audit {
+        Action::Audit
+    } else {
+        Action::Warn
+    }
+}
+
+fn policy_doc(name: &str, api: &str, sev: Severity) -> String {
+    let mut s = format!(
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"daemonsets\"]\n      resourceNames: [{}]\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kube-system\n  variables:\n",
+        INSTALLER_NAMES
+            .iter()
+            .map(|n| q(n))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for (n, e) in variables() {
+        s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(&e)));
+    }
+    s.push_str("  validations:\n");
+    for c in checks().into_iter().filter(|c| c.severity == sev) {
+        let r = c.rule.info();
+        s.push_str(&format!(
+            "  - expression: {}\n    message: {}\n    messageExpression: {}\n    reason: Invalid\n",
+            q(&c.expression),
+            q(&format!("{}: {}", r.name, r.summary)),
+            q(&format!(
+                "{} + ({})",
+                lit(&format!("{}: ", r.name)),
+                c.message_expression
+            )),
+        ));
+    }
+    s
+}
+
+fn binding_doc(name: &str, api: &str, action: Action) -> String {
+    format!(
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  policyName: {name}\n  validationActions: [{}]\n",
+        action.as_str()
+    )
+}
+
+/// The policies and bindings as one YAML stream, for `kubectl apply -f`.
+pub fn generate(req: &Request) -> String {
+    let api = if req.kube_minor >= V1_MINOR {
+        "admissionregistration.k8s.io/v1"
+    } else {
+        "admissionregistration.k8s.io/v1beta1"
+    };
+    let mut out = header(req, api);
+    out.push_str(&policy_doc(ERRORS_POLICY, api, Severity::Error));
+    out.push_str(&binding_doc(ERRORS_POLICY, api, req.action));
+    out.push_str(&policy_doc(WARNINGS_POLICY, api, Severity::Warning));
+    out.push_str(&binding_doc(WARNINGS_POLICY, api, warn_action(req.action)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_check_has_the_catalogue_severity_but_the_digest_warning() {
+        for c in checks() {
+            let digest = c.rule == RuleId::InstallerImageTag && c.severity == Severity::Warning;
+            assert!(
+                digest || c.rule.info().severity == c.severity,
+                "{}",
+                c.rule.name()
+            );
+        }
+    }
+
+    #[test]
+    fn kube_versions() {
+        assert_eq!(parse_kube_version("1.30"), Ok(30));
+        assert_eq!(parse_kube_version("v1.31.2"), Ok(31));
+        assert!(parse_kube_version("1.27").is_err());
+        assert!(parse_kube_version("2.0").is_err());
+    }
+}

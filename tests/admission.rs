@@ -1,0 +1,679 @@
+//! Issue 24: the admission policy `generate admission-policy` writes is proven to agree with
+//! `check` by execution. The policy's CEL runs in kube-cel (the Kubernetes CEL libraries, pinned
+//! in Cargo.toml) through `admission::eval`, on every installer object of tests/fixtures and on a
+//! seeded set of generated DaemonSets; `check` runs through the library's pipeline on the same
+//! object. For each object the rules the errors policy denies must be exactly the covered rules
+//! check reports as errors, the rules the warnings policy warns about exactly the covered rules it
+//! reports as warnings, each policy message must be one of check's messages for that rule, and no
+//! expression may fail to evaluate. A disagreement prints the object and both verdicts.
+//!
+//! `ADMISSION_CASES` (default 3000) sizes the generated set, `ADMISSION_SEED` (default 24) seeds it.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use cgpu_lint::admission::eval::{PolicySet, Request};
+use cgpu_lint::admission::{self, Action};
+use cgpu_lint::lint::{Settings, lint_file};
+use cgpu_lint::rules::catalogue::Severity;
+use cgpu_lint::yaml::Source;
+use serde_json::{Value as Json, json};
+
+fn policy(action: Action, minor: u32) -> (String, PolicySet) {
+    let text = admission::generate(&admission::Request {
+        action,
+        kube_minor: minor,
+    });
+    let set = admission::eval::load_text("policy.yaml", &text)
+        .unwrap_or_else(|e| panic!("the generated policy does not load:\n{}", e.join("\n")));
+    (text, set)
+}
+
+/// Covered rules by the severity check gives them.
+fn covered(sev: Severity) -> BTreeSet<&'static str> {
+    admission::checks()
+        .iter()
+        .filter(|c| c.severity == sev)
+        .map(|c| c.rule.name())
+        .collect()
+}
+
+struct Verdict {
+    errors: BTreeSet<String>,
+    warnings: BTreeSet<String>,
+    messages: Vec<(String, String)>,
+}
+
+/// What check says about one object: covered rules by severity, and every message.
+fn check_verdict(findings: &[cgpu_lint::diag::Diagnostic]) -> Verdict {
+    let (e, w) = (covered(Severity::Error), covered(Severity::Warning));
+    let mut v = Verdict {
+        errors: BTreeSet::new(),
+        warnings: BTreeSet::new(),
+        messages: Vec::new(),
+    };
+    for (name, severity, message) in findings.iter().flat_map(pieces) {
+        match severity {
+            Severity::Error if e.contains(name) => {
+                v.errors.insert(name.to_string());
+            }
+            Severity::Warning if w.contains(name) => {
+                v.warnings.insert(name.to_string());
+            }
+            _ => continue,
+        }
+        v.messages.push((name.to_string(), message));
+    }
+    v
+}
+
+/// The findings one diagnostic holds: check reports one finding per token, so a second rule on
+/// the same token is appended as `; also RULE: message` (lint.rs). A merged rule has its
+/// catalogue severity, but installer-image-tag's digest-only finding, which is a warning.
+fn pieces(d: &cgpu_lint::diag::Diagnostic) -> Vec<(&'static str, Severity, String)> {
+    let mut out = Vec::new();
+    let mut parts = d.message.split("; also ");
+    out.push((
+        d.rule.name(),
+        d.severity,
+        parts.next().unwrap_or("").to_string(),
+    ));
+    for p in parts {
+        let rule = p
+            .split_once(": ")
+            .and_then(|(r, _)| cgpu_lint::rules::catalogue::find(r));
+        match rule {
+            Some(r) => {
+                let msg = p[r.name.len() + 2..].to_string();
+                let sev = if msg.contains("is pinned by digest only") {
+                    Severity::Warning
+                } else {
+                    r.severity
+                };
+                out.push((r.name, sev, msg));
+            }
+            // Not a merge: the message itself says "; also ".
+            None => {
+                let last = out.last_mut().unwrap();
+                last.2 = format!("{}; also {p}", last.2);
+            }
+        }
+    }
+    out
+}
+
+fn policy_verdict(set: &PolicySet, object: &Json) -> Result<Verdict, String> {
+    let ns = object
+        .pointer("/metadata/namespace")
+        .and_then(Json::as_str)
+        .unwrap_or("kube-system");
+    let out = set.evaluate(&Request {
+        object,
+        old_object: None,
+        operation: "CREATE",
+        namespace: ns,
+    });
+    let mut v = Verdict {
+        errors: BTreeSet::new(),
+        warnings: BTreeSet::new(),
+        messages: Vec::new(),
+    };
+    for d in &out.decisions {
+        if d.evaluation_error {
+            return Err(format!("{}: {}", d.policy, d.message));
+        }
+        let rule = d.rule.clone().unwrap_or_default();
+        let msg = d
+            .message
+            .strip_prefix(&format!("{rule}: "))
+            .unwrap_or(&d.message)
+            .to_string();
+        if d.policy == admission::ERRORS_POLICY {
+            v.errors.insert(rule.clone());
+        } else {
+            v.warnings.insert(rule.clone());
+        }
+        v.messages.push((rule, msg));
+    }
+    if out.matched.len() != 2 {
+        return Err(format!("matched {:?}, not both policies", out.matched));
+    }
+    Ok(v)
+}
+
+/// Compare; `Err` with both verdicts on a disagreement.
+fn agree(
+    set: &PolicySet,
+    object: &Json,
+    findings: &[cgpu_lint::diag::Diagnostic],
+) -> Result<(), String> {
+    let c = check_verdict(findings);
+    let p = policy_verdict(set, object)?;
+    let mut problems = Vec::new();
+    if c.errors != p.errors {
+        problems.push(format!(
+            "errors: check {:?}, policy denies {:?}",
+            c.errors, p.errors
+        ));
+    }
+    if c.warnings != p.warnings {
+        problems.push(format!(
+            "warnings: check {:?}, policy warns {:?}",
+            c.warnings, p.warnings
+        ));
+    }
+    for (rule, msg) in &p.messages {
+        if !c.messages.iter().any(|(r, m)| r == rule && m == msg) {
+            let theirs: Vec<&String> = c
+                .messages
+                .iter()
+                .filter(|(r, _)| r == rule)
+                .map(|(_, m)| m)
+                .collect();
+            problems.push(format!(
+                "{rule}: the policy says {msg:?}, check says {theirs:?}"
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+fn check_json(object: &Json) -> Vec<cgpu_lint::diag::Diagnostic> {
+    let text = serde_json::to_string_pretty(object).unwrap();
+    lint_file(&Source::new("object.json", text), &Settings::default())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The fixtures.
+
+fn fixtures() -> Vec<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut out: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let n = p.file_name().unwrap().to_string_lossy();
+            n.starts_with("daemonset-") || n.starts_with("helm-template-")
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn the_policy_agrees_with_check_on_every_installer_fixture() {
+    let (_, set) = policy(Action::Deny, 30);
+    let mut objects = 0;
+    let mut refused = 0;
+    for path in fixtures() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let src: Arc<Source> = Source::new(path.to_string_lossy(), text);
+        let findings = lint_file(&src, &Settings::default());
+        for o in admission::objects(&src).into_iter().filter(|o| o.installer) {
+            let (doc, pointer, object) = (o.document, o.pointer, o.json);
+            objects += 1;
+            let mine: Vec<_> = findings
+                .iter()
+                .filter(|d| {
+                    d.document == doc
+                        && (d.path == pointer || d.path.starts_with(&format!("{pointer}/")))
+                })
+                .cloned()
+                .collect();
+            match admission::as_admitted(&object) {
+                Err(why) => {
+                    refused += 1;
+                    // The API server refuses it before admission: check must say so with one
+                    // of the rules the policy leaves to the API server.
+                    assert!(
+                        mine.iter().any(|d| d.severity == Severity::Error
+                            && admission::coverage(d.rule)
+                                .is_some_and(|c| c.contains("the API server itself refuses"))),
+                        "{}{pointer}: refused before admission ({why}) but check reports no such error",
+                        path.display()
+                    );
+                }
+                Ok(admitted) => {
+                    if let Err(e) = agree(&set, &admitted, &mine) {
+                        panic!(
+                            "{} document {doc} {pointer}:\n{e}\nobject: {}",
+                            path.display(),
+                            serde_json::to_string_pretty(&admitted).unwrap()
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        objects >= 8,
+        "only {objects} installer objects in the fixtures"
+    );
+    assert!(
+        refused >= 1,
+        "the unquoted-POLICY fixture is refused by the API server"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generated DaemonSets.
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+const POLICY_VALUES: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "7",
+    "9",
+    "01",
+    "00",
+    " 1",
+    "1 ",
+    "-1",
+    "1.0",
+    "10",
+    "+1",
+    "preemptive",
+    "fair-share",
+    "١",
+    "\u{2003}2",
+    "true",
+];
+
+const HOSTS: &[&str] = &[
+    "",
+    "registry-vpc.cn-hangzhou.aliyuncs.com",
+    "registry.cn-beijing.aliyuncs.com",
+    "registry-cn-shanghai-vpc.ack.aliyuncs.com",
+    "registry-ap-southeast-1.ack.aliyuncs.com",
+    "registry-vpc.cn-shanghai-finance-1.aliyuncs.com",
+    "registry-vpc.cn-hangzhou-pub.aliyuncs.com",
+    "registry-vpc.xx-newregion-9.aliyuncs.com",
+    "registry-vpc.cn_hangzhou.aliyuncs.com",
+    "registry-vpc.CN-hangzhou.aliyuncs.com",
+    "registry.hangzhou.aliyuncs.com",
+    "registry-vpc.a.b.aliyuncs.com",
+    "registry..aliyuncs.com",
+    "registry-.ack.aliyuncs.com",
+    "registry-vpc.ack.aliyuncs.com",
+    "registry.ack.aliyuncs.com",
+    "registry--vpc.ack.aliyuncs.com",
+    "registry-vpc.aliyuncs.com",
+    "cr.cn-hangzhou.aliyuncs.com",
+    "docker.io",
+    "localhost",
+    "localhost:5000",
+    "my-mirror.example.com:443",
+    "10.0.0.1:5000",
+];
+
+const PATHS: &[&str] = &["acs/cgpu-installer", "cgpu-installer", "a/b/cgpu-installer"];
+
+const TAGS: &[&str] = &[
+    "",
+    "latest",
+    " ",
+    "v1.5.10-2b9e7d4-aliyun",
+    "v1.5.10",
+    "1.5.10",
+    "v1.0.6-abc1234-aliyun",
+    "1.0.6",
+    "v1.0.5-4b4d9a1-aliyun",
+    "1.0.5",
+    "v1.0.3-2a1c3e9-aliyun",
+    "0.9.9",
+    "v1.5.7-0d41c2a-aliyun",
+    "1.5.7",
+    "1.5.8",
+    "v1.4.99",
+    "v1.0.7-fin",
+    "v1.5.20-3c9d1e7a-fin",
+    "v1.5.3-8d3fc1b-aliyun-fin",
+    "v1.5.3-xyz1234-aliyun",
+    "v1.5.3-8d3-aliyun",
+    "vv1.5.3",
+    "V1.5.3",
+    "01.5.3",
+    "1.05.3",
+    "1.5",
+    "1.5.3.4",
+    "v1.5.3_aliyun",
+    "1.5.3-",
+    "1.5.3-a_b",
+    "2.0.0",
+    "v10.0.0-abcdef0-aliyun",
+    "1.0.6:x",
+    "9999999999999999999.0.0",
+];
+
+/// A tag from the list or composed around the thresholds.
+fn tag(r: &mut Rng) -> String {
+    if r.chance(60) {
+        return r.pick(TAGS).to_string();
+    }
+    let v = if r.chance(50) { "v" } else { "" };
+    let core = format!(
+        "{}.{}.{}",
+        r.pick(&[0, 1, 1, 1, 2]),
+        r.pick(&[0, 0, 4, 5, 5, 6]),
+        r.pick(&[0, 3, 5, 6, 7, 8, 10])
+    );
+    let suffix = *r.pick(&[
+        "",
+        "-8d3fc1b-aliyun",
+        "-fin",
+        "-abc",
+        "-0123456789abcdef-fin",
+        "-DEADBEEF-aliyun",
+    ]);
+    format!("{v}{core}{suffix}")
+}
+
+fn image(r: &mut Rng) -> Option<String> {
+    if r.chance(3) {
+        return None;
+    }
+    let host = r.pick(HOSTS);
+    let mut s = if host.is_empty() {
+        r.pick(PATHS).to_string()
+    } else {
+        format!("{host}/{}", r.pick(PATHS))
+    };
+    if r.chance(85) {
+        s.push(':');
+        s.push_str(&tag(r));
+    }
+    if r.chance(15) {
+        s.push_str("@sha256:2b9e7d4f2b9e7d4f2b9e7d4f2b9e7d4f2b9e7d4f2b9e7d4f2b9e7d4f2b9e7d4f");
+    }
+    Some(s)
+}
+
+fn env_entry(r: &mut Rng) -> Json {
+    match r.below(10) {
+        0..=5 => json!({"name": "POLICY", "value": r.pick(POLICY_VALUES)}),
+        6 => json!({"name": "POLICY"}),
+        7 => {
+            json!({"name": "POLICY", "valueFrom": {"configMapKeyRef": {"name": "cgpu", "key": "policy"}}})
+        }
+        8 => {
+            json!({"name": *r.pick(&["ALIYUN_COM_GPU_MEM_IDX", "ALIYUN_COM_GPU_SCHD_WEIGHT", "CGPU_DISABLE"]), "value": "1"})
+        }
+        _ => {
+            json!({"name": *r.pick(&["NODE_NAME", "policy", "POLICY_FILE", "LOG_LEVEL"]), "value": "x"})
+        }
+    }
+}
+
+fn container(r: &mut Rng, name: &str) -> Json {
+    let mut c = json!({"name": name});
+    if let Some(i) = image(r) {
+        c["image"] = json!(i);
+    }
+    if !r.chance(15) {
+        let n = *r.pick(&[0, 1, 1, 1, 2, 3]);
+        let env: Vec<Json> = (0..n).map(|_| env_entry(r)).collect();
+        if !env.is_empty() || r.chance(50) {
+            c["env"] = json!(env);
+        }
+    }
+    c
+}
+
+fn daemonset(r: &mut Rng) -> Json {
+    let name = *r.pick(&["cgpu-installer", "cgpu-installer", "cgpu-core-installer"]);
+    let main_name = if r.chance(80) { name } else { "installer" };
+    let mut containers = Vec::new();
+    if r.chance(20) {
+        containers.push(container(r, "sidecar"));
+    }
+    containers.push(container(r, main_name));
+    if r.chance(20) {
+        containers.push(container(r, "exporter"));
+    }
+    let mut spec = json!({"containers": containers});
+    if r.chance(20) {
+        let n = if r.chance(10) { name } else { "init" };
+        spec["initContainers"] = json!([container(r, n)]);
+    }
+    match r.below(8) {
+        0 => {}
+        1 => spec["nodeSelector"] = json!({}),
+        2 => spec["nodeSelector"] = json!({"cgpu": "true"}),
+        3 => spec["nodeSelector"] = json!({"cgpu": *r.pick(&["false", "True"])}),
+        4 => {
+            spec["nodeSelector"] =
+                json!({"ack.node.gpu.schedule": *r.pick(&["share", "core_mem", "default", "cgpu"])})
+        }
+        5 => {
+            spec["nodeSelector"] =
+                json!({"ack.node.gpu.schedule": "cgpu", "kubernetes.io/os": "linux"})
+        }
+        _ => {
+            spec["nodeSelector"] = json!({"ack.node.gpu.schedule": if name == "cgpu-installer" { "cgpu" } else { "core_mem" }})
+        }
+    }
+    if r.chance(50) {
+        spec["priorityClassName"] = json!("system-node-critical");
+    }
+    json!({
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": name, "namespace": "kube-system"},
+        "spec": {
+            "selector": {"matchLabels": {"name": name}},
+            "template": {"metadata": {"labels": {"name": name}}, "spec": spec}
+        }
+    })
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn the_policy_agrees_with_check_on_generated_daemonsets() {
+    let started = std::time::Instant::now();
+    let cases = env_usize("ADMISSION_CASES", 3000);
+    let seed = env_usize("ADMISSION_SEED", 24) as u64;
+    let (_, set) = policy(Action::Deny, 30);
+    let mut r = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut seen_errors = BTreeSet::new();
+    let mut seen_warnings = BTreeSet::new();
+    let mut clean = 0;
+    for i in 0..cases {
+        let object = daemonset(&mut r);
+        let findings = check_json(&object);
+        if let Err(e) = agree(&set, &object, &findings) {
+            panic!(
+                "case {i} (ADMISSION_SEED={seed}):\n{e}\nobject: {}\ncheck: {:#?}",
+                serde_json::to_string_pretty(&object).unwrap(),
+                findings
+                    .iter()
+                    .map(|d| format!("{} {}: {}", d.severity.as_str(), d.rule.name(), d.message))
+                    .collect::<Vec<_>>()
+            );
+        }
+        let v = check_verdict(&findings);
+        if v.errors.is_empty() {
+            clean += 1;
+        }
+        seen_errors.extend(v.errors);
+        seen_warnings.extend(v.warnings);
+    }
+    eprintln!(
+        "{cases} generated DaemonSets ({clean} admitted by the errors policy) in {:.2?}",
+        started.elapsed()
+    );
+    // The generator reaches every covered rule, and both verdicts.
+    let want_e: BTreeSet<String> = covered(Severity::Error)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let want_w: BTreeSet<String> = covered(Severity::Warning)
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    if cases >= 1000 {
+        assert_eq!(seen_errors, want_e, "error rules the generated set reached");
+        assert_eq!(
+            seen_warnings, want_w,
+            "warning rules the generated set reached"
+        );
+        assert!(
+            clean > cases / 20 && clean < cases - cases / 20,
+            "{clean} of {cases} admitted"
+        );
+    }
+}
+
+#[test]
+fn the_policy_for_1_29_is_v1beta1_and_evaluates_alike() {
+    let (text, set) = policy(Action::Warn, 29);
+    assert!(text.contains("apiVersion: admissionregistration.k8s.io/v1beta1"));
+    assert!(!text.contains("apiVersion: admissionregistration.k8s.io/v1\n"));
+    assert!(text.contains("validationActions: [Warn]"));
+    let mut r = Rng(29);
+    for _ in 0..200 {
+        let object = daemonset(&mut r);
+        agree(&set, &object, &check_json(&object)).unwrap();
+    }
+}
+
+#[test]
+fn objects_the_binding_does_not_select_are_not_evaluated() {
+    let (_, set) = policy(Action::Deny, 30);
+    let bad = json!({
+        "apiVersion": "apps/v1", "kind": "DaemonSet",
+        "metadata": {"name": "cgpu-installer", "namespace": "default"},
+        "spec": {"template": {"spec": {"containers": [{"name": "cgpu-installer", "image": "x:latest",
+            "env": [{"name": "POLICY", "value": "7"}]}]}}}
+    });
+    for (object, ns) in [
+        (bad.clone(), "default"),
+        (
+            {
+                let mut o = bad.clone();
+                o["metadata"]["name"] = json!("other");
+                o
+            },
+            "kube-system",
+        ),
+        (
+            {
+                let mut o = bad.clone();
+                o["kind"] = json!("Deployment");
+                o
+            },
+            "kube-system",
+        ),
+    ] {
+        let out = set.evaluate(&Request {
+            object: &object,
+            old_object: None,
+            operation: "CREATE",
+            namespace: ns,
+        });
+        assert!(
+            out.matched.is_empty() && out.decisions.is_empty(),
+            "{object}"
+        );
+    }
+    let out = set.evaluate(&Request {
+        object: &bad,
+        old_object: None,
+        operation: "UPDATE",
+        namespace: "kube-system",
+    });
+    assert!(out.denied());
+}
+
+#[test]
+fn golden_policies() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    for (file, action, minor) in [
+        ("admission-policy.yaml", Action::Deny, 30),
+        ("admission-policy-warn-1.29.yaml", Action::Warn, 29),
+    ] {
+        let text = admission::generate(&admission::Request {
+            action,
+            kube_minor: minor,
+        });
+        let path = dir.join(file);
+        if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+            std::fs::write(&path, &text).unwrap();
+        }
+        let want = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            text == want,
+            "{file} differs from the generated policy (UPDATE_SNAPSHOTS=1 to accept)"
+        );
+    }
+}
+
+#[test]
+fn a_policy_that_does_not_compile_is_refused_with_its_line_and_column() {
+    let text = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: x}\nspec:\n  validations:\n  - expression: \"object.spec.((\"\n";
+    let Err(e) = admission::eval::load_text("p.yaml", text) else {
+        panic!("loaded");
+    };
+    assert!(
+        e[0].starts_with("p.yaml:6:17: the validation's expression does not compile"),
+        "{e:?}"
+    );
+    let deep = format!(
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {{name: x}}\nspec:\n  validations:\n  - expression: \"{}1{}\"\n",
+        "(".repeat(5000),
+        ")".repeat(5000)
+    );
+    let Err(e) = admission::eval::load_text("p.yaml", &deep) else {
+        panic!("loaded");
+    };
+    assert!(e[0].contains("nests 5000 brackets deep"), "{e:?}");
+}
+
+#[test]
+fn explain_says_whether_the_policy_covers_a_rule() {
+    let out = |rule: &str| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_cgpu-lint"))
+            .args(["explain", rule])
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout).unwrap()
+    };
+    assert!(out("tag-too-old").contains("Admission policy: covered by `cgpu-lint generate admission-policy`: the error (cgpu-lint-installer-errors) policy"));
+    assert!(out("installer-policy-unquoted").contains("the API server itself refuses"));
+    assert!(out("cluster-policy-mismatch").contains("a policy sees one"));
+    assert!(!out("unknown-key").contains("Admission policy"));
+}

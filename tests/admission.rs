@@ -677,3 +677,147 @@ fn explain_says_whether_the_policy_covers_a_rule() {
     assert!(out("cluster-policy-mismatch").contains("a policy sees one"));
     assert!(!out("unknown-key").contains("Admission policy"));
 }
+
+/// The generated YAML is valid against the Kubernetes OpenAPI schema of every version
+/// `--kube-version` offers that kubernetes-validate (PyPI, pinned in scripts/install-test-tools)
+/// ships: 1.28 to 1.37, strict (an unknown field is an error). A field the schema does not have
+/// fails, so the check can fail.
+#[test]
+fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
+    let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/venv/bin/kubernetes-validate");
+    assert!(
+        tool.exists(),
+        "{} is missing: run scripts/install-test-tools",
+        tool.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let run = |minor: u32, text: &str| {
+        let f = dir
+            .path()
+            .join(format!("policy-1.{minor}-{}.yaml", text.len()));
+        std::fs::write(&f, text).unwrap();
+        let out = std::process::Command::new(&tool)
+            .args(["--strict", "-k", &format!("1.{minor}.0")])
+            .arg(&f)
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    };
+    let handles: Vec<_> = (28..=37u32)
+        .map(|minor| {
+            let text = admission::generate(&admission::Request {
+                action: Action::Deny,
+                kube_minor: minor,
+            });
+            (minor, text)
+        })
+        .collect();
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = handles
+            .iter()
+            .map(|(minor, text)| (minor, s.spawn(|| run(*minor, text))))
+            .collect();
+        for (minor, j) in jobs {
+            let (ok, out) = j.join().unwrap();
+            assert!(ok, "1.{minor}: {out}");
+            assert_eq!(
+                out.matches("passed for resource").count(),
+                4,
+                "1.{minor}: {out}"
+            );
+            assert!(
+                !out.contains("WARN") && !out.contains("ERROR"),
+                "1.{minor}: {out}"
+            );
+        }
+    });
+    let bad = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+    })
+    .replacen(
+        "    reason: Invalid\n",
+        "    reason: Invalid\n    severity: error\n",
+        1,
+    );
+    let (ok, out) = run(30, &bad);
+    assert!(!ok && out.contains("'severity' was unexpected"), "{out}");
+}
+
+/// `check --admission-policy` on policy files that are broken in every way: an error with a
+/// location (exit 2) or verdicts, never a panic.
+#[test]
+fn hostile_policy_files_end_in_a_message_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let ds = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/daemonset-cgpu-installer-minimal.yaml");
+    let head = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\n";
+    let all = "matchConstraints: {resourceRules: [{apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*']}]}";
+    let binding = "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: b}\nspec: {policyName: p, validationActions: [Deny]}\n";
+    let cases: Vec<(String, i32, &str)> = vec![
+        (String::new(), 2, "p.yaml:1:1: no ValidatingAdmissionPolicy"),
+        ("a: [\n".into(), 2, "--admission-policy: p.yaml:1:"),
+        (format!("{head}spec: 5\n"), 0, "policy `p` has no binding"),
+        (
+            format!("{head}spec: {{validations: [{{expression: 5}}, 7], variables: x}}\n"),
+            2,
+            "p.yaml:4:22: a validation without an expression",
+        ),
+        (
+            format!("{head}spec: {{validations: [{{expression: 'a.(('}}]}}\n"),
+            2,
+            "p.yaml:4:35: the validation's expression does not compile",
+        ),
+        (
+            format!(
+                "{head}spec: {{{all}, validations: [{{expression: 'object.nope == 1'}}, {{expression: '1'}}, {{expression: 'false', messageExpression: '1/0'}}]}}\n{binding}"
+            ),
+            1,
+            "Deny p: expression could not be evaluated (No such key: nope)",
+        ),
+        (
+            format!(
+                "{head}spec: {{{all}, paramKind: {{kind: ConfigMap}}, validations: [{{expression: 'false'}}]}}\n{binding}"
+            ),
+            0,
+            "not evaluated p: it takes params",
+        ),
+        (
+            format!(
+                "{head}spec: {{{all}, validations: [{{expression: \"{}true{}\"}}]}}\n",
+                "(".repeat(100),
+                ")".repeat(100)
+            ),
+            2,
+            "nests 100 brackets deep",
+        ),
+        ("\u{0}\u{1}\u{2}".into(), 2, "p.yaml:"),
+    ];
+    for (text, code, want) in cases {
+        let f = dir.path().join("p.yaml");
+        std::fs::write(&f, &text).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cgpu-lint"))
+            .current_dir(dir.path())
+            .args(["check", "-q", "--no-config", "--admission-policy", "p.yaml"])
+            .arg(&ds)
+            .output()
+            .unwrap();
+        let all_out = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(code), "{text:?}: {all_out}");
+        assert!(
+            all_out.contains(want),
+            "{text:?}: want {want:?} in {all_out}"
+        );
+        assert!(!all_out.contains("panicked"), "{text:?}: {all_out}");
+    }
+}

@@ -460,6 +460,29 @@ impl PolicySet {
         (self.policies.len(), self.bindings.len())
     }
 
+    /// What the API server would never apply: policies no binding names, bindings naming a
+    /// policy the file does not hold.
+    pub fn unapplied(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for p in &self.policies {
+            if !self.bindings.iter().any(|b| b.policy == p.name) {
+                out.push(format!(
+                    "policy `{}` has no binding in the file: the API server applies it to nothing",
+                    p.name
+                ));
+            }
+        }
+        for b in &self.bindings {
+            if !self.policies.iter().any(|p| p.name == b.policy) {
+                out.push(format!(
+                    "binding `{}` names policy `{}`, which is not in the file: not evaluated",
+                    b.name, b.policy
+                ));
+            }
+        }
+        out
+    }
+
     /// Admit one object: every binding whose policy matches it, every failed validation.
     pub fn evaluate(&self, req: &Request) -> Outcome {
         let mut out = Outcome::default();

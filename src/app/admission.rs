@@ -39,6 +39,9 @@ fn verdicts(
     max_file_size: u64,
 ) -> bool {
     use std::fmt::Write;
+    for note in set.unapplied() {
+        let _ = writeln!(w, "{policy}: {note}");
+    }
     let (files, _) = crate::check::expand_paths(paths);
     let mut objects = 0;
     let mut matched = 0;

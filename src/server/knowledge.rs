@@ -242,10 +242,30 @@ pub fn hover(
             _ => break,
         }
     }
+    // A `values: |` string (an Argo CD Application's, a ConfigMap's) is read in place: its
+    // offsets are the file's, so the hover is the string's own.
+    if let Value::Scalar(_) = &node.value
+        && within(&node.span, offset)
+        && let Ok(inner) = yaml::embedded::literal_source(node)
+    {
+        return hover(&inner, offset);
+    }
     let &(parent, entry) = chain.last()?;
     let on_key = within(&entry.key_span, offset);
-    // The values block: `cgpu.<key>` at the top of a document.
-    if chain.len() == 2 && chain[0].1.key == "cgpu" && std::ptr::eq(chain[0].0, root) {
+    // The values block: `cgpu.<key>` at the top of a document, or at the top of the values a
+    // release of the chart gets (an umbrella's subchart key, a HelmRelease's spec.values, an
+    // Application's valuesObject, a helmfile release's inline values).
+    let values_root = |n: &Node| {
+        std::ptr::eq(n, root)
+            || {
+                let deps = crate::helm::place::parent_chart(&src.name).map(|(_, d)| d);
+                crate::helm::place::targets(root, deps.as_deref())
+                .iter()
+                .any(|t| matches!(&t.values, crate::helm::place::Values::Node(v) if v.span == n.span))
+            }
+    };
+    let k = chain.len().saturating_sub(2);
+    if chain.len() >= 2 && chain[k].1.key == "cgpu" && values_root(chain[k].0) {
         if on_key {
             return key_hover(&entry.key).map(|h| (h, entry.key_span.clone()));
         }

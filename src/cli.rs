@@ -20,6 +20,9 @@ enum FormatArg {
     Junit,
     /// GitLab Code Quality (CodeClimate JSON), for the merge request widget
     Gitlab,
+    /// Kubernetes PolicyReports (wgpolicyk8s.io/v1alpha2; openreports.io with --openreports),
+    /// for Policy Reporter and `kubectl apply`
+    Policyreport,
 }
 
 impl FormatArg {
@@ -31,6 +34,7 @@ impl FormatArg {
             FormatArg::Github => Format::Github,
             FormatArg::Junit => Format::Junit,
             FormatArg::Gitlab => Format::Gitlab,
+            FormatArg::Policyreport => Format::Policyreport,
         })
     }
 }
@@ -190,6 +194,10 @@ pub struct CommonArgs {
     /// report when it is a terminal, else the summary line
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<std::path::PathBuf>,
+    /// With --format policyreport: openreports.io/v1alpha1 Report and ClusterReport instead of
+    /// wgpolicyk8s.io/v1alpha2 PolicyReport and ClusterPolicyReport
+    #[arg(long)]
+    pub openreports: bool,
     /// Count the findings per rule (and how many `fix` fixes) instead of listing them; with
     /// --output FILE the counts go to stderr and the report to FILE
     #[arg(long)]

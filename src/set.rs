@@ -111,7 +111,8 @@ pub struct SetOutcome {
     pub text: String,
     /// The 1-based document that was changed (the first with a `cgpu` block).
     pub document: usize,
-    /// How many documents the file holds (more than one: Helm 3 and Helm 4 read it apart).
+    /// How many documents the file holds (more than one: Helm 3 and Helm 4 read it apart); 1
+    /// when the block changed is a release's in a file of manifests.
     pub documents: usize,
     /// Warnings and infos at the keys set (errors refuse instead).
     pub notes: Vec<Diagnostic>,
@@ -145,17 +146,28 @@ pub fn set(
             d.message
         )));
     }
-    // The document that was changed: the first one with a cgpu block (see `plan`).
+    // The document that was changed: the first one with a cgpu block (see `plan`), else the
+    // release of the chart whose block was changed, its findings under its pointer.
     let parsed = yaml::parse(&current);
-    let target = parsed
+    let (target, prefix) = match parsed
         .documents
         .iter()
         .find(|d| d.root.as_ref().and_then(|r| r.entry("cgpu")).is_some())
-        .map_or(1, |d| d.index);
-    let documents = parsed.documents.len().max(1);
+    {
+        Some(d) => (d.index, String::new()),
+        None => {
+            release_block(&current, &parsed).map_or((1, String::new()), |b| (b.document, b.pointer))
+        }
+    };
+    // A file of releases (HelmReleases, Applications) is not a multi-document values file.
+    let documents = if prefix.is_empty() {
+        parsed.documents.len().max(1)
+    } else {
+        1
+    };
     let mut notes = Vec::new();
     for a in assignments {
-        let p = a.pointer();
+        let p = format!("{prefix}{}", a.pointer());
         for d in after.iter().filter(|d| d.path == p && d.document == target) {
             if d.severity == Severity::Error {
                 return Err(SetError::Rejected {
@@ -261,6 +273,34 @@ fn plan(src: &Arc<Source>, a: &Assignment) -> Result<Edit, SetError> {
             .is_some_and(|e| !e.merged)
     });
     let Some(doc) = doc else {
+        // The cgpu block of a release of the chart (an umbrella's subchart key, a HelmRelease,
+        // an Application, inside its `values: |` string too: that source has the file's
+        // offsets, so the edit splices the file).
+        if let Some(b) = release_block(src, &parsed) {
+            return set_in(
+                &b.src,
+                &b.cgpu.value,
+                b.cgpu.key_span.start,
+                "cgpu",
+                &a.keys,
+                a,
+            );
+        }
+        if let Some(t) = parsed.documents.iter().find_map(|d| {
+            let deps = crate::helm::place::parent_chart(&src.name).map(|(_, d)| d);
+            d.root.as_ref().and_then(|r| {
+                crate::helm::place::targets(r, deps.as_deref())
+                    .into_iter()
+                    .next()
+            })
+        }) {
+            return Err(SetError::Cannot(format!(
+                "{}: {} has no `cgpu:` block to change; add one under {} first",
+                src.name,
+                t.label(),
+                t.pointer
+            )));
+        }
         // No cgpu block: add one at the end of the file.
         if let Some(root) = parsed.documents.iter().find_map(|d| d.root.as_ref())
             && root.as_map().is_none()
@@ -291,6 +331,51 @@ fn plan(src: &Arc<Source>, a: &Assignment) -> Result<Edit, SetError> {
     let root = doc.root.as_ref().expect("found by root");
     let cgpu = root.entry("cgpu").expect("found by entry");
     set_in(src, &cgpu.value, cgpu.key_span.start, "cgpu", &a.keys, a)
+}
+
+/// The `cgpu:` block of the first release of the chart in a file that has none at the root.
+struct ReleaseBlock {
+    document: usize,
+    /// The release's values pointer (`/spec/values`).
+    pointer: String,
+    /// The file, or the `values: |` string read in place (the file's offsets).
+    src: Arc<Source>,
+    cgpu: crate::yaml::Entry,
+}
+
+fn release_block(src: &Arc<Source>, parsed: &yaml::Parsed) -> Option<ReleaseBlock> {
+    use crate::helm::place::{self, Values};
+    let deps = place::parent_chart(&src.name).map(|(_, d)| d);
+    for doc in &parsed.documents {
+        let Some(root) = &doc.root else { continue };
+        for t in place::targets(root, deps.as_deref()) {
+            if !t.check || (t.form == place::Form::Umbrella && place::disabled(&t, root).is_some())
+            {
+                continue;
+            }
+            let (bsrc, cgpu) = match &t.values {
+                Values::Node(n) => (src.clone(), n.entry("cgpu").cloned()),
+                Values::Embedded(vsrc, p) => (
+                    vsrc.clone(),
+                    p.documents
+                        .first()
+                        .and_then(|d| d.root.as_ref())
+                        .and_then(|r| r.entry("cgpu"))
+                        .cloned(),
+                ),
+                _ => continue,
+            };
+            if let Some(cgpu) = cgpu.filter(|e| !e.merged) {
+                return Some(ReleaseBlock {
+                    document: doc.index,
+                    pointer: t.pointer,
+                    src: bsrc,
+                    cgpu,
+                });
+            }
+        }
+    }
+    None
 }
 
 /// Set `keys` inside `map` (the value of the key starting at `key_at`, named `name`).

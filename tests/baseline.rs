@@ -245,3 +245,48 @@ fn a_missing_or_broken_baseline_is_exit_2_with_its_place() {
     // --no-baseline does not read it.
     assert_eq!(run(d, &["check", "--no-baseline", "v.yaml"]).0, 0);
 }
+
+/// The fixtures with findings whose lines the property test moves.
+const MOVED: &[&str] = &[
+    "values-multi-doc-two-clusters.yaml",
+    "values-invalid-duplicate-keys.yaml",
+    "values-warn-unknown-keys-typo.yaml",
+    "daemonset-invalid-old-version-public-registry-no-policy.yaml",
+    "helm-template-rendered-core-mismatch-helm4.yaml",
+    "nodes-list-mixed-gpu-sharing.yaml",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 16, ..Default::default() })]
+
+    /// Baseline keys survive lines inserted above the findings (comments or blank lines at the
+    /// top of the file and after each `---`): the moved file stays clean against the baseline
+    /// of the original.
+    #[test]
+    fn baseline_keys_survive_lines_inserted_above(
+        which in 0..MOVED.len(),
+        top in proptest::collection::vec("(# [a-z ]{0,12})?", 1..6),
+        per_doc in 0usize..3,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let name = MOVED[which];
+        let text = std::fs::read_to_string(fixtures().join(name)).unwrap();
+        std::fs::write(d.join(name), &text).unwrap();
+        let (code, _, err) = run(d, &["baseline", "--no-config", name]);
+        proptest::prop_assert_eq!(code, 0, "{}", err);
+        let mut moved = top.iter().map(|l| format!("{l}\n")).collect::<String>();
+        for line in text.split_inclusive('\n') {
+            moved.push_str(line);
+            if line.trim_end() == "---" {
+                moved.push_str(&"# inserted\n".repeat(per_doc));
+            }
+        }
+        std::fs::write(d.join(name), &moved).unwrap();
+        let (code, out, _) = run(d, &["check", "--no-config", "--format", "json", name]);
+        let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+        proptest::prop_assert_eq!(code, 0, "{}", out);
+        proptest::prop_assert_eq!(report["diagnostics"].as_array().unwrap().len(), 0);
+        proptest::prop_assert!(report["summary"]["baselined"].as_u64().unwrap() > 0);
+    }
+}

@@ -1076,3 +1076,62 @@ fn in_a_pod_the_request_timeout_is_enforced_without_kubectl_flags() {
         "cgpu-lint: error: kubeconfig: no current-context and not running in a pod: give --context NAME, --all-contexts or --kubeconfig FILE",
     );
 }
+
+/// `check --cluster --format policyreport`: the reports validate against the wg-policy CRDs
+/// (and openreports.io's with --openreports), and real kubectl maps and accepts them
+/// (`kubectl apply --dry-run=client --validate=false`, the fake serving the CRDs' discovery).
+#[test]
+fn cluster_policy_reports_validate_and_kubectl_applies_them() {
+    let s = one(json!({"nodes": 9, "reports": true}));
+    for (openreports, group) in [(false, "wgpolicyk8s.io"), (true, "openreports.io")] {
+        let mut args = vec!["check", "--cluster", "--format", "policyreport"];
+        if openreports {
+            args.push("--openreports");
+        }
+        let o = s.run(&args);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let list: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let items = common::policyreport::validate(&list, openreports);
+        // The installers' report in kube-system names the DaemonSets; the nodes' findings are
+        // in the cluster's report, with the context.
+        let ns = items
+            .iter()
+            .find(|i| i["metadata"]["namespace"] == "kube-system")
+            .unwrap();
+        assert!(ns["results"].as_array().unwrap().iter().any(|r| {
+            r["resources"][0]["kind"] == "DaemonSet" && r["properties"]["context"] == "prod"
+        }));
+        let cluster = items
+            .iter()
+            .find(|i| i["metadata"].get("namespace").is_none())
+            .unwrap();
+        assert!(cluster["results"].as_array().unwrap().iter().any(|r| {
+            r["resources"][0]["kind"] == "Node" && r["policy"] == "legacy-cgpu-label"
+        }));
+        let file = s.home.path().join(format!("report-{group}.json"));
+        std::fs::write(&file, &o.stdout).unwrap();
+        let k = s.kubectl(&[
+            "apply",
+            "--dry-run=client",
+            "--validate=false",
+            "-f",
+            file.to_str().unwrap(),
+        ]);
+        let out = String::from_utf8_lossy(&k.stdout);
+        assert!(
+            k.status.success(),
+            "{out}{}",
+            String::from_utf8_lossy(&k.stderr)
+        );
+        let (namespaced, clustered) = if openreports {
+            ("report", "clusterreport")
+        } else {
+            ("policyreport", "clusterpolicyreport")
+        };
+        assert!(
+            out.contains(&format!("{namespaced}.{group}/cgpu-lint created (dry run)"))
+                && out.contains(&format!("{clustered}.{group}/cgpu-lint created (dry run)")),
+            "{out}"
+        );
+    }
+}

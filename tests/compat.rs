@@ -521,3 +521,27 @@ fn the_checklist_blocks_a_target_the_nodes_cannot_run() {
         "{blocking:?}"
     );
 }
+
+#[test]
+fn check_says_a_tag_is_newer_than_the_data_and_exits_0() {
+    let run = check_json(&[&fixture("values-compat-1.5.21.yaml")]);
+    assert_eq!(run.code, 0, "{:#}", run.json);
+    let found = run.find("tag-newer-than-data");
+    assert_eq!(found.len(), 1, "{:#}", run.json);
+    assert_eq!(found[0]["severity"], "info");
+    assert!(
+        found[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("newer than the compatibility data of 2026-03-31")
+    );
+    // 1.5.20, the newest version in the data, is not newer.
+    let text = std::fs::read_to_string(fixture("values-compat-1.5.21.yaml"))
+        .unwrap()
+        .replace("v1.5.21-", "v1.5.20-");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("values.yaml");
+    std::fs::write(&f, text).unwrap();
+    let run = check_json(&[f.to_str().unwrap()]);
+    assert!(run.find("tag-newer-than-data").is_empty(), "{:#}", run.json);
+}

@@ -316,3 +316,42 @@ fn helmfile_releases_of_the_chart_are_checked_and_shown() {
     assert_eq!(v[0]["cgpu"]["enabled"], "false");
     assert_eq!(v[0]["cgpu"]["tag"], "v1.5.20-aaaa-aliyun");
 }
+
+/// `set` edits a release's block in place: the value's bytes alone, inside a CRLF `values: |`
+/// string too (a new key on a line of its own with the string's indentation and line ending), and
+/// an error rule refuses the value with the file untouched.
+#[test]
+fn set_changes_a_releases_block_in_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let hr = tmp.path().join("helmrelease.yaml");
+    let text = std::fs::read_to_string(dir().join("helmrelease.yaml")).unwrap();
+    std::fs::write(&hr, &text).unwrap();
+    let out = bin().args(["set", "policy=3"]).arg(&hr).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let off = offset_of(&text, "  values:\n    cgpu:\n      policy: ", "7");
+    let want = format!("{}3{}", &text[..off], &text[off + 1..]);
+    assert_eq!(std::fs::read_to_string(&hr).unwrap(), want);
+    let out = bin().args(["set", "policy=9"]).arg(&hr).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("refused policy=9: policy-out-of-range"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&hr).unwrap(), want);
+
+    let text = "apiVersion: argoproj.io/v1alpha1\r\nkind: Application\r\nmetadata:\r\n  name: gpu\r\nspec:\r\n  source:\r\n    chart: ack-ai-installer\r\n    helm:\r\n      values: |\r\n        cgpu:\r\n          policy:\t1\r\n      releaseName: gpu\r\n";
+    let app = tmp.path().join("app.yaml");
+    std::fs::write(&app, text).unwrap();
+    let out = bin()
+        .args(["set", "policy=3", "checkRegions=false"])
+        .arg(&app)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let want = text.replace(
+        "policy:\t1\r\n",
+        "policy:\t3\r\n          checkRegions: false\r\n",
+    );
+    assert_eq!(std::fs::read_to_string(&app).unwrap(), want);
+}

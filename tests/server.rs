@@ -1072,3 +1072,59 @@ fn random_incremental_edits_match_check_after_every_edit() {
     }
     assert_eq!(c.finish(), 0);
 }
+
+/// Issue 23: the language server in an umbrella chart's values, a HelmRelease, an Application
+/// (the `values: |` string too) and a helmfile: diagnostics equal `check`'s, hover at the nested
+/// `cgpu:` block.
+#[test]
+fn gitops_forms_get_diagnostics_and_hover() {
+    let (mut c, _) = Client::start(&fixtures(), encoding("utf-32"), Value::Null);
+    let dir = fixtures().join("gitops");
+    let mut compared = 0;
+    for f in [
+        "umbrella/values.yaml",
+        "helmrelease.yaml",
+        "application.yaml",
+        "helmfile.yaml",
+    ] {
+        compared += assert_server_equals_check(&mut c, &dir.join(f));
+    }
+    assert!(compared >= 6, "only {compared} findings compared");
+    // `policy: 7` under spec.values (line 31, 0-based 30) of the HelmRelease.
+    let path = dir.join("helmrelease.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let line = text.lines().position(|l| l == "      policy: 7").unwrap() as u32;
+    let v = hover_text(&mut c, &uri(&path), line, 8)["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(v.contains("cgpu.policy"), "{v}");
+    // Inside the ConfigMap's values string: `imagePullPolicy: always`.
+    let line = text
+        .lines()
+        .position(|l| l.trim() == "imagePullPolicy: always")
+        .unwrap() as u32;
+    let v = hover_text(&mut c, &uri(&path), line, 8)["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(v.contains("cgpu.imagePullPolicy"), "{v}");
+    // An Application's `values: |` string.
+    let u = "file:///nowhere/app.yaml";
+    c.open(
+        u,
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n    chart: ack-ai-installer\n    helm:\n      values: |\n        cgpu:\n          policy: 2\n",
+    );
+    let d = c.diagnostics(u, Some(1));
+    assert_eq!(d.len(), 1, "{d:#?}");
+    assert_eq!(d[0]["code"], "policy-weight-hint");
+    assert_eq!(d[0]["range"]["start"], json!({"line": 10, "character": 18}));
+    let v = hover_text(&mut c, u, 10, 18)["contents"]["value"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        v.starts_with("**cGPU policy 2: weight-based preemptive**"),
+        "{v}"
+    );
+}

@@ -19,6 +19,8 @@ pub(crate) struct Report {
     pub output: Option<std::path::PathBuf>,
     /// `--statistics`: counts per rule instead of the findings.
     pub statistics: bool,
+    /// `--openreports`: policy reports as openreports.io/v1alpha1.
+    pub openreports: bool,
     /// The baseline in force (`--baseline`, or the working directory's), and its folder.
     pub baseline: Option<std::sync::Arc<super::baseline::Loaded>>,
 }
@@ -96,6 +98,12 @@ fn render(c: &Report, diags: &[Diagnostic], summary: Summary, color: bool) -> St
         Format::Github => output::github::render(diags, summary, cwd.as_deref(), c.quiet),
         Format::Junit => output::junit::render(diags, summary, cwd.as_deref(), c.deny_warnings),
         Format::Gitlab => output::gitlab::render(diags, cwd.as_deref()),
+        Format::Policyreport => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            output::policyreport::render(diags, cwd.as_deref(), c.openreports, now)
+        }
     }
 }
 

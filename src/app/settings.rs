@@ -38,6 +38,7 @@ pub(crate) fn resolve_common(c: &CommonArgs) -> Result<(Report, Settings), AppEr
         deny_warnings: r.deny_warnings,
         output: c.output.clone(),
         statistics: c.statistics,
+        openreports: c.openreports,
         baseline: super::baseline::load(c)?,
     };
     super::report::check_statistics(&report)?;

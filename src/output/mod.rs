@@ -6,6 +6,7 @@ pub mod gitlab;
 pub mod human;
 pub mod json;
 pub mod junit;
+pub mod policyreport;
 pub mod rules;
 pub mod sarif;
 pub mod statistics;
@@ -27,6 +28,9 @@ pub enum Format {
     Junit,
     /// GitLab Code Quality (CodeClimate JSON), for the merge request widget
     Gitlab,
+    /// Kubernetes PolicyReports (wgpolicyk8s.io/v1alpha2; openreports.io with --openreports),
+    /// for Policy Reporter and `kubectl apply`
+    Policyreport,
 }
 
 impl Format {
@@ -39,6 +43,7 @@ impl Format {
             Format::Github => "github",
             Format::Junit => "junit",
             Format::Gitlab => "gitlab",
+            Format::Policyreport => "policyreport",
         }
     }
 }

@@ -120,6 +120,18 @@ pub fn check_tag(
             ),
         );
     }
+    let data = crate::cgpu::compat::data();
+    if data.is_newer(core) {
+        ctx.at(
+            RuleId::TagNewerThanData,
+            v,
+            path.to_string(),
+            format!(
+                "cGPU {core} is newer than the compatibility data of {} (newest version {}): the node checks know nothing about it yet, which is not an error",
+                data.meta.date, data.meta.newest
+            ),
+        );
+    }
     if in_image {
         // The installer's image is the tag actually deployed: a finance-cloud (-fin) build in a
         // region known not to be a finance region is pulled where it was not built for. (The

@@ -175,6 +175,38 @@ pub fn tag_hover(tag: &str) -> String {
             out.push_str(&format!("\n\n⚠ {n}"));
         }
     }
+    out.push_str(&compat_hover(&t.core));
+    out
+}
+
+/// What the compatibility data says about a cGPU version, for the tag's hover.
+fn compat_hover(v: &semver::Version) -> String {
+    let data = crate::cgpu::compat::data();
+    if data.is_newer(v) {
+        return format!(
+            "\n\nNewer than the compatibility data of {} (newest version {}): nothing is known about it yet.",
+            data.meta.date, data.meta.newest
+        );
+    }
+    let mut out = format!(
+        "\n\nCompatibility (data of {}; `cgpu-lint compat --tag {v}`):",
+        data.meta.date
+    );
+    if let Some(row) = data.driver_row(v) {
+        out.push_str(&format!(
+            "\n- NVIDIA drivers: {}",
+            crate::cgpu::compat::Compat::driver_text(row)
+        ));
+    }
+    for s in data.support.iter().filter(|s| *v < s.since.0) {
+        out.push_str(&format!("\n- lacks {} (from cGPU {})", s.text, s.since));
+    }
+    for i in data
+        .issues_at(v)
+        .filter(|i| i.driver_from.is_some() || i.os.is_some())
+    {
+        out.push_str(&format!("\n- known issue{}: {}", i.when_text(), i.text));
+    }
     out
 }
 
@@ -210,10 +242,30 @@ pub fn hover(
             _ => break,
         }
     }
+    // A `values: |` string (an Argo CD Application's, a ConfigMap's) is read in place: its
+    // offsets are the file's, so the hover is the string's own.
+    if let Value::Scalar(_) = &node.value
+        && within(&node.span, offset)
+        && let Ok(inner) = yaml::embedded::literal_source(node)
+    {
+        return hover(&inner, offset);
+    }
     let &(parent, entry) = chain.last()?;
     let on_key = within(&entry.key_span, offset);
-    // The values block: `cgpu.<key>` at the top of a document.
-    if chain.len() == 2 && chain[0].1.key == "cgpu" && std::ptr::eq(chain[0].0, root) {
+    // The values block: `cgpu.<key>` at the top of a document, or at the top of the values a
+    // release of the chart gets (an umbrella's subchart key, a HelmRelease's spec.values, an
+    // Application's valuesObject, a helmfile release's inline values).
+    let values_root = |n: &Node| {
+        std::ptr::eq(n, root)
+            || {
+                let deps = crate::helm::place::parent_chart(&src.name).map(|(_, d)| d);
+                crate::helm::place::targets(root, deps.as_deref())
+                .iter()
+                .any(|t| matches!(&t.values, crate::helm::place::Values::Node(v) if v.span == n.span))
+            }
+    };
+    let k = chain.len().saturating_sub(2);
+    if chain.len() >= 2 && chain[k].1.key == "cgpu" && values_root(chain[k].0) {
         if on_key {
             return key_hover(&entry.key).map(|h| (h, entry.key_span.clone()));
         }
@@ -415,6 +467,14 @@ mod tests {
         let (s, o) = at("cgpu:\n  tag: v1.5.|3-8d3fc1b-aliyun\n", "|");
         let h = hover(&s, o).unwrap().0;
         assert!(h.contains("cGPU 1.5.3") && h.contains("deadlock"), "{h}");
+        // The compatibility data's row: 1.5.3 lacks the 1.5.9 support for Ubuntu 22.04.
+        assert!(
+            h.contains("lacks Ubuntu 22.04 support (from cGPU 1.5.9)") && h.contains("575"),
+            "{h}"
+        );
+        let (s, o) = at("cgpu:\n  tag: v1.5.|21-8d3fc1b-aliyun\n", "|");
+        let h = hover(&s, o).unwrap().0;
+        assert!(h.contains("Newer than the compatibility data of"), "{h}");
         let (s, o) = at("other:\n  policy: |2\n", "|");
         assert!(hover(&s, o).is_none());
     }

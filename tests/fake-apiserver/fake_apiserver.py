@@ -98,6 +98,9 @@ class Cluster:
             data = os.path.join(HERE, conf.get("data", "ack-cn-hangzhou"))
             self.world = stateful.World(self.name, conf["runbook"], data, None)
         self.token = conf.get("token")
+        # Serve the discovery of the policy-report CRDs (wgpolicyk8s.io/v1alpha2,
+        # openreports.io/v1alpha1), so that `kubectl apply --dry-run=client` maps the reports.
+        self.reports = bool(conf.get("reports"))
         self.forbid = set(conf.get("forbid", []))
         self.delay = float(conf.get("delay", 0))
         data = os.path.join(HERE, conf.get("data", "ack-cn-hangzhou"))
@@ -164,8 +167,40 @@ def discovery(port):
     }
 
 
+def report_discovery():
+    """The groups and resources of the policy-report CRDs, as the API server lists them."""
+    out = {}
+    for group, version, kinds in [
+        ("wgpolicyk8s.io", "v1alpha2", [("policyreports", "PolicyReport", True, "polr"),
+                                        ("clusterpolicyreports", "ClusterPolicyReport", False,
+                                         "cpolr")]),
+        ("openreports.io", "v1alpha1", [("reports", "Report", True, "reps"),
+                                        ("clusterreports", "ClusterReport", False, "creps")]),
+    ]:
+        gv = "%s/%s" % (group, version)
+        out[group] = {"name": group, "versions": [{"groupVersion": gv, "version": version}],
+                      "preferredVersion": {"groupVersion": gv, "version": version}}
+        out["/apis/" + gv] = {
+            "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv,
+            "resources": [
+                {"name": plural, "singularName": kind.lower(), "namespaced": namespaced,
+                 "kind": kind, "shortNames": [short],
+                 "verbs": ["create", "delete", "deletecollection", "get", "list", "patch",
+                           "update", "watch"]}
+                for plural, kind, namespaced, short in kinds
+            ],
+        }
+    return out
+
+
 def make_handler(cluster, port, log_path):
     disc = discovery(port)
+    if cluster.reports:
+        for key, value in report_discovery().items():
+            if key.startswith("/apis/"):
+                disc[key] = value
+            else:
+                disc["/apis"]["groups"].append(value)
     if cluster.world is not None:
         core, group, policy = stateful.discovery_extra()
         disc["/api/v1"]["resources"].extend(core)

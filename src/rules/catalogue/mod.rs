@@ -293,6 +293,15 @@ flavour, not a SemVer pre-release, so v1.0.6-abc1234-aliyun IS 1.0.6 and passes.
         concat!("The cGPU FAQ reports a kernel-driver deadlock (kernel panic) in cGPU 1.5.7 and earlier and \
 recommends ", recommended_version!(), " or later. This fires on the chart's documented default tag v1.5.3, on purpose. \
 financeCloudImageTag is checked only when --region names a finance region.")),
+    TagNewerThanData: ("tag-newer-than-data", Info, Values,
+        "the tag's cGPU version is newer than the compatibility data",
+        fix: None,
+        help: "nothing to do; `cgpu-lint compat` shows the data and its date",
+        "The compatibility data (src/cgpu/compat.toml, `cgpu-lint compat`) ends at the newest cGPU \
+version its sources list (`cgpu-lint compat` prints it and the date of the data). A newer tag is \
+not an error: the \
+driver, OS, instance-family and known-issue checks know nothing about it and say nothing, and \
+this note says why."),
     TagFlavour: ("tag-flavour", Warning, Values,
         "a `-fin` build in `tag`, or a non-`-fin` build in `financeCloudImageTag`",
         fix: None,

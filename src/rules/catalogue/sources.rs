@@ -213,6 +213,7 @@ pub fn of(rule: RuleId) -> &'static [Source] {
         RuleId::TagTooOld => &[ACK_POLICY],
         RuleId::TagKnownDeadlock => &[ACK_CGPU_FAQ, EGS_DOCKER],
         RuleId::TagFlavour => &[CHART_VALUES, ACK_CGPU_FAQ],
+        RuleId::TagNewerThanData => &[ACK_CGPU_FAQ],
         RuleId::TagForm => &[ACK_POLICY, ACK_UPGRADE],
         RuleId::PullPolicy => &[K8S_IMAGES],
         RuleId::NodeSelectorType => &[K8S_NODE_SELECTOR],

@@ -611,6 +611,10 @@ pub struct AdmissionPolicyArgs {
     /// 1.28 and 1.29
     #[arg(long, value_name = "1.MINOR", default_value = "1.30")]
     pub kube_version: String,
+    /// Also a policy for the Flux HelmReleases and Argo CD Applications of the chart: the values
+    /// rules on the cgpu block of spec.values / helm.valuesObject
+    #[arg(long)]
+    pub include_gitops: bool,
     /// Write to FILE instead of stdout
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<String>,

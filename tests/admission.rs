@@ -23,6 +23,7 @@ fn policy(action: Action, minor: u32) -> (String, PolicySet) {
     let text = admission::generate(&admission::Request {
         action,
         kube_minor: minor,
+        include_gitops: false,
     });
     let set = admission::eval::load_text("policy.yaml", &text)
         .unwrap_or_else(|e| panic!("the generated policy does not load:\n{}", e.join("\n")));
@@ -622,13 +623,15 @@ fn objects_the_binding_does_not_select_are_not_evaluated() {
 #[test]
 fn golden_policies() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
-    for (file, action, minor) in [
-        ("admission-policy.yaml", Action::Deny, 30),
-        ("admission-policy-warn-1.29.yaml", Action::Warn, 29),
+    for (file, action, minor, gitops) in [
+        ("admission-policy.yaml", Action::Deny, 30, false),
+        ("admission-policy-warn-1.29.yaml", Action::Warn, 29, false),
+        ("admission-policy-gitops.yaml", Action::Deny, 30, true),
     ] {
         let text = admission::generate(&admission::Request {
             action,
             kube_minor: minor,
+            include_gitops: gitops,
         });
         let path = dir.join(file);
         if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
@@ -676,6 +679,14 @@ fn explain_says_whether_the_policy_covers_a_rule() {
     assert!(out("installer-policy-unquoted").contains("the API server itself refuses"));
     assert!(out("cluster-policy-mismatch").contains("a policy sees one"));
     assert!(!out("unknown-key").contains("Admission policy"));
+    assert!(out("policy-out-of-range").contains(
+        "Admission policy: covered by `cgpu-lint generate admission-policy --include-gitops`: cgpu-lint-gitops-values-errors"
+    ));
+    assert!(
+        out("tag-too-old")
+            .contains("; covered by `cgpu-lint generate admission-policy --include-gitops`")
+    );
+    assert!(!out("policy-quoted").contains("Admission policy"));
 }
 
 /// The generated YAML is valid against the Kubernetes OpenAPI schema of every version
@@ -711,9 +722,13 @@ fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
     };
     let handles: Vec<_> = (28..=37u32)
         .map(|minor| {
+            // With --include-gitops: the gitops policy is a ValidatingAdmissionPolicy too, so
+            // the same schema judges it (the HelmRelease/Application CRDs it matches are not in
+            // the Kubernetes schema, and nothing here validates against them).
             let text = admission::generate(&admission::Request {
                 action: Action::Deny,
                 kube_minor: minor,
+                include_gitops: true,
             });
             (minor, text)
         })
@@ -728,7 +743,7 @@ fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
             assert!(ok, "1.{minor}: {out}");
             assert_eq!(
                 out.matches("passed for resource").count(),
-                4,
+                6,
                 "1.{minor}: {out}"
             );
             assert!(
@@ -740,6 +755,7 @@ fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
     let bad = admission::generate(&admission::Request {
         action: Action::Deny,
         kube_minor: 30,
+        include_gitops: false,
     })
     .replacen(
         "    reason: Invalid\n",
@@ -819,5 +835,355 @@ fn hostile_policy_files_end_in_a_message_not_a_panic() {
             "{text:?}: want {want:?} in {all_out}"
         );
         assert!(!all_out.contains("panicked"), "{text:?}: {all_out}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// --include-gitops: Flux HelmReleases and Argo CD Applications of the chart.
+
+fn gitops_policy() -> PolicySet {
+    let text = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+        include_gitops: true,
+    });
+    admission::eval::load_text("policy.yaml", &text)
+        .unwrap_or_else(|e| panic!("the generated policy does not load:\n{}", e.join("\n")))
+}
+
+fn gitops_covered() -> BTreeSet<&'static str> {
+    admission::gitops::checks()
+        .iter()
+        .map(|c| c.rule.name())
+        .collect()
+}
+
+/// Check's covered errors and messages for one gitops object, its label (`Flux HelmRelease
+/// `gpu`: `) taken off.
+fn gitops_check(object: &Json) -> (BTreeSet<String>, Vec<(String, String)>) {
+    let covered = gitops_covered();
+    let mut rules = BTreeSet::new();
+    let mut messages = Vec::new();
+    for d in check_json(object) {
+        for (name, severity, message) in pieces(&d) {
+            if severity != Severity::Error || !covered.contains(name) {
+                continue;
+            }
+            let message = message
+                .split_once("`: ")
+                .map_or(message.as_str(), |(_, m)| m)
+                .to_string();
+            rules.insert(name.to_string());
+            messages.push((name.to_string(), message));
+        }
+    }
+    (rules, messages)
+}
+
+/// The gitops policy's denials (rule, message); `Err` on an evaluation error.
+fn gitops_verdict(set: &PolicySet, object: &Json) -> Result<Vec<(String, String)>, String> {
+    let admitted = admission::as_admitted(object)?;
+    let ns = object
+        .pointer("/metadata/namespace")
+        .and_then(Json::as_str)
+        .unwrap_or("default");
+    let out = set.evaluate(&Request {
+        object: &admitted,
+        old_object: None,
+        operation: "CREATE",
+        namespace: ns,
+    });
+    if !out
+        .matched
+        .iter()
+        .any(|m| m.0 == admission::gitops::GITOPS_POLICY)
+    {
+        return Err(format!("matched {:?}, not the gitops policy", out.matched));
+    }
+    let mut v = Vec::new();
+    for d in &out.decisions {
+        assert_eq!(d.policy, admission::gitops::GITOPS_POLICY, "{}", d.message);
+        if d.evaluation_error {
+            return Err(format!("{}: {}", d.policy, d.message));
+        }
+        let rule = d.rule.clone().unwrap_or_default();
+        let msg = d
+            .message
+            .strip_prefix(&format!("{rule}: "))
+            .unwrap_or(&d.message)
+            .to_string();
+        v.push((rule, msg));
+    }
+    Ok(v)
+}
+
+fn gitops_value(r: &mut Rng, key: &str) -> Json {
+    match key {
+        "enabled" | "checkRegions" => match r.below(3) {
+            0 => json!(r.chance(50)),
+            _ => json!(*r.pick(&[
+                "true", "false", "False", "no", "off", "n", "yes", "on", " false", "", "x"
+            ])),
+        },
+        "policy" => match r.below(4) {
+            0 => json!(*r.pick(&[-1i64, 0, 1, 2, 3, 5, 6, 7, 100, -100])),
+            1 => json!(*r.pick(&[
+                "0",
+                "3",
+                "5",
+                "6",
+                "7",
+                "12",
+                "02",
+                "00",
+                "-1",
+                " 3",
+                "3 ",
+                "fair",
+                "Fair-Share",
+                "preemptive",
+                "native",
+                "weight",
+                "x",
+                "",
+                "1.5",
+                "9999999999999999999",
+            ])),
+            2 => json!(*r.pick(&[0.0f64, 2.0, 5.0, 7.0, -1.0, 2.5, 0.5, -3.5, 6.0])),
+            _ => json!(r.chance(50)),
+        },
+        "tag" | "financeCloudImageTag" => {
+            if r.chance(5) {
+                json!(1.5)
+            } else {
+                json!(tag(r))
+            }
+        }
+        "image" => json!(*r.pick(&["acs/cgpu-installer", "mirror/cgpu-installer"])),
+        _ => json!(*r.pick(&["IfNotPresent", "Always", "always"])),
+    }
+}
+
+fn gitops_block(r: &mut Rng) -> Json {
+    let mut m = serde_json::Map::new();
+    for key in [
+        "enabled",
+        "policy",
+        "tag",
+        "financeCloudImageTag",
+        "checkRegions",
+        "image",
+        "imagePullPolicy",
+    ] {
+        if r.chance(if key == "policy" || key == "tag" {
+            70
+        } else {
+            25
+        }) {
+            m.insert(key.to_string(), gitops_value(r, key));
+        }
+    }
+    json!({ "cgpu": m })
+}
+
+/// A chart reference: mostly the chart, sometimes another or a name that only contains it.
+fn chart_ref(r: &mut Rng, path: bool, names: &mut bool) -> String {
+    let good: &[&str] = if path {
+        &[
+            "ack-ai-installer",
+            "charts/ack-ai-installer",
+            "charts/ack-ai-installer/",
+        ]
+    } else {
+        &["ack-ai-installer"]
+    };
+    if r.chance(80) {
+        *names = true;
+        r.pick(good).to_string()
+    } else {
+        r.pick(&[
+            "other",
+            "ack-ai-installer-x",
+            "charts/other",
+            "my-ack-ai-installer",
+        ])
+        .to_string()
+    }
+}
+
+/// A HelmRelease or an Application; whether its values are a `values: |` string somewhere, and
+/// whether it names the chart (as docs/gitops.md says a release of the chart is recognised).
+fn gitops_object(r: &mut Rng) -> (Json, bool, bool) {
+    let mut names = false;
+    if r.chance(50) {
+        let chart = if r.chance(80) {
+            json!({ "spec": { "chart": chart_ref(r, true, &mut names), "sourceRef": { "kind": "HelmRepository", "name": "aliyun" } } })
+        } else {
+            Json::Null
+        };
+        let mut spec = json!({ "interval": "10m" });
+        if chart.is_null() {
+            spec["chartRef"] =
+                json!({ "kind": "OCIRepository", "name": chart_ref(r, false, &mut names) });
+        } else {
+            spec["chart"] = chart;
+        }
+        if r.chance(90) {
+            spec["values"] = gitops_block(r);
+        }
+        let o = json!({
+            "apiVersion": "helm.toolkit.fluxcd.io/v2",
+            "kind": "HelmRelease",
+            "metadata": { "name": "gpu", "namespace": "flux-system" },
+            "spec": spec,
+        });
+        return (o, false, names);
+    }
+    let mut string_values = false;
+    let mut source = |r: &mut Rng| {
+        let mut s = json!({ "repoURL": "https://example.com/charts", "targetRevision": "1.0.0" });
+        if r.chance(80) {
+            s["chart"] = json!(chart_ref(r, false, &mut names));
+        } else {
+            s["path"] = json!(chart_ref(r, true, &mut names));
+        }
+        let block = gitops_block(r);
+        match r.below(10) {
+            0 => {}
+            1 => {
+                s["helm"] = json!({ "values": serde_yaml_ng_text(&block) });
+                string_values = true;
+            }
+            _ => s["helm"] = json!({ "valuesObject": block }),
+        }
+        s
+    };
+    let mut spec = json!({ "project": "default", "destination": { "namespace": "kube-system", "server": "https://kubernetes.default.svc" } });
+    if r.chance(70) {
+        spec["source"] = source(r);
+    } else {
+        let n = 1 + r.below(2);
+        spec["sources"] = Json::Array((0..n).map(|_| source(r)).collect());
+    }
+    let o = json!({
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": { "name": "gpu", "namespace": "argocd" },
+        "spec": spec,
+    });
+    (o, string_values, names)
+}
+
+/// The values as a `values: |` string (JSON is YAML).
+fn serde_yaml_ng_text(v: &Json) -> String {
+    serde_json::to_string_pretty(v).unwrap() + "\n"
+}
+
+#[test]
+fn the_gitops_policy_agrees_with_check_on_generated_releases_and_applications() {
+    let started = std::time::Instant::now();
+    let cases = env_usize("ADMISSION_CASES", 3000) / 2;
+    let seed = env_usize("ADMISSION_SEED", 24) as u64;
+    let set = gitops_policy();
+    let mut r = Rng((seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x005e_ed0f_6170) | 1);
+    let mut seen = BTreeSet::new();
+    let (mut denied, mut strings, mut other_charts) = (0, 0, 0);
+    for i in 0..cases {
+        let (object, string_values, names_chart) = gitops_object(&mut r);
+        let (rules, messages) = gitops_check(&object);
+        let verdict = gitops_verdict(&set, &object);
+        let show = || {
+            format!(
+                "case {i} (ADMISSION_SEED={seed}):\nobject: {}\ncheck: {messages:?}\npolicy: {verdict:?}",
+                serde_json::to_string_pretty(&object).unwrap()
+            )
+        };
+        let Ok(p) = &verdict else {
+            panic!("{}", show())
+        };
+        if !names_chart {
+            // Another chart's release is never denied, and check does not read it either.
+            other_charts += 1;
+            assert!(p.is_empty() && rules.is_empty(), "{}", show());
+            continue;
+        }
+        if string_values {
+            // A `values: |` string is not covered: the policy never denies on it; what it
+            // judges (a valuesObject of another source) is still compared below only when
+            // there is no string (check reports inside the string).
+            strings += 1;
+            assert!(
+                p.iter().all(|(rule, _)| rules.contains(rule)),
+                "the policy denied what check does not report\n{}",
+                show()
+            );
+            continue;
+        }
+        let denied_rules: BTreeSet<String> = p.iter().map(|(r, _)| r.clone()).collect();
+        assert_eq!(denied_rules, rules, "{}", show());
+        for (rule, msg) in p {
+            assert!(
+                messages.iter().any(|(r, m)| r == rule && m == msg),
+                "{rule}: the policy says {msg:?}\n{}",
+                show()
+            );
+        }
+        if !p.is_empty() {
+            denied += 1;
+        }
+        seen.extend(denied_rules);
+    }
+    eprintln!(
+        "{cases} generated HelmReleases/Applications ({denied} denied, {strings} with a values string, {other_charts} of other charts) in {:.2?}",
+        started.elapsed()
+    );
+    if cases >= 500 {
+        let want: BTreeSet<String> = gitops_covered().iter().map(|s| s.to_string()).collect();
+        assert_eq!(seen, want, "rules the generated set reached");
+        assert!(
+            denied > cases / 20 && denied < cases - cases / 20,
+            "{denied} of {cases} denied"
+        );
+        assert!(strings > 0 && other_charts > 0);
+    }
+}
+
+/// The gitops examples: the HelmRelease's `policy: 7` is denied for the rule check reports; the
+/// Application's `values: |` string is not judged (the policy admits it, documented).
+#[test]
+fn the_gitops_policy_on_the_gitops_examples() {
+    let set = gitops_policy();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/gitops");
+    for (file, want) in [
+        ("helmrelease.yaml", vec!["policy-out-of-range"]),
+        ("application.yaml", vec![]),
+    ] {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let src = Source::new(path.display().to_string(), text);
+        let findings = lint_file(&src, &Settings::default());
+        let covered = gitops_covered();
+        for o in admission::objects(&src) {
+            if o.kind != "HelmRelease" && o.kind != "Application" {
+                continue;
+            }
+            let denied: BTreeSet<String> = gitops_verdict(&set, &o.json)
+                .unwrap()
+                .into_iter()
+                .map(|(r, _)| r)
+                .collect();
+            let reported: BTreeSet<String> = findings
+                .iter()
+                .filter(|d| d.document == o.document)
+                .flat_map(pieces)
+                .filter(|(n, s, _)| *s == Severity::Error && covered.contains(n))
+                .map(|(n, _, _)| n.to_string())
+                .collect();
+            let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
+            assert_eq!(denied, want, "{file}: the policy");
+            if file == "helmrelease.yaml" {
+                assert_eq!(reported, want, "{file}: check");
+            }
+        }
     }
 }

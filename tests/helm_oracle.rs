@@ -436,6 +436,8 @@ fn generate() -> Vec<Case> {
         "cgpu:\n  '<<': x\n",
         "cgpu:\n  !!merge <<: {policy: 4}\n",
         "l: &l [1, 2]\ncgpu:\n  <<: *l\n",
+        // A list of mappings behind an alias: Helm refuses it, merges it written in place.
+        "l: &l [{policy: 1}, {tag: t}]\ncgpu:\n  <<: *l\n",
         "cgpu:\n  <<: [1, 2]\n",
         "cgpu:\n  <<: 3\n",
         "cgpu:\n  <<: ~\n",

@@ -174,10 +174,51 @@ fn matches(
     Ok(re.is_match(&this))
 }
 
+/// CEL's `type(x)`, which the cel crate (0.13) lacks and the API server's cel-go has. Each
+/// type is stood for by its name, and the type identifiers (`map`, `string`, …) are bound to the
+/// same names in [`functions`], so `type(x) == map` is decided as cel-go decides it.
+fn type_of(
+    kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Value>,
+) -> Arc<String> {
+    Arc::new(
+        match this {
+            Value::List(_) => "list",
+            Value::Map(_) => "map",
+            Value::Function(..) => "function",
+            Value::Int(_) => "int",
+            Value::UInt(_) => "uint",
+            Value::Float(_) => "double",
+            Value::String(_) => "string",
+            Value::Bytes(_) => "bytes",
+            Value::Bool(_) => "bool",
+            Value::Null => "null_type",
+            _ => "opaque",
+        }
+        .to_string(),
+    )
+}
+
+/// The type identifiers `type_of` answers with.
+const TYPE_NAMES: &[&str] = &[
+    "list",
+    "map",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bytes",
+    "bool",
+    "null_type",
+];
+
 fn functions() -> Context<'static> {
     let mut ctx = Context::default();
     ctx.register_all();
     ctx.add_function("matches", matches);
+    ctx.add_function("type", type_of);
+    for t in TYPE_NAMES {
+        ctx.add_variable_from_value(*t, Value::String(Arc::new(t.to_string())));
+    }
     ctx
 }
 

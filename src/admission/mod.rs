@@ -6,6 +6,7 @@
 //! running the CEL with kube-cel (`eval`) beside `check`.
 
 pub mod eval;
+pub mod gitops;
 
 use crate::cgpu::{
     self, CORE_INSTALLER, INSTALLER, INSTALLER_NAMES, KNOWN_REGIONS, LAST_DEADLOCK_VERSION,
@@ -40,6 +41,9 @@ pub struct Request {
     pub action: Action,
     /// The Kubernetes minor version (1.MINOR): v1 from 1.30, v1beta1 for 1.28 and 1.29.
     pub kube_minor: u32,
+    /// Also the policy for Flux HelmReleases and Argo CD Applications of the chart
+    /// (`--include-gitops`, [`gitops`]).
+    pub include_gitops: bool,
 }
 
 /// The oldest Kubernetes minor with `variables` in ValidatingAdmissionPolicy (v1beta1).
@@ -90,6 +94,12 @@ pub fn coverage(rule: RuleId) -> Option<String> {
         .filter(|c| c.rule == rule)
         .map(|c| c.severity)
         .collect();
+    let gitops = gitops::covers(rule).then(|| {
+        format!(
+            "covered by `cgpu-lint generate admission-policy --include-gitops`: {} denies it in the `cgpu:` block of a Flux HelmRelease's spec.values and an Argo CD Application's helm.valuesObject (not in a `values: |` string, valuesFrom or parameters)",
+            gitops::GITOPS_POLICY
+        )
+    });
     if !covered.is_empty() {
         let names: Vec<String> = covered
             .iter()
@@ -105,10 +115,17 @@ pub fn coverage(rule: RuleId) -> Option<String> {
                 )
             })
             .collect();
-        return Some(format!(
+        let text = format!(
             "covered by `cgpu-lint generate admission-policy`: the {} policy denies or warns as check reports it",
             names.join(" and ")
-        ));
+        );
+        return Some(match gitops {
+            Some(g) => format!("{text}; {g}"),
+            None => text,
+        });
+    }
+    if gitops.is_some() {
+        return gitops;
     }
     let why = match rule {
         InstallerPolicyUnquoted
@@ -654,6 +671,25 @@ fn header(req: &Request, api: &str) -> String {
         warn_action(req.action).as_str()
     ));
     wrap(&mut h, "#   ", &rule_list(Severity::Warning).join(", "));
+    if req.include_gitops {
+        h.push_str(&format!(
+            "# {} (binding: {}):\n",
+            gitops::GITOPS_POLICY,
+            req.action.as_str()
+        ));
+        h.push_str(
+            "#   for Flux HelmReleases (helm.toolkit.fluxcd.io/v2) and Argo CD Applications\n",
+        );
+        h.push_str("#   (argoproj.io/v1alpha1) of the ack-ai-installer chart, on the cgpu block of spec.values\n");
+        h.push_str("#   and of each chart source's helm.valuesObject:\n");
+        let names: Vec<&str> = gitops::checks().iter().map(|c| c.rule.name()).collect();
+        wrap(&mut h, "#   ", &names.join(", "));
+        wrap(
+            &mut h,
+            "#   ",
+            "Not seen by it: an Argo CD `values: |` string (CEL cannot parse YAML), Flux valuesFrom and Argo CD parameters (not in the object), and the other values rules (check's only); check those in CI with `cgpu-lint check`.",
+        );
+    }
     h.push_str("# Not decided here:\n");
     let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
     for r in crate::rules::catalogue::RULES {
@@ -663,6 +699,10 @@ fn header(req: &Request, api: &str) -> String {
         let Some(text) = coverage(r.id) else {
             continue;
         };
+        if gitops::covers(r.id) {
+            // A values rule: the gitops policy's, listed above when it is generated.
+            continue;
+        }
         let why = text
             .strip_prefix("not in `cgpu-lint generate admission-policy`: ")
             .unwrap_or(&text)
@@ -749,6 +789,9 @@ pub fn generate(req: &Request) -> String {
     out.push_str(&binding_doc(ERRORS_POLICY, api, req.action));
     out.push_str(&policy_doc(WARNINGS_POLICY, api, Severity::Warning));
     out.push_str(&binding_doc(WARNINGS_POLICY, api, warn_action(req.action)));
+    if req.include_gitops {
+        out.push_str(&gitops::documents(api, req.action));
+    }
     out
 }
 

@@ -86,7 +86,11 @@ fn admission_policy(
         AdmissionAction::Warn => Action::Warn,
         AdmissionAction::Audit => Action::Audit,
     };
-    let text = admission::generate(&admission::Request { action, kube_minor });
+    let text = admission::generate(&admission::Request {
+        action,
+        kube_minor,
+        include_gitops: args.include_gitops,
+    });
     match &args.output {
         Some(file) => {
             std::fs::write(file, &text).map_err(|e| AppError::Usage(format!("{file}: {e}")))?

@@ -291,6 +291,16 @@ impl Builder<'_> {
         depth: usize,
         out: &mut Entries,
     ) -> Result<(), (String, usize)> {
+        // go-yaml's merge: an alias must lead to a mapping (a list of mappings behind an alias is
+        // refused, though the same list written in place is merged).
+        if let RawKind::Alias(target) = self.raw[v].kind
+            && !matches!(self.raw[target].kind, RawKind::Map(_))
+        {
+            return Err((
+                "a merge key (<<) alias must refer to a mapping (go-yaml, so Helm: map merge requires map or sequence of maps as the value)".into(),
+                self.raw[v].span.start,
+            ));
+        }
         let value = self.node(v, via_alias, depth + 1)?;
         let maps: Vec<Node> = match value.value {
             Value::Map(_) => vec![value],
@@ -428,6 +438,16 @@ mod tests {
         let d = root.get("d").unwrap();
         assert_eq!(d.to_json(), serde_json::json!({"y":2,"z":3}));
         assert!(c.entry("x").unwrap().merged);
+    }
+
+    /// Real Helm 3.18 refuses the alias to a list ("map merge requires map or sequence of maps
+    /// as the value") and merges the same list written in place.
+    #[test]
+    fn a_merge_alias_must_lead_to_a_mapping() {
+        let p = doc("l: &l [{a: 1}, {b: 2}]\nm:\n  <<: *l\n");
+        assert!(p.error.unwrap().message.contains("map merge requires map"));
+        let p = doc("m:\n  <<: [{a: 1}, {b: 2}]\n");
+        assert!(p.error.is_none());
     }
 
     #[test]

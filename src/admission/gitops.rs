@@ -1,0 +1,228 @@
+//! `generate admission-policy --include-gitops`: a ValidatingAdmissionPolicy for the Flux
+//! HelmReleases (helm.toolkit.fluxcd.io/v2) and Argo CD Applications (argoproj.io/v1alpha1) of
+//! the ack-ai-installer chart. It judges the `cgpu:` block of `spec.values` (Flux) and of each
+//! chart source's `helm.valuesObject` (Argo CD), the values `check` reads in place there
+//! (`helm::place`), for the values rules that one block decides. A `values: |` string, Flux
+//! `valuesFrom` and Argo CD `parameters` are not seen (CEL cannot parse YAML; the others are not
+//! in the object). `tests/admission.rs` proves it equal to `check` by execution.
+
+use super::{Action, Check, lit, words};
+use crate::cgpu::{CHART, MIN_POLICY_VERSION, POLICY_NAMES, TagError};
+use crate::rules::catalogue::{RuleId, Severity};
+
+/// The policy (and binding) name.
+pub const GITOPS_POLICY: &str = "cgpu-lint-gitops-values-errors";
+
+/// The variables, in order: `blocks` is every `cgpu` mapping the object hands the chart.
+pub fn variables() -> Vec<(&'static str, String)> {
+    let chart = lit(CHART);
+    // helm::place::chart_name: the last path segment, trailing slashes trimmed.
+    let chart_re = lit(&format!("^(.*/)?{}/*$", CHART.replace('.', "[.]")));
+    vec![
+        (
+            "values",
+            format!(
+                "object.kind == 'HelmRelease' ? ((has(object.spec.chart) && has(object.spec.chart.spec) && has(object.spec.chart.spec.chart) ? object.spec.chart.spec.chart.matches({chart_re}) : (has(object.spec.chartRef) && has(object.spec.chartRef.name) && object.spec.chartRef.name == {chart})) && has(object.spec.values) ? [object.spec.values] : []) : ((has(object.spec.source) ? [object.spec.source] : []) + (has(object.spec.sources) ? object.spec.sources : [])).filter(s, (has(s.chart) ? s.chart == {chart} : (has(s.path) && s.path.matches({chart_re}))) && has(s.helm) && has(s.helm.valuesObject)).map(s, s.helm.valuesObject)"
+            ),
+        ),
+        (
+            "blocks",
+            "variables.values.filter(v, type(v) == map && 'cgpu' in v && type(v.cgpu) == map).map(v, v.cgpu)".into(),
+        ),
+    ]
+}
+
+/// A valid tag (`check_tag`'s parse): the installer policy's `tagValid`, on `t`.
+fn tag_valid(t: &str) -> String {
+    format!(
+        "{t}.matches('^v?{n}[.]{n}[.]{n}(-[0-9A-Za-z.-]+)?$')",
+        n = super::NUM
+    )
+}
+
+fn tag_core(t: &str) -> String {
+    format!("({t}.startsWith('v') ? {t}.substring(1) : {t}).split('-')[0]")
+}
+
+/// The validations (all errors: the policy denies).
+pub fn checks() -> Vec<Check> {
+    use RuleId::*;
+    let c = |rule, expression: String, message_expression: String| Check {
+        rule,
+        severity: Severity::Error,
+        expression,
+        message_expression,
+    };
+    let strbool = |k: &str| format!("('{k}' in b && type(b.{k}) == string)");
+    let bool_msg = |k: &str| {
+        format!(
+            "(b.{k}.trim().lowerAscii() in ['false', 'no', 'off', 'n'] ? {} : {})",
+            words(
+                &format!(
+                    "`{k}` is the string \"\0\": a Go template treats every non-empty string as true, so this does NOT turn it off"
+                ),
+                &[&format!("b.{k}")]
+            ),
+            words(
+                &format!("`{k}` is the string \"\0\", not a boolean"),
+                &[&format!("b.{k}")]
+            ),
+        )
+    };
+    // policy, by type: check's `values::policy`.
+    let digits = "b.policy.matches('^[0-9]{1,19}$')";
+    let whole = "(b.policy > -1e15 && b.policy < 1e15 && double(int(b.policy)) == b.policy)";
+    let not_integer = format!(
+        "('policy' in b && ((type(b.policy) == string && !{digits}) || (type(b.policy) == double && !{whole})))"
+    );
+    let out_of_range = format!(
+        "('policy' in b && ((type(b.policy) == int && (b.policy < 0 || b.policy > 5)) || (type(b.policy) == string && b.policy.matches('^[1-9][0-9]{{0,18}}$') && !(b.policy in ['1', '2', '3', '4', '5'])) || (type(b.policy) == double && {whole} && (b.policy < 0.0 || b.policy > 5.0))))"
+    );
+    let names: Vec<String> = POLICY_NAMES
+        .iter()
+        .map(|(n, v)| format!("{}: {v}", lit(&n.to_ascii_lowercase())))
+        .collect();
+    let names = format!("{{{}}}", names.join(", "));
+    let not_integer_msg = format!(
+        "type(b.policy) == double ? {} : b.policy.trim().lowerAscii() in {names} ? {} : {}",
+        words(
+            "policy `\0` is a float; cGPU policies are the integers 0–5",
+            &["string(b.policy)"]
+        ),
+        words(
+            "policy `\0` is a name; the chart needs its number, \0",
+            &[
+                "b.policy",
+                &format!("string({names}[b.policy.trim().lowerAscii()])")
+            ]
+        ),
+        words("policy `\0` is not a number 0–5", &["b.policy"]),
+    );
+    let out_of_range_msg = words(
+        "policy \0 does not exist; cGPU policies are 0–5",
+        &[
+            "(type(b.policy) == string ? b.policy : type(b.policy) == int ? string(b.policy) : string(int(b.policy)))",
+        ],
+    );
+    let tag_keys = ["tag", "financeCloudImageTag"];
+    let bad_tag = |k: &str| {
+        format!(
+            "('{k}' in b && type(b.{k}) == string && !{})",
+            tag_valid(&format!("b.{k}"))
+        )
+    };
+    let old_tag = |k: &str| {
+        format!(
+            "('{k}' in b && type(b.{k}) == string && {} && b.{k}.matches('{}'))",
+            tag_valid(&format!("b.{k}")),
+            super::version_below(&MIN_POLICY_VERSION)
+        )
+    };
+    let bad_tag_msg = |k: &str| {
+        let t = format!("b.{k}");
+        format!(
+            "({t}.trim() == '' ? {} : {t} == 'latest' ? {} : {})",
+            lit(&format!("`{k}`: {}", TagError::Empty.message(""))),
+            lit(&format!("`{k}`: {}", TagError::Latest.message(""))),
+            words(
+                &format!("`{k}`: {}", TagError::Malformed.message("\0")),
+                &[&t]
+            ),
+        )
+    };
+    let old_msg = |k: &str| {
+        words(
+            &format!(
+                "cGPU \0 is older than {MIN_POLICY_VERSION}: the policy setting is not supported"
+            ),
+            &[&tag_core(&format!("b.{k}"))],
+        )
+    };
+    let any = |cond: String, msg: String| {
+        (
+            format!("!variables.blocks.exists(b, {cond})"),
+            format!("variables.blocks.filter(b, {cond}).map(b, ({msg}))[0]"),
+        )
+    };
+    let mut out = Vec::new();
+    let (e, m) = any(
+        format!("{} || {}", strbool("enabled"), strbool("checkRegions")),
+        format!(
+            "{} ? {} : {}",
+            strbool("enabled"),
+            bool_msg("enabled"),
+            bool_msg("checkRegions")
+        ),
+    );
+    out.push(c(StringBoolean, e, m));
+    let (e, m) = any(not_integer, not_integer_msg);
+    out.push(c(PolicyNotInteger, e, m));
+    let (e, m) = any(out_of_range, out_of_range_msg);
+    out.push(c(PolicyOutOfRange, e, m));
+    let (e, m) = any(
+        tag_keys
+            .iter()
+            .map(|k| bad_tag(k))
+            .collect::<Vec<_>>()
+            .join(" || "),
+        format!(
+            "{} ? {} : {}",
+            bad_tag("tag"),
+            bad_tag_msg("tag"),
+            bad_tag_msg("financeCloudImageTag")
+        ),
+    );
+    out.push(c(TagInvalid, e, m));
+    let (e, m) = any(
+        tag_keys
+            .iter()
+            .map(|k| old_tag(k))
+            .collect::<Vec<_>>()
+            .join(" || "),
+        format!(
+            "{} ? {} : {}",
+            old_tag("tag"),
+            old_msg("tag"),
+            old_msg("financeCloudImageTag")
+        ),
+    );
+    out.push(c(TagTooOld, e, m));
+    out
+}
+
+/// Whether a values rule is in this policy (for the header and `explain`).
+pub fn covers(rule: RuleId) -> bool {
+    checks().iter().any(|c| c.rule == rule)
+}
+
+/// The policy and its binding.
+pub fn documents(api: &str, action: Action) -> String {
+    let mut s = format!(
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"helm.toolkit.fluxcd.io\"]\n      apiVersions: [\"v2\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"helmreleases\"]\n    - apiGroups: [\"argoproj.io\"]\n      apiVersions: [\"v1alpha1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"applications\"]\n  variables:\n"
+    );
+    for (n, e) in variables() {
+        s.push_str(&format!(
+            "  - name: {n}\n    expression: {}\n",
+            super::q(&e)
+        ));
+    }
+    s.push_str("  validations:\n");
+    for c in checks() {
+        let r = c.rule.info();
+        s.push_str(&format!(
+            "  - expression: {}\n    message: {}\n    messageExpression: {}\n    reason: Invalid\n",
+            super::q(&c.expression),
+            super::q(&format!("{}: {}", r.name, r.summary)),
+            super::q(&format!(
+                "{} + ({})",
+                lit(&format!("{}: ", r.name)),
+                c.message_expression
+            )),
+        ));
+    }
+    s.push_str(&format!(
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  policyName: {GITOPS_POLICY}\n  validationActions: [{}]\n",
+        action.as_str()
+    ));
+    s
+}

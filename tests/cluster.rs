@@ -1108,6 +1108,7 @@ fn cluster_policy_reports_validate_and_kubectl_applies_them() {
         assert!(cluster["results"].as_array().unwrap().iter().any(|r| {
             r["resources"][0]["kind"] == "Node" && r["policy"] == "legacy-cgpu-label"
         }));
+        checked_objects_pass(&s, &items);
         let file = s.home.path().join(format!("report-{group}.json"));
         std::fs::write(&file, &o.stdout).unwrap();
         let k = s.kubectl(&[
@@ -1134,4 +1135,72 @@ fn cluster_policy_reports_validate_and_kubectl_applies_them() {
             "{out}"
         );
     }
+}
+
+/// Every object the cluster serves (listed by real kubectl) has a `pass` result naming it, a
+/// rule has no `pass` beside its finding on the same object, an object without findings is all
+/// `pass`, and each summary counts its results.
+fn checked_objects_pass(s: &One, items: &[Value]) {
+    let mut objects: Vec<(String, String)> = Vec::new();
+    for (kind, args) in [
+        ("Node", vec!["get", "nodes", "-o", "name"]),
+        (
+            "DaemonSet",
+            vec!["get", "ds", "-n", "kube-system", "-o", "name"],
+        ),
+    ] {
+        let o = s.kubectl(&args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        for l in String::from_utf8_lossy(&o.stdout).lines() {
+            let name = l.split_once('/').unwrap().1.to_string();
+            if kind == "Node" || name.starts_with("cgpu-") {
+                objects.push((kind.into(), name));
+            }
+        }
+    }
+    assert!(objects.len() > 9, "{objects:?}");
+    let mut per: std::collections::BTreeMap<(String, String), Vec<(String, String)>> =
+        Default::default();
+    for i in items {
+        let results = i["results"].as_array().unwrap();
+        for k in ["pass", "fail", "warn", "error", "skip"] {
+            let n = results.iter().filter(|r| r["result"] == k).count();
+            assert_eq!(i["summary"][k], n, "{k}");
+        }
+        for r in results {
+            let Some(res) = r["resources"].get(0) else {
+                continue;
+            };
+            assert_eq!(r["properties"]["context"], "prod");
+            per.entry((
+                res["kind"].as_str().unwrap().into(),
+                res["name"].as_str().unwrap().into(),
+            ))
+            .or_default()
+            .push((
+                r["policy"].as_str().unwrap().into(),
+                r["result"].as_str().unwrap().into(),
+            ));
+        }
+    }
+    let mut clean = 0;
+    for o in &objects {
+        let results = per.get(o).unwrap_or_else(|| panic!("no result for {o:?}"));
+        assert!(results.iter().any(|(_, r)| r == "pass"), "{o:?}");
+        for (policy, result) in results {
+            if result != "pass" {
+                assert!(
+                    !results.contains(&(policy.clone(), "pass".to_string())),
+                    "{o:?}: {policy} is {result} and pass"
+                );
+            }
+        }
+        if results.iter().all(|(_, r)| r == "pass") {
+            clean += 1;
+        }
+    }
+    assert!(
+        clean > 0,
+        "some node of the recorded cluster has no finding: {per:?}"
+    );
 }

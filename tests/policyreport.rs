@@ -105,3 +105,138 @@ fn openreports_validate_against_the_openreports_crds() {
     assert!(items.iter().all(|i| i["source"] == "cgpu-lint"));
     assert_eq!(items[1]["kind"], "Report");
 }
+
+/// The catalogue's rules of a group, from `cgpu-lint rules --format json` (each is one check
+/// a Kyverno-style report lists per resource).
+fn rules_of_group(group: &str) -> std::collections::BTreeSet<String> {
+    let out = bin().args(["rules", "--format", "json"]).output().unwrap();
+    let rules: Value = serde_json::from_slice(&out.stdout).unwrap();
+    rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["group"] == group)
+        .map(|r| r["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_clean_object_gets_a_pass_result_per_rule_that_applies() {
+    // The v1.5.10 installer has no finding (`check` exits 0 and says 0 errors, 0 warnings,
+    // 0 infos in tests/cli.rs's terms): its report is all `pass`, one per installer rule.
+    let (code, list) = report_of(&["daemonset-cgpu-installer-v1.5.10-hangzhou.yaml"]);
+    assert_eq!(code, 0);
+    let items = validate(&list, false);
+    assert_eq!(items.len(), 1, "{list:#}");
+    assert_eq!(items[0]["kind"], "PolicyReport");
+    let results = items[0]["results"].as_array().unwrap();
+    assert!(results.iter().all(|r| r["result"] == "pass"), "{list:#}");
+    let policies: std::collections::BTreeSet<String> = results
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(policies.len(), results.len(), "one result per rule");
+    assert_eq!(policies, rules_of_group("cgpu-installer DaemonSet"));
+    for r in results {
+        assert_eq!(
+            r["resources"][0],
+            serde_json::json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "namespace": "kube-system", "name": "cgpu-installer"})
+        );
+        assert_eq!(
+            r["properties"]["file"],
+            "daemonset-cgpu-installer-v1.5.10-hangzhou.yaml"
+        );
+    }
+    assert_eq!(items[0]["summary"]["pass"], results.len());
+    assert_eq!(items[0]["summary"]["fail"], 0);
+    // --select narrows the checks to the rules that ran.
+    let (_, list) = report_of(&[
+        "--select",
+        "installer-namespace",
+        "daemonset-cgpu-installer-v1.5.10-hangzhou.yaml",
+    ]);
+    let items = validate(&list, false);
+    let results = items[0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["policy"], "installer-namespace");
+}
+
+#[test]
+fn a_failing_rule_has_no_pass_result_for_the_same_object() {
+    let file = "daemonset-invalid-policy-unquoted-int.yaml";
+    let (code, list) = report_of(&[file]);
+    assert_eq!(code, 1);
+    let items = validate(&list, false);
+    let mut by_object: std::collections::BTreeMap<(String, String), Vec<&str>> = Default::default();
+    let mut counts: std::collections::BTreeMap<&str, u64> = Default::default();
+    for i in &items {
+        for r in i["results"].as_array().unwrap() {
+            let key = (r["resources"].to_string(), r["policy"].to_string());
+            by_object
+                .entry(key)
+                .or_default()
+                .push(r["result"].as_str().unwrap());
+            *counts.entry(r["result"].as_str().unwrap()).or_default() += 1;
+        }
+    }
+    // `check --format json` of the same file names the failing rules.
+    let out = bin()
+        .current_dir(fixtures())
+        .args(["check", "--no-config", "--format", "json", file])
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let errors: Vec<&str> = json["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["severity"] == "error")
+        .map(|d| d["rule"].as_str().unwrap())
+        .collect();
+    assert!(errors.contains(&"installer-policy-unquoted"), "{json:#}");
+    for rule in &errors {
+        let results: Vec<&str> = by_object
+            .iter()
+            .filter(|((_, p), _)| p == &format!("\"{rule}\""))
+            .flat_map(|(_, v)| v.iter().copied())
+            .collect();
+        assert!(results.contains(&"fail"), "{rule}: {results:?}");
+        assert!(!results.contains(&"pass"), "{rule}: {results:?}");
+    }
+    // No object has two results for one rule, except where a rule fired twice.
+    assert_eq!(
+        counts.get("fail").copied().unwrap_or(0),
+        errors.len() as u64
+    );
+    assert!(counts["pass"] > 0, "the rules that did not fire passed");
+    let total: u64 = counts.values().sum();
+    let summed: u64 = items
+        .iter()
+        .flat_map(|i| {
+            ["pass", "fail", "warn", "error", "skip"].map(|k| i["summary"][k].as_u64().unwrap())
+        })
+        .sum();
+    assert_eq!(summed, total);
+}
+
+#[test]
+fn a_values_file_passes_the_values_rules_by_file() {
+    // values-policy-only.yaml has one info (a pass with a remark); every other values rule
+    // passes, named by the file (a values file is no Kubernetes object).
+    let (_, list) = report_of(&["values-policy-only.yaml"]);
+    let items = validate(&list, false);
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["kind"], "ClusterPolicyReport");
+    let results = items[0]["results"].as_array().unwrap();
+    assert!(results.iter().all(|r| r["result"] == "pass"));
+    assert!(
+        results.iter().all(|r| r.get("resources").is_none()
+            && r["properties"]["file"] == "values-policy-only.yaml")
+    );
+    let policies: std::collections::BTreeSet<String> = results
+        .iter()
+        .map(|r| r["policy"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(policies.len(), results.len(), "one result per rule");
+    assert_eq!(policies, rules_of_group("values (`cgpu:` block)"));
+}

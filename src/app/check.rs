@@ -1,6 +1,6 @@
 //! `cgpu-lint check`: files, stacks and one cluster's files (`--cluster` is `cluster.rs`).
 
-use super::report::{input_error, print_report, verdict};
+use super::report::{input_error, print_checked, verdict};
 use super::settings::resolve_common;
 use super::{AppError, Exit, Streams};
 use crate::check;
@@ -78,13 +78,14 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let baselined = super::baseline::hide(c, &mut report.diagnostics, &|dir, f| {
         super::baseline::under(dir, &paths, f)
     });
-    print_report(
+    let checked = super::report::checked(c, std::mem::take(&mut report.sources), &settings);
+    print_checked(
         s,
         c,
         &mut report.diagnostics,
-        report.files,
-        crate::diag::Counted::Files,
+        (report.files, crate::diag::Counted::Files),
         baselined,
+        &checked,
     )?;
     let mut exit = verdict(&report.diagnostics, c.deny_warnings);
     if let Some((policy, set)) = &admission

@@ -2,7 +2,7 @@
 //! ([`crate::cluster`]), its objects linted as one cluster by the pipeline, and the printing:
 //! the findings through the report, then one summary line per cluster.
 
-use super::report::{Report, print_report, verdict};
+use super::report::{Report, print_checked, verdict};
 use super::{AppError, Exit, Streams};
 use crate::cluster::{ClusterError, Fetched, Options, Target};
 use crate::lint;
@@ -69,6 +69,7 @@ pub(crate) fn check_cluster(
     let mut objects = 0;
     let mut trouble = false;
     let mut read = Vec::new();
+    let mut sources = Vec::new();
     for o in outcomes {
         match o.result {
             Ok((fetched, d)) => {
@@ -80,6 +81,7 @@ pub(crate) fn check_cluster(
                     count(Severity::Warning),
                 ));
                 objects += fetched.installers.len() + fetched.nodes.len();
+                sources.extend(fetched.sources());
                 diags.extend(d);
             }
             Err(e) => {
@@ -93,13 +95,14 @@ pub(crate) fn check_cluster(
     let baselined = super::baseline::hide(c, &mut diags, &|_, f| {
         read.iter().any(|l| f.starts_with(l.as_str()))
     });
-    print_report(
+    let checked = super::report::checked(c, sources, settings);
+    print_checked(
         s,
         c,
         &mut diags,
-        objects,
-        crate::diag::Counted::Objects,
+        (objects, crate::diag::Counted::Objects),
         baselined,
+        &checked,
     )?;
     // One line per cluster under the human report (on stderr beside an --output file).
     if lines.len() > 1 && !c.quiet && !c.statistics {

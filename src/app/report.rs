@@ -4,6 +4,7 @@ use super::{AppError, Exit, Streams};
 use crate::check::InputError;
 use crate::cli::Color;
 use crate::diag::{Diagnostic, Summary};
+use crate::output::policyreport::Checked;
 use crate::output::{self, Format};
 use crate::rules::catalogue::Severity;
 
@@ -41,6 +42,24 @@ pub(crate) fn verdict(diags: &[Diagnostic], deny_warnings: bool) -> Exit {
     if fails { Exit::Findings } else { Exit::Clean }
 }
 
+/// What `--format policyreport` reports as checked: these inputs, under the rules `settings`
+/// enables (nothing for the other formats, which print only findings).
+pub(crate) fn checked(
+    c: &Report,
+    sources: Vec<std::sync::Arc<crate::yaml::Source>>,
+    settings: &crate::lint::Settings,
+) -> Checked {
+    if c.format != Format::Policyreport {
+        return Checked::default();
+    }
+    let rules = crate::rules::catalogue::RULES
+        .iter()
+        .filter(|r| settings.filter.allows(r.name))
+        .map(|r| r.id)
+        .collect();
+    Checked { sources, rules }
+}
+
 /// Print findings in the chosen format; `files` inputs were checked (objects with
 /// `Counted::Objects`).
 ///
@@ -56,6 +75,19 @@ pub(crate) fn print_report(
     counted: crate::diag::Counted,
     baselined: usize,
 ) -> Result<(), AppError> {
+    let none = Checked::default();
+    print_checked(s, c, diags, (files, counted), baselined, &none)
+}
+
+/// [`print_report`] with what was checked, for the `pass` results of `--format policyreport`.
+pub(crate) fn print_checked(
+    s: &mut Streams,
+    c: &Report,
+    diags: &mut [Diagnostic],
+    (files, counted): (usize, crate::diag::Counted),
+    baselined: usize,
+    checked: &Checked,
+) -> Result<(), AppError> {
     diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     let summary = Summary {
         counted,
@@ -66,12 +98,18 @@ pub(crate) fn print_report(
         let text = if c.statistics {
             statistics(c, diags, summary)
         } else {
-            render(c, diags, summary, use_color(c.color, s.out_is_terminal))
+            render(
+                c,
+                diags,
+                summary,
+                use_color(c.color, s.out_is_terminal),
+                checked,
+            )
         };
         s.out.write_all(text.as_bytes())?;
         return Ok(());
     };
-    let report = render(c, diags, summary, false);
+    let report = render(c, diags, summary, false, checked);
     std::fs::write(path, report)
         .map_err(|e| AppError::Usage(format!("--output {}: {e}", path.display())))?;
     let side = if c.statistics {
@@ -88,7 +126,13 @@ pub(crate) fn print_report(
 }
 
 /// The report in the chosen format.
-fn render(c: &Report, diags: &[Diagnostic], summary: Summary, color: bool) -> String {
+fn render(
+    c: &Report,
+    diags: &[Diagnostic],
+    summary: Summary,
+    color: bool,
+    checked: &Checked,
+) -> String {
     // CI formats report paths relative to the working directory (the repository root in CI).
     let cwd = std::env::current_dir().ok();
     match c.format {
@@ -102,7 +146,7 @@ fn render(c: &Report, diags: &[Diagnostic], summary: Summary, color: bool) -> St
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
-            output::policyreport::render(diags, cwd.as_deref(), c.openreports, now)
+            output::policyreport::render(diags, checked, cwd.as_deref(), c.openreports, now)
         }
     }
 }

@@ -1,6 +1,8 @@
 //! The pipeline over the inputs [`crate::check`] reads: each path on its own, several files as
 //! one cluster, or a Helm values stack, with the input errors beside the findings.
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 
 use super::{Settings, lint_cluster, lint_file, lint_stack};
@@ -15,25 +17,34 @@ pub struct Report {
     pub diagnostics: Vec<Diagnostic>,
     pub errors: Vec<InputError>,
     pub files: usize,
+    /// The inputs that were read (what `--format policyreport` reports as checked).
+    pub sources: Vec<Arc<Source>>,
 }
 
 /// Check each path on its own through [`lint_file`], in parallel; findings in input order.
 pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Report {
     let (files, mut errors) = expand_paths(paths);
-    let one = |p: &String| -> Result<Vec<Diagnostic>, InputError> {
-        Ok(lint_file(&read_input(p, max_size)?, settings))
+    type Checked = Result<(Arc<Source>, Vec<Diagnostic>), InputError>;
+    let one = |p: &String| -> Checked {
+        let src = read_input(p, max_size)?;
+        let d = lint_file(&src, settings);
+        Ok((src, d))
     };
     // A pre-commit hook usually gets one or a few files: starting rayon's thread pool would
     // cost more than it saves.
-    let results: Vec<Result<Vec<Diagnostic>, InputError>> = if files.len() < 4 {
+    let results: Vec<Checked> = if files.len() < 4 {
         files.iter().map(one).collect()
     } else {
         files.par_iter().map(one).collect()
     };
     let mut diagnostics = Vec::new();
+    let mut sources = Vec::new();
     for r in results {
         match r {
-            Ok(d) => diagnostics.extend(d),
+            Ok((src, d)) => {
+                sources.push(src);
+                diagnostics.extend(d);
+            }
             Err(e) => errors.push(e),
         }
     }
@@ -41,6 +52,7 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
         diagnostics,
         errors,
         files: files.len(),
+        sources,
     }
 }
 
@@ -58,6 +70,7 @@ pub fn check_cluster(paths: &[String], settings: &Settings, max_size: u64) -> Re
         diagnostics: lint_cluster(&srcs, settings),
         errors,
         files: files.len(),
+        sources: srcs,
     }
 }
 
@@ -89,5 +102,6 @@ pub fn check_stack(
     }
     report.files = paths.len();
     report.diagnostics = lint_stack(&layers, settings);
+    report.sources = layers.into_iter().skip(1).collect();
     report
 }

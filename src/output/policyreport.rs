@@ -11,16 +11,20 @@
 //! `source: cgpu-lint`; the object as `resources` (a `check --cluster` object from its name
 //! `CONTEXT:Kind/namespace/name`, an object in a file from its `apiVersion`, `kind` and
 //! `metadata`); where it is as `properties` (file, line, JSON pointer, context) with the help.
+//! As Kyverno does, every object checked also gets a `pass` result for each enabled rule that
+//! applies to it and did not fire ([`Checked`]: the installer rules for an installer DaemonSet,
+//! the node rules for a Node, the values rules for a values document), so a clean cluster still
+//! has its reports and the summary's pass count is the checks that came out clean.
 //! The reports are printed as one `v1` `List`, which `kubectl apply -f` takes.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
 use crate::diag::Diagnostic;
 use crate::output::ci_path;
-use crate::rules::catalogue::{RuleId, Severity};
+use crate::rules::catalogue::{Group, RuleId, Severity};
 use crate::yaml::{Node, Source};
 
 /// The Kubernetes object a finding is about.
@@ -134,12 +138,103 @@ fn severity_of(s: Severity) -> &'static str {
 /// Which report a result goes to: a namespace's, or the cluster's (`None`).
 type Scope = Option<String>;
 
+/// What a run checked, for the `pass` results: the inputs read (files, or a cluster's objects
+/// named `CONTEXT:Kind/namespace/name`) and the rules the run had enabled.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub sources: Vec<std::sync::Arc<Source>>,
+    pub rules: Vec<RuleId>,
+}
+
+/// Which result an object or values document is: its input's name, the document, the `List`
+/// item (`/items/N`).
+type Place = (String, usize, Option<usize>);
+
+fn list_item(pointer: &str) -> Option<usize> {
+    pointer
+        .strip_prefix("/items/")?
+        .split('/')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The rule group that applies to a checked object: the installers' rules to a cgpu-installer
+/// or cgpu-core-installer DaemonSet, the node rules to a Node.
+fn group_of(o: &Object) -> Option<Group> {
+    match o.kind.as_str() {
+        "DaemonSet"
+            if o.name
+                .as_deref()
+                .is_some_and(|n| crate::cgpu::INSTALLER_NAMES.contains(&n)) =>
+        {
+            Some(Group::Installer)
+        }
+        "Node" => Some(Group::Nodes),
+        _ => None,
+    }
+}
+
+/// Every object (or values document) `checked` holds, with where it is and the rules that
+/// apply to it: cluster objects by their name; in a file, each installer DaemonSet or Node
+/// (items of a `List` too), and each document that is no Kubernetes object (values).
+fn checked_places(checked: &Checked) -> Vec<(Place, Option<Object>, Group)> {
+    let mut out = Vec::new();
+    for src in &checked.sources {
+        if let Some(o) = cluster_object(&src.name) {
+            if let Some(g) = group_of(&o) {
+                out.push(((src.name.clone(), 1, None), Some(o), g));
+            }
+            continue;
+        }
+        let parsed = crate::yaml::parse(src);
+        for (i, doc) in parsed.documents.iter().enumerate() {
+            let Some(root) = doc.root.as_ref() else {
+                continue;
+            };
+            let place = |item| (src.name.clone(), i + 1, item);
+            if string_at(root, &["kind"]) == Some("List") {
+                let items = root.get("items").and_then(|n| n.as_seq());
+                for (j, _) in items.into_iter().flatten().enumerate() {
+                    let pointer = format!("/items/{j}");
+                    if let Some(o) = file_object(&parsed, i + 1, &pointer)
+                        && let Some(g) = group_of(&o)
+                    {
+                        out.push((place(Some(j)), Some(o), g));
+                    }
+                }
+            } else if string_at(root, &["kind"]).is_some() {
+                if let Some(o) = file_object(&parsed, i + 1, "")
+                    && let Some(g) = group_of(&o)
+                {
+                    out.push((place(None), Some(o), g));
+                }
+            } else if root.as_map().is_some() {
+                out.push((place(None), None, Group::Values));
+            }
+        }
+    }
+    out
+}
+
 /// The reports as a `v1` `List`; `openreports` chooses `openreports.io/v1alpha1`; `now` is the
 /// results' timestamp (seconds since the epoch).
-pub fn render(diags: &[Diagnostic], cwd: Option<&Path>, openreports: bool, now: u64) -> String {
+pub fn render(
+    diags: &[Diagnostic],
+    checked: &Checked,
+    cwd: Option<&Path>,
+    openreports: bool,
+    now: u64,
+) -> String {
     let mut parsed: HashMap<*const Source, crate::yaml::Parsed> = HashMap::new();
     let mut reports: BTreeMap<Scope, Vec<Value>> = BTreeMap::new();
+    // The rules that gave a result, per object: those get no `pass` result.
+    let mut fired: HashSet<(Place, RuleId)> = HashSet::new();
     for d in diags {
+        fired.insert((
+            (d.file().to_string(), d.document, list_item(&d.path)),
+            d.rule,
+        ));
         let object = cluster_object(d.file()).or_else(|| {
             if d.src.text.is_empty() {
                 return None;
@@ -184,6 +279,46 @@ pub fn render(diags: &[Diagnostic], cwd: Option<&Path>, openreports: bool, now: 
         }
         let scope = object.and_then(|o| o.namespace);
         reports.entry(scope).or_default().push(result);
+    }
+    // Kyverno's convention: one result per rule per resource checked, `pass` when the rule
+    // found nothing, so the summary's pass count is the checks that came out clean.
+    for (place, object, group) in checked_places(checked) {
+        for &rule in checked.rules.iter().filter(|r| r.info().group == group) {
+            if fired.contains(&(place.clone(), rule)) {
+                continue;
+            }
+            let info = rule.info();
+            let mut properties = Map::new();
+            match object.as_ref().and_then(|o| o.context.as_ref()) {
+                Some(c) => {
+                    properties.insert("context".into(), json!(c));
+                }
+                None => {
+                    properties.insert("file".into(), json!(ci_path(&place.0, cwd)));
+                }
+            }
+            properties.insert("document".into(), json!(place.1.to_string()));
+            if let Some(j) = place.2 {
+                properties.insert("pointer".into(), json!(format!("/items/{j}")));
+            }
+            let mut result = json!({
+                "source": "cgpu-lint",
+                "policy": info.name,
+                "rule": info.name,
+                "category": group.title(),
+                "message": format!("{}: nothing found", info.name),
+                "result": "pass",
+                "severity": severity_of(info.severity),
+                "scored": info.severity == Severity::Error,
+                "timestamp": {"seconds": now, "nanos": 0},
+                "properties": properties,
+            });
+            if let Some(o) = &object {
+                result["resources"] = json!([o.reference()]);
+            }
+            let scope = object.as_ref().and_then(|o| o.namespace.clone());
+            reports.entry(scope).or_default().push(result);
+        }
     }
     let (api_version, namespaced, cluster) = if openreports {
         ("openreports.io/v1alpha1", "Report", "ClusterReport")

@@ -493,6 +493,14 @@ fn rules_source(
             t.values_from.into_iter().map(move |r| (name.clone(), r))
         })
         .collect();
+    // The ConfigMaps of this file, by name: a valuesFrom entry naming another is not checked.
+    let config_maps: Vec<&str> = parsed
+        .documents
+        .iter()
+        .filter_map(|d| d.root.as_ref())
+        .filter(|r| r.get("kind").and_then(Node::as_str) == Some("ConfigMap"))
+        .filter_map(|r| r.get("metadata")?.get("name")?.as_str())
+        .collect();
     for doc in &parsed.documents {
         let Some(root) = &doc.root else { continue };
         if first_content.is_none() {
@@ -526,6 +534,9 @@ fn rules_source(
                 }
             }
             for t in &targets {
+                if t.form == place::Form::HelmRelease && t.via.is_none() {
+                    values_from_unchecked(&mut ctx, src, t, &config_maps);
+                }
                 if !t.check
                     || (t.form == place::Form::Umbrella && place::disabled(t, root).is_some())
                 {
@@ -580,6 +591,44 @@ fn rules_source(
         out.extend(ctx.out);
     }
     (out, policies)
+}
+
+/// `values-from-unchecked` for each `valuesFrom` entry of a HelmRelease whose ConfigMap or
+/// Secret is not in the file (Flux merges the entries in order, then `spec.values` over them).
+fn values_from_unchecked(
+    ctx: &mut Ctx,
+    src: &Arc<Source>,
+    t: &place::Target,
+    config_maps: &[&str],
+) {
+    for r in &t.values_from {
+        if r.kind == "ConfigMap" && config_maps.contains(&r.name.as_str()) {
+            continue;
+        }
+        let kind = if r.kind.is_empty() { "object" } else { &r.kind };
+        let target = match &r.target_path {
+            Some(p) => format!(", targetPath `{p}`"),
+            None => String::new(),
+        };
+        let optional = if r.optional {
+            " (optional: Flux skips it when the object or key does not exist)"
+        } else {
+            ""
+        };
+        let message = format!(
+            "{}: valuesFrom {kind} `{}` (valuesKey `{}`{target}) is not among the inputs{optional}: its values are not checked; Flux merges it before `spec.values`, so every key `spec.values` does not set comes from it",
+            t.label(),
+            r.name,
+            r.key,
+        );
+        ctx.report(
+            RuleId::ValuesFromUnchecked,
+            src,
+            r.span.clone(),
+            "",
+            message,
+        );
+    }
 }
 
 /// The rules on a values document's root (or the values of a release in a document), read as

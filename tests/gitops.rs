@@ -355,3 +355,46 @@ fn set_changes_a_releases_block_in_place() {
     );
     assert_eq!(std::fs::read_to_string(&app).unwrap(), want);
 }
+
+/// Flux merges every valuesFrom entry before spec.values (fluxcd.io, values references): an
+/// entry whose ConfigMap or Secret is not in the file gives `values-from-unchecked` (info) at the
+/// entry, naming kind, name and valuesKey; a ConfigMap of the same file gives none.
+#[test]
+fn values_from_entries_not_among_the_inputs_are_named_in_an_info() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: gpu\nspec:\n  chart:\n    spec:\n      chart: ack-ai-installer\n  valuesFrom:\n    - kind: ConfigMap\n      name: gpu-base\n    - kind: Secret\n      name: gpu-secret\n      valuesKey: extra.yaml\n      optional: true\n    - kind: ConfigMap\n      name: gpu-here\n  values:\n    cgpu:\n      policy: 2\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gpu-here\ndata:\n  values.yaml: |\n    cgpu:\n      policy: 1\n";
+    let hr = tmp.path().join("hr.yaml");
+    std::fs::write(&hr, text).unwrap();
+    let (code, diags) = check(&hr);
+    assert_eq!(code, Some(0), "{diags:?}");
+    let found = find(&diags, "values-from-unchecked");
+    assert_eq!(found.len(), 2, "{diags:?}");
+    assert!(found.iter().all(|d| d["severity"] == "info"), "{found:?}");
+    let first = offset_of(text, "  valuesFrom:\n    - ", "kind: ConfigMap");
+    assert_eq!(at(found[0]), line_col(text, first));
+    let m = found[0]["message"].as_str().unwrap();
+    assert!(
+        m.contains("ConfigMap `gpu-base`") && m.contains("valuesKey `values.yaml`"),
+        "{m}"
+    );
+    assert!(
+        m.contains("not checked") && m.contains("before `spec.values`"),
+        "{m}"
+    );
+    assert!(!m.contains("optional"), "{m}");
+    let second = offset_of(text, "name: gpu-base\n    - ", "kind: Secret");
+    assert_eq!(at(found[1]), line_col(text, second));
+    let m = found[1]["message"].as_str().unwrap();
+    assert!(
+        m.contains("Secret `gpu-secret`") && m.contains("valuesKey `extra.yaml`"),
+        "{m}"
+    );
+    assert!(m.contains("optional"), "{m}");
+    assert!(
+        !diags
+            .iter()
+            .any(|d| d["message"].as_str().unwrap().contains("gpu-here")
+                && d["rule"] == "values-from-unchecked"),
+        "{diags:?}"
+    );
+}

@@ -70,6 +70,10 @@ pub struct ValuesRef {
     pub name: String,
     pub key: String,
     pub target_path: Option<String>,
+    /// `optional: true`: Flux skips the entry when the object or key does not exist.
+    pub optional: bool,
+    /// The entry's bytes in the file.
+    pub span: std::ops::Range<usize>,
 }
 
 /// The values of one release (or subchart instance) of the chart in a document.
@@ -317,6 +321,8 @@ fn helm_release(root: &Node, name: String) -> Option<Target> {
                 .filter(|k| !k.is_empty())
                 .unwrap_or_else(|| "values.yaml".into()),
             target_path: s("targetPath").filter(|p| !p.is_empty()),
+            optional: r.get("optional").and_then(Node::scalar) == Some(&Scalar::Bool(true)),
+            span: r.span.clone(),
         });
     }
     Some(t)

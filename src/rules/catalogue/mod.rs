@@ -177,6 +177,16 @@ value is dead text that a reviewer may take for the real setting. The finding na
         "A file without a top-level `cgpu` key (and without a cgpu-installer DaemonSet) is not \
 something cgpu-lint knows how to check, so it is skipped. Under `--require-cgpu` the finding is \
 an error, for repositories where every values file must configure cGPU."),
+    ValuesFromUnchecked: ("values-from-unchecked", Info, Values,
+        "a Flux HelmRelease `valuesFrom` entry whose ConfigMap or Secret is not among the inputs: its values are not checked",
+        fix: None,
+        help: "put the ConfigMap in the same file as the HelmRelease so it is checked, or check its values file separately",
+        "Flux's helm-controller merges each `spec.valuesFrom` entry in order, then `spec.values` \
+over them (fluxcd.io, Helm Releases, values references). A ConfigMap or Secret that is not in the \
+same file as the HelmRelease lives in the cluster, not in the repository, so cgpu-lint cannot \
+check its `cgpu:` keys: every key that `spec.values` does not set comes from it (with \
+`targetPath`, that one value). An `optional: true` entry is skipped by Flux when the object or \
+key does not exist. The finding names the kind, name and valuesKey."),
     NotAMapping: ("not-a-mapping", Error, Values,
         "`cgpu` (or `nodeSelector` where a map is needed) is not a mapping",
         fix: None,

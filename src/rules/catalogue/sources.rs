@@ -23,6 +23,12 @@ const fn src(title: &'static str, url: &'static str) -> Source {
     }
 }
 
+// Flux documentation.
+const FLUX_VALUES_REFERENCES: Source = src(
+    "Flux: Helm Releases, values references (spec.valuesFrom)",
+    "https://fluxcd.io/flux/components/helm/helmreleases/#values-references",
+);
+
 // Alibaba Cloud ACK / EGS documentation.
 const ACK_POLICY: Source = src(
     "Alibaba Cloud ACK: Configure a computing power allocation policy for GPU sharing",
@@ -198,6 +204,7 @@ pub fn of(rule: RuleId) -> &'static [Source] {
         RuleId::DuplicateKey => &[YAML_SPEC, GO_YAML_RESOLVE],
         RuleId::CgpuMissing => &[CHART_VALUES, HELM_VALUES],
         RuleId::NotAMapping => &[CHART_VALUES, HELM_VALUES],
+        RuleId::ValuesFromUnchecked => &[FLUX_VALUES_REFERENCES],
         RuleId::UnknownKey => &[CHART_VALUES, HELM_VALUES],
         RuleId::Yaml11Scalar => &[GO_YAML_RESOLVE, YAML11_BOOL, YAML11_INT],
         RuleId::StringBoolean => &[GO_TEMPLATE, CHART_VALUES],

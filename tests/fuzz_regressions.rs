@@ -4,21 +4,87 @@
 mod common;
 use common::*;
 
+#[path = "../fuzz/helm_values.rs"]
+mod helm_values;
+#[path = "../fuzz/postrender_stream.rs"]
+mod postrender_stream;
 #[path = "../fuzz/property.rs"]
 mod property;
+#[path = "../fuzz/server_messages.rs"]
+mod server_messages;
+#[path = "../fuzz/set_flags.rs"]
+mod set_flags;
+
+/// The files of `dir` (under the crate root) that are not folders; a missing folder is empty.
+fn inputs(dir: &str) -> Vec<std::path::PathBuf> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        return Vec::new();
+    };
+    let mut v: Vec<_> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Runs `property` on every input saved for `target` (tests/fuzz-regressions/TARGET/, where a
+/// crash the fuzzer finds is dropped) and on its seed corpus (fuzz/corpus/TARGET/).
+fn holds(target: &str, property: fn(&[u8])) -> usize {
+    let mut n = 0;
+    for dir in [
+        format!("tests/fuzz-regressions/{target}"),
+        format!("fuzz/corpus/{target}"),
+    ] {
+        for path in inputs(&dir) {
+            let data = std::fs::read(&path).unwrap();
+            let r = std::panic::catch_unwind(|| property(&data));
+            assert!(
+                r.is_ok(),
+                "{}: the {target} fuzz property fails",
+                path.display()
+            );
+            n += 1;
+        }
+    }
+    n
+}
+
+#[test]
+fn every_saved_helm_values_input_holds_its_fuzz_property() {
+    let n = holds("helm_values", helm_values::helm_values_property);
+    assert!(n >= 5, "{n} inputs");
+}
+
+#[test]
+fn every_saved_set_flags_input_holds_its_fuzz_property() {
+    let n = holds("set_flags", set_flags::set_flags_property);
+    assert!(n >= 5, "{n} inputs");
+}
+
+#[test]
+fn every_saved_postrender_stream_input_holds_its_fuzz_property() {
+    let n = holds(
+        "postrender_stream",
+        postrender_stream::postrender_stream_property,
+    );
+    assert!(n >= 5, "{n} inputs");
+}
+
+#[test]
+fn every_saved_server_messages_input_holds_its_fuzz_property() {
+    let n = holds("server_messages", server_messages::server_messages_property);
+    assert!(n >= 3, "{n} inputs");
+}
 
 /// The fuzz target's own property (fuzz/property.rs), in process, on every saved input and on
 /// the fuzzer's seed corpus: this also keeps the fuzz target compiling with the library's API.
 #[test]
 fn every_fuzz_regression_and_corpus_input_holds_the_fuzz_property() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut n = 0;
     let dirs = ["tests/fuzz-regressions", "fuzz/corpus/parse_check_fix"];
-    for entry in dirs
-        .iter()
-        .flat_map(|d| std::fs::read_dir(root.join(d)).unwrap())
-    {
-        let path = entry.unwrap().path();
+    for path in dirs.iter().flat_map(|d| inputs(d)) {
         let data = std::fs::read(&path).unwrap();
         let r = std::panic::catch_unwind(|| property::check_fix_property(&data));
         assert!(r.is_ok(), "{}: the fuzz property fails", path.display());
@@ -33,6 +99,9 @@ fn every_fuzz_regression_input_fixes_idempotently() {
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
+        if path.is_dir() {
+            continue; // another target's saved inputs
+        }
         n += 1;
         let once = bin().args(["fix", "--stdout"]).arg(&path).output().unwrap();
         let err = String::from_utf8_lossy(&once.stderr);

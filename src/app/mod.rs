@@ -13,6 +13,7 @@ mod check;
 mod checklist;
 mod cluster;
 mod fix;
+pub mod fuzz;
 mod generate;
 mod postrender;
 mod report;

@@ -12,6 +12,7 @@
 //! `check --stack` runs), so the editor shows what `check` prints for the same bytes. Quick fixes
 //! are the edits those findings carry; "fix all" is [`crate::lint::lint_fix`], which is `fix`.
 
+pub mod fuzz;
 pub mod knowledge;
 pub mod position;
 

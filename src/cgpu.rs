@@ -75,6 +75,14 @@ pub const SCHEDULE_DISABLED: &str = "disabled";
 /// ACK guide; ACK "Enable scheduling": `default` is exclusive GPU scheduling).
 pub const SCHEDULE_DEFAULT: &str = "default";
 /// ACK's NVIDIA device plugin DaemonSet (kube-system).
+/// The extended resources a pod requests to share a GPU under cGPU: GPU memory (domain: the
+/// gpushare device plugin's `aliyun.com/gpu-mem`) and core_mem's compute share.
+pub const SHARE_RESOURCES: [&str; 2] = ["aliyun.com/gpu-mem", "aliyun.com/gpu-core.percentage"];
+
+/// A node's GPU count in `status.allocatable`: the share device plugin's `aliyun.com/gpu-count`,
+/// else NVIDIA's `nvidia.com/gpu`.
+pub const GPU_COUNT_RESOURCES: [&str; 2] = ["aliyun.com/gpu-count", "nvidia.com/gpu"];
+
 pub const ACK_DEVICE_PLUGIN: &str = "ack-nvidia-device-plugin";
 /// HAMi's device plugin DaemonSet: `hami-device-plugin` for a release named `hami`,
 /// `<release>-hami-device-plugin` otherwise.

@@ -312,6 +312,8 @@ struct ClusterFacts {
     installers: Vec<(Selector, Option<Version>)>,
     /// Whether any input holds a values `cgpu:` block or an installer.
     any_cgpu: bool,
+    /// The nodes with more cGPU-sharing pods than the data allows per GPU (`pods-per-gpu`).
+    pods_over: Vec<nodes::PodsOver>,
 }
 
 /// Read the facts from parsed inputs: the nodes' region, the installers' selectors and the cGPU
@@ -324,7 +326,10 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
     // only when some input holds nodes.
     let mut values_tags: Vec<&str> = Vec::new();
     let mut any_nodes = false;
-    for (_, p) in parsed {
+    // The counted pods in input order: (file, document, pointer, node).
+    let mut pods: Vec<(String, usize, String, String)> = Vec::new();
+    let mut gpus: std::collections::BTreeMap<String, u64> = Default::default();
+    for (src, p) in parsed {
         for doc in &p.documents {
             let Some(root) = &doc.root else { continue };
             if root.entry("cgpu").is_some() {
@@ -337,6 +342,20 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
             let nodes = nodes_of(&objects);
             any_nodes |= !nodes.is_empty();
             regions.extend(nodes.iter().filter_map(|n| n.region()));
+            for o in objects.iter() {
+                if let Some(node) = nodes::sharing_pod_node(&o) {
+                    pods.push((
+                        src.name.clone(),
+                        doc.index,
+                        o.pointer.to_string(),
+                        node.to_string(),
+                    ));
+                } else if o.kind == "Node"
+                    && let Some(g) = nodes::node_gpus(&o)
+                {
+                    gpus.insert(o.name.to_string(), g);
+                }
+            }
             for o in objects.iter().filter(|o| o.kind == "DaemonSet") {
                 let pairs = || crate::manifest::Installer { obj: o }.node_selector_pairs();
                 if cgpu::is_hami_device_plugin(o.name) {
@@ -376,6 +395,34 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
             .map(|t| t.core),
         None => None,
     };
+    if let Some(per_gpu) = crate::cgpu::compat::data()
+        .issues
+        .iter()
+        .filter(|i| i.rules.iter().any(|r| r == RuleId::PodsPerGpu.name()))
+        .find_map(|i| i.max_pods_per_gpu)
+    {
+        let mut per_node: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+        for (i, (_, _, _, node)) in pods.iter().enumerate() {
+            per_node.entry(node).or_default().push(i);
+        }
+        for (node, list) in per_node {
+            let gpus = gpus.get(node).copied();
+            let limit = per_gpu.saturating_mul(gpus.unwrap_or(1));
+            let Some(&first_over) = usize::try_from(limit).ok().and_then(|l| list.get(l)) else {
+                continue;
+            };
+            let (file, document, pointer, _) = &pods[first_over];
+            facts.pods_over.push(nodes::PodsOver {
+                file: file.clone(),
+                document: *document,
+                pointer: pointer.clone(),
+                node: node.to_string(),
+                pods: list.len(),
+                gpus,
+                limit,
+            });
+        }
+    }
     if regions.len() == 1 {
         facts.region = regions.into_iter().next();
     }
@@ -565,6 +612,19 @@ fn rules_source(
                 nodes::check(&mut ctx, &node, &node_facts);
                 nodes::check_compat(&mut ctx, &node, &node_facts);
             }
+        }
+        if objects
+            .iter()
+            .any(|o| nodes::sharing_pod_node(&o).is_some())
+        {
+            checked_any = true;
+        }
+        for over in facts
+            .pods_over
+            .iter()
+            .filter(|o| o.file == src.name && o.document == doc.index)
+        {
+            nodes::pods_per_gpu(&mut ctx, root, over);
         }
         if !checked_any {
             what.note(root, &objects);

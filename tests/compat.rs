@@ -545,3 +545,131 @@ fn check_says_a_tag_is_newer_than_the_data_and_exits_0() {
     let run = check_json(&[f.to_str().unwrap()]);
     assert!(run.find("tag-newer-than-data").is_empty(), "{:#}", run.json);
 }
+
+/// The `pods-per-gpu` findings of a run: (node suffix, path, message).
+fn pods_findings(run: &Run) -> Vec<(String, String, String)> {
+    let mut out: Vec<_> = run
+        .diagnostics()
+        .iter()
+        .filter(|d| d["rule"] == "pods-per-gpu")
+        .map(|d| {
+            let msg = d["message"].as_str().unwrap().to_string();
+            let node = msg.split('`').nth(1).unwrap_or("?").to_string();
+            (node, d["path"].as_str().unwrap().to_string(), msg)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+// The limit is the ACK page's (domain.md, and the data entry issue-pods-per-gpu): at most 20
+// pods share one GPU under cGPU. The fixture's comment says which pods count on which node.
+#[test]
+fn pods_per_gpu_over_a_pod_list_and_its_nodes() {
+    let run = check_json(&[
+        &fixture("pods-per-gpu.yaml"),
+        "--nodes",
+        &fixture("nodes-pods-per-gpu.yaml"),
+    ]);
+    let found = pods_findings(&run);
+    let nodes: Vec<&str> = found.iter().map(|(n, _, _)| n.as_str()).collect();
+    // a: 20 counted (Succeeded, Failed, nvidia.com/gpu only, unscheduled left out); c: 21 on 2
+    // GPUs; b: 21 on 1 GPU; d: 21, GPU count unknown.
+    assert_eq!(nodes, ["cn-hangzhou.10.0.2.2", "cn-hangzhou.10.0.2.4"]);
+    for d in run
+        .diagnostics()
+        .iter()
+        .filter(|d| d["rule"] == "pods-per-gpu")
+    {
+        assert_eq!(d["severity"], "warning");
+    }
+    // The warning is on the 21st counted pod of the node: b's pods follow a's 24 items.
+    assert_eq!(found[0].1, "/items/44/spec/nodeName");
+    let b = &found[0].2;
+    assert!(b.contains("21 pods"), "{b}");
+    assert!(b.contains("1 GPU(s), so at most 20"), "{b}");
+    for (_, _, msg) in &found {
+        assert!(
+            msg.contains("at most 20 pods share one GPU under cGPU"),
+            "{msg}"
+        );
+        assert!(msg.contains("issue-pods-per-gpu"), "{msg}");
+        assert!(msg.contains("manage-shared-gpu"), "{msg}");
+    }
+    assert!(found[1].2.contains("unknown GPU count"), "{}", found[1].2);
+    assert!(!b.contains("unknown GPU count"), "{b}");
+    assert_eq!(run.code, 0, "warnings only");
+}
+
+#[test]
+fn pods_per_gpu_without_nodes_counts_one_gpu_per_node() {
+    let run = check_json(&[&fixture("pods-per-gpu.yaml")]);
+    let found = pods_findings(&run);
+    let nodes: Vec<&str> = found.iter().map(|(n, _, _)| n.as_str()).collect();
+    // c's 21 pods now exceed the one GPU it is taken to have; a's 20 still pass.
+    assert_eq!(
+        nodes,
+        [
+            "cn-hangzhou.10.0.2.2",
+            "cn-hangzhou.10.0.2.3",
+            "cn-hangzhou.10.0.2.4"
+        ]
+    );
+    assert!(
+        found
+            .iter()
+            .all(|(_, _, m)| m.contains("unknown GPU count"))
+    );
+    // A pod list alone is an input cgpu-lint checks: no "nothing to check" finding.
+    assert!(
+        run.rules().keys().all(|r| r == "pods-per-gpu"),
+        "{:?}",
+        run.rules()
+    );
+}
+
+#[test]
+fn a_finished_pod_made_running_is_counted() {
+    // Node a is at the limit only because its Succeeded pod is left out: running, it is the 21st.
+    let text = std::fs::read_to_string(fixture("pods-per-gpu.yaml")).unwrap();
+    let needle = "    name: job-a-done\n";
+    let start = text.find(needle).unwrap();
+    let phase = start + text[start..].find("phase: Succeeded").unwrap();
+    let changed = format!(
+        "{}phase: Running{}",
+        &text[..phase],
+        &text[phase + "phase: Succeeded".len()..]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pods.yaml");
+    std::fs::write(&path, changed).unwrap();
+    let run = check_json(&[
+        path.to_str().unwrap(),
+        "--nodes",
+        &fixture("nodes-pods-per-gpu.yaml"),
+    ]);
+    let found = pods_findings(&run);
+    let nodes: Vec<&str> = found.iter().map(|(n, _, _)| n.as_str()).collect();
+    assert_eq!(
+        nodes,
+        [
+            "cn-hangzhou.10.0.2.1",
+            "cn-hangzhou.10.0.2.2",
+            "cn-hangzhou.10.0.2.4"
+        ]
+    );
+    // The 21st counted pod of a is job-a-done, item 20.
+    assert_eq!(found[0].1, "/items/20/spec/nodeName");
+}
+
+#[test]
+fn explain_pods_per_gpu_names_the_data_entry() {
+    let (code, out) = stdout(&["explain", "pods-per-gpu"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("issue-pods-per-gpu"), "{out}");
+    assert!(out.contains("at most 20 pods share one GPU"), "{out}");
+    assert!(
+        out.contains("manage-shared-gpu") || out.contains("Manage the shared GPU"),
+        "{out}"
+    );
+}

@@ -182,6 +182,8 @@ pub struct Issue {
     pub driver_from: Option<u64>,
     /// Only on nodes whose `status.nodeInfo.osImage` names this (any case).
     pub os: Option<String>,
+    /// At most this many pods share one GPU (read by `pods-per-gpu`).
+    pub max_pods_per_gpu: Option<u64>,
     pub text: String,
     pub source: String,
     pub rules: Vec<String>,

@@ -1,7 +1,7 @@
 //! The node rules (virtual-node-cgpu, legacy-cgpu-label, driver-incompatible, and from the
 //! compatibility data node-os-unsupported, node-cgroup-v2, node-family-unsupported,
 //! node-known-issue, hami-device-plugin-conflict) over the Node objects of
-//! [`crate::manifest::node`].
+//! [`crate::manifest::node`], and pods-per-gpu over the Pods among the inputs.
 
 use crate::rules::catalogue::RuleId;
 use semver::Version;
@@ -373,4 +373,94 @@ fn hami_conflict(ctx: &mut Ctx, node: &NodeView, plugins: &DevicePlugins) {
         )
         .severity(crate::rules::catalogue::Severity::Warning);
     }
+}
+
+/// A node with more cGPU-sharing pods than allowed, and the first pod past the limit.
+#[derive(Debug)]
+pub struct PodsOver {
+    pub file: String,
+    pub document: usize,
+    /// The pod's JSON pointer in its document.
+    pub pointer: String,
+    pub node: String,
+    pub pods: usize,
+    /// The node's GPU count, when the node is among the inputs with one.
+    pub gpus: Option<u64>,
+    pub limit: u64,
+}
+
+/// A pod counted by `pods-per-gpu`: on a node, running or pending, requesting a share resource.
+pub fn sharing_pod_node<'a>(o: &crate::manifest::Object<'a>) -> Option<&'a str> {
+    if o.kind != "Pod" {
+        return None;
+    }
+    let node = o
+        .node
+        .pointer("/spec/nodeName")
+        .and_then(crate::yaml::Node::as_str)?;
+    if matches!(
+        o.node
+            .pointer("/status/phase")
+            .and_then(crate::yaml::Node::as_str),
+        Some("Succeeded" | "Failed")
+    ) {
+        return None;
+    }
+    let containers = o
+        .node
+        .pointer("/spec/containers")
+        .and_then(crate::yaml::Node::as_seq)?;
+    let shares = containers.iter().any(|c| {
+        ["requests", "limits"].iter().any(|k| {
+            c.get("resources").and_then(|r| r.get(k)).is_some_and(|m| {
+                crate::cgpu::SHARE_RESOURCES
+                    .iter()
+                    .any(|r| m.get(r).is_some())
+            })
+        })
+    });
+    shares.then_some(node)
+}
+
+/// A node's GPU count from its status.allocatable (`None`: not there, or zero).
+pub fn node_gpus(o: &crate::manifest::Object<'_>) -> Option<u64> {
+    crate::cgpu::GPU_COUNT_RESOURCES.iter().find_map(|r| {
+        let n = o.node.get("status")?.get("allocatable")?.get(r)?;
+        crate::manifest::scalar_text(n)?
+            .trim()
+            .parse::<u64>()
+            .ok()
+            .filter(|g| *g > 0)
+    })
+}
+
+/// `pods-per-gpu` on the first pod past the limit, with the data entry's words.
+pub fn pods_per_gpu(ctx: &mut Ctx, root: &crate::yaml::Node, over: &PodsOver) {
+    let Some(pod) = root.pointer(&over.pointer) else {
+        return;
+    };
+    let at = pod.pointer("/spec/nodeName").unwrap_or(pod);
+    let Some(entry) = crate::cgpu::compat::data()
+        .issues
+        .iter()
+        .find(|i| i.rules.iter().any(|r| r == RuleId::PodsPerGpu.name()))
+    else {
+        return;
+    };
+    let per = match over.gpus {
+        Some(g) => format!("{g} GPU(s), so at most {}", over.limit),
+        None => format!(
+            "an unknown GPU count (the node and its status.allocatable aliyun.com/gpu-count are not among the inputs), counted as one GPU, so at most {}",
+            over.limit
+        ),
+    };
+    ctx.at(
+        RuleId::PodsPerGpu,
+        at,
+        format!("{}/spec/nodeName", over.pointer),
+        format!(
+            "{} pods that request a cGPU share resource run on node `{}`, which has {per}: {} (entry {}, source {}); this pod is the first past the limit",
+            over.pods, over.node, entry.text, entry.id, entry.source
+        ),
+    );
 }

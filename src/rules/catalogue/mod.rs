@@ -615,6 +615,17 @@ FAQ's matrix still lists 535+ as supported from 1.5.3, and both are true), cGPU 
 ContainerOS (the first pod may fail to start; fixed by ack-ai-installer 1.12.6), and cGPU 1.5.3–1.5.6 \
 with driver 550 or later (the FAQ's matrix supports it; the release notes add 550+ only in 1.5.7). \
 The deadlock up to 1.5.7 is `tag-known-deadlock`, on the tag itself."),
+    PodsPerGpu: ("pods-per-gpu", Warning, Nodes,
+        "more pods that request a cGPU share resource run on one node than cGPU allows per GPU",
+        fix: None,
+        help: "spread the pods over more GPUs or nodes, or lower the replicas",
+        "ACK's \"Manage the shared GPU scheduling component\" page: at most 20 pods share one GPU \
+under cGPU. Where the inputs hold Pods (kubectl get pods -o yaml: a List of Pods, or single Pods), \
+the pods with a spec.nodeName whose containers request or limit aliyun.com/gpu-mem or \
+aliyun.com/gpu-core.percentage, and whose phase is not Succeeded or Failed, are counted per node. \
+Where the node is among the inputs with status.allocatable aliyun.com/gpu-count (else \
+nvidia.com/gpu), the limit is 20 times its GPU count; otherwise the node is taken to have one GPU \
+and the message says so. The warning is on the first pod past the limit."),
     HamiDevicePluginConflict: ("hami-device-plugin-conflict", Error, Nodes,
         "HAMi's device plugin and ACK's GPU device plugin both select the node",
         fix: None,

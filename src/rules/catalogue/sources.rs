@@ -261,6 +261,7 @@ pub fn of(rule: RuleId) -> &'static [Source] {
             K8S_WELL_KNOWN_LABELS,
         ],
         RuleId::NodeKnownIssue => &[ACK_CGPU_FAQ, ACK_CGPU_RELEASE_NOTES, ACK_CONTAINEROS],
+        RuleId::PodsPerGpu => &[ACK_SHARED_GPU, ACK_CGPU_FAQ],
         RuleId::HamiDevicePluginConflict => &[HAMI_ACK, ACK_DRA, ACK_LABELS],
     }
 }

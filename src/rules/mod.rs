@@ -236,11 +236,19 @@ pub fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &crate::yaml::Document)
 }
 
 /// An edit replacing a node's whole text.
+///
+/// go-yaml ends a quoted scalar at its closing quote, so `"true"# note` reads a comment after
+/// it; a plain replacement there would take the `#` and the rest of the line into its text (and
+/// `true# typo: x` does not even parse). A space keeps the comment a comment.
 pub fn replace(node: &Node, replacement: impl Into<String>) -> Edit {
+    let mut replacement = replacement.into();
+    if node.src.text.as_bytes().get(node.span.end) == Some(&b'#') {
+        replacement.push(' ');
+    }
     Edit {
         src: node.src.clone(),
         range: node.span.clone(),
-        replacement: replacement.into(),
+        replacement,
     }
 }
 

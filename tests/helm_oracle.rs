@@ -20,6 +20,8 @@
 //! A summary (cases per class, agreement) is printed and written to
 //! target/helm-oracle-report.txt.
 
+mod common;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1003,35 +1005,10 @@ impl Helm {
                 .find_map(|l| l.trim().strip_prefix(&format!("{name}: ")))
                 .unwrap_or_else(|| panic!("no {name} in the probe output:\n{stdout}"));
             let b64 = line.trim_matches('"');
-            String::from_utf8(base64(b64)).expect("Helm's JSON is UTF-8")
+            String::from_utf8(common::base64(b64)).expect("Helm's JSON is UTF-8")
         };
         Outcome::Values(field("values"), field("kinds"))
     }
-}
-
-fn base64(s: &str) -> Vec<u8> {
-    let val = |c: u8| -> u32 {
-        match c {
-            b'A'..=b'Z' => (c - b'A') as u32,
-            b'a'..=b'z' => (c - b'a' + 26) as u32,
-            b'0'..=b'9' => (c - b'0' + 52) as u32,
-            b'+' => 62,
-            b'/' => 63,
-            _ => 0,
-        }
-    };
-    let bytes: Vec<u8> = s.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    let mut out = Vec::new();
-    for chunk in bytes.chunks(4) {
-        let pad = chunk.iter().filter(|&&b| b == b'=').count();
-        let mut n = 0u32;
-        for (i, &c) in chunk.iter().enumerate() {
-            n |= val(c) << (18 - 6 * i);
-        }
-        let three = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&three[..3 - pad]);
-    }
-    out
 }
 
 struct Lint {

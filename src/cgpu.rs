@@ -417,23 +417,48 @@ pub fn is_finance_region(r: &str) -> bool {
 // `VersionReq::matches` would refuse `1.5.3-8d3fc1b-aliyun` for `>=1.0.6`, both wrong for cGPU.
 // So: strip one leading `v`, compare (major, minor, patch) numerically, keep the suffix aside.
 
-/// The minimum cGPU version that supports the policy setting.
-pub const MIN_POLICY_VERSION: Version = Version::new(1, 0, 6);
-/// The last version with the known kernel-driver deadlock.
-pub const LAST_DEADLOCK_VERSION: Version = Version::new(1, 5, 7);
+/// The minimum cGPU version that supports the policy setting: the data's `support-policy` entry.
+pub fn min_policy_version() -> &'static Version {
+    compat::data().min_policy_version()
+}
+
+/// The last version with the known kernel-driver deadlock: the data's `issue-deadlock` entry.
+pub fn last_deadlock_version() -> &'static Version {
+    compat::data().last_deadlock_version()
+}
+
 /// The cGPU version every piece of advice names (rules, help texts, `generate`, hover): the
-/// cGPU FAQ's "upgrade to 1.5.10 or later" for the ≤ 1.5.7 deadlock, the one recommendation a
-/// public source states. The catalogue's help texts are literals, so they take it through
-/// [`recommended_version!`].
+/// cGPU FAQ's "upgrade to 1.5.10 or later" for the ≤ 1.5.7 deadlock (the data's
+/// `issue-deadlock` entry, `fixed`), the one recommendation a public source states.
 pub const RECOMMENDED_VERSION: &str = recommended_version!();
 
-/// [`RECOMMENDED_VERSION`] as a literal, for `concat!` in the rule catalogue.
+// The rule catalogue's texts are `&'static str` built with `concat!`, so they take the data's
+// versions as literals: build.rs reads them out of compat.toml at build time, and
+// `compat::tests::the_build_time_versions_are_the_data` holds them equal to the parsed data.
+
+/// [`RECOMMENDED_VERSION`] as a literal, for `concat!`.
 macro_rules! recommended_version {
     () => {
-        "1.5.10"
+        env!("CGPU_RECOMMENDED_VERSION")
     };
 }
 pub(crate) use recommended_version;
+
+/// [`min_policy_version`] as a literal, for `concat!`.
+macro_rules! min_policy_literal {
+    () => {
+        env!("CGPU_MIN_POLICY_VERSION")
+    };
+}
+pub(crate) use min_policy_literal;
+
+/// [`last_deadlock_version`] as a literal, for `concat!`.
+macro_rules! last_deadlock_literal {
+    () => {
+        env!("CGPU_LAST_DEADLOCK_VERSION")
+    };
+}
+pub(crate) use last_deadlock_literal;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tag {
@@ -587,8 +612,12 @@ mod tests {
             let parsed = parse_tag(tag);
             assert_eq!(parsed.is_ok(), parses, "{tag:?} parses");
             if let Ok(t) = parsed {
-                assert_eq!(t.core < MIN_POLICY_VERSION, too_old, "{tag} too old");
-                assert_eq!(t.core <= LAST_DEADLOCK_VERSION, deadlock, "{tag} deadlock");
+                assert_eq!(t.core < *min_policy_version(), too_old, "{tag} too old");
+                assert_eq!(
+                    t.core <= *last_deadlock_version(),
+                    deadlock,
+                    "{tag} deadlock"
+                );
             }
         }
     }
@@ -621,7 +650,7 @@ mod tests {
     #[test]
     fn suffix_is_a_flavour_not_a_prerelease() {
         assert_eq!(core("v1.0.6-abc-aliyun"), Version::new(1, 0, 6));
-        assert!(core("v1.0.6-abc-aliyun") >= MIN_POLICY_VERSION);
+        assert!(core("v1.0.6-abc-aliyun") >= *min_policy_version());
         assert!(parse_tag("v1.0.7-fin").unwrap().is_finance());
         assert!(!parse_tag("v1.5.3-8d3fc1b-aliyun").unwrap().is_finance());
         assert_eq!(parse_tag("latest"), Err(TagError::Latest));

@@ -76,7 +76,7 @@ cgpu:
   enabled: true
   # Image repository, without registry host or tag (the chart adds the region's registry).
   image: acs/cgpu-installer
-  # cGPU version. 1.0.6 or later is needed for `policy`; 1.5.7 and earlier have a known
+  # cGPU version. {min_policy} or later is needed for `policy`; {last_deadlock} and earlier have a known
   # kernel-driver deadlock, so use {recommended} or later.
   tag: {tag}
   # The -fin build used instead of `tag` in finance-cloud regions.
@@ -97,6 +97,8 @@ cgpu:
         policy = req.policy,
         check = req.check_regions,
         recommended = crate::cgpu::RECOMMENDED_VERSION,
+        min_policy = crate::cgpu::min_policy_version(),
+        last_deadlock = crate::cgpu::last_deadlock_version(),
     );
     let notes = verify(&text)?;
     Ok(Generated { text, notes })

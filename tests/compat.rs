@@ -186,16 +186,10 @@ fn a_bad_tag_is_a_usage_error() {
 
 /// The driver matrix lives in the data file only: none of its capped versions appears in the
 /// code outside the unit tests (which keep their own expected values).
-#[test]
-fn no_driver_fact_outside_the_data() {
-    let t = toml_data();
-    let mut facts = Vec::new();
-    for r in tables(&t, "driver") {
-        if let Some(max) = r.get("max").and_then(|m| m.as_table()) {
-            facts.extend(max.values().filter_map(|v| v.as_str()).map(str::to_string));
-        }
-    }
-    assert!(facts.len() >= 4);
+/// The non-test code of every `src/**/*.rs` file (what comes before `#[cfg(test)]`), with the
+/// file's path.
+fn source_code() -> Vec<(std::path::PathBuf, String)> {
+    let mut out = Vec::new();
     let mut stack = vec![std::path::PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/src"
@@ -207,19 +201,138 @@ fn no_driver_fact_outside_the_data() {
                 stack.push(p);
             } else if p.extension().is_some_and(|x| x == "rs") {
                 let text = std::fs::read_to_string(&p).unwrap();
-                let code = text.split("#[cfg(test)]").next().unwrap();
-                for f in &facts {
-                    let parts: Vec<u64> = f.split('.').map(|x| x.parse().unwrap()).collect();
-                    let spelled = format!("{}, {}, {}", parts[0], parts[1], parts[2]);
-                    assert!(
-                        !code.contains(f.as_str()) && !code.contains(&spelled),
-                        "{}: the driver fact {f} belongs in src/cgpu/compat.toml",
-                        p.display()
-                    );
+                let code = text.split("#[cfg(test)]").next().unwrap().to_string();
+                out.push((p, code));
+            }
+        }
+    }
+    assert!(out.len() > 50, "src/ was read");
+    out
+}
+
+/// Every cGPU version the data states: row bounds, `since`, issue bounds and fixes, `newest`.
+fn data_versions(t: &toml::Table) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for key in ENTRY_TABLES {
+        for e in tables(t, key) {
+            for field in ["from", "to", "since", "fixed"] {
+                if let Some(v) = e.get(field).and_then(|v| v.as_str())
+                    && v.split('.').count() == 3
+                    && v.split('.').all(|p| p.parse::<u64>().is_ok())
+                {
+                    out.insert(v.to_string());
                 }
             }
         }
     }
+    out.insert(t["meta"]["newest"].as_str().unwrap().to_string());
+    out
+}
+
+#[test]
+fn no_fact_constant_outside_the_data() {
+    // A fact the code decides by lives in src/cgpu/compat.toml alone: no driver cap, and no cGPU
+    // version of the data spelled as `Version::new(a, b, c)` or as a whole string literal, in
+    // the code outside the data's reader (build.rs hands three versions to static texts, read
+    // from the same file).
+    let t = toml_data();
+    let mut facts: Vec<String> = Vec::new();
+    for r in tables(&t, "driver") {
+        if let Some(max) = r.get("max").and_then(|m| m.as_table()) {
+            facts.extend(max.values().filter_map(|v| v.as_str()).map(str::to_string));
+        }
+    }
+    assert!(facts.len() >= 4);
+    let versions = data_versions(&t);
+    for v in ["1.0.6", "1.5.7", "1.5.10", "1.5.9", "1.5.12", "1.5.20"] {
+        assert!(versions.contains(v), "the data states {v}");
+    }
+    facts.extend(versions);
+    let reader = std::path::Path::new("cgpu/compat.rs");
+    for (p, code) in source_code() {
+        if p.ends_with(reader) {
+            continue;
+        }
+        for f in &facts {
+            let parts: Vec<u64> = f.split('.').map(|x| x.parse().unwrap()).collect();
+            let spelled = format!("Version::new({}, {}, {})", parts[0], parts[1], parts[2]);
+            let quoted = format!("\"{f}\"");
+            let driver_cap = f.split('.').next().unwrap().len() == 3;
+            let found = code.contains(&spelled)
+                || code.contains(&quoted)
+                || (driver_cap && code.contains(f.as_str()));
+            assert!(
+                !found,
+                "{}: the fact {f} belongs in src/cgpu/compat.toml (read it through cgpu::compat)",
+                p.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_versions_the_texts_state_are_the_datas() {
+    // The rule catalogue's explanations and the printers' words state versions in prose: each
+    // cGPU version they name (0.x.y or 1.x.y) must be one the data states, so that a changed
+    // entry cannot leave a text behind. The exceptions say why they are not compatibility facts.
+    let t = toml_data();
+    let versions = data_versions(&t);
+    let not_facts: [(&str, &str); 4] = [
+        (
+            "1.0.7",
+            "the chart's default financeCloudImageTag, v1.0.7-fin (cgpu::DEFAULT_FINANCE_TAG)",
+        ),
+        (
+            "1.5.6",
+            "the last version before support-driver-550 (1.5.7), in `1.5.3–1.5.6`",
+        ),
+        ("1.2.2", "the YAML specification's version"),
+        (
+            "1.5.2",
+            "ack-cgpu 1.5.2, a component version, with cGPU 1.5.9",
+        ),
+    ];
+    let components = ["ack-cgpu ", "ack-ai-installer ", "yaml.org/spec/", "YAML "];
+    let mut seen = 0;
+    for (p, code) in source_code() {
+        for (i, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            let bytes = line.as_bytes();
+            let mut at = 0;
+            while at < bytes.len() {
+                if !bytes[at].is_ascii_digit()
+                    || (at > 0 && (bytes[at - 1].is_ascii_digit() || bytes[at - 1] == b'.'))
+                {
+                    at += 1;
+                    continue;
+                }
+                let end = at
+                    + line[at..]
+                        .find(|c: char| !c.is_ascii_digit() && c != '.')
+                        .unwrap_or(line.len() - at);
+                let token = line[at..end].trim_end_matches('.');
+                let parts: Vec<&str> = token.split('.').collect();
+                let before = &line[..at];
+                if parts.len() == 3
+                    && parts.iter().all(|p| p.parse::<u64>().is_ok())
+                    && (parts[0] == "0" || parts[0] == "1")
+                    && !components.iter().any(|c| before.ends_with(c))
+                {
+                    seen += 1;
+                    assert!(
+                        versions.contains(token) || not_facts.iter().any(|(v, _)| *v == token),
+                        "{}:{}: `{token}` is not a version of src/cgpu/compat.toml; state the data's version, or read it from the data",
+                        p.display(),
+                        i + 1
+                    );
+                }
+                at = end.max(at + 1);
+            }
+        }
+    }
+    assert!(seen > 20, "the scan found the texts' versions ({seen})");
 }
 
 // ---------------------------------------------------------------------------------------------

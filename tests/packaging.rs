@@ -1051,6 +1051,9 @@ fn cargo_package_lists_the_sources_and_no_large_file() {
         "src/lib.rs",
         // include_str! in src/rules/schema.rs
         "schemas/ack-ai-installer-values.schema.json",
+        // reads src/cgpu/compat.toml for the catalogue's texts
+        "build.rs",
+        "src/cgpu/compat.toml",
     ] {
         assert!(files.iter().any(|f| f == needed), "{needed} in {files:?}");
     }

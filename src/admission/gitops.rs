@@ -7,7 +7,7 @@
 //! in the object). `tests/admission.rs` proves it equal to `check` by execution.
 
 use super::{Action, Check, lit, words};
-use crate::cgpu::{CHART, MIN_POLICY_VERSION, POLICY_NAMES, TagError};
+use crate::cgpu::{CHART, POLICY_NAMES, TagError, min_policy_version};
 use crate::rules::catalogue::{RuleId, Severity};
 
 /// The policy (and binding) name.
@@ -115,7 +115,7 @@ pub fn checks() -> Vec<Check> {
         format!(
             "('{k}' in b && type(b.{k}) == string && {} && b.{k}.matches('{}'))",
             tag_valid(&format!("b.{k}")),
-            super::version_below(&MIN_POLICY_VERSION)
+            super::version_below(min_policy_version())
         )
     };
     let bad_tag_msg = |k: &str| {
@@ -133,7 +133,8 @@ pub fn checks() -> Vec<Check> {
     let old_msg = |k: &str| {
         words(
             &format!(
-                "cGPU \0 is older than {MIN_POLICY_VERSION}: the policy setting is not supported"
+                "cGPU \0 is older than {}: the policy setting is not supported",
+                min_policy_version()
             ),
             &[&tag_core(&format!("b.{k}"))],
         )

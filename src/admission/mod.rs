@@ -9,8 +9,8 @@ pub mod eval;
 pub mod gitops;
 
 use crate::cgpu::{
-    self, CORE_INSTALLER, INSTALLER, INSTALLER_NAMES, KNOWN_REGIONS, LAST_DEADLOCK_VERSION,
-    LEGACY_LABEL, LEGACY_VALUE, MIN_POLICY_VERSION, SCHEDULE_LABEL, TagError,
+    self, CORE_INSTALLER, INSTALLER, INSTALLER_NAMES, KNOWN_REGIONS, LEGACY_LABEL, LEGACY_VALUE,
+    SCHEDULE_LABEL, TagError, last_deadlock_version, min_policy_version,
 };
 use crate::rules::catalogue::{RuleId, Severity};
 use serde_json::Value as Json;
@@ -387,7 +387,7 @@ pub fn variables() -> Vec<(&'static str, String)> {
         ),
         (
             "tooOld",
-            format!("variables.tagValid && variables.tag.matches('{}')", version_below(&MIN_POLICY_VERSION)),
+            format!("variables.tagValid && variables.tag.matches('{}')", version_below(min_policy_version())),
         ),
         (
             "regForm",
@@ -468,7 +468,7 @@ pub fn checks() -> Vec<Check> {
             Severity::Error,
             "!variables.tooOld".into(),
             words(
-                &format!("cGPU \0 is older than {MIN_POLICY_VERSION}: the policy setting is not supported"),
+                &format!("cGPU \0 is older than {}: the policy setting is not supported", min_policy_version()),
                 &["variables.core"],
             ),
         ),
@@ -488,7 +488,7 @@ pub fn checks() -> Vec<Check> {
             format!(
                 "variables.tooOld ? {} : {}",
                 words(
-                    &format!("\0 sets no POLICY env, and its cGPU \0 is older than {MIN_POLICY_VERSION} and has no policy setting: upgrade the image first (tag-too-old), then set POLICY"),
+                    &format!("\0 sets no POLICY env, and its cGPU \0 is older than {} and has no policy setting: upgrade the image first (tag-too-old), then set POLICY", min_policy_version()),
                     &["object.metadata.name", "variables.core"],
                 ),
                 words(&cgpu::policy_missing_message("\0"), &["object.metadata.name"]),
@@ -524,14 +524,15 @@ pub fn checks() -> Vec<Check> {
             format!(
                 "!variables.tagValid || !variables.tag.matches('{}')",
                 version_below(&semver::Version::new(
-                    LAST_DEADLOCK_VERSION.major,
-                    LAST_DEADLOCK_VERSION.minor,
-                    LAST_DEADLOCK_VERSION.patch + 1
+                    last_deadlock_version().major,
+                    last_deadlock_version().minor,
+                    last_deadlock_version().patch + 1
                 ))
             ),
             words(
                 &format!(
-                    "cGPU \0 has the known kernel-driver deadlock of versions ≤ {LAST_DEADLOCK_VERSION}; upgrade to ≥ {}",
+                    "cGPU \0 has the known kernel-driver deadlock of versions ≤ {}; upgrade to ≥ {}",
+                    last_deadlock_version(),
                     cgpu::RECOMMENDED_VERSION
                 ),
                 &["variables.core"],

@@ -225,6 +225,36 @@ impl Compat {
         self.sources.iter().find(|s| s.id == id)
     }
 
+    /// The first cGPU version with the policy setting (`[[support]]` of kind `policy`). The
+    /// embedded file has it (`tests::the_file_parses`).
+    pub fn min_policy_version(&self) -> &Version {
+        &self
+            .support
+            .iter()
+            .find(|s| s.kind == "policy")
+            .expect("compat.toml has a policy support entry (unit-tested)")
+            .since
+            .0
+    }
+
+    /// The deadlock entry (`issue-deadlock`): its last version and its fix.
+    fn deadlock(&self) -> &Issue {
+        self.issues
+            .iter()
+            .find(|i| i.id == "issue-deadlock")
+            .expect("compat.toml has issue-deadlock (unit-tested)")
+    }
+
+    /// The last cGPU version with the known kernel-driver deadlock.
+    pub fn last_deadlock_version(&self) -> &Version {
+        &self
+            .deadlock()
+            .to
+            .as_ref()
+            .expect("issue-deadlock has `to` (unit-tested)")
+            .0
+    }
+
     /// Is `v` newer than every version the data knows?
     pub fn is_newer(&self, v: &Version) -> bool {
         *v > self.meta.newest.0
@@ -550,7 +580,7 @@ mod tests {
         }
         for s in &d.support {
             assert!(
-                ["cgroup", "os", "family", "driver"].contains(&s.kind.as_str()),
+                ["cgroup", "os", "family", "driver", "policy"].contains(&s.kind.as_str()),
                 "{}",
                 s.id
             );
@@ -559,17 +589,25 @@ mod tests {
     }
 
     #[test]
-    fn the_fact_constants_agree_with_the_data() {
+    fn the_build_time_versions_are_the_data() {
+        // build.rs reads these out of compat.toml with a line scan, for the catalogue's static
+        // texts; the parser must read the same versions.
         let d = data();
-        let deadlock = d.issues.iter().find(|i| i.id == "issue-deadlock").unwrap();
         assert_eq!(
-            deadlock.to.as_ref().map(|t| &t.0),
-            Some(&super::super::LAST_DEADLOCK_VERSION)
+            d.min_policy_version().to_string(),
+            env!("CGPU_MIN_POLICY_VERSION")
         );
         assert_eq!(
-            deadlock.fixed.as_deref(),
-            Some(super::super::RECOMMENDED_VERSION)
+            d.last_deadlock_version().to_string(),
+            env!("CGPU_LAST_DEADLOCK_VERSION")
         );
+        assert_eq!(
+            d.deadlock().fixed.as_deref(),
+            Some(env!("CGPU_RECOMMENDED_VERSION"))
+        );
+        assert_eq!(super::super::RECOMMENDED_VERSION, "1.5.10");
+        assert_eq!(d.min_policy_version(), &v("1.0.6"));
+        assert_eq!(d.last_deadlock_version(), &v("1.5.7"));
     }
 
     #[test]

@@ -160,9 +160,17 @@ pub fn human_version(d: &Compat, tag: &str, v: &Version) -> String {
             ));
             used.push(&f.source);
         }
-        None => out.push_str(
-            "  instance families: not in the data for this version (only 1.5.19–1.5.20 was read)\n",
-        ),
+        None => {
+            let read: Vec<String> = d
+                .families
+                .iter()
+                .map(|f| format!("{}–{}", f.from, f.to))
+                .collect();
+            out.push_str(&format!(
+                "  instance families: not in the data for this version (only {} was read)\n",
+                read.join(", ")
+            ));
+        }
     }
     let issues: Vec<_> = d.issues_at(v).collect();
     if issues.is_empty() {

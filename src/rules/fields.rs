@@ -5,7 +5,7 @@ use crate::rules::catalogue::RuleId;
 
 use crate::cgpu::is_finance_region as cgpu_is_finance_region;
 use crate::cgpu::{
-    self as version, LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION, PULL_POLICIES, RECOMMENDED_VERSION,
+    self as version, PULL_POLICIES, RECOMMENDED_VERSION, last_deadlock_version, min_policy_version,
 };
 use crate::rules::{Ctx, k8s, render_string, replace};
 use crate::yaml::node::child;
@@ -97,12 +97,13 @@ pub fn check_tag(
             ),
         );
     }
-    if *core < MIN_POLICY_VERSION {
+    let min_policy = min_policy_version();
+    if core < min_policy {
         ctx.at(
             RuleId::TagTooOld,
             v,
             path.to_string(),
-            format!("cGPU {core} is older than {MIN_POLICY_VERSION}: the policy setting is not supported"),
+            format!("cGPU {core} is older than {min_policy}: the policy setting is not supported"),
         );
     }
     let finance_region = ctx
@@ -110,13 +111,14 @@ pub fn check_tag(
         .region
         .as_deref()
         .is_some_and(cgpu_is_finance_region);
-    if *core <= LAST_DEADLOCK_VERSION && (!finance_key || finance_region) {
+    let last_deadlock = last_deadlock_version();
+    if core <= last_deadlock && (!finance_key || finance_region) {
         ctx.at(
             RuleId::TagKnownDeadlock,
             v,
             path.to_string(),
             format!(
-                "cGPU {core} has the known kernel-driver deadlock of versions ≤ {LAST_DEADLOCK_VERSION}; upgrade to ≥ {RECOMMENDED_VERSION}"
+                "cGPU {core} has the known kernel-driver deadlock of versions ≤ {last_deadlock}; upgrade to ≥ {RECOMMENDED_VERSION}"
             ),
         );
     }

@@ -145,10 +145,10 @@ fn policy_env(ctx: &mut Ctx, inst: &Installer) {
             .and_then(|t| cgpu::parse_tag(t).ok())
             .map(|t| t.core);
         let message = match version {
-            Some(v) if v < cgpu::MIN_POLICY_VERSION => format!(
+            Some(v) if v < *cgpu::min_policy_version() => format!(
                 "{} sets no POLICY env, and its cGPU {v} is older than {} and has no policy setting: upgrade the image first (tag-too-old), then set POLICY",
                 inst.name(),
-                cgpu::MIN_POLICY_VERSION
+                cgpu::min_policy_version()
             ),
             _ => cgpu::policy_missing_message(inst.name()),
         };

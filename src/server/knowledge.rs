@@ -6,8 +6,8 @@
 use std::sync::OnceLock;
 
 use crate::cgpu::{
-    CHART_DEFAULTS, KNOWN_KEYS, LAST_DEADLOCK_VERSION, MIN_POLICY_VERSION, POLICY_EFFECTS,
-    POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION, parse_tag, split_image,
+    CHART_DEFAULTS, KNOWN_KEYS, POLICY_EFFECTS, POLICY_NAMES, POLICY_TITLES, PULL_POLICIES,
+    RECOMMENDED_VERSION, last_deadlock_version, min_policy_version, parse_tag, split_image,
 };
 use crate::yaml::{self, Entry, Node, Scalar, Source, Value};
 
@@ -158,14 +158,15 @@ pub fn tag_hover(tag: &str) -> String {
         ));
     }
     let mut notes = Vec::new();
-    if t.core < MIN_POLICY_VERSION {
+    let (min_policy, last_deadlock) = (min_policy_version(), last_deadlock_version());
+    if t.core < *min_policy {
         notes.push(format!(
-            "older than {MIN_POLICY_VERSION}: the policy setting is not supported"
+            "older than {min_policy}: the policy setting is not supported"
         ));
     }
-    if t.core <= LAST_DEADLOCK_VERSION {
+    if t.core <= *last_deadlock {
         notes.push(format!(
-            "has the known kernel-driver deadlock of versions ≤ {LAST_DEADLOCK_VERSION}; upgrade to ≥ {RECOMMENDED_VERSION}"
+            "has the known kernel-driver deadlock of versions ≤ {last_deadlock}; upgrade to ≥ {RECOMMENDED_VERSION}"
         ));
     }
     if notes.is_empty() {

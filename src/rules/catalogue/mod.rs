@@ -2,7 +2,7 @@
 //! table of docs/rules.md, SARIF's `tool.driver.rules` and every finding's severity come from
 //! here.
 
-use crate::cgpu::recommended_version;
+use crate::cgpu::{last_deadlock_literal, min_policy_literal, recommended_version};
 
 pub mod sources;
 
@@ -114,7 +114,7 @@ const fn depends(what: &'static str, why: &'static str) -> Option<FixInfo> {
 /// Declares [`RuleId`] (one variant per rule, so a misspelt rule fails to compile) and
 /// [`RULES`] (the catalogue, in the enum's order) from one list.
 macro_rules! declare_rules {
-    ($($id:ident: ($name:literal, $sev:ident, $group:ident, $summary:literal, fix: $fix:expr, help: $help:expr, $expl:expr)),* $(,)?) => {
+    ($($id:ident: ($name:literal, $sev:ident, $group:ident, $summary:expr, fix: $fix:expr, help: $help:expr, $expl:expr)),* $(,)?) => {
         /// A rule, as the code names it. The kebab-case name users see is [`RuleId::name`].
         /// A rule the catalogue does not have is not a `RuleId`, so a misspelt rule does not
         /// compile:
@@ -290,17 +290,17 @@ is usually a private mirror, which then has to be kept in step with ACK's releas
 `latest`, an empty tag or another shape cannot be checked against the minimum version, and \
 `latest` changes under you."),
     TagTooOld: ("tag-too-old", Error, Values,
-        "the tag's version core is below 1.0.6: the policy setting is unsupported",
+        concat!("the tag's version core is below ", min_policy_literal!(), ": the policy setting is unsupported"),
         fix: None,
-        help: concat!("upgrade to cGPU ", recommended_version!(), " or later (at least 1.0.6 for policies)"),
-        "Configurable scheduling policies need cGPU 1.0.6 or later (ACK docs). Only the version \
+        help: concat!("upgrade to cGPU ", recommended_version!(), " or later (at least ", min_policy_literal!(), " for policies)"),
+        concat!("Configurable scheduling policies need cGPU ", min_policy_literal!(), " or later (ACK docs). Only the version \
 core counts: one leading `v` is stripped and the suffix (-8d3fc1b-aliyun, -fin) is a build \
-flavour, not a SemVer pre-release, so v1.0.6-abc1234-aliyun IS 1.0.6 and passes."),
+flavour, not a SemVer pre-release, so v", min_policy_literal!(), "-abc1234-aliyun IS ", min_policy_literal!(), " and passes.")),
     TagKnownDeadlock: ("tag-known-deadlock", Warning, Values,
-        "the tag's version core is 1.5.7 or lower: known kernel-driver deadlock",
+        concat!("the tag's version core is ", last_deadlock_literal!(), " or lower: known kernel-driver deadlock"),
         fix: None,
         help: concat!("upgrade to cGPU ", recommended_version!(), " or later"),
-        concat!("The cGPU FAQ reports a kernel-driver deadlock (kernel panic) in cGPU 1.5.7 and earlier and \
+        concat!("The cGPU FAQ reports a kernel-driver deadlock (kernel panic) in cGPU ", last_deadlock_literal!(), " and earlier and \
 recommends ", recommended_version!(), " or later. This fires on the chart's documented default tag v1.5.3, on purpose. \
 financeCloudImageTag is checked only when --region names a finance region.")),
     TagNewerThanData: ("tag-newer-than-data", Info, Values,

@@ -43,6 +43,17 @@ pub const LEGACY_VALUE: &str = "true";
 /// The label ACK uses to pin a node's NVIDIA driver version.
 pub const DRIVER_LABEL: &str = "ack.aliyun.com/nvidia-driver-version";
 
+/// The driver version NVIDIA's GPU Feature Discovery (the GPU operator's node labeller) puts on a
+/// node, newer releases: `nvidia.com/cuda.driver-version.full` = `550.120`.
+pub const GFD_DRIVER_FULL_LABEL: &str = "nvidia.com/cuda.driver-version.full";
+/// GPU Feature Discovery's driver labels of every release: major, minor and revision
+/// (`535`, `104`, `12`; the revision may be empty).
+pub const GFD_DRIVER_PART_LABELS: [&str; 3] = [
+    "nvidia.com/cuda.driver.major",
+    "nvidia.com/cuda.driver.minor",
+    "nvidia.com/cuda.driver.rev",
+];
+
 /// The node's ECS instance type (`ecs.gn7i-c8g1.2xlarge`): the current well-known label first,
 /// then the deprecated beta label (Kubernetes well-known labels).
 pub const INSTANCE_TYPE_LABELS: [&str; 2] = [
@@ -74,7 +85,6 @@ pub const SCHEDULE_DISABLED: &str = "disabled";
 /// ACK's ack-nvidia-device-plugin runs on nodes labelled `ack.node.gpu.schedule=default` (HAMi's
 /// ACK guide; ACK "Enable scheduling": `default` is exclusive GPU scheduling).
 pub const SCHEDULE_DEFAULT: &str = "default";
-/// ACK's NVIDIA device plugin DaemonSet (kube-system).
 /// The extended resources a pod requests to share a GPU under cGPU: GPU memory (domain: the
 /// gpushare device plugin's `aliyun.com/gpu-mem`) and core_mem's compute share.
 pub const SHARE_RESOURCES: [&str; 2] = ["aliyun.com/gpu-mem", "aliyun.com/gpu-core.percentage"];
@@ -83,6 +93,7 @@ pub const SHARE_RESOURCES: [&str; 2] = ["aliyun.com/gpu-mem", "aliyun.com/gpu-co
 /// else NVIDIA's `nvidia.com/gpu`.
 pub const GPU_COUNT_RESOURCES: [&str; 2] = ["aliyun.com/gpu-count", "nvidia.com/gpu"];
 
+/// ACK's NVIDIA device plugin DaemonSet (kube-system).
 pub const ACK_DEVICE_PLUGIN: &str = "ack-nvidia-device-plugin";
 /// HAMi's device plugin DaemonSet: `hami-device-plugin` for a release named `hami`,
 /// `<release>-hami-device-plugin` otherwise.

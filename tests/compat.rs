@@ -493,6 +493,117 @@ fn cgpu_1_5_6_adds_gn8_and_the_driver_550_disagreement() {
     );
 }
 
+/// (node, pointer, line, column, message) of one rule's findings.
+fn located(run: &Run, rule: &str) -> Vec<(String, String, u64, u64, String)> {
+    let mut out: Vec<_> = run
+        .diagnostics()
+        .iter()
+        .filter(|d| d["rule"] == rule)
+        .map(|d| {
+            let msg = d["message"].as_str().unwrap().to_string();
+            let node = msg.split('`').nth(1).unwrap().rsplit('.').next().unwrap();
+            (
+                node.to_string(),
+                d["path"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+                d["column"].as_u64().unwrap(),
+                msg,
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The 1-based line and column of the value of the `n`th occurrence (0-based) of `key: ` in a
+/// fixture, read from its bytes.
+fn value_position(name: &str, key: &str, n: usize) -> (u64, u64) {
+    let text = std::fs::read_to_string(fixture(name)).unwrap();
+    let needle = format!("{key}: ");
+    let (i, line) = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| l.trim_start().starts_with(&needle))
+        .nth(n)
+        .unwrap_or_else(|| panic!("{key} #{n} in {name}"));
+    let col = line.find(&needle).unwrap() + needle.len() + 1;
+    (i as u64 + 1, col as u64)
+}
+
+#[test]
+fn the_driver_is_read_from_gpu_feature_discovery_labels() {
+    // tests/fixtures/nodes-gfd-driver-labels.yaml: cGPU nodes whose driver only NVIDIA's GPU
+    // Feature Discovery labels give (.24 has ACK's label too, which wins). cGPU 1.5.2 is on the
+    // FAQ's 1.0.5–1.5.2 row: 470 ≤ 470.161.03, 525 ≤ 525.89.03, 535+ unsupported.
+    let nodes = "nodes-gfd-driver-labels.yaml";
+    let run = check_json(&[
+        &fixture("values-compat-1.5.2.yaml"),
+        "--nodes",
+        &fixture(nodes),
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let got = located(&run, "driver-incompatible");
+    let full = "nvidia.com/cuda.driver-version.full";
+    let major = "nvidia.com/cuda.driver.major";
+    let want = [
+        ("21", 0, full, value_position(nodes, full, 0), "550.120"),
+        (
+            "22",
+            1,
+            major,
+            value_position(nodes, major, 1),
+            "535.104.12",
+        ),
+        (
+            "25",
+            4,
+            major,
+            value_position(nodes, major, 4),
+            "525.147.05",
+        ),
+    ];
+    assert_eq!(got.len(), want.len(), "{got:#?}");
+    for ((node, path, line, col, msg), (w_node, item, label, (w_line, w_col), driver)) in
+        got.iter().zip(want)
+    {
+        assert_eq!(node, w_node);
+        let label = label.replace('/', "~1");
+        assert_eq!(path, &format!("/items/{item}/metadata/labels/{label}"));
+        assert_eq!((*line, *col), (w_line, w_col), "{msg}");
+        assert!(
+            msg.contains(&format!("runs NVIDIA driver {driver}, which cGPU 1.5.2")),
+            "{msg}"
+        );
+    }
+
+    // cGPU 1.5.6 runs all of them (the FAQ's 1.5.3 row); below 1.5.12 a driver 535+ loses
+    // isolation for some CUDA APIs, and the release notes add 550+ only in 1.5.7.
+    let run = check_json(&[
+        &fixture("values-compat-1.5.6.yaml"),
+        "--nodes",
+        &fixture(nodes),
+    ]);
+    assert!(located(&run, "driver-incompatible").is_empty());
+    let issues = located(&run, "node-known-issue");
+    let on: Vec<(&str, &str)> = issues
+        .iter()
+        .map(|(n, p, ..)| (n.as_str(), p.rsplit('/').next().unwrap()))
+        .collect();
+    assert_eq!(
+        on,
+        [
+            ("21", "nvidia.com~1cuda.driver-version.full"),
+            ("22", "nvidia.com~1cuda.driver.major")
+        ]
+    );
+    assert!(
+        issues[0].4.contains("issue-isolation-535") && issues[0].4.contains("support-driver-550")
+    );
+    assert!(
+        issues[1].4.contains("issue-isolation-535") && !issues[1].4.contains("support-driver-550")
+    );
+}
+
 #[test]
 fn a_version_newer_than_the_data_gets_no_compatibility_finding() {
     let (_, got, _) = node_findings("values-compat-1.5.21.yaml", "nodes-compat.yaml");

@@ -2,11 +2,23 @@
 //! and conditions.
 
 use crate::cgpu::{
-    INSTANCE_TYPE_LABELS, LEGACY_LABEL, LEGACY_VALUE, REGION_LABELS, SCHEDULE_LABEL,
+    DRIVER_LABEL, GFD_DRIVER_FULL_LABEL, GFD_DRIVER_PART_LABELS, INSTANCE_TYPE_LABELS,
+    LEGACY_LABEL, LEGACY_VALUE, REGION_LABELS, SCHEDULE_LABEL,
 };
 use crate::manifest::{Object, Objects, Toleration, scalar_text};
 use crate::yaml::Node;
 use crate::yaml::node::child;
+
+/// A node's NVIDIA driver version and the label it was read from.
+#[derive(Debug, Clone)]
+pub struct Driver<'a> {
+    /// `550.144.03`, as the label gives it.
+    pub version: String,
+    /// The label's value, where findings point.
+    pub at: &'a Node,
+    /// The label's JSON pointer.
+    pub pointer: String,
+}
 
 /// A node taint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -181,6 +193,39 @@ impl<'a> NodeView<'a> {
     /// The JSON pointer of `status.nodeInfo.osImage`.
     pub fn os_image_pointer(&self) -> String {
         format!("{}/status/nodeInfo/osImage", self.obj.pointer)
+    }
+
+    /// The node's NVIDIA driver version, where its labels say it: ACK's
+    /// `ack.aliyun.com/nvidia-driver-version` first, else GPU Feature Discovery's
+    /// `nvidia.com/cuda.driver-version.full`, else its `nvidia.com/cuda.driver.major`, `.minor`
+    /// and `.rev` joined with dots (an empty revision left out). The finding points at the label
+    /// read (the major one for the three).
+    pub fn driver(&self) -> Option<Driver<'a>> {
+        for key in [DRIVER_LABEL, GFD_DRIVER_FULL_LABEL] {
+            if let Some(at) = self.label_node(key)
+                && let Some(version) = scalar_text(at).filter(|v| !v.trim().is_empty())
+            {
+                return Some(Driver {
+                    version,
+                    at,
+                    pointer: self.label_pointer(key),
+                });
+            }
+        }
+        let [major, minor, rev] = GFD_DRIVER_PART_LABELS;
+        let at = self.label_node(major)?;
+        let mut version = scalar_text(at).filter(|v| !v.trim().is_empty())?;
+        for part in [minor, rev] {
+            match self.label(part).filter(|p| !p.trim().is_empty()) {
+                Some(p) => version = format!("{version}.{p}"),
+                None => break,
+            }
+        }
+        Some(Driver {
+            version,
+            at,
+            pointer: self.label_pointer(major),
+        })
     }
 
     /// The instance-type label that is set (the well-known one first), with its value.

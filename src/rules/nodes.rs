@@ -13,8 +13,8 @@ use crate::manifest::scalar_text;
 use crate::rules::Ctx;
 
 use crate::cgpu::{
-    ACK_DEVICE_PLUGIN, DRIVER_LABEL, HAMI_NODE_LABEL, ISOLATING_SCHEDULES, LEGACY_LABEL,
-    SCHEDULE_DEFAULT, SCHEDULE_DISABLED, SCHEDULE_LABEL,
+    ACK_DEVICE_PLUGIN, HAMI_NODE_LABEL, ISOLATING_SCHEDULES, LEGACY_LABEL, SCHEDULE_DEFAULT,
+    SCHEDULE_DISABLED, SCHEDULE_LABEL,
 };
 
 /// What the rest of the cluster says, for the node rules.
@@ -86,15 +86,15 @@ pub fn check(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
             message,
         );
     }
-    if let (Some(cgpu), Some(label)) = (&facts.cgpu, node.label_node(DRIVER_LABEL))
+    if let (Some(cgpu), Some(d)) = (&facts.cgpu, node.driver())
         && isolating(node)
-        && let Some(driver) = scalar_text(label)
-        && driver_supported(cgpu, &driver) == Some(false)
+        && driver_supported(cgpu, &d.version) == Some(false)
     {
+        let driver = &d.version;
         ctx.at(
             RuleId::DriverIncompatible,
-            label,
-            node.label_pointer(DRIVER_LABEL),
+            d.at,
+            d.pointer,
             format!(
                 "node `{}` runs NVIDIA driver {driver}, which cGPU {cgpu} does not support",
                 node.name()
@@ -239,8 +239,8 @@ fn known_issues(
     data: &compat::Compat,
     os_image: Option<&str>,
 ) {
-    let driver_label = node.label_node(DRIVER_LABEL);
-    let driver = driver_label.and_then(scalar_text);
+    let node_driver = node.driver();
+    let driver = node_driver.as_ref().map(|d| d.version.clone());
     for i in data
         .issues_at(cgpu)
         .filter(|i| uses(&i.rules, RuleId::NodeKnownIssue))
@@ -254,8 +254,8 @@ fn known_issues(
         })
     {
         // Point at what makes the issue this node's: the driver label, else the OS image.
-        let (at, pointer) = match (i.driver_from, driver_label, node.os_image()) {
-            (Some(_), Some(l), _) => (l, node.label_pointer(DRIVER_LABEL)),
+        let (at, pointer) = match (i.driver_from, &node_driver, node.os_image()) {
+            (Some(_), Some(d), _) => (d.at, d.pointer.clone()),
             (_, _, Some((n, _))) => (n, node.os_image_pointer()),
             _ => continue,
         };
@@ -283,7 +283,7 @@ fn known_issues(
         );
     }
     // The matrix supports the driver; the release notes add that series later.
-    if let (Some(d), Some(l)) = (&driver, driver_label)
+    if let (Some(d), Some(nd)) = (&driver, &node_driver)
         && driver_supported(cgpu, d) == Some(true)
         && let Some(major) = compat::driver_parts(d).map(|p| p[0])
     {
@@ -293,8 +293,8 @@ fn known_issues(
         }) {
             ctx.at(
                 RuleId::NodeKnownIssue,
-                l,
-                node.label_pointer(DRIVER_LABEL),
+                nd.at,
+                nd.pointer.clone(),
                 format!(
                     "node `{}` runs NVIDIA driver {d} with cGPU {cgpu}: the cGPU FAQ's matrix supports it, but the ack-cgpu release notes add {} only in cGPU {} (entry {}); the sources disagree",
                     node.name(),

@@ -570,8 +570,9 @@ Such a node may still run cGPU and must use the cluster's policy."),
         help: "upgrade cGPU (1.5.3 or later supports drivers up to 575) or pin an older driver",
         "The cGPU FAQ's compatibility matrix says which NVIDIA driver series each cGPU range runs, \
 some series only up to a last version; its rows are in the compatibility data (listed below, and \
-by `cgpu-lint compat`). A node whose driver (the ack.aliyun.com/nvidia-driver-version label) the \
-matrix marks unsupported for the cGPU version of the installer that selects it is an error; a \
+by `cgpu-lint compat`). A node whose driver (ACK's ack.aliyun.com/nvidia-driver-version label, \
+else the labels of NVIDIA's GPU Feature Discovery: nvidia.com/cuda.driver-version.full, or \
+nvidia.com/cuda.driver.major, .minor and .rev) the matrix marks unsupported for the cGPU version of the installer that selects it is an error; a \
 driver series or a cGPU version the matrix does not cover (one newer than the data) is not \
 judged."),
     NodeOsUnsupported: ("node-os-unsupported", Error, Nodes,

@@ -21,6 +21,9 @@ fn blocks(text: &str) -> Vec<(String, BTreeMap<String, String>)> {
     let mut out: Vec<(String, BTreeMap<String, String>)> = Vec::new();
     for line in text.lines() {
         let line = line.trim();
+        if line.starts_with('#') {
+            continue;
+        }
         if let Some(name) = line.strip_prefix("[[").and_then(|l| l.strip_suffix("]]")) {
             out.push((name.trim().to_string(), BTreeMap::new()));
         } else if line.starts_with('[') {

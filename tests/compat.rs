@@ -68,6 +68,127 @@ fn every_entry_has_a_source_with_a_date_and_names_real_rules() {
     assert!(n >= 15, "{n} entries");
 }
 
+/// schemas/compat.schema.json, the data file's JSON Schema (also named by the file's `#:schema`
+/// line, which TOML editors such as Taplo read).
+fn compat_schema() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schemas/compat.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Schema errors of a TOML text (the jsonschema crate), as one line each.
+fn schema_errors(toml_text: &str) -> Vec<String> {
+    let doc: toml::Table = toml_text.parse().expect("TOML");
+    let doc = serde_json::to_value(doc).unwrap();
+    let validator = jsonschema::validator_for(&compat_schema()).expect("the schema compiles");
+    validator
+        .iter_errors(&doc)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+/// check-jsonschema (Python's jsonschema, from target/venv) on a TOML file: its exit status.
+fn check_jsonschema(file: &std::path::Path) -> (bool, String) {
+    let tool = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/venv/bin/check-jsonschema");
+    assert!(
+        tool.exists(),
+        "{} is missing: run scripts/install-test-tools",
+        tool.display()
+    );
+    let out = std::process::Command::new(&tool)
+        .arg("--schemafile")
+        .arg(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/schemas/compat.schema.json"
+        ))
+        .arg(file)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn the_data_file_passes_its_schema_by_two_validators() {
+    assert_eq!(schema_errors(DATA), Vec::<String>::new());
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/src/cgpu/compat.toml");
+    let (ok, out) = check_jsonschema(std::path::Path::new(file));
+    assert!(ok, "{out}");
+    assert!(
+        DATA.starts_with("#:schema ../../schemas/compat.schema.json\n"),
+        "editors find the schema"
+    );
+}
+
+#[test]
+fn the_schema_refuses_what_the_data_must_not_hold() {
+    // Each broken copy of the file, and the instance path the schema must name for it.
+    let dir = tempfile::tempdir().unwrap();
+    let cases: [(&str, String, &str); 7] = [
+        (
+            "an entry without a source",
+            DATA.replacen(
+                "source = \"faq\"\nrules = [\"driver-incompatible\"]",
+                "rules = [\"driver-incompatible\"]",
+                1,
+            ),
+            "/driver/0",
+        ),
+        (
+            "a read date that is not YYYY-MM-DD",
+            DATA.replacen("read = \"2026-12-02\"", "read = \"2 Dec 2026\"", 1),
+            "/source/0/read",
+        ),
+        (
+            "a version that is not MAJOR.MINOR.PATCH",
+            DATA.replacen("newest = \"1.5.20\"", "newest = \"1.5\"", 1),
+            "/meta/newest",
+        ),
+        (
+            "an unknown key",
+            DATA.replacen(
+                "[[issue]]\nid = \"issue-deadlock\"",
+                "[[issue]]\nid = \"issue-deadlock\"\nseverity = \"high\"",
+                1,
+            ),
+            "/issue/0",
+        ),
+        (
+            "a support kind the rules do not read",
+            DATA.replacen("kind = \"cgroup\"", "kind = \"kernel\"", 1),
+            "/support/1/kind",
+        ),
+        (
+            "an address that is not https",
+            DATA.replacen(
+                "url = \"https://kubernetes.io",
+                "url = \"http://kubernetes.io",
+                1,
+            ),
+            "/source/",
+        ),
+        (
+            "an entry that names no rule",
+            DATA.replacen("rules = [\"pods-per-gpu\"]", "rules = []", 1),
+            "/issue/3/rules",
+        ),
+    ];
+    for (i, (what, text, path)) in cases.iter().enumerate() {
+        assert_ne!(text, DATA, "{what}: the case changes the file");
+        let errors = schema_errors(text);
+        assert!(
+            errors.iter().any(|e| e.starts_with(path)),
+            "{what}: want an error at {path}, got {errors:?}"
+        );
+        let file = dir.path().join(format!("case{i}.toml"));
+        std::fs::write(&file, text).unwrap();
+        let (ok, out) = check_jsonschema(&file);
+        assert!(!ok, "{what}: check-jsonschema accepted it: {out}");
+    }
+}
+
 #[test]
 fn explain_names_every_entry_a_rule_uses() {
     let t = toml_data();

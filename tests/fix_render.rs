@@ -26,7 +26,6 @@ use common::*;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 
 use cgpu_lint::yaml::{Node, Scalar, Source, Value};
@@ -58,12 +57,7 @@ struct Helm {
 impl Helm {
     fn new() -> Helm {
         for v in [3, 4] {
-            let bin = root().join(format!("target/tools/helm{v}"));
-            assert!(
-                bin.is_file(),
-                "{} is missing: run scripts/install-test-tools",
-                bin.display()
-            );
+            helm::helm_bin(v);
         }
         Helm {
             home: tempfile::tempdir().unwrap(),
@@ -83,10 +77,9 @@ impl Helm {
             .renders
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let d = self.home.path().join(format!("h{version}"));
-        std::fs::create_dir_all(&d).unwrap();
         let values = self.home.path().join(format!("values-{n}.yaml"));
         std::fs::write(&values, text).unwrap();
-        let mut cmd = Command::new(root().join(format!("target/tools/helm{version}")));
+        let mut cmd = helm::helm_command(version, &d);
         cmd.args(["template", "r"])
             .arg(root().join("charts-fixtures/ack-ai-installer"))
             .arg("--skip-schema-validation")
@@ -95,13 +88,7 @@ impl Helm {
         for s in sets {
             cmd.arg("--set-json").arg(s);
         }
-        let out = cmd
-            .env("HELM_DATA_HOME", d.join("data"))
-            .env("HELM_PLUGINS", d.join("plugins"))
-            .env("HELM_CONFIG_HOME", d.join("config"))
-            .env("HELM_CACHE_HOME", d.join("cache"))
-            .output()
-            .expect("run helm");
+        let out = cmd.output().expect("run helm");
         let _ = std::fs::remove_file(&values);
         let r = Arc::new(if out.status.success() {
             Ok(String::from_utf8_lossy(&out.stdout).into_owned())

@@ -7,6 +7,8 @@
 //! Each Helm gets its own HELM_DATA_HOME/CONFIG/CACHE/PLUGINS: Helm 3 cannot read the Helm 4
 //! plugin.yaml and complains on every command when it finds one in its plugin dir.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -27,23 +29,17 @@ fn cgpu_lint() -> PathBuf {
 
 /// A Helm binary with its own homes in a temp dir.
 struct Helm {
-    bin: PathBuf,
+    version: u8,
     dir: tempfile::TempDir,
     path: String,
 }
 
 impl Helm {
     fn new(version: u8) -> Helm {
-        let bin = root().join(format!("target/tools/helm{version}"));
-        assert!(
-            bin.is_file(),
-            "{} is missing: run scripts/install-test-tools",
-            bin.display()
-        );
+        common::helm::helm_bin(version);
         let dir = tempfile::tempdir().unwrap();
-        for d in ["data/plugins", "config", "cache", "bin"] {
-            std::fs::create_dir_all(dir.path().join(d)).unwrap();
-        }
+        common::helm::make_homes(dir.path());
+        std::fs::create_dir_all(dir.path().join("bin")).unwrap();
         // The binary on PATH as `cgpu-lint`, the way a user installs it.
         std::os::unix::fs::symlink(cgpu_lint(), dir.path().join("bin/cgpu-lint")).unwrap();
         if version == 4 {
@@ -60,17 +56,12 @@ impl Helm {
             dir.path().join("bin").display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        Helm { bin, dir, path }
+        Helm { version, dir, path }
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        let d = self.dir.path();
-        Command::new(&self.bin)
+        common::helm::helm_command(self.version, self.dir.path())
             .args(args)
-            .env("HELM_DATA_HOME", d.join("data"))
-            .env("HELM_PLUGINS", d.join("data/plugins"))
-            .env("HELM_CONFIG_HOME", d.join("config"))
-            .env("HELM_CACHE_HOME", d.join("cache"))
             .env("PATH", &self.path)
             .current_dir(root())
             .output()

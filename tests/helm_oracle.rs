@@ -952,7 +952,6 @@ fn collides(a: &str, b: &str) -> bool {
 
 struct Helm {
     version: u8,
-    bin: PathBuf,
     home: tempfile::TempDir,
 }
 
@@ -964,23 +963,14 @@ enum Outcome {
 
 impl Helm {
     fn new(version: u8) -> Helm {
-        let bin = root().join(format!("target/tools/helm{version}"));
-        assert!(
-            bin.is_file(),
-            "{} is missing: run scripts/install-test-tools",
-            bin.display()
-        );
+        common::helm::helm_bin(version);
         let home = tempfile::tempdir().unwrap();
-        for d in ["data/plugins", "config", "cache"] {
-            std::fs::create_dir_all(home.path().join(d)).unwrap();
-        }
-        Helm { version, bin, home }
+        Helm { version, home }
     }
 
     fn template(&self, files: &[PathBuf], sets: &[(&str, String)]) -> Outcome {
-        let d = self.home.path();
         let chart = root().join("charts-fixtures/helm-probe");
-        let mut cmd = Command::new(&self.bin);
+        let mut cmd = common::helm::helm_command(self.version, self.home.path());
         cmd.arg("template").arg("r").arg(&chart);
         for f in files {
             cmd.arg("-f").arg(f);
@@ -988,13 +978,7 @@ impl Helm {
         for (flag, arg) in sets {
             cmd.arg(flag).arg(arg);
         }
-        let out = cmd
-            .env("HELM_DATA_HOME", d.join("data"))
-            .env("HELM_PLUGINS", d.join("data/plugins"))
-            .env("HELM_CONFIG_HOME", d.join("config"))
-            .env("HELM_CACHE_HOME", d.join("cache"))
-            .output()
-            .expect("run helm");
+        let out = cmd.output().expect("run helm");
         let stdout = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
             return Outcome::Refused(String::from_utf8_lossy(&out.stderr).trim().to_string());

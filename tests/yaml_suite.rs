@@ -89,7 +89,6 @@ enum Outcome {
 
 struct Helm {
     version: u8,
-    bin: PathBuf,
     home: tempfile::TempDir,
     /// What the cache key depends on besides the input: the Helm build and the probe chart.
     salt: u64,
@@ -97,16 +96,8 @@ struct Helm {
 
 impl Helm {
     fn new(version: u8) -> Helm {
-        let bin = root().join(format!("target/tools/helm{version}"));
-        assert!(
-            bin.is_file(),
-            "{} is missing: run scripts/install-test-tools",
-            bin.display()
-        );
+        let bin = common::helm::helm_bin(version);
         let home = tempfile::tempdir().unwrap();
-        for d in ["data/plugins", "config", "cache"] {
-            std::fs::create_dir_all(home.path().join(d)).unwrap();
-        }
         let mut salt_input = std::fs::metadata(&bin)
             .unwrap()
             .len()
@@ -118,7 +109,6 @@ impl Helm {
         }
         Helm {
             version,
-            bin,
             home,
             salt: fnv1a(&salt_input),
         }
@@ -140,17 +130,12 @@ impl Helm {
                 return Outcome::Refused(r.to_string());
             }
         }
-        let d = self.home.path();
-        let out = Command::new(&self.bin)
+        let out = common::helm::helm_command(self.version, self.home.path())
             .arg("template")
             .arg("r")
             .arg(root().join("charts-fixtures/helm-probe"))
             .arg("-f")
             .arg(file)
-            .env("HELM_DATA_HOME", d.join("data"))
-            .env("HELM_PLUGINS", d.join("data/plugins"))
-            .env("HELM_CONFIG_HOME", d.join("config"))
-            .env("HELM_CACHE_HOME", d.join("cache"))
             .output()
             .expect("run helm");
         let outcome = if out.status.success() {

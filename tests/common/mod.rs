@@ -2,6 +2,7 @@
 //! Helpers shared by the integration tests: run the real binary, read its JSON report.
 
 pub mod apiserver;
+pub mod helm;
 pub mod policyreport;
 pub mod probe;
 

@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -74,15 +73,11 @@ pub fn helm_probes(
     args: &[String],
     home: &Path,
 ) -> Result<HashMap<String, serde_json::Value>, String> {
-    let out = Command::new(root().join(format!("target/tools/helm{version}")))
+    let out = super::helm::helm_command(version, home)
         .args(["template", "r"])
         .arg(chart)
         .arg("--skip-schema-validation")
         .args(args)
-        .env("HELM_DATA_HOME", home.join("data"))
-        .env("HELM_PLUGINS", home.join("plugins"))
-        .env("HELM_CONFIG_HOME", home.join("config"))
-        .env("HELM_CACHE_HOME", home.join("cache"))
         .output()
         .expect("run helm");
     if !out.status.success() {

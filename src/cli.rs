@@ -253,8 +253,9 @@ pub struct CommonArgs {
 // subcommands deferred, a doc comment here would become the about of `check` and `checklist`.)
 #[derive(Debug, Clone, Args)]
 pub struct ClusterArgs {
-    /// Read the cgpu-installer and cgpu-core-installer DaemonSets (kube-system) and the nodes
-    /// from the cluster through kubectl, read-only (get and list)
+    /// Read the cgpu-installer and cgpu-core-installer DaemonSets, HAMi's and ACK's GPU device
+    /// plugin DaemonSets (kube-system) and the nodes from the cluster through kubectl, read-only
+    /// (get and list)
     #[arg(long)]
     pub cluster: bool,
     /// The kubeconfig (default: as kubectl finds it: KUBECONFIG, ~/.kube/config, or the pod's

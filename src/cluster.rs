@@ -5,14 +5,19 @@
 //! ```text
 //! kubectl get daemonsets.v1.apps cgpu-installer cgpu-core-installer -n kube-system -o json \
 //!     --ignore-not-found --show-managed-fields
+//! kubectl get daemonsets.v1.apps -n kube-system -o json --chunk-size 500
 //! kubectl get nodes -o json --chunk-size 500
 //! ```
 //!
-//! (GET and paged LIST requests only) and turns every object into its own in-memory
-//! [`Source`] named `CONTEXT:Kind/namespace/name`, whose text is what
-//! `kubectl get KIND NAME -o json` prints for that object. The commands hand those sources to
-//! the pipeline (`check --cluster`) and to the checklist, exactly as files; this module only
-//! reads.
+//! (GET and paged LIST requests only, all three at once) and turns every object into its own
+//! in-memory [`Source`] named `CONTEXT:Kind/namespace/name`, whose text is what
+//! `kubectl get KIND NAME -o json` prints for that object. Of the DaemonSets listed in
+//! kube-system only the GPU device plugins are kept (HAMi's `hami-device-plugin` or
+//! `RELEASE-hami-device-plugin`, ACK's `ack-nvidia-device-plugin`): `hami-device-plugin-conflict`
+//! reads their nodeSelectors, as it does from files. A user who may only GET the two installers
+//! (a Role with `resourceNames`) gets the check anyway, with one warning: the LIST is forbidden,
+//! so the plugins are judged by node labels only. The commands hand those sources to the
+//! pipeline (`check --cluster`) and to the checklist, exactly as files; this module only reads.
 //!
 //! Why kubectl and not a Rust client: the kubeconfig is then read *exactly* as kubectl reads it
 //! (several `KUBECONFIG` files, current-context, client certificates, tokens, exec credential
@@ -28,9 +33,9 @@ use serde_json::Value;
 
 use crate::yaml::Source;
 
-/// The DaemonSets read from kube-system.
+/// The DaemonSets read from kube-system by name.
 pub const INSTALLERS: [&str; 2] = crate::cgpu::INSTALLER_NAMES;
-/// Nodes per LIST page (`kubectl --chunk-size`).
+/// Objects per LIST page (`kubectl --chunk-size`): nodes, and the DaemonSets of kube-system.
 pub const CHUNK_SIZE: u32 = 500;
 
 /// Where and how to read.
@@ -266,7 +271,8 @@ impl Options {
         }
     }
 
-    /// Read one cluster: the installer DaemonSets and the nodes, as one source per object.
+    /// Read one cluster: the installer DaemonSets, the GPU device plugin DaemonSets of
+    /// kube-system and the nodes, as one source per object.
     pub fn fetch(&self, target: &Target) -> Result<Fetched, ClusterError> {
         let mut common = self.base_args();
         let mut deadline = None;
@@ -294,6 +300,17 @@ impl Options {
             ]
             .map(String::from),
         );
+        let mut list_args = common.clone();
+        list_args.extend(
+            [
+                "get",
+                "daemonsets.v1.apps",
+                "--namespace=kube-system",
+                "--output=json",
+                &format!("--chunk-size={CHUNK_SIZE}"),
+            ]
+            .map(String::from),
+        );
         let mut node_args = common;
         node_args.extend(
             [
@@ -304,13 +321,33 @@ impl Options {
             ]
             .map(String::from),
         );
-        // Both requests at once: each is mostly waiting on the API server.
+        // The three requests at once: each is mostly waiting on the API server. Each is waited
+        // for before a failure is reported, so no kubectl of a failed cluster runs on.
         let ds = self.start(&ds_args)?;
+        let list = self.start(&list_args)?;
         let nodes = self.start(&node_args)?;
-        let ds = self.finish(target, ds, deadline)?;
-        let nodes = self.finish(target, nodes, deadline)?;
-        let installers = objects(target, &ds)?;
-        let nodes = objects(target, &nodes)?;
+        let ds = self.finish(target, ds, deadline);
+        let list = self.finish(target, list, deadline);
+        let nodes = self.finish(target, nodes, deadline);
+        let installers = objects(target, &ds?)?;
+        let nodes = objects(target, &nodes?)?;
+        // Listing the DaemonSets is what a user who may only GET the installers cannot do: the
+        // cluster is checked anyway, the plugins judged by the node labels they select by.
+        let mut warnings = Vec::new();
+        let device_plugins = match list {
+            Ok(out) => objects(target, &out)?
+                .into_iter()
+                .filter(is_device_plugin)
+                .collect(),
+            Err(ClusterError::Forbidden { .. }) => {
+                warnings.push(format!(
+                    "cluster {}: cannot list daemonsets in kube-system (403 Forbidden); HAMi and ACK device plugins judged by node labels only",
+                    target.label
+                ));
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        };
         let gpu_sharing = nodes.iter().filter(|n| gpu_sharing(n)).count();
         let to_sources = |objs: Vec<Value>| -> Vec<Arc<Source>> {
             objs.iter()
@@ -320,6 +357,8 @@ impl Options {
         Ok(Fetched {
             target: target.clone(),
             installers: to_sources(installers),
+            device_plugins: to_sources(device_plugins),
+            warnings,
             node_count: nodes.len(),
             gpu_sharing,
             nodes: to_sources(nodes),
@@ -426,6 +465,12 @@ pub struct Fetched {
     pub target: Target,
     /// cgpu-installer and cgpu-core-installer, those that exist.
     pub installers: Vec<Arc<Source>>,
+    /// The GPU device plugin DaemonSets of kube-system (HAMi's, ACK's), in the API server's
+    /// order; empty when there are none or they could not be listed (see `warnings`).
+    pub device_plugins: Vec<Arc<Source>>,
+    /// What could not be read without failing the cluster, one line each (without the
+    /// `cgpu-lint: warning: ` the commands print before it on stderr).
+    pub warnings: Vec<String>,
     /// One source per node, in the API server's order.
     pub nodes: Vec<Arc<Source>>,
     pub node_count: usize,
@@ -438,16 +483,28 @@ impl Fetched {
     /// Everything the lint pipeline gets for this cluster. Without any installer, the empty
     /// answer for the DaemonSets comes first, so the cluster's `cgpu-missing` names it.
     pub fn sources(&self) -> Vec<Arc<Source>> {
-        let mut out = Vec::with_capacity(self.installers.len() + self.nodes.len() + 1);
+        let mut out = Vec::with_capacity(self.objects() + 1);
         if self.installers.is_empty() {
             out.push(Source::new(
                 format!("{}:DaemonSet/kube-system", self.target.label),
                 String::new(),
             ));
         }
-        out.extend(self.installers.iter().cloned());
+        out.extend(self.daemonsets());
         out.extend(self.nodes.iter().cloned());
         out
+    }
+
+    /// The DaemonSets read: the installers, then the device plugins.
+    pub fn daemonsets(&self) -> Vec<Arc<Source>> {
+        let mut out = self.installers.clone();
+        out.extend(self.device_plugins.iter().cloned());
+        out
+    }
+
+    /// How many objects were read.
+    pub fn objects(&self) -> usize {
+        self.installers.len() + self.device_plugins.len() + self.nodes.len()
     }
 }
 
@@ -490,6 +547,13 @@ fn objects(target: &Target, out: &[u8]) -> Result<Vec<Value>, ClusterError> {
             _ => Vec::new(),
         },
         other => vec![other],
+    })
+}
+
+/// A GPU device plugin DaemonSet `hami-device-plugin-conflict` reads: HAMi's or ACK's.
+fn is_device_plugin(ds: &Value) -> bool {
+    ds["metadata"]["name"].as_str().is_some_and(|n| {
+        crate::cgpu::is_hami_device_plugin(n) || n == crate::cgpu::ACK_DEVICE_PLUGIN
     })
 }
 

@@ -356,7 +356,7 @@ fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFacts {
                     gpus.insert(o.name.to_string(), g);
                 }
             }
-            for o in objects.iter().filter(|o| o.kind == "DaemonSet") {
+            for o in objects.iter().filter(is_device_plugin) {
                 let pairs = || crate::manifest::Installer { obj: o }.node_selector_pairs();
                 if cgpu::is_hami_device_plugin(o.name) {
                     let hami = facts.nodes.device_plugins.hami.get_or_insert_with(Vec::new);
@@ -491,6 +491,12 @@ fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec
     out
 }
 
+/// A GPU device plugin DaemonSet `hami-device-plugin-conflict` reads: HAMi's or ACK's.
+fn is_device_plugin(o: &crate::manifest::Object) -> bool {
+    o.kind == "DaemonSet"
+        && (cgpu::is_hami_device_plugin(o.name) || o.name == cgpu::ACK_DEVICE_PLUGIN)
+}
+
 /// What one document is, judged by its content.
 #[derive(Default)]
 struct Kind {
@@ -613,9 +619,11 @@ fn rules_source(
                 nodes::check_compat(&mut ctx, &node, &node_facts);
             }
         }
+        // A pod on a node, and HAMi's or ACK's device plugin, feed the node rules: the input
+        // is read, not "nothing to check" (each is its own source from a cluster).
         if objects
             .iter()
-            .any(|o| nodes::sharing_pod_node(&o).is_some())
+            .any(|o| nodes::sharing_pod_node(&o).is_some() || is_device_plugin(&o))
         {
             checked_any = true;
         }

@@ -1,8 +1,8 @@
 //! `check --cluster` and `checklist --cluster` against a fake API server (tests/fake-apiserver,
 //! Python 3 standard library) started here on 127.0.0.1, over TLS with a CA made by the openssl
 //! CLI, with a bearer token, a client certificate or an exec credential plugin. The fake serves
-//! a recorded ACK cluster (both installers, up to 2,000 nodes in pages of 500) and logs every
-//! request. cgpu-lint drives the real kubectl from scripts/install-test-tools
+//! a recorded ACK cluster (both installers, up to 2,000 nodes in pages of 500; on request HAMi's
+//! and ACK's device plugin DaemonSets beside them in kube-system) and logs every request. cgpu-lint drives the real kubectl from scripts/install-test-tools
 //! (target/tools/kubectl), and one test drives that kubectl directly, so the fake is known to
 //! speak the protocol a real client expects.
 
@@ -168,7 +168,8 @@ fn per_template(count: usize, i: usize) -> usize {
 
 #[test]
 fn check_reads_both_installers_and_2000_nodes_with_paged_get_requests_only() {
-    let s = one(json!({"nodes": 2000}));
+    // csi-plugin: a DaemonSet of kube-system the daemonset list returns and cgpu-lint leaves out.
+    let s = one(json!({"nodes": 2000, "daemonsets": ["csi-plugin"]}));
     let o = s.run(&["check", "--cluster", "--format", "json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let report = json_of(&o);
@@ -257,11 +258,29 @@ fn check_reads_both_installers_and_2000_nodes_with_paged_get_requests_only() {
         let path = format!("/apis/apps/v1/namespaces/kube-system/daemonsets/{name}");
         assert!(reqs.iter().any(|r| r["path"] == path), "{path}");
     }
+    // The DaemonSets of kube-system, listed once in pages of 500 (for HAMi's and ACK's device
+    // plugins), and nothing else besides discovery.
+    let ds_lists: Vec<&Value> = reqs
+        .iter()
+        .filter(|r| r["path"] == "/apis/apps/v1/namespaces/kube-system/daemonsets")
+        .collect();
+    assert_eq!(ds_lists.len(), 1, "{ds_lists:?}");
+    assert_eq!(ds_lists[0]["query"]["limit"], "500");
+    let other: Vec<&Value> = reqs
+        .iter()
+        .filter(|r| {
+            let p = r["path"].as_str().unwrap();
+            !(p == "/api/v1/nodes"
+                || p.starts_with("/apis/apps/v1/namespaces/kube-system/daemonsets")
+                || ["/api", "/apis", "/api/v1", "/apis/apps/v1"].contains(&p))
+        })
+        .collect();
+    assert!(other.is_empty(), "{other:?}");
 }
 
 #[test]
 fn real_kubectl_reads_the_fake_server() {
-    let s = one(json!({"nodes": 1200}));
+    let s = one(json!({"nodes": 1200, "daemonsets": ["hami-device-plugin", "csi-plugin"]}));
     let o = s.kubectl(&["get", "nodes", "-o", "name", "--chunk-size=500"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let names: Vec<String> = stdout(&o).lines().map(str::to_string).collect();
@@ -274,9 +293,13 @@ fn real_kubectl_reads_the_fake_server() {
         "kube-system",
         "-o",
         "jsonpath={.items[*].metadata.name}",
+        "--chunk-size=3",
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o), "cgpu-installer cgpu-core-installer");
+    assert_eq!(
+        stdout(&o),
+        "cgpu-installer cgpu-core-installer hami-device-plugin csi-plugin"
+    );
     let o = s.kubectl(&["get", "ds", "nope", "-n", "kube-system"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
@@ -291,6 +314,16 @@ fn real_kubectl_reads_the_fake_server() {
         .filter(|r| r["path"] == "/api/v1/nodes" && r["query"].get("continue").is_some())
         .count();
     assert_eq!(pages, 2);
+    // The DaemonSet list is paged the same way: four in pages of three.
+    let ds_pages: Vec<Value> = s
+        .fake
+        .requests()
+        .into_iter()
+        .filter(|r| r["path"] == "/apis/apps/v1/namespaces/kube-system/daemonsets")
+        .collect();
+    assert_eq!(ds_pages.len(), 2, "{ds_pages:?}");
+    assert!(ds_pages.iter().all(|r| r["query"]["limit"] == "3"));
+    assert!(ds_pages[1]["query"].get("continue").is_some());
 }
 
 #[test]
@@ -757,19 +790,17 @@ fn kubeconfig_files_client_certificates_and_exec_plugins() {
 
 /// Export the objects with real kubectl, as a user would for the file-based commands.
 fn export(s: &One, dir: &Path) -> (String, String) {
+    export_with(s, dir, &[])
+}
+
+/// [`export`], with more DaemonSets of kube-system in the installers' file.
+fn export_with(s: &One, dir: &Path, daemonsets: &[&str]) -> (String, String) {
     let live = dir.join("live.yaml");
     let nodes = dir.join("nodes.yaml");
-    let o = s.kubectl(&[
-        "get",
-        "ds",
-        "cgpu-installer",
-        "cgpu-core-installer",
-        "-n",
-        "kube-system",
-        "-o",
-        "yaml",
-        "--show-managed-fields",
-    ]);
+    let mut args = vec!["get", "ds", "cgpu-installer", "cgpu-core-installer"];
+    args.extend(daemonsets);
+    args.extend(["-n", "kube-system", "-o", "yaml", "--show-managed-fields"]);
+    let o = s.kubectl(&args);
     assert!(o.status.success(), "{}", stderr(&o));
     std::fs::write(&live, &o.stdout).unwrap();
     let o = s.kubectl(&["get", "nodes", "-o", "yaml"]);
@@ -946,12 +977,22 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
     let s = one(json!({"nodes": 600, "core_policy": "0"}));
     let dir = tempfile::tempdir().unwrap();
     let (live, nodes) = export(&s, dir.path());
+    let a = same_findings_as_files(&s, &nodes, &[&live], 1);
+    assert!(a.iter().any(|k| k.starts_with("cluster-policy-mismatch")));
+    assert!(a.iter().any(|k| k.starts_with("legacy-cgpu-label")));
+}
+
+/// `check --cluster` against `lint_cluster` and `check --nodes NODES FILES…` on the same objects
+/// exported to files: the same findings (rule, severity, pointer in the object, message) and
+/// the same exit status. Returns the cluster's findings, as compared.
+fn same_findings_as_files(s: &One, nodes: &str, files: &[&str], exit: i32) -> Vec<String> {
     let o = s.run(&["check", "--cluster", "--format", "json"]);
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(exit), "{}", stderr(&o));
     let from_cluster = json_of(&o);
     // The file side: the same pipeline entry point over the exported files.
-    let srcs: Vec<Arc<cgpu_lint::yaml::Source>> = [live, nodes]
+    let srcs: Vec<Arc<cgpu_lint::yaml::Source>> = files
         .iter()
+        .chain([&nodes])
         .map(|p| cgpu_lint::check::read_input(p, u64::MAX).unwrap())
         .collect();
     let diags = cgpu_lint::lint::lint_cluster(&srcs, &Default::default());
@@ -982,8 +1023,6 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
         .map(|d| key(d.rule.name(), d.severity.as_str(), &d.path, &d.message))
         .collect();
     b.sort();
-    assert!(a.iter().any(|k| k.starts_with("cluster-policy-mismatch")));
-    assert!(a.iter().any(|k| k.starts_with("legacy-cgpu-label")));
     let same = |a: &Vec<String>, b: &Vec<String>, what: &str| {
         let only_a: Vec<&String> = a.iter().filter(|k| !b.contains(k)).collect();
         let only_b: Vec<&String> = b.iter().filter(|k| !a.contains(k)).collect();
@@ -994,23 +1033,16 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
     };
     same(&a, &b, "lint_cluster on the files");
     // And the command line on the same files: `check --nodes NODES LIVE` is one cluster too.
-    let o = cgpu(
-        s.home.path(),
-        &[
-            "check",
-            "--format",
-            "json",
-            "--nodes",
-            &srcs[1].name,
-            &srcs[0].name,
-        ],
-    );
-    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let mut args = vec!["check", "--format", "json", "--nodes", nodes];
+    args.extend(files);
+    let o = cgpu(s.home.path(), &args);
+    assert_eq!(o.status.code(), Some(exit), "{}", stderr(&o));
     same(
         &a,
         &keys_of_report(&json_of(&o)),
         "check --nodes on the files",
     );
+    a
 }
 
 /// In a pod without a kubeconfig kubectl uses the service account, but only when it gets no
@@ -1057,7 +1089,8 @@ fn in_a_pod_the_request_timeout_is_enforced_without_kubectl_flags() {
     );
     let calls = std::fs::read_to_string(&log).unwrap();
     let gets: Vec<&str> = calls.lines().filter(|l| l.starts_with("get ")).collect();
-    assert_eq!(gets.len(), 2, "{calls}");
+    // The installers, the daemonset list, the nodes.
+    assert_eq!(gets.len(), 3, "{calls}");
     assert!(
         gets.iter()
             .all(|l| !l.contains("--request-timeout") && !l.contains("--context")),
@@ -1203,4 +1236,228 @@ fn checked_objects_pass(s: &One, items: &[Value]) {
         clean > 0,
         "some node of the recorded cluster has no finding: {per:?}"
     );
+}
+
+/// The conflict findings of a `check --cluster --format json` report: (node source, message).
+fn hami_conflicts(report: &Value) -> Vec<(String, String)> {
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == "hami-device-plugin-conflict")
+        .map(|d| {
+            (
+                d["file"].as_str().unwrap().to_string(),
+                d["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Issue 27: HAMi's device plugin (Helm release `hami` in kube-system, as HAMi's install guide
+/// puts it) and ACK's ack-nvidia-device-plugin listed from kube-system, their nodeSelectors
+/// judging the nodes as from files. Node template 5 (ack.node.gpu.schedule=default) gets gpu=on:
+/// both plugins select it. csi-plugin, another DaemonSet there, is not read.
+#[test]
+fn hami_and_ack_device_plugins_listed_from_kube_system_judge_the_nodes_as_files_do() {
+    let plugins = ["hami-device-plugin", "ack-nvidia-device-plugin"];
+    let s = one(json!({
+        "nodes": 9,
+        "daemonsets": ["hami-device-plugin", "ack-nvidia-device-plugin", "csi-plugin"],
+        "node_labels": {"5": {"gpu": "on"}},
+    }));
+    let o = s.run(&["check", "--cluster", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    let report = json_of(&o);
+    let conflicts = hami_conflicts(&report);
+    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    assert_eq!(conflicts[0].0, "prod:Node/cn-hangzhou.192.168.16.6");
+    assert!(
+        conflicts[0].1.contains(
+            "HAMi's device plugin (DaemonSet hami-device-plugin selects gpu=on) and ACK's ack-nvidia-device-plugin (DaemonSet ack-nvidia-device-plugin selects ack.node.gpu.schedule=default) both select it"
+        ),
+        "{}",
+        conflicts[0].1
+    );
+    let d = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "hami-device-plugin-conflict")
+        .unwrap();
+    assert_eq!(d["severity"], "error");
+    // Two installers, two device plugins, nine nodes; no finding on a plugin (they are read
+    // for the node rule, not checked as installers) and nothing of csi-plugin.
+    assert_eq!(report["summary"]["files"], 13);
+    let on_daemonsets: Vec<&Value> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| {
+            let f = d["file"].as_str().unwrap();
+            f.starts_with("prod:DaemonSet/") && !f.ends_with("-installer")
+        })
+        .collect();
+    assert!(on_daemonsets.is_empty(), "{on_daemonsets:#?}");
+
+    // The same objects as files: the plugins in the installers' export, and in a file of
+    // their own (which is read, not "nothing to check").
+    let dir = tempfile::tempdir().unwrap();
+    let (live, nodes) = export_with(&s, dir.path(), &plugins);
+    let a = same_findings_as_files(&s, &nodes, &[&live], 1);
+    assert!(
+        a.iter()
+            .any(|k| k.starts_with("hami-device-plugin-conflict error"))
+    );
+    let apart = tempfile::tempdir().unwrap();
+    let (installers, _) = export(&s, apart.path());
+    let plugin_file = apart.path().join("device-plugins.yaml");
+    let mut args = vec!["get", "ds"];
+    args.extend(plugins);
+    args.extend(["-n", "kube-system", "-o", "yaml"]);
+    let out = s.kubectl(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    std::fs::write(&plugin_file, &out.stdout).unwrap();
+    let b = same_findings_as_files(&s, &nodes, &[&installers, plugin_file.to_str().unwrap()], 1);
+    assert_eq!(a, b);
+
+    // And the checklist: --cluster against --current with the plugins, --nodes.
+    let from_cluster = s.run(&[
+        "checklist",
+        "--cluster",
+        "--policy",
+        "2",
+        "--format",
+        "json",
+    ]);
+    let from_files = cgpu(
+        s.home.path(),
+        &[
+            "checklist",
+            "--current",
+            &live,
+            "--nodes",
+            &nodes,
+            "--policy",
+            "2",
+            "--format",
+            "json",
+            "--context",
+            "prod",
+            "--kubeconfig",
+            &s.kubeconfig,
+        ],
+    );
+    assert_eq!(
+        from_cluster.status.code(),
+        from_files.status.code(),
+        "{}",
+        stderr(&from_cluster)
+    );
+    let list = comparable(json_of(&from_cluster));
+    assert_eq!(list, comparable(json_of(&from_files)));
+    assert!(
+        list["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["rule"] == "hami-device-plugin-conflict"),
+        "{list:#}"
+    );
+}
+
+/// The DaemonSet's nodeSelector decides, not the gpu=on label: HAMi's plugin re-selected to
+/// another label leaves the gpu=on node alone and conflicts on the node it now selects.
+#[test]
+fn a_reselected_hami_device_plugin_moves_the_conflict() {
+    let s = one(json!({
+        "nodes": 9,
+        "daemonsets": ["hami-device-plugin", "ack-nvidia-device-plugin"],
+        "node_selectors": {"hami-device-plugin": {"hami.io/vgpu-node": "true"}},
+        "node_labels": {
+            "5": {"gpu": "on"},
+            "7": {"hami.io/vgpu-node": "true", "ack.node.gpu.schedule": "default"},
+        },
+    }));
+    let o = s.run(&["check", "--cluster", "--format", "json"]);
+    let conflicts = hami_conflicts(&json_of(&o));
+    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    assert_eq!(conflicts[0].0, "prod:Node/cn-hangzhou.192.168.16.8");
+    assert!(
+        conflicts[0]
+            .1
+            .contains("DaemonSet hami-device-plugin selects hami.io/vgpu-node=true"),
+        "{}",
+        conflicts[0].1
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (live, nodes) = export_with(
+        &s,
+        dir.path(),
+        &["hami-device-plugin", "ack-nvidia-device-plugin"],
+    );
+    same_findings_as_files(&s, &nodes, &[&live], o.status.code().unwrap());
+}
+
+/// A user who may only GET the two installers (docs/cluster.md's `resourceNames` Role) cannot
+/// list the DaemonSets of kube-system: the cluster is checked anyway, the plugins judged by the
+/// node labels, as in a cluster without them, and one warning line says so.
+#[test]
+fn a_forbidden_daemonset_list_judges_the_plugins_by_labels_with_a_warning() {
+    let forbidden = one(json!({
+        "nodes": 9,
+        "daemonsets": ["hami-device-plugin", "ack-nvidia-device-plugin"],
+        "node_selectors": {"hami-device-plugin": {"hami.io/vgpu-node": "true"}},
+        "node_labels": {"5": {"gpu": "on"}},
+        "forbid": ["list daemonsets"],
+    }));
+    let without = one(json!({"nodes": 9, "node_labels": {"5": {"gpu": "on"}}}));
+    let warning = "cgpu-lint: warning: cluster prod: cannot list daemonsets in kube-system (403 Forbidden); HAMi and ACK device plugins judged by node labels only";
+    for format in ["json", "human"] {
+        let o = forbidden.run(&["check", "--cluster", "--format", format]);
+        let w = without.run(&["check", "--cluster", "--format", format]);
+        assert_eq!(o.status.code(), w.status.code(), "{}", stderr(&o));
+        let lines: Vec<String> = stderr(&o)
+            .lines()
+            .filter(|l| l.contains("warning"))
+            .map(str::to_string)
+            .collect();
+        assert_eq!(lines, [warning], "{}", stderr(&o));
+        assert!(!stderr(&w).contains("warning"), "{}", stderr(&w));
+        if format == "json" {
+            let (a, b) = (json_of(&o), json_of(&w));
+            assert_eq!(a["diagnostics"], b["diagnostics"]);
+            // By the labels: gpu=on and ack.node.gpu.schedule=default on template 5, though
+            // the (unread) HAMi DaemonSet selects another label.
+            let conflicts = hami_conflicts(&a);
+            assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+            assert_eq!(conflicts[0].0, "prod:Node/cn-hangzhou.192.168.16.6");
+            assert!(
+                conflicts[0]
+                    .1
+                    .contains("HAMi's device plugin (gpu=on) and ACK's ack-nvidia-device-plugin (ack.node.gpu.schedule=default)"),
+                "{}",
+                conflicts[0].1
+            );
+        }
+    }
+    // The list was asked for (and refused), with GET requests only.
+    let reqs = forbidden.fake.requests();
+    assert!(reqs.iter().all(|r| r["method"] == "GET"));
+    assert!(
+        reqs.iter()
+            .any(|r| r["path"] == "/apis/apps/v1/namespaces/kube-system/daemonsets")
+    );
+    // The checklist reads the cluster the same way, and says so too.
+    let o = forbidden.run(&[
+        "checklist",
+        "--cluster",
+        "--policy",
+        "2",
+        "--format",
+        "json",
+    ]);
+    json_of(&o);
+    assert!(stderr(&o).lines().any(|l| l == warning), "{}", stderr(&o));
 }

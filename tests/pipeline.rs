@@ -362,3 +362,76 @@ fn a_digest_only_installer_image_is_a_warning() {
     assert_eq!(d.len(), 1, "{:#}", r.json);
     assert_eq!(d[0]["severity"], "warning");
 }
+
+/// Issue 27: HAMi's and ACK's device plugin DaemonSets in a file of their own (each one its own
+/// source under `check --cluster`) are inputs of `hami-device-plugin-conflict`, not a file with
+/// "nothing for cgpu-lint to check": no `cgpu-missing` for it, and their nodeSelectors judge the
+/// nodes.
+#[test]
+fn a_file_of_device_plugin_daemonsets_is_read_not_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = write(
+        dir.path(),
+        "device-plugins.yaml",
+        "\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: ack-nvidia-device-plugin
+  namespace: kube-system
+spec:
+  template:
+    spec:
+      nodeSelector:
+        ack.node.gpu.schedule: default
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: hami-device-plugin
+  namespace: kube-system
+spec:
+  template:
+    spec:
+      nodeSelector:
+        hami.io/vgpu-node: \"true\"
+",
+    );
+    let nodes = write(
+        dir.path(),
+        "nodes.yaml",
+        "\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: cn-hangzhou.10.0.2.31
+    labels:
+      ack.node.gpu.schedule: default
+      gpu: \"on\"
+- apiVersion: v1
+  kind: Node
+  metadata:
+    name: cn-hangzhou.10.0.2.32
+    labels:
+      ack.node.gpu.schedule: default
+      hami.io/vgpu-node: \"true\"
+",
+    );
+    let installer = fixture("daemonset-cgpu-installer-live-kubectl-get.yaml");
+    let r = check_json(&["--nodes", &nodes, &installer, &plugins]);
+    assert!(r.find("cgpu-missing").is_empty(), "{:#}", r.json);
+    let found = r.find("hami-device-plugin-conflict");
+    assert_eq!(found.len(), 1, "{:#}", r.json);
+    let m = found[0]["message"].as_str().unwrap();
+    assert!(
+        m.starts_with("node `cn-hangzhou.10.0.2.32`")
+            && m.contains("DaemonSet hami-device-plugin selects hami.io/vgpu-node=true"),
+        "{m}"
+    );
+    // On its own too: read, with nothing to say without nodes.
+    let r = check_json(&[&plugins]);
+    assert!(r.diagnostics().is_empty(), "{:#}", r.json);
+}

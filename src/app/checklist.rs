@@ -66,6 +66,9 @@ pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppErro
             .next()
             .expect("one target without --all-contexts")?;
         let fetched = cluster.fetch(&target)?;
+        for w in &fetched.warnings {
+            writeln!(s.err, "cgpu-lint: warning: {w}")?;
+        }
         options.identity.context = target.context.clone();
         options.identity.server = target.server.clone();
         match cluster.namespace_uid(&target) {
@@ -85,7 +88,9 @@ pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppErro
         }
         let current = model::Inputs {
             label: format!("{}:DaemonSet/kube-system", target.label),
-            sources: fetched.installers.clone(),
+            // The device plugins too, as `kubectl get ds -n kube-system -o yaml` gives them
+            // to --current: the node rules read their nodeSelectors.
+            sources: fetched.daemonsets(),
         };
         let nodes = model::Inputs {
             label: format!("{}:nodes", target.label),

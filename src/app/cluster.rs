@@ -73,6 +73,9 @@ pub(crate) fn check_cluster(
     for o in outcomes {
         match o.result {
             Ok((fetched, d)) => {
+                for w in &fetched.warnings {
+                    writeln!(s.err, "cgpu-lint: warning: {w}")?;
+                }
                 read.push(format!("{}:", o.label));
                 let count = |sev| d.iter().filter(|x| x.severity == sev).count();
                 lines.push(summary_line(
@@ -80,7 +83,7 @@ pub(crate) fn check_cluster(
                     count(Severity::Error),
                     count(Severity::Warning),
                 ));
-                objects += fetched.installers.len() + fetched.nodes.len();
+                objects += fetched.objects();
                 sources.extend(fetched.sources());
                 diags.extend(d);
             }

@@ -3,12 +3,16 @@
 
 It serves, over HTTPS on 127.0.0.1 only, what a real ACK cluster answers to the requests
 `kubectl get` makes: discovery (/api, /apis, /api/v1, /apis/apps/v1), the DaemonSets in
-kube-system (GET by name, LIST) and the nodes (LIST with limit/continue paging, GET by name).
-Objects come from a recorded ACK cluster (ack-cn-hangzhou/: the cgpu-installer and
-cgpu-core-installer DaemonSets as `kubectl get -o yaml --show-managed-fields` printed them, and nine
-node templates) and are multiplied to as many nodes as asked, with distinct names, IPs and ECS
-instance ids. Every request is logged (one JSON line each) so tests can assert that only GET was
-used and that the node list was paged.
+kube-system (GET by name, LIST with limit/continue paging) and the nodes (LIST with
+limit/continue paging, GET by name). Objects come from a recorded ACK cluster (ack-cn-hangzhou/:
+the cgpu-installer and cgpu-core-installer DaemonSets as `kubectl get -o yaml --show-managed-fields`
+printed them, and nine node templates) and are multiplied to as many nodes as asked, with distinct
+names, IPs and ECS instance ids. Other DaemonSets of kube-system can be added from
+ack-cn-hangzhou/device-plugins.json (not recorded: written after HAMi's chart, whose device plugin
+selects gpu=on, ACK's ack-nvidia-device-plugin add-on, which selects
+ack.node.gpu.schedule=default, and ACK's csi-plugin, a DaemonSet cgpu-lint does not read). Every
+request is logged (one JSON line each) so tests can assert that only GET was used and that the
+lists were paged.
 
 One process serves several clusters, one port each (one cluster per kubeconfig context):
 
@@ -20,7 +24,13 @@ CONFIG:
                    "token": "secret", "client_ca": "ca.pem" (optional: also accept client certs),
                    "nodes": 2000, "installers": ["cgpu-installer", "cgpu-core-installer"],
                    "core_policy": "5" (optional), "forbid": ["list nodes"] (optional),
-                   "delay": 0.0 (seconds before every answer), "data": "ack-cn-hangzhou"}]}
+                   "delay": 0.0 (seconds before every answer), "data": "ack-cn-hangzhou",
+                   "daemonsets": ["hami-device-plugin"] (optional: more DaemonSets in
+                       kube-system, from device-plugins.json),
+                   "node_selectors": {"hami-device-plugin": {"gpu": "on"}} (optional: replaces
+                       a served DaemonSet's nodeSelector),
+                   "node_labels": {"5": {"gpu": "on"}} (optional: labels added to the nodes
+                       made from node template 5, counted from 0)}]}
 
 A cluster with a "runbook" entry is a stateful cluster instead (stateful.py: nodes that are
 cordoned, drained and rebooted, installer pods, exec over WebSocket, faults); CONFIG then may
@@ -108,6 +118,14 @@ class Cluster:
             recorded = json.load(f)
         wanted = conf.get("installers", ["cgpu-installer", "cgpu-core-installer"])
         self.daemonsets = {k: v for k, v in recorded.items() if k in wanted}
+        extra = conf.get("daemonsets", [])
+        if extra:
+            with open(os.path.join(data, "device-plugins.json")) as f:
+                others = json.load(f)
+            for name in extra:
+                self.daemonsets[name] = copy.deepcopy(others[name])
+        for name, sel in conf.get("node_selectors", {}).items():
+            self.daemonsets[name]["spec"]["template"]["spec"]["nodeSelector"] = sel
         if conf.get("core_policy") is not None and "cgpu-core-installer" in self.daemonsets:
             c = self.daemonsets["cgpu-core-installer"]["spec"]["template"]["spec"]["containers"][0]
             for e in c["env"]:
@@ -115,6 +133,8 @@ class Cluster:
                     e["value"] = conf["core_policy"]
         with open(os.path.join(data, "node-templates.json")) as f:
             templates = json.load(f)
+        for i, labels in conf.get("node_labels", {}).items():
+            templates[int(i)]["metadata"]["labels"].update(labels)
         self.nodes = make_nodes(templates, int(conf.get("nodes", len(templates))), "cn-hangzhou")
         self.node_index = {n["metadata"]["name"]: i for i, n in enumerate(self.nodes)}
         self.user = conf.get("user", "cgpu-audit")
@@ -191,6 +211,24 @@ def report_discovery():
             ],
         }
     return out
+
+
+def page(q, items, kind, api_version, resource_version):
+    """One page of a LIST, as the API server pages it (`limit`, an opaque `continue` token)."""
+    limit = int(q.get("limit", "0") or 0)
+    start = 0
+    if q.get("continue"):
+        try:
+            start = int(base64.urlsafe_b64decode(q["continue"]).decode())
+        except Exception:  # noqa: BLE001 - any bad token is the API's 400
+            return status(400, "BadRequest", "continue key is not valid")
+    end = len(items) if limit <= 0 else min(start + limit, len(items))
+    meta = {"resourceVersion": resource_version}
+    if end < len(items):
+        meta["continue"] = base64.urlsafe_b64encode(str(end).encode()).decode()
+        meta["remainingItemCount"] = len(items) - end
+    return 200, {"kind": kind, "apiVersion": api_version, "metadata": meta,
+                 "items": items[start:end]}
 
 
 def make_handler(cluster, port, log_path):
@@ -333,8 +371,7 @@ def make_handler(cluster, port, log_path):
                         for k in KINDLESS:
                             o.pop(k, None)
                         items.append(o)
-                    return 200, {"kind": "DaemonSetList", "apiVersion": "apps/v1",
-                                 "metadata": {"resourceVersion": "48300000"}, "items": items}
+                    return page(q, items, "DaemonSetList", "apps/v1", "48300000")
                 if len(parts) == 7:
                     name = parts[6]
                     f = self.forbidden("get", "daemonsets", "apps", namespace=ns, name=name)
@@ -347,20 +384,7 @@ def make_handler(cluster, port, log_path):
             return status(404, "NotFound", "the server could not find the requested resource")
 
         def list_nodes(self, q):
-            limit = int(q.get("limit", "0") or 0)
-            start = 0
-            if q.get("continue"):
-                try:
-                    start = int(base64.urlsafe_b64decode(q["continue"]).decode())
-                except Exception:  # noqa: BLE001 - any bad token is the API's 400
-                    return status(400, "BadRequest", "continue key is not valid")
-            end = len(cluster.nodes) if limit <= 0 else min(start + limit, len(cluster.nodes))
-            meta = {"resourceVersion": "481800000"}
-            if end < len(cluster.nodes):
-                meta["continue"] = base64.urlsafe_b64encode(str(end).encode()).decode()
-                meta["remainingItemCount"] = len(cluster.nodes) - end
-            return 200, {"kind": "NodeList", "apiVersion": "v1", "metadata": meta,
-                         "items": cluster.nodes[start:end]}
+            return page(q, cluster.nodes, "NodeList", "v1", "481800000")
 
     return Handler
 

@@ -282,8 +282,8 @@ impl Options {
                 common.push(format!("--request-timeout={}", self.request_timeout));
             }
             None => {
-                deadline =
-                    parse_timeout(&self.request_timeout)?.map(|d| d * IN_CLUSTER_DEADLINE_FACTOR);
+                deadline = parse_timeout(&self.request_timeout)?
+                    .map(|d| Deadline::after(d * IN_CLUSTER_DEADLINE_FACTOR));
             }
         }
         let mut ds_args = common.clone();
@@ -323,9 +323,13 @@ impl Options {
         );
         // The three requests at once: each is mostly waiting on the API server. Each is waited
         // for before a failure is reported, so no kubectl of a failed cluster runs on.
-        let ds = self.start(&ds_args)?;
-        let list = self.start(&list_args)?;
-        let nodes = self.start(&node_args)?;
+        // One deadline for the three (in a pod): they run at once, so the wait is one limit, not
+        // three; a kubectl that cannot be started stops the ones that were.
+        let mut ds = self.start(&ds_args)?;
+        let mut list = self.start(&list_args).inspect_err(|_| stop([&mut ds]))?;
+        let nodes = self
+            .start(&node_args)
+            .inspect_err(|_| stop([&mut ds, &mut list]))?;
         let ds = self.finish(target, ds, deadline);
         let list = self.finish(target, list, deadline);
         let nodes = self.finish(target, nodes, deadline);
@@ -387,7 +391,7 @@ impl Options {
             Some(_) => None,
             None => parse_timeout(&self.request_timeout)
                 .map_err(|e| e.to_string())?
-                .map(|d| d * IN_CLUSTER_DEADLINE_FACTOR),
+                .map(|d| Deadline::after(d * IN_CLUSTER_DEADLINE_FACTOR)),
         };
         let out = self
             .finish(target, child, deadline)
@@ -413,7 +417,7 @@ impl Options {
         &self,
         target: &Target,
         mut child: std::process::Child,
-        deadline: Option<std::time::Duration>,
+        deadline: Option<Deadline>,
     ) -> Result<Vec<u8>, ClusterError> {
         // Both pipes are drained on threads, so neither can fill up and block kubectl.
         fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
@@ -427,27 +431,24 @@ impl Options {
         let out_reader = drain(child.stdout.take().expect("piped"));
         let status = match deadline {
             None => child.wait().map_err(|e| self.spawn_error(&e))?,
-            Some(limit) => {
-                let start = std::time::Instant::now();
-                loop {
-                    if let Some(st) = child.try_wait().map_err(|e| self.spawn_error(&e))? {
-                        break st;
-                    }
-                    if start.elapsed() > limit {
-                        let _ = child.kill();
-                        let _ = child.wait();
-                        return Err(ClusterError::Timeout {
-                            context: target.label.clone(),
-                            server: "the API server".into(),
-                            timeout: self.request_timeout.clone(),
-                            detail: format!(
-                                "kubectl still ran after {limit:?}, {IN_CLUSTER_DEADLINE_FACTOR} times the limit (in a pod without a kubeconfig kubectl cannot take --request-timeout)"
-                            ),
-                        });
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
+            Some(Deadline { at, limit }) => loop {
+                if let Some(st) = child.try_wait().map_err(|e| self.spawn_error(&e))? {
+                    break st;
                 }
-            }
+                if std::time::Instant::now() > at {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(ClusterError::Timeout {
+                        context: target.label.clone(),
+                        server: "the API server".into(),
+                        timeout: self.request_timeout.clone(),
+                        detail: format!(
+                            "kubectl still ran after {limit:?}, {IN_CLUSTER_DEADLINE_FACTOR} times the limit (in a pod without a kubeconfig kubectl cannot take --request-timeout)"
+                        ),
+                    });
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            },
         };
         let stdout = out_reader.join().unwrap_or_default();
         let stderr = err_reader.join().unwrap_or_default();
@@ -456,6 +457,31 @@ impl Options {
         } else {
             Err(classify(target, &self.request_timeout, &stderr))
         }
+    }
+}
+
+/// When kubectl must have answered (in a pod, where it cannot take `--request-timeout`): the
+/// instant, and the limit it was set from (for the message).
+#[derive(Debug, Clone, Copy)]
+struct Deadline {
+    at: std::time::Instant,
+    limit: std::time::Duration,
+}
+
+impl Deadline {
+    fn after(limit: std::time::Duration) -> Deadline {
+        Deadline {
+            at: std::time::Instant::now() + limit,
+            limit,
+        }
+    }
+}
+
+/// Kill and reap kubectl processes whose answer is no longer wanted.
+fn stop<const N: usize>(children: [&mut std::process::Child; N]) {
+    for c in children {
+        let _ = c.kill();
+        let _ = c.wait();
     }
 }
 

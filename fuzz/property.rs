@@ -7,7 +7,8 @@
 // idempotent). Safe fixes and `--unsafe-fixes` both.
 
 use cgpu_lint::diag::Diagnostic;
-use cgpu_lint::lint::{Settings, lint_file, lint_fix};
+use cgpu_lint::lint::fix::lint_fix;
+use cgpu_lint::lint::{Settings, lint_file};
 use cgpu_lint::rules::catalogue::RuleId;
 use cgpu_lint::yaml::{Source, source::decode};
 

@@ -2,7 +2,7 @@
 //! check again, repeat until nothing fixable is left. Only the bytes of the offending scalars
 //! change; comments, key order, quoting elsewhere, CRLF, a BOM and indentation are copied through.
 //!
-//! The fixing loop itself is [`lint::lint_fix`], over the one pipeline. Fixing, `fix --diff` and
+//! The fixing loop itself is [`lint::fix::lint_fix`], over the one pipeline. Fixing, `fix --diff` and
 //! `fix --stdout` share everything and differ only in what they do
 //! with [`Fixed::text`]; writing a file in place is [`write_in_place`].
 
@@ -15,12 +15,12 @@ use crate::lint::Filter;
 use crate::rules::RuleOptions;
 use crate::yaml::Source;
 
-use crate::lint::Fixed;
+use crate::lint::fix::Fixed;
 
 /// Fix `src` with these rule options and filter (no config), safe fixes only:
-/// [`lint::lint_fix`].
+/// [`lint::fix::lint_fix`].
 pub fn fix_source(src: &Arc<Source>, opts: &RuleOptions, filter: &Filter) -> Fixed {
-    lint::lint_fix(
+    lint::fix::lint_fix(
         src,
         &lint::Settings::new(opts.clone(), filter.clone()),
         false,
@@ -100,7 +100,7 @@ pub fn write_in_place(path: &str, text: &str, _opts: &RuleOptions) -> Result<boo
     if old == text.as_bytes() {
         return Ok(false);
     }
-    if !lint::text_parses(path, text) {
+    if !lint::fix::text_parses(path, text) {
         return Err(WriteError::WouldNotParse {
             path: path.to_string(),
         });
@@ -180,14 +180,14 @@ mod tests {
     fn an_unsafe_fix_waits_for_unsafe_fixes() {
         let src = Source::new("t.yaml", "cgpu:\n  enabled: \"false\"\n".to_string());
         let settings = lint::Settings::default();
-        let safe = lint::lint_fix(&src, &settings, false);
+        let safe = lint::fix::lint_fix(&src, &settings, false);
         assert!(!safe.changed());
         let held = &safe.remaining[0];
         assert_eq!(
             held.fix_applicability(),
             Some(crate::diag::Applicability::Unsafe)
         );
-        let all = lint::lint_fix(&src, &settings, true);
+        let all = lint::fix::lint_fix(&src, &settings, true);
         assert_eq!(all.text, "cgpu:\n  enabled: false\n");
         let c = all.applied[0].consequence.as_ref().expect("unsafe");
         assert_eq!(

@@ -442,7 +442,7 @@ fn fix_all(files: &[(String, String)]) -> Vec<Case> {
                     (a, c) => panic!("{name}: {} fix is {a:?}, the catalogue says {c:?}", d.rule),
                 }
             }
-            let fixed = cgpu_lint::lint::lint_fix(&src, &Default::default(), true);
+            let fixed = cgpu_lint::lint::fix::lint_fix(&src, &Default::default(), true);
             assert_eq!(fixed.text, unsafe_, "{name}: library and binary disagree");
             let consequences = fixed
                 .applied

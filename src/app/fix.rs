@@ -9,7 +9,7 @@ use crate::check;
 fn unsafe_applied(
     s: &mut Streams,
     path: &str,
-    applied: &[crate::lint::Applied],
+    applied: &[crate::lint::fix::Applied],
 ) -> Result<(), AppError> {
     for a in applied {
         if let Some(c) = &a.consequence {
@@ -58,7 +58,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
                 continue;
             }
         };
-        let fixed = crate::lint::lint_fix(&src, &settings, args.unsafe_fixes);
+        let fixed = crate::lint::fix::lint_fix(&src, &settings, args.unsafe_fixes);
         if let Some(why) = &fixed.refused {
             writeln!(s.err, "cgpu-lint: {p}: {why}")?;
         }

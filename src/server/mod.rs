@@ -10,7 +10,7 @@
 //!
 //! Every finding comes from [`crate::lint::lint_file`] (or, for a `stack` member, the stack check
 //! `check --stack` runs), so the editor shows what `check` prints for the same bytes. Quick fixes
-//! are the edits those findings carry; "fix all" is [`crate::lint::lint_fix`], which is `fix`.
+//! are the edits those findings carry; "fix all" is [`crate::lint::fix::lint_fix`], which is `fix`.
 
 pub mod fuzz;
 pub mod knowledge;

@@ -74,7 +74,7 @@ pub(super) fn code_actions(ctx: &Ctx, p: lsp::CodeActionParams) -> serde_json::V
     }
     if wanted(only, FIX_ALL_KIND) && ctx.src.text.len() as u64 <= ctx.setup.max_size {
         // Exactly what `fix` does to this text: the same pipeline, settings and fixpoint.
-        let fixed = lint::lint_fix(&ctx.src, &ctx.setup.settings, ctx.setup.unsafe_fixes);
+        let fixed = lint::fix::lint_fix(&ctx.src, &ctx.setup.settings, ctx.setup.unsafe_fixes);
         if fixed.changed() && fixed.refused.is_none() {
             let (span, new_text) = minimal_edit(&ctx.src.text, &fixed.text);
             actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {

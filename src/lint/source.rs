@@ -1,0 +1,423 @@
+//! The rules on one parsed input: what each document is (values, installers, nodes, a release of
+//! the chart in a HelmRelease, an Application, a helmfile or an umbrella's values), the rules of
+//! each, the Flux valuesFrom entries that are not among the inputs, `cgpu-missing` for a file
+//! with nothing to check, and `cluster-policy-mismatch` across the installers of one cluster.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use crate::cgpu;
+use crate::diag::Diagnostic;
+use crate::helm::place;
+use crate::manifest::Objects;
+use crate::manifest::node::nodes_of;
+use crate::rules::catalogue::RuleId;
+use crate::rules::installer::{self, InstallerPolicy};
+use crate::rules::nodes::{self};
+use crate::rules::{Ctx, RuleOptions, values};
+use crate::yaml::{self, Node, Source};
+
+use super::facts::{ClusterFacts, is_device_plugin};
+
+/// What one document is, judged by its content.
+#[derive(Default)]
+struct Kind {
+    values: bool,
+    installers: bool,
+    nodes: bool,
+}
+
+fn classify(root: &Node, objects: &Objects) -> Kind {
+    if root.entry("cgpu").is_some() {
+        return Kind {
+            values: true,
+            ..Kind::default()
+        };
+    }
+    Kind {
+        values: false,
+        installers: objects.iter().any(|o| o.is_installer()),
+        nodes: objects.iter().any(|o| o.kind == "Node"),
+    }
+}
+
+/// The rules on one parsed source; returns its installers' policies too.
+pub(super) fn rules_source(
+    src: &Arc<Source>,
+    parsed: &yaml::Parsed,
+    opts: &RuleOptions,
+    facts: &ClusterFacts,
+) -> (Vec<Diagnostic>, Vec<InstallerPolicy>) {
+    let mut policies = Vec::new();
+    let mut out = Vec::new();
+    let mut checked_any = false;
+    let mut values_docs = 0;
+    let mut first_content: Option<(usize, Range<usize>)> = None;
+    let mut what = What::default();
+    // The parent chart's dependencies on the chart (its Chart.yaml beside the file), read once.
+    let mut deps: Option<Option<Vec<place::Dependency>>> = None;
+    // The ConfigMaps the chart's HelmReleases of this file take values from.
+    let values_from: Vec<(String, place::ValuesRef)> = parsed
+        .documents
+        .iter()
+        .filter_map(|d| d.root.as_ref())
+        .filter(|r| r.get("kind").and_then(Node::as_str) == Some("HelmRelease"))
+        .flat_map(|r| place::targets(r, None))
+        .flat_map(|t| {
+            let name = t.name.clone();
+            t.values_from.into_iter().map(move |r| (name.clone(), r))
+        })
+        .collect();
+    // The ConfigMaps of this file, by name: a valuesFrom entry naming another is not checked.
+    let config_maps: Vec<&str> = parsed
+        .documents
+        .iter()
+        .filter_map(|d| d.root.as_ref())
+        .filter(|r| r.get("kind").and_then(Node::as_str) == Some("ConfigMap"))
+        .filter_map(|r| r.get("metadata")?.get("name")?.as_str())
+        .collect();
+    for doc in &parsed.documents {
+        let Some(root) = &doc.root else { continue };
+        if first_content.is_none() {
+            first_content = Some((doc.index, root.span.start..root.span.start));
+        }
+        let objects = Objects::of(root);
+        let kind = classify(root, &objects);
+        let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+        if kind.values || kind.installers {
+            crate::rules::duplicates(&mut ctx, src, doc);
+        }
+        if kind.values {
+            checked_any = true;
+            values_docs += 1;
+            check_values(&mut ctx, root);
+        }
+        if !kind.values && !kind.installers && !kind.nodes {
+            let deps = deps.get_or_insert_with(|| place::parent_chart(&src.name).map(|(_, d)| d));
+            let mut targets: Vec<place::Target> = place::targets(root, deps.as_deref())
+                .into_iter()
+                .filter(|t| {
+                    t.form != place::Form::Umbrella || !matches!(t.values, place::Values::Absent)
+                })
+                .collect();
+            targets.extend(place::config_map_targets(root, &values_from));
+            if !targets.is_empty() {
+                checked_any = true;
+                crate::rules::duplicates(&mut ctx, src, doc);
+                if targets[0].form == place::Form::Umbrella {
+                    values_docs += 1;
+                }
+            }
+            for t in &targets {
+                if t.form == place::Form::HelmRelease && t.via.is_none() {
+                    values_from_unchecked(&mut ctx, src, t, &config_maps);
+                }
+                if !t.check
+                    || (t.form == place::Form::Umbrella && place::disabled(t, root).is_some())
+                {
+                    continue;
+                }
+                ctx.out.extend(check_target(src, doc, t, opts));
+            }
+        }
+        if kind.installers {
+            checked_any = true;
+            policies.extend(installer::check_document(&mut ctx, root));
+        }
+        if kind.nodes {
+            checked_any = true;
+            for node in nodes_of(&objects) {
+                // The version of the installer that selects this node; without installers among
+                // the inputs, the one the values deploy.
+                let mut node_facts = facts.nodes.clone();
+                if !facts.installers.is_empty() {
+                    node_facts.cgpu = facts
+                        .installers
+                        .iter()
+                        .find(|(sel, _)| !sel.is_empty() && node.matches(sel))
+                        .and_then(|(_, v)| v.clone());
+                }
+                nodes::check(&mut ctx, &node, &node_facts);
+                nodes::check_compat(&mut ctx, &node, &node_facts);
+            }
+        }
+        // A pod on a node, and HAMi's or ACK's device plugin, feed the node rules: the input
+        // is read, not "nothing to check" (each is its own source from a cluster).
+        if objects
+            .iter()
+            .any(|o| nodes::sharing_pod_node(&o).is_some() || is_device_plugin(&o))
+        {
+            checked_any = true;
+        }
+        for over in facts
+            .pods_over
+            .iter()
+            .filter(|o| o.file == src.name && o.document == doc.index)
+        {
+            nodes::pods_per_gpu(&mut ctx, root, over);
+        }
+        if !checked_any {
+            what.note(root, &objects);
+        }
+        out.extend(ctx.out);
+    }
+    let empty = Default::default();
+    if values_docs > 0 && parsed.documents.len() > 1 && opts.helm.is_none() {
+        out.extend(crate::rules::stack::versions_differ_in(opts, src));
+    }
+    if let Some(err) = &parsed.error {
+        out.extend(syntax_finding(
+            opts,
+            src,
+            err.document,
+            err.offset,
+            &err.message,
+        ));
+    } else if !checked_any {
+        let (doc, span) = first_content.unwrap_or((1, 0..0));
+        let mut ctx = Ctx::new(opts, doc, &empty);
+        let (message, help) = what.describe(src);
+        values::missing(&mut ctx, src, span, message, help);
+        out.extend(ctx.out);
+    }
+    (out, policies)
+}
+
+/// `values-from-unchecked` for each `valuesFrom` entry of a HelmRelease whose ConfigMap or
+/// Secret is not in the file (Flux merges the entries in order, then `spec.values` over them).
+fn values_from_unchecked(
+    ctx: &mut Ctx,
+    src: &Arc<Source>,
+    t: &place::Target,
+    config_maps: &[&str],
+) {
+    for r in &t.values_from {
+        if r.kind == "ConfigMap" && config_maps.contains(&r.name.as_str()) {
+            continue;
+        }
+        let kind = if r.kind.is_empty() { "object" } else { &r.kind };
+        let target = match &r.target_path {
+            Some(p) => format!(", targetPath `{p}`"),
+            None => String::new(),
+        };
+        let optional = if r.optional {
+            " (optional: Flux skips it when the object or key does not exist)"
+        } else {
+            ""
+        };
+        let message = format!(
+            "{}: valuesFrom {kind} `{}` (valuesKey `{}`{target}) is not among the inputs{optional}: its values are not checked; Flux merges it before `spec.values`, so every key `spec.values` does not set comes from it",
+            t.label(),
+            r.name,
+            r.key,
+        );
+        ctx.report(
+            RuleId::ValuesFromUnchecked,
+            src,
+            r.span.clone(),
+            "",
+            message,
+        );
+    }
+}
+
+/// The rules on a values document's root (or the values of a release in a document), read as
+/// Helm hands it over; what Helm refuses is reported where it is.
+fn check_values(ctx: &mut Ctx, root: &Node) {
+    if crate::helm::view_unchanged(root) {
+        values::check(ctx, root);
+        return;
+    }
+    match crate::helm::view(root) {
+        Ok(view) => values::check(ctx, &view),
+        Err(r) => {
+            ctx.report(
+                RuleId::YamlSyntax,
+                &r.src,
+                r.offset..r.offset,
+                "",
+                r.message,
+            );
+            values::check(ctx, root);
+        }
+    }
+}
+
+/// The rules on the values of one release (or subchart) of the chart in a document: the same
+/// rules as a values file, their pointers under the target's (`/spec/values/cgpu/policy`), the
+/// `--set` keys of unsafe fixes under the subchart's key, and the findings inside a `values: |`
+/// string moved back to the file (the embedded source has the file's offsets, so line, column
+/// and every edit are the file's).
+fn check_target(
+    src: &Arc<Source>,
+    doc: &yaml::Document,
+    t: &place::Target,
+    opts: &RuleOptions,
+) -> Vec<Diagnostic> {
+    let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+    let mut inner = Vec::new();
+    match &t.values {
+        place::Values::Absent => {}
+        place::Values::Node(n) => check_values(&mut ctx, n),
+        place::Values::NotAMap(n, why) => {
+            ctx.at(RuleId::NotAMapping, n, "", why.clone());
+        }
+        place::Values::Unmapped(n, why) => {
+            let message = format!("{}: the values string is not checked: {why}", t.label());
+            values::missing(&mut ctx, src, n.span.clone(), message, None);
+        }
+        place::Values::Embedded(vsrc, parsed) => {
+            // Helm 3 (Argo CD's) reads the first document of a values file.
+            if let Some(vdoc) = parsed.documents.first() {
+                let mut vctx = Ctx::new(opts, doc.index, &vdoc.alias_uses);
+                crate::rules::duplicates(&mut vctx, vsrc, vdoc);
+                if let Some(root) = &vdoc.root {
+                    check_values(&mut vctx, root);
+                }
+                inner = vctx.out;
+            }
+            if let Some(err) = &parsed.error
+                && err.document == 1
+            {
+                inner.extend(syntax_finding(
+                    opts,
+                    vsrc,
+                    doc.index,
+                    err.offset,
+                    &err.message,
+                ));
+            }
+            for d in &mut inner {
+                d.src = src.clone();
+                for e in &mut d.edits {
+                    e.src = src.clone();
+                }
+            }
+        }
+    }
+    let mut out = ctx.out;
+    out.extend(inner);
+    for d in &mut out {
+        if d.rule == RuleId::CgpuMissing {
+            continue;
+        }
+        d.path = format!("{}{}", t.pointer, d.path);
+        d.message = format!("{}: {}", t.label(), d.message);
+        if let Some(c) = &mut d.consequence {
+            for (key, _) in &mut c.sets {
+                *key = format!("{}{key}", t.set_prefix);
+            }
+        }
+    }
+    out
+}
+
+/// What a file without anything to check holds, so that `cgpu-missing` can say so instead of
+/// asking for a `cgpu:` block in a Job or a Chart.yaml.
+#[derive(Default)]
+struct What {
+    documents: usize,
+    objects: Vec<String>,
+    chart_yaml: bool,
+}
+
+impl What {
+    fn note(&mut self, root: &Node, objects: &Objects) {
+        self.documents += 1;
+        for o in objects.iter() {
+            if self.objects.len() < 3 {
+                self.objects.push(if o.name.is_empty() {
+                    o.kind.to_string()
+                } else {
+                    format!("{} `{}`", o.kind, o.name)
+                });
+            } else if self.objects.len() == 3 {
+                self.objects.push("…".into());
+            }
+        }
+        // Chart.yaml: apiVersion v1/v2, name and version, and no kind.
+        if root.get("kind").is_none()
+            && root.get("name").is_some()
+            && root.get("version").is_some()
+            && matches!(
+                root.get("apiVersion").and_then(Node::as_str),
+                Some("v1" | "v2")
+            )
+        {
+            self.chart_yaml = true;
+        }
+    }
+
+    fn describe(&self, src: &Source) -> (String, Option<String>) {
+        let installers = cgpu::INSTALLER_NAMES.join(" or ");
+        if self.chart_yaml {
+            return (
+                "a Helm chart's Chart.yaml (chart metadata, not values): skipped".into(),
+                Some(
+                    "nothing to do here: cgpu-lint checks the chart's values files and rendered manifests"
+                        .into(),
+                ),
+            );
+        }
+        if !self.objects.is_empty() {
+            let rendered = self.documents > 1 || src.text.contains("# Source: ");
+            let head = if rendered {
+                format!(
+                    "a rendered stream of {} documents ({}) without a {installers} DaemonSet",
+                    self.documents,
+                    self.objects.join(", ")
+                )
+            } else {
+                format!(
+                    "Kubernetes objects ({}) but no {installers} DaemonSet",
+                    self.objects.join(", ")
+                )
+            };
+            return (
+                format!("{head}: nothing for cgpu-lint to check, skipped"),
+                Some(format!(
+                    "cgpu-lint checks ack-ai-installer values (a `cgpu:` block), the {installers} DaemonSets and node lists; if this stream should hold the installer, is cgpu.enabled false?"
+                )),
+            );
+        }
+        (
+            "no `cgpu` key: not an ack-ai-installer values file, skipped".into(),
+            None,
+        )
+    }
+}
+
+/// `cluster-policy-mismatch` findings for installers that belong to one cluster.
+pub(super) fn policy_mismatches(
+    opts: &RuleOptions,
+    policies: &[(String, InstallerPolicy)],
+) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut out = Vec::new();
+    for (i, message) in installer::mismatches(policies) {
+        let p = &policies[i].1;
+        let mut ctx = Ctx::new(opts, p.document, &empty);
+        ctx.at(
+            RuleId::ClusterPolicyMismatch,
+            &p.node,
+            p.pointer.clone(),
+            message,
+        );
+        out.extend(ctx.out);
+    }
+    out
+}
+
+/// A `yaml-syntax` finding at one offset (not UTF-8, a parse error, an alias bomb, too deep).
+pub(super) fn syntax_finding(
+    opts: &RuleOptions,
+    src: &Arc<Source>,
+    document: usize,
+    offset: usize,
+    message: &str,
+) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut ctx = Ctx::new(opts, document, &empty);
+    ctx.report(RuleId::YamlSyntax, src, offset..offset, "", message);
+    ctx.out
+}

@@ -9,6 +9,8 @@
 //!
 //! `ADMISSION_CASES` (default 3000) sizes the generated set, `ADMISSION_SEED` (default 24) seeds it.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -695,13 +697,7 @@ fn explain_says_whether_the_policy_covers_a_rule() {
 /// fails, so the check can fail.
 #[test]
 fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
-    let tool = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("target/venv/bin/kubernetes-validate");
-    assert!(
-        tool.exists(),
-        "{} is missing: run scripts/install-test-tools",
-        tool.display()
-    );
+    let tool = common::venv_tool("kubernetes-validate");
     let dir = tempfile::tempdir().unwrap();
     let run = |minor: u32, text: &str| {
         let f = dir

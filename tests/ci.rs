@@ -299,13 +299,7 @@ fn readme_config_and_suppression_examples_work() {
 /// check-jsonschema's vendored schemas, from target/venv: run scripts/install-test-tools).
 #[test]
 fn readme_ci_jobs_match_the_github_and_gitlab_schemas() {
-    let tool = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/venv/bin/check-jsonschema");
-    assert!(
-        tool.exists(),
-        "{} is missing: run scripts/install-test-tools",
-        tool.display()
-    );
+    let tool = venv_tool("check-jsonschema");
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/ci.md")).unwrap();
     let dir = tempfile::tempdir().unwrap();

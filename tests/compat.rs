@@ -88,14 +88,7 @@ fn schema_errors(toml_text: &str) -> Vec<String> {
 
 /// check-jsonschema (Python's jsonschema, from target/venv) on a TOML file: its exit status.
 fn check_jsonschema(file: &std::path::Path) -> (bool, String) {
-    let tool = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("target/venv/bin/check-jsonschema");
-    assert!(
-        tool.exists(),
-        "{} is missing: run scripts/install-test-tools",
-        tool.display()
-    );
-    let out = std::process::Command::new(&tool)
+    let out = std::process::Command::new(venv_tool("check-jsonschema"))
         .arg("--schemafile")
         .arg(concat!(
             env!("CARGO_MANIFEST_DIR"),

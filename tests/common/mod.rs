@@ -55,6 +55,20 @@ pub fn hook_build_env(cmd: &mut std::process::Command) {
         .env_remove("CARGO_ENCODED_RUSTFLAGS");
 }
 
+/// A tool scripts/install-test-tools puts in target/venv/bin (check-jsonschema,
+/// kubernetes-validate, …); a missing one fails with what to run.
+pub fn venv_tool(name: &str) -> PathBuf {
+    let tool = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/venv/bin")
+        .join(name);
+    assert!(
+        tool.exists(),
+        "{} is missing: run scripts/install-test-tools",
+        tool.display()
+    );
+    tool
+}
+
 pub fn bin() -> Command {
     let mut c = Command::cargo_bin("cgpu-lint").expect("binary");
     c.env_remove("NO_COLOR");

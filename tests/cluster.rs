@@ -1254,6 +1254,14 @@ fn hami_conflicts(report: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The report has exactly one conflict, on `node`, whose message contains `words`.
+fn assert_one_conflict(report: &Value, node: &str, words: &str) {
+    let conflicts = hami_conflicts(report);
+    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
+    assert_eq!(conflicts[0].0, format!("prod:Node/{node}"));
+    assert!(conflicts[0].1.contains(words), "{}", conflicts[0].1);
+}
+
 /// Issue 27: HAMi's device plugin (Helm release `hami` in kube-system, as HAMi's install guide
 /// puts it) and ACK's ack-nvidia-device-plugin listed from kube-system, their nodeSelectors
 /// judging the nodes as from files. Node template 5 (ack.node.gpu.schedule=default) gets gpu=on:
@@ -1270,15 +1278,10 @@ fn hami_and_ack_device_plugins_listed_from_kube_system_judge_the_nodes_as_files_
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
     let report = json_of(&o);
-    let conflicts = hami_conflicts(&report);
-    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
-    assert_eq!(conflicts[0].0, "prod:Node/cn-hangzhou.192.168.16.6");
-    assert!(
-        conflicts[0].1.contains(
-            "HAMi's device plugin (DaemonSet hami-device-plugin selects gpu=on) and ACK's ack-nvidia-device-plugin (DaemonSet ack-nvidia-device-plugin selects ack.node.gpu.schedule=default) both select it"
-        ),
-        "{}",
-        conflicts[0].1
+    assert_one_conflict(
+        &report,
+        "cn-hangzhou.192.168.16.6",
+        "HAMi's device plugin (DaemonSet hami-device-plugin selects gpu=on) and ACK's ack-nvidia-device-plugin (DaemonSet ack-nvidia-device-plugin selects ack.node.gpu.schedule=default) both select it",
     );
     let d = report["diagnostics"]
         .as_array()
@@ -1381,15 +1384,10 @@ fn a_reselected_hami_device_plugin_moves_the_conflict() {
         },
     }));
     let o = s.run(&["check", "--cluster", "--format", "json"]);
-    let conflicts = hami_conflicts(&json_of(&o));
-    assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
-    assert_eq!(conflicts[0].0, "prod:Node/cn-hangzhou.192.168.16.8");
-    assert!(
-        conflicts[0]
-            .1
-            .contains("DaemonSet hami-device-plugin selects hami.io/vgpu-node=true"),
-        "{}",
-        conflicts[0].1
+    assert_one_conflict(
+        &json_of(&o),
+        "cn-hangzhou.192.168.16.8",
+        "DaemonSet hami-device-plugin selects hami.io/vgpu-node=true",
     );
     let dir = tempfile::tempdir().unwrap();
     let (live, nodes) = export_with(
@@ -1430,15 +1428,10 @@ fn a_forbidden_daemonset_list_judges_the_plugins_by_labels_with_a_warning() {
             assert_eq!(a["diagnostics"], b["diagnostics"]);
             // By the labels: gpu=on and ack.node.gpu.schedule=default on template 5, though
             // the (unread) HAMi DaemonSet selects another label.
-            let conflicts = hami_conflicts(&a);
-            assert_eq!(conflicts.len(), 1, "{conflicts:#?}");
-            assert_eq!(conflicts[0].0, "prod:Node/cn-hangzhou.192.168.16.6");
-            assert!(
-                conflicts[0]
-                    .1
-                    .contains("HAMi's device plugin (gpu=on) and ACK's ack-nvidia-device-plugin (ack.node.gpu.schedule=default)"),
-                "{}",
-                conflicts[0].1
+            assert_one_conflict(
+                &a,
+                "cn-hangzhou.192.168.16.6",
+                "HAMi's device plugin (gpu=on) and ACK's ack-nvidia-device-plugin (ack.node.gpu.schedule=default)",
             );
         }
     }

@@ -87,6 +87,12 @@ const CHART_VALUES: Source = Source {
     url: None,
 };
 
+// NVIDIA.
+const NVIDIA_GFD: Source = src(
+    "NVIDIA GPU Feature Discovery: Generated Labels (nvidia.com/cuda.driver.major/.minor/.rev, nvidia.com/cuda.driver-version.full)",
+    "https://github.com/NVIDIA/gpu-feature-discovery#generated-labels",
+);
+
 // Kubernetes.
 const K8S_CGROUP_V2: Source = src(
     "Kubernetes: About cgroup v2 (distributions that use cgroup v2 by default)",
@@ -251,7 +257,7 @@ pub fn of(rule: RuleId) -> &'static [Source] {
         RuleId::BaselineUnmatched => &[CHECKOV_BASELINE, RUFF_UNUSED_NOQA],
         RuleId::VirtualNodeCgpu => &[ACK_SHARED_GPU],
         RuleId::LegacyCgpuLabel => &[ACK_LABELS, ACK_CGPU_FAQ],
-        RuleId::DriverIncompatible => &[ACK_CGPU_FAQ, ACK_UPGRADE],
+        RuleId::DriverIncompatible => &[ACK_CGPU_FAQ, ACK_UPGRADE, NVIDIA_GFD],
         RuleId::NodeOsUnsupported => &[ACK_SHARED_GPU, ACK_CGPU_RELEASE_NOTES],
         RuleId::NodeCgroupV2 => &[ACK_CGPU_RELEASE_NOTES, K8S_CGROUP_V2],
         RuleId::NodeFamilyUnsupported => &[
@@ -260,7 +266,12 @@ pub fn of(rule: RuleId) -> &'static [Source] {
             ECS_INSTANCE_NAMING,
             K8S_WELL_KNOWN_LABELS,
         ],
-        RuleId::NodeKnownIssue => &[ACK_CGPU_FAQ, ACK_CGPU_RELEASE_NOTES, ACK_CONTAINEROS],
+        RuleId::NodeKnownIssue => &[
+            ACK_CGPU_FAQ,
+            ACK_CGPU_RELEASE_NOTES,
+            ACK_CONTAINEROS,
+            NVIDIA_GFD,
+        ],
         RuleId::PodsPerGpu => &[ACK_SHARED_GPU, ACK_CGPU_FAQ],
         RuleId::HamiDevicePluginConflict => &[HAMI_ACK, ACK_DRA, ACK_LABELS],
     }

@@ -719,6 +719,42 @@ fn the_driver_is_read_from_gpu_feature_discovery_labels() {
 }
 
 #[test]
+fn a_kernel_older_than_cgroup_v2_needs_is_not_a_cgroup_v2_node() {
+    // tests/fixtures/nodes-cgroup-kernel.yaml: two Debian 11 nodes (cgroup v2 by default), one
+    // still on Debian 10's kernel 4.19; Kubernetes' cgroup v2 requirements need Linux 5.8 or
+    // later. cGPU 1.5.8 predates cgroup v2 support (1.5.9).
+    let run = check_json(&[
+        &fixture("values-compat-1.5.8.yaml"),
+        "--nodes",
+        &fixture("nodes-cgroup-kernel.yaml"),
+    ]);
+    let got = located(&run, "node-cgroup-v2");
+    assert_eq!(got.len(), 1, "{got:#?}");
+    let (node, path, line, col, msg) = &got[0];
+    assert_eq!(node, "32");
+    assert_eq!(path, "/items/1/status/nodeInfo/osImage");
+    assert_eq!(
+        (*line, *col),
+        value_position("nodes-cgroup-kernel.yaml", "osImage", 1)
+    );
+    assert!(msg.contains("with kernel 5.10.0-28-amd64"), "{msg}");
+    assert!(
+        msg.contains("cgroup-v2-debian") && msg.contains("support-cgroup-v2"),
+        "{msg}"
+    );
+    // The rule names the kernel entry among the data it reads.
+    let (_, explain) = stdout(&["explain", "node-cgroup-v2"]);
+    assert!(explain.contains("kernel-cgroup-v2"), "{explain}");
+    // 1.5.9 supports cgroup v2: neither node is reported.
+    let run = check_json(&[
+        &fixture("values-compat-1.5.19.yaml"),
+        "--nodes",
+        &fixture("nodes-cgroup-kernel.yaml"),
+    ]);
+    assert!(located(&run, "node-cgroup-v2").is_empty());
+}
+
+#[test]
 fn a_version_newer_than_the_data_gets_no_compatibility_finding() {
     let (_, got, _) = node_findings("values-compat-1.5.21.yaml", "nodes-compat.yaml");
     assert_eq!(

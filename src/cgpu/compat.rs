@@ -66,6 +66,8 @@ pub struct Compat {
     #[serde(default)]
     pub cgroup_v2: Vec<CgroupV2>,
     #[serde(default)]
+    pub kernel: Vec<Kernel>,
+    #[serde(default)]
     pub families: Vec<Families>,
     #[serde(rename = "issue", default)]
     pub issues: Vec<Issue>,
@@ -154,6 +156,26 @@ pub struct CgroupV2 {
     pub source: String,
     pub rules: Vec<String>,
     pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kernel {
+    pub id: String,
+    /// The first kernel release (`5.8`) with what the entry needs.
+    pub from: String,
+    pub text: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+impl Kernel {
+    /// Is `kernel_version` (`5.15.0-113-generic`, `5.10.134-16.3.al8.x86_64`) older than `from`?
+    /// `None` when either does not start with a release number.
+    pub fn predates(&self, kernel_version: &str) -> Option<bool> {
+        Some(release(kernel_version.trim())? < release(&self.from)?)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -309,6 +331,13 @@ impl Compat {
             .filter(move |s| s.kind == kind && *v < s.since.0)
     }
 
+    /// The kernel requirements a rule reads (by its kebab-case name).
+    pub fn kernel_for<'a>(&'a self, rule: &'a str) -> impl Iterator<Item = &'a Kernel> + 'a {
+        self.kernel
+            .iter()
+            .filter(move |k| k.rules.iter().any(|r| r == rule))
+    }
+
     /// The instance-family row covering `v`, if the data has one.
     pub fn families_at(&self, v: &Version) -> Option<&Families> {
         self.families
@@ -361,6 +390,15 @@ impl Compat {
                 source: &c.source,
                 rules: &c.rules,
                 note: c.note.as_deref(),
+            });
+        }
+        for k in &self.kernel {
+            out.push(Entry {
+                id: &k.id,
+                summary: &k.text,
+                source: &k.source,
+                rules: &k.rules,
+                note: k.note.as_deref(),
             });
         }
         for f in &self.families {
@@ -661,6 +699,14 @@ mod tests {
             ["support-ubuntu-22.04"]
         );
         assert_eq!(d.missing_support("os", &v("1.5.9")).count(), 0);
+        // Kubernetes: cgroup v2 needs Linux 5.8 or later.
+        let k = d.kernel_for("node-cgroup-v2").next().unwrap();
+        assert_eq!(k.predates("4.19.0-26-amd64"), Some(true));
+        assert_eq!(k.predates("5.4.0-150-generic"), Some(true));
+        assert_eq!(k.predates("5.8.0-63-generic"), Some(false));
+        assert_eq!(k.predates("5.10.134-16.3.al8.x86_64"), Some(false));
+        assert_eq!(k.predates("6.1.0-21-cloud-amd64"), Some(false));
+        assert_eq!(k.predates("unknown"), None);
     }
 
     #[test]

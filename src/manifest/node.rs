@@ -190,6 +190,14 @@ impl<'a> NodeView<'a> {
         Some((n, scalar_text(n)?))
     }
 
+    /// `status.nodeInfo.kernelVersion` (`5.15.0-113-generic`).
+    pub fn kernel_version(&self) -> Option<String> {
+        self.obj
+            .node
+            .pointer("/status/nodeInfo/kernelVersion")
+            .and_then(scalar_text)
+    }
+
     /// The JSON pointer of `status.nodeInfo.osImage`.
     pub fn os_image_pointer(&self) -> String {
         format!("{}/status/nodeInfo/osImage", self.obj.pointer)

@@ -49,6 +49,18 @@ pub fn human_table(d: &Compat) -> String {
             note(&mut out, c.note.as_deref());
         }
     }
+    if !d.kernel.is_empty() {
+        out.push_str("\nKernel requirements (status.nodeInfo.kernelVersion)\n");
+        for k in &d.kernel {
+            out.push_str(&format!(
+                "  {:<14} {}  {}\n",
+                format!("from {}", k.from),
+                k.text,
+                source_tag(&k.source)
+            ));
+            note(&mut out, k.note.as_deref());
+        }
+    }
     out.push_str("\nInstance families\n");
     for f in &d.families {
         out.push_str(&format!(

@@ -151,18 +151,28 @@ pub fn check_compat(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
                 ),
             );
         }
+        // A kernel older than cgroup v2 needs runs cgroup v1 whatever the distribution says.
+        let kernel = node.kernel_version();
+        let old_kernel = kernel.as_deref().and_then(|k| {
+            data.kernel_for(RuleId::NodeCgroupV2.name())
+                .find(|e| e.predates(k) == Some(true))
+        });
         if !os_reported
+            && old_kernel.is_none()
             && let Some(c) = data.cgroup_v2_default(image)
             && let Some(s) = data
                 .missing_support("cgroup", cgpu)
                 .find(|s| uses(&s.rules, RuleId::NodeCgroupV2))
         {
+            let kernel = kernel
+                .map(|k| format!(" with kernel {k}"))
+                .unwrap_or_default();
             ctx.at(
                 RuleId::NodeCgroupV2,
                 os_node,
                 node.os_image_pointer(),
                 format!(
-                    "node `{}` runs {image}, which uses cgroup v2 by default ({} {} and later, entry {}): cGPU {cgpu} predates {} (added in cGPU {}, entry {})",
+                    "node `{}` runs {image}{kernel}, which uses cgroup v2 by default ({} {} and later, entry {}): cGPU {cgpu} predates {} (added in cGPU {}, entry {})",
                     node.name(),
                     c.os,
                     c.since,

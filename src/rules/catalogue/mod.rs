@@ -593,9 +593,10 @@ compat`)."),
         "cGPU supports cgroup v2 from 1.5.9 (ack-cgpu 1.5.2, 2024-11-05). No field of a Node object \
 shows the cgroup version; the distribution in status.nodeInfo.osImage is the clue: Kubernetes' \
 \"About cgroup v2\" lists the distributions that use cgroup v2 by default (Ubuntu from 21.10, \
-Debian from 11, Fedora from 31, RHEL from 9). A node so booted with a cGPU version before 1.5.9 is \
-a warning (it may have been booted with cgroup v1). Not reported where node-os-unsupported \
-already is."),
+Debian from 11, Fedora from 31, RHEL from 9), and its Requirements need Linux 5.8 or later, so a \
+node whose status.nodeInfo.kernelVersion is older runs cgroup v1 and is not reported. A node so \
+booted with a cGPU version before 1.5.9 is a warning (it may have been booted with cgroup v1). Not \
+reported where node-os-unsupported already is."),
     NodeFamilyUnsupported: ("node-family-unsupported", Error, Nodes,
         "the node's ECS instance family is one its cGPU version does not support",
         fix: None,

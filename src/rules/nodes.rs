@@ -422,6 +422,28 @@ pub fn sharing_pod_node<'a>(o: &crate::manifest::Object<'a>) -> Option<&'a str> 
     shares.then_some(node)
 }
 
+/// Whether an input holds a pod `pods-per-gpu` counts ([`sharing_pod_node`] over its parsed
+/// text): how `check --cluster --pods` keeps, of the pods listed, only those the rule reads.
+pub fn counts_a_pod(src: &std::sync::Arc<crate::yaml::Source>) -> bool {
+    // A counted pod names a share resource: most pods are left out without being parsed.
+    if !crate::cgpu::SHARE_RESOURCES
+        .iter()
+        .any(|r| src.text.contains(r))
+    {
+        return false;
+    }
+    let parsed = crate::yaml::parse(src);
+    parsed
+        .documents
+        .iter()
+        .filter_map(|d| d.root.as_ref())
+        .any(|root| {
+            crate::manifest::Objects::of(root)
+                .iter()
+                .any(|o| sharing_pod_node(&o).is_some())
+        })
+}
+
 /// A node's GPU count from its status.allocatable (`None`: not there, or zero).
 pub fn node_gpus(o: &crate::manifest::Object<'_>) -> Option<u64> {
     crate::cgpu::GPU_COUNT_RESOURCES.iter().find_map(|r| {

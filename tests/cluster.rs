@@ -1599,6 +1599,28 @@ fn pods_per_gpu_from_the_cluster_with_pods_as_from_files() {
     );
     assert_eq!(results[0]["properties"]["context"], "prod");
 
+    // With several contexts (here the one twice), each summary line counts the pods kept.
+    let o = s.run(&[
+        "check",
+        "--cluster",
+        "--pods",
+        "--context",
+        "prod",
+        "--context",
+        "prod",
+    ]);
+    let lines: Vec<&str> = std::str::from_utf8(&o.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("cluster prod: "))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", stdout(&o));
+    assert!(
+        lines[0].contains(" GPU-sharing of 9 nodes, 24 pods requesting GPU shares: "),
+        "{}",
+        lines[0]
+    );
+
     // Without --pods: no pod is asked for, and no pods-per-gpu.
     let before = s.fake.requests().len();
     let w = s.run(&["check", "--cluster", "--format", "json"]);

@@ -406,14 +406,14 @@ impl Options {
                 .collect()
         };
         // Each pod its own source, kept when the rule counts it (its predicate, on the text the
-        // pipeline reads).
+        // pipeline reads); one at a time, so the text of the pods left out is not all held.
         let pods = pods.map(|pods| {
-            let listed = pods.len();
-            let kept = to_sources(pods)
-                .into_iter()
+            let kept = pods
+                .iter()
+                .map(|o| Source::new(source_name(&target.label, o), kubectl_json(o)))
                 .filter(crate::rules::nodes::counts_a_pod)
                 .collect();
-            (listed, kept)
+            (pods.len(), kept)
         });
         Ok(Fetched {
             target: target.clone(),

@@ -285,6 +285,7 @@ impl ClusterArgs {
             contexts: self.contexts.clone(),
             all_contexts: self.all_contexts,
             request_timeout: self.request_timeout.clone(),
+            pods: false,
         }
     }
 }
@@ -315,6 +316,11 @@ pub struct CheckArgs {
     pub admission_policy: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
+    /// With --cluster: also list the unfinished pods of all namespaces (needs list pods
+    /// cluster-wide) and count those requesting aliyun.com/gpu-mem or gpu-core.percentage per
+    /// node (pods-per-gpu)
+    #[arg(long, requires = "cluster")]
+    pub pods: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -7,16 +7,21 @@
 //!     --ignore-not-found --show-managed-fields
 //! kubectl get daemonsets.v1.apps -n kube-system -o json --chunk-size 500
 //! kubectl get nodes -o json --chunk-size 500
+//! # with --pods (Options::pods) also:
+//! kubectl get pods --all-namespaces --field-selector=status.phase!=Succeeded,status.phase!=Failed \
+//!     -o json --chunk-size 500
 //! ```
 //!
-//! (GET and paged LIST requests only, all three at once) and turns every object into its own
+//! (GET and paged LIST requests only, all at once) and turns every object into its own
 //! in-memory [`Source`] named `CONTEXT:Kind/namespace/name`, whose text is what
 //! `kubectl get KIND NAME -o json` prints for that object. Of the DaemonSets listed in
 //! kube-system only the GPU device plugins are kept (HAMi's `hami-device-plugin` or
 //! `RELEASE-hami-device-plugin`, ACK's `ack-nvidia-device-plugin`): `hami-device-plugin-conflict`
 //! reads their nodeSelectors, as it does from files. A user who may only GET the two installers
 //! (a Role with `resourceNames`) gets the check anyway, with one warning: the LIST is forbidden,
-//! so the plugins are judged by node labels only. The commands hand those sources to the
+//! so the plugins are judged by node labels only. Of the pods listed (`check --cluster --pods`)
+//! only those `pods-per-gpu` counts are kept ([`crate::rules::nodes::counts_a_pod`]); a user who
+//! may not list pods cluster-wide gets the rest checked, with one warning. The commands hand those sources to the
 //! pipeline (`check --cluster`) and to the checklist, exactly as files; this module only reads.
 //!
 //! Why kubectl and not a Rust client: the kubeconfig is then read *exactly* as kubectl reads it
@@ -35,7 +40,7 @@ use crate::yaml::Source;
 
 /// The DaemonSets read from kube-system by name.
 pub const INSTALLERS: [&str; 2] = crate::cgpu::INSTALLER_NAMES;
-/// Objects per LIST page (`kubectl --chunk-size`): nodes, and the DaemonSets of kube-system.
+/// Objects per LIST page (`kubectl --chunk-size`): nodes, the DaemonSets of kube-system, pods.
 pub const CHUNK_SIZE: u32 = 500;
 
 /// Where and how to read.
@@ -47,7 +52,14 @@ pub struct Options {
     pub all_contexts: bool,
     /// kubectl's `--request-timeout` syntax, checked by [`check_timeout`].
     pub request_timeout: String,
+    /// Also list the unfinished pods of all namespaces, for `pods-per-gpu` (`check --cluster
+    /// --pods`; off by default: every pod of a large cluster, and `list pods` cluster-wide).
+    pub pods: bool,
 }
+
+/// The pods LIST's field selector: the API server leaves out the finished pods, which
+/// `pods-per-gpu` does not count either.
+pub const UNFINISHED_PODS: &str = "status.phase!=Succeeded,status.phase!=Failed";
 
 /// One cluster to read: a kubeconfig context, or kubectl's default (the in-cluster service
 /// account when run in a pod without a kubeconfig).
@@ -311,7 +323,7 @@ impl Options {
             ]
             .map(String::from),
         );
-        let mut node_args = common;
+        let mut node_args = common.clone();
         node_args.extend(
             [
                 "get",
@@ -321,18 +333,39 @@ impl Options {
             ]
             .map(String::from),
         );
-        // The three requests at once: each is mostly waiting on the API server. Each is waited
+        let mut pod_args = common;
+        pod_args.extend(
+            [
+                "get",
+                "pods",
+                "--all-namespaces",
+                &format!("--field-selector={UNFINISHED_PODS}"),
+                "--output=json",
+                &format!("--chunk-size={CHUNK_SIZE}"),
+            ]
+            .map(String::from),
+        );
+        // The requests at once: each is mostly waiting on the API server. Each is waited
         // for before a failure is reported, so no kubectl of a failed cluster runs on.
-        // One deadline for the three (in a pod): they run at once, so the wait is one limit, not
-        // three; a kubectl that cannot be started stops the ones that were.
+        // One deadline for all (in a pod): they run at once, so the wait is one limit, not
+        // three or four; a kubectl that cannot be started stops the ones that were.
         let mut ds = self.start(&ds_args)?;
         let mut list = self.start(&list_args).inspect_err(|_| stop([&mut ds]))?;
-        let nodes = self
+        let mut nodes = self
             .start(&node_args)
             .inspect_err(|_| stop([&mut ds, &mut list]))?;
+        let pods = if self.pods {
+            Some(
+                self.start(&pod_args)
+                    .inspect_err(|_| stop([&mut ds, &mut list, &mut nodes]))?,
+            )
+        } else {
+            None
+        };
         let ds = self.finish(target, ds, deadline);
         let list = self.finish(target, list, deadline);
         let nodes = self.finish(target, nodes, deadline);
+        let pods = pods.map(|p| self.finish(target, p, deadline));
         let installers = objects(target, &ds?)?;
         let nodes = objects(target, &nodes?)?;
         // Listing the DaemonSets is what a user who may only GET the installers cannot do: the
@@ -352,17 +385,43 @@ impl Options {
             }
             Err(e) => return Err(e),
         };
+        // Listing the pods of all namespaces is the widest right asked for: without it the
+        // cluster is checked anyway, without pods-per-gpu.
+        let pods = match pods {
+            None => None,
+            Some(Ok(out)) => Some(objects(target, &out)?),
+            Some(Err(ClusterError::Forbidden { .. })) => {
+                warnings.push(format!(
+                    "cluster {}: cannot list pods (403 Forbidden); pods-per-gpu not checked",
+                    target.label
+                ));
+                None
+            }
+            Some(Err(e)) => return Err(e),
+        };
         let gpu_sharing = nodes.iter().filter(|n| gpu_sharing(n)).count();
         let to_sources = |objs: Vec<Value>| -> Vec<Arc<Source>> {
             objs.iter()
                 .map(|o| Source::new(source_name(&target.label, o), kubectl_json(o)))
                 .collect()
         };
+        // Each pod its own source, kept when the rule counts it (its predicate, on the text the
+        // pipeline reads); one at a time, so the text of the pods left out is not all held.
+        let pods = pods.map(|pods| {
+            let kept = pods
+                .iter()
+                .map(|o| Source::new(source_name(&target.label, o), kubectl_json(o)))
+                .filter(crate::rules::nodes::counts_a_pod)
+                .collect();
+            (pods.len(), kept)
+        });
         Ok(Fetched {
             target: target.clone(),
             installers: to_sources(installers),
             device_plugins: to_sources(device_plugins),
             warnings,
+            pods_listed: pods.as_ref().map(|(listed, _)| *listed),
+            pods: pods.map(|(_, kept)| kept).unwrap_or_default(),
             node_count: nodes.len(),
             gpu_sharing,
             nodes: to_sources(nodes),
@@ -499,6 +558,11 @@ pub struct Fetched {
     pub warnings: Vec<String>,
     /// One source per node, in the API server's order.
     pub nodes: Vec<Arc<Source>>,
+    /// With [`Options::pods`]: the pods `pods-per-gpu` counts, one source each, in the API
+    /// server's order (empty without --pods, or when the LIST was forbidden).
+    pub pods: Vec<Arc<Source>>,
+    /// How many unfinished pods were listed (`None`: not asked, or not allowed).
+    pub pods_listed: Option<usize>,
     pub node_count: usize,
     /// Nodes labelled for cGPU isolation (`ack.node.gpu.schedule` cgpu or core_mem, or the
     /// legacy `cgpu=true`).
@@ -518,6 +582,7 @@ impl Fetched {
         }
         out.extend(self.daemonsets());
         out.extend(self.nodes.iter().cloned());
+        out.extend(self.pods.iter().cloned());
         out
     }
 
@@ -530,7 +595,7 @@ impl Fetched {
 
     /// How many objects were read.
     pub fn objects(&self) -> usize {
-        self.installers.len() + self.device_plugins.len() + self.nodes.len()
+        self.installers.len() + self.device_plugins.len() + self.nodes.len() + self.pods.len()
     }
 }
 

@@ -43,6 +43,28 @@ fn explain_unknown_rule_is_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown rule"));
 }
 
+/// `--pods` and `--all-contexts` read a live cluster: without `--cluster` (with or without
+/// files) they are a usage error, not ignored; `checklist` has no `--pods`.
+#[test]
+fn cluster_only_flags_without_cluster_are_exit_2() {
+    let file = fixture("pods-per-gpu.yaml");
+    for flag in ["--pods", "--all-contexts"] {
+        for args in [vec!["check", flag, &file], vec!["check", flag]] {
+            let out = bin().args(&args).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(err.contains("--cluster"), "{args:?}: {err}");
+            assert!(out.stdout.is_empty(), "{args:?}");
+        }
+    }
+    let out = bin()
+        .args(["checklist", "--cluster", "--pods", "--policy", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unexpected argument '--pods'"));
+}
+
 #[test]
 fn select_with_an_unknown_rule_is_exit_2() {
     let out = bin()

@@ -2,7 +2,8 @@
 //! Python 3 standard library) started here on 127.0.0.1, over TLS with a CA made by the openssl
 //! CLI, with a bearer token, a client certificate or an exec credential plugin. The fake serves
 //! a recorded ACK cluster (both installers, up to 2,000 nodes in pages of 500; on request HAMi's
-//! and ACK's device plugin DaemonSets beside them in kube-system) and logs every request. cgpu-lint drives the real kubectl from scripts/install-test-tools
+//! and ACK's device plugin DaemonSets beside them in kube-system; with `--pods`, generated pods
+//! listed across namespaces) and logs every request. cgpu-lint drives the real kubectl from scripts/install-test-tools
 //! (target/tools/kubectl), and one test drives that kubectl directly, so the fake is known to
 //! speak the protocol a real client expects.
 
@@ -142,10 +143,15 @@ fn one(cluster: Value) -> One {
 
 impl One {
     fn run(&self, args: &[&str]) -> Output {
+        self.run_in(self.home.path(), args)
+    }
+
+    /// [`One::run`] with another HOME (kubectl's discovery cache).
+    fn run_in(&self, home: &Path, args: &[&str]) -> Output {
         let k = kubectl();
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["--kubeconfig", &self.kubeconfig, "--kubectl", &k]);
-        cgpu(self.home.path(), &all)
+        cgpu(home, &all)
     }
 
     /// Real kubectl against the fake, with the same kubeconfig.
@@ -986,7 +992,20 @@ fn check_findings_from_the_cluster_equal_the_pipeline_on_the_same_objects_as_fil
 /// exported to files: the same findings (rule, severity, pointer in the object, message) and
 /// the same exit status. Returns the cluster's findings, as compared.
 fn same_findings_as_files(s: &One, nodes: &str, files: &[&str], exit: i32) -> Vec<String> {
-    let o = s.run(&["check", "--cluster", "--format", "json"]);
+    same_findings_as_files_with(s, &[], nodes, files, exit)
+}
+
+/// [`same_findings_as_files`], with more arguments for `check --cluster` (`--pods`).
+fn same_findings_as_files_with(
+    s: &One,
+    cluster_args: &[&str],
+    nodes: &str,
+    files: &[&str],
+    exit: i32,
+) -> Vec<String> {
+    let mut args = vec!["check", "--cluster", "--format", "json"];
+    args.extend(cluster_args);
+    let o = s.run(&args);
     assert_eq!(o.status.code(), Some(exit), "{}", stderr(&o));
     let from_cluster = json_of(&o);
     // The file side: the same pipeline entry point over the exported files.
@@ -1453,4 +1472,311 @@ fn a_forbidden_daemonset_list_judges_the_plugins_by_labels_with_a_warning() {
     ]);
     json_of(&o);
     assert!(stderr(&o).lines().any(|l| l == warning), "{}", stderr(&o));
+}
+
+/// The pods of `pods_per_gpu_from_the_cluster_with_pods_as_from_files` (the fake's `pods`
+/// groups): on node template 5 (allocatable nvidia.com/gpu "1", no aliyun.com/gpu-count), 21
+/// running pods limiting aliyun.com/gpu-mem, beside finished ones that ask for it too, pods that
+/// ask for no share resource (nothing, or nvidia.com/gpu), and elsewhere a few within the limit
+/// and one not yet scheduled.
+fn pods_per_gpu_cluster() -> Value {
+    let mem = json!({"limits": {"aliyun.com/gpu-mem": "2"}});
+    json!({
+        "nodes": 9,
+        "pods": [
+            {"node": 5, "count": 21, "namespace": "inference", "name": "infer-%02d",
+             "resources": mem},
+            {"node": 5, "count": 2, "namespace": "batch", "name": "train-done-%d",
+             "phase": "Succeeded", "resources": mem},
+            {"node": 5, "count": 1, "namespace": "batch", "name": "train-failed-%d",
+             "phase": "Failed", "resources": mem},
+            {"node": 5, "count": 3, "namespace": "default", "name": "web-%d"},
+            {"node": 5, "count": 2, "namespace": "default", "name": "cuda-%d",
+             "resources": {"limits": {"nvidia.com/gpu": "1"}}},
+            {"node": 0, "count": 3, "namespace": "inference", "name": "small-%d",
+             "resources": {"requests": {"aliyun.com/gpu-core.percentage": "30"}}},
+            {"node": null, "count": 1, "namespace": "inference", "name": "queued-%d",
+             "phase": "Pending", "resources": mem},
+        ],
+    })
+}
+
+/// The `pods-per-gpu` findings of a `check --format json` report: (file, path, message).
+fn pods_per_gpu(report: &Value) -> Vec<(String, String, String)> {
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["rule"] == "pods-per-gpu")
+        .map(|d| {
+            let s = |k: &str| d[k].as_str().unwrap().to_string();
+            (s("file"), s("path"), s("message"))
+        })
+        .collect()
+}
+
+/// `check --cluster --pods`: the unfinished pods of all namespaces listed, those requesting a
+/// cGPU share kept, each its own object, counted per node as from files.
+#[test]
+fn pods_per_gpu_from_the_cluster_with_pods_as_from_files() {
+    // The ACK doc ("Manage the shared GPU scheduling component"): at most 20 pods per GPU. The
+    // limit comes from the compatibility data, not from cgpu-lint's code.
+    let entry = cgpu_lint::cgpu::compat::data()
+        .issues
+        .iter()
+        .find(|i| i.id == "issue-pods-per-gpu")
+        .unwrap();
+    assert_eq!(entry.max_pods_per_gpu, Some(20));
+    assert_eq!(entry.text, "at most 20 pods share one GPU under cGPU");
+
+    let s = one(pods_per_gpu_cluster());
+    let node = "cn-hangzhou.192.168.16.6";
+    let o = s.run(&["check", "--cluster", "--pods", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(0), "warnings only: {}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    let report = json_of(&o);
+    let found = pods_per_gpu(&report);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    let (file, path, message) = &found[0];
+    // The 21st counted pod in the API server's order (namespace, then name): batch's finished
+    // pods and default's pods without a share resource come first and are not counted.
+    assert_eq!(file, "prod:Pod/inference/infer-21");
+    assert_eq!(path, "/spec/nodeName");
+    assert!(
+        message.starts_with(&format!(
+            "21 pods that request a cGPU share resource run on node `{node}`, which has 1 GPU(s), so at most 20: at most 20 pods share one GPU under cGPU (entry issue-pods-per-gpu"
+        )),
+        "{message}"
+    );
+    let d = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == "pods-per-gpu")
+        .unwrap();
+    assert_eq!(d["severity"], "warning");
+    // Two installers, nine nodes, and of the pods only the 24 counted ones (21 + node 0's 3):
+    // no finished pod, none without a share resource, not the unscheduled one.
+    assert_eq!(report["summary"]["files"], 2 + 9 + 24);
+    let pods: Vec<&str> = report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d["file"].as_str())
+        .filter(|f| f.starts_with("prod:Pod/"))
+        .collect();
+    assert_eq!(pods, ["prod:Pod/inference/infer-21"]);
+    // The pods LIST carried the field selector to the server, once (33 unfinished pods).
+    let lists: Vec<Value> = s
+        .fake
+        .requests()
+        .into_iter()
+        .filter(|r| r["path"] == "/api/v1/pods")
+        .collect();
+    assert_eq!(lists.len(), 1, "{lists:?}");
+    assert_eq!(
+        lists[0]["query"]["fieldSelector"],
+        "status.phase!=Succeeded,status.phase!=Failed"
+    );
+
+    // As a policy report: the pod's namespace gets a PolicyReport with the warning on the Pod.
+    let o = s.run(&["check", "--cluster", "--pods", "--format", "policyreport"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let reports = json_of(&o);
+    let inference = reports["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["metadata"]["namespace"] == "inference")
+        .unwrap_or_else(|| panic!("{reports:#}"));
+    let results = inference["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{results:#?}");
+    assert_eq!(results[0]["policy"], "pods-per-gpu");
+    assert_eq!(results[0]["result"], "warn");
+    assert_eq!(
+        results[0]["resources"],
+        json!([{"apiVersion": "v1", "kind": "Pod", "namespace": "inference", "name": "infer-21"}])
+    );
+    assert_eq!(results[0]["properties"]["context"], "prod");
+
+    // With several contexts (here the one twice), each summary line counts the pods kept.
+    let o = s.run(&[
+        "check",
+        "--cluster",
+        "--pods",
+        "--context",
+        "prod",
+        "--context",
+        "prod",
+    ]);
+    let lines: Vec<&str> = std::str::from_utf8(&o.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("cluster prod: "))
+        .collect();
+    assert_eq!(lines.len(), 2, "{}", stdout(&o));
+    assert!(
+        lines[0].contains(" GPU-sharing of 9 nodes, 24 pods requesting GPU shares: "),
+        "{}",
+        lines[0]
+    );
+
+    // Without --pods: no pod is asked for, and no pods-per-gpu.
+    let before = s.fake.requests().len();
+    let w = s.run(&["check", "--cluster", "--format", "json"]);
+    assert_eq!(w.status.code(), Some(0), "{}", stderr(&w));
+    assert!(pods_per_gpu(&json_of(&w)).is_empty());
+    let asked: Vec<Value> = s.fake.requests()[before..]
+        .iter()
+        .filter(|r| r["path"].as_str().unwrap().contains("pods"))
+        .cloned()
+        .collect();
+    assert!(asked.is_empty(), "{asked:?}");
+    assert_eq!(json_of(&w)["summary"]["files"], 2 + 9);
+
+    // The same objects as files: every pod (finished ones too) as `kubectl get pods -A -o json`
+    // prints them, one List, beside the installers and the nodes.
+    let dir = tempfile::tempdir().unwrap();
+    let (live, nodes) = export(&s, dir.path());
+    let out = s.kubectl(&["get", "pods", "--all-namespaces", "-o", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let all_pods: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(all_pods["kind"], "List");
+    let items = all_pods["items"].as_array().unwrap();
+    assert_eq!(items.len(), 33);
+    let pods_file = dir.path().join("pods.json");
+    std::fs::write(&pods_file, &out.stdout).unwrap();
+    let a = same_findings_as_files_with(
+        &s,
+        &["--pods"],
+        &nodes,
+        &[&live, pods_file.to_str().unwrap()],
+        0,
+    );
+    assert_eq!(
+        a.iter().filter(|k| k.starts_with("pods-per-gpu ")).count(),
+        1
+    );
+    // On the file side, the finding is on the same pod in the List.
+    let o = cgpu(
+        s.home.path(),
+        &[
+            "check",
+            "--format",
+            "json",
+            "--nodes",
+            &nodes,
+            &live,
+            pods_file.to_str().unwrap(),
+        ],
+    );
+    let i = items
+        .iter()
+        .position(|p| p["metadata"]["name"] == "infer-21")
+        .unwrap();
+    let found = pods_per_gpu(&json_of(&o));
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].1, format!("/items/{i}/spec/nodeName"));
+}
+
+/// `--pods` adds one request to what `check --cluster` asks: the pods of all namespaces, a LIST
+/// in pages of 500 with the field selector that leaves the finished pods on the server, GET only.
+#[test]
+fn pods_add_exactly_the_paged_pods_list_with_the_field_selector() {
+    // 1,000 unfinished pods and 200 finished: two pages with the selector, three without.
+    let s = one(json!({
+        "nodes": 9,
+        "pods": [
+            {"node": 1, "count": 1000, "namespace": "apps", "name": "web-%04d"},
+            {"node": 2, "count": 200, "namespace": "jobs", "name": "done-%03d",
+             "phase": "Succeeded"},
+        ],
+    }));
+    // Each run with a HOME of its own: both fill kubectl's discovery cache.
+    let (home_a, home_b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let o = s.run_in(
+        home_a.path(),
+        &["check", "--cluster", "--pods", "--format", "json"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Not one of the pods requests a share resource: none is an object of the report.
+    assert_eq!(json_of(&o)["summary"]["files"], 2 + 9);
+    let with = s.fake.requests();
+    let w = s.run_in(home_b.path(), &["check", "--cluster", "--format", "json"]);
+    assert_eq!(w.status.code(), Some(0), "{}", stderr(&w));
+    let without = s.fake.requests()[with.len()..].to_vec();
+    assert!(with.iter().chain(&without).all(|r| r["method"] == "GET"));
+    // A request without its page token: what was asked, not which page.
+    let asked = |r: &Value| {
+        let mut q = r["query"].clone();
+        q.as_object_mut().unwrap().remove("continue");
+        format!(
+            "{} {} {q}",
+            r["method"].as_str().unwrap(),
+            r["path"].as_str().unwrap()
+        )
+    };
+    let set =
+        |rs: &[Value]| -> std::collections::BTreeSet<String> { rs.iter().map(asked).collect() };
+    let (a, b) = (set(&with), set(&without));
+    assert!(
+        b.is_subset(&a),
+        "{:?}",
+        b.difference(&a).collect::<Vec<_>>()
+    );
+    let added: Vec<&String> = a.difference(&b).collect();
+    // (`timeout`: the default --request-timeout, on every request.)
+    assert_eq!(
+        added,
+        [&format!(
+            "GET /api/v1/pods {}",
+            json!({
+                "fieldSelector": "status.phase!=Succeeded,status.phase!=Failed",
+                "limit": "500",
+                "timeout": "30s",
+            })
+        )],
+    );
+    let pages: Vec<&Value> = with
+        .iter()
+        .filter(|r| r["path"] == "/api/v1/pods")
+        .collect();
+    assert_eq!(
+        pages.len(),
+        2,
+        "1,000 unfinished pods in pages of 500: {pages:?}"
+    );
+    assert!(pages[0]["query"].get("continue").is_none());
+    assert!(pages[1]["query"].get("continue").is_some());
+}
+
+/// A user who may not list pods cluster-wide: `--pods` still checks the rest, with one warning
+/// line, and the findings and exit status of a run without `--pods`.
+#[test]
+fn a_forbidden_pods_list_checks_the_rest_with_a_warning() {
+    let mut cluster = pods_per_gpu_cluster();
+    cluster["forbid"] = json!(["list pods"]);
+    let s = one(cluster);
+    let warning = "cgpu-lint: warning: cluster prod: cannot list pods (403 Forbidden); pods-per-gpu not checked";
+    for format in ["json", "human"] {
+        let o = s.run(&["check", "--cluster", "--pods", "--format", format]);
+        let w = s.run(&["check", "--cluster", "--format", format]);
+        assert_eq!(o.status.code(), w.status.code(), "{}", stderr(&o));
+        let err = stderr(&o);
+        let lines: Vec<&str> = err.lines().filter(|l| l.contains("warning")).collect();
+        assert_eq!(lines, [warning], "{}", stderr(&o));
+        assert!(!stderr(&w).contains("warning"), "{}", stderr(&w));
+        if format == "json" {
+            let (a, b) = (json_of(&o), json_of(&w));
+            assert_eq!(a["diagnostics"], b["diagnostics"]);
+            assert_eq!(a["summary"], b["summary"]);
+            assert!(pods_per_gpu(&a).is_empty());
+        } else {
+            assert_eq!(stdout(&o), stdout(&w));
+        }
+    }
+    // The list was asked for (and refused), with GET requests only.
+    let reqs = s.fake.requests();
+    assert!(reqs.iter().all(|r| r["method"] == "GET"));
+    assert!(reqs.iter().any(|r| r["path"] == "/api/v1/pods"));
 }

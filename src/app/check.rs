@@ -19,8 +19,24 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
             "--kubeconfig and --context read a live cluster: give --cluster too".into(),
         ));
     }
+    // clap's `requires = "cluster"` gives way when PATHs (which conflict with --cluster) are
+    // given too, so these are checked here.
+    if !args.cluster.cluster
+        && let Some(flag) = [
+            ("--pods", args.pods),
+            ("--all-contexts", args.cluster.all_contexts),
+        ]
+        .into_iter()
+        .find_map(|(f, given)| given.then_some(f))
+    {
+        return Err(AppError::Usage(format!(
+            "{flag} reads a live cluster: give --cluster too"
+        )));
+    }
     if args.cluster.cluster {
-        return super::cluster::check_cluster(s, c, &settings, &args.cluster);
+        let mut options = args.cluster.options();
+        options.pods = args.pods;
+        return super::cluster::check_cluster(s, c, &settings, &options);
     }
     if args.paths.iter().any(|p| p == "-") && args.admission_policy.is_some() {
         return Err(AppError::Usage(

@@ -61,9 +61,9 @@ pub(crate) fn check_cluster(
     s: &mut Streams,
     c: &Report,
     settings: &crate::lint::Settings,
-    args: &crate::cli::ClusterArgs,
+    options: &Options,
 ) -> Result<Exit, AppError> {
-    let outcomes = lint_contexts(&args.options(), settings)?;
+    let outcomes = lint_contexts(options, settings)?;
     let mut diags = Vec::new();
     let mut lines = Vec::new();
     let mut objects = 0;
@@ -159,7 +159,8 @@ fn facts(fetched: &Fetched) -> Facts {
     f
 }
 
-/// `cluster prod: policy 1, cGPU 1.5.3, 1,556 GPU-sharing nodes of 2,000: 0 errors, 2 warnings`
+/// `cluster prod: policy 1, cGPU 1.5.3, 1,556 GPU-sharing of 2,000 nodes: 0 errors, 2 warnings`
+/// (with --pods `…of 2,000 nodes, 212 pods requesting GPU shares: …`)
 fn summary_line(fetched: &Fetched, errors: usize, warnings: usize) -> String {
     let f = facts(fetched);
     let policy = match f.policies.as_slice() {
@@ -190,8 +191,16 @@ fn summary_line(fetched: &Fetched, errors: usize, warnings: usize) -> String {
         .version
         .map_or_else(|| "cGPU version unknown".into(), |v| format!("cGPU {v}"));
     let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    // With --pods: the pods pods-per-gpu counted (not said when they were not listed).
+    let pods = match fetched.pods_listed {
+        Some(_) => format!(
+            ", {} requesting GPU shares",
+            plural(fetched.pods.len(), "pod")
+        ),
+        None => String::new(),
+    };
     format!(
-        "cluster {}: {policy}, {version}, {} GPU-sharing of {}: {}, {}",
+        "cluster {}: {policy}, {version}, {} GPU-sharing of {}{pods}: {}, {}",
         fetched.target.label,
         fetched.gpu_sharing,
         plural(fetched.node_count, "node"),

@@ -61,12 +61,13 @@ fn api_version_of(kind: &str) -> &'static str {
 }
 
 /// A `check --cluster` source name: `CONTEXT:DaemonSet/kube-system/cgpu-installer`,
-/// `CONTEXT:Node/NAME`, `CONTEXT:DaemonSet/kube-system` (no installer).
+/// `CONTEXT:Node/NAME`, `CONTEXT:DaemonSet/kube-system` (no installer), `CONTEXT:Pod/NS/NAME`
+/// (`--pods`).
 fn cluster_object(name: &str) -> Option<Object> {
     let (context, rest) = name.split_once(':')?;
     let (kind, rest) = rest.split_once('/')?;
     let (namespace, name) = match kind {
-        "DaemonSet" => match rest.split_once('/') {
+        "DaemonSet" | "Pod" => match rest.split_once('/') {
             Some((ns, n)) => (Some(ns), Some(n)),
             None => (Some(rest), None),
         },
@@ -379,6 +380,16 @@ mod tests {
             (n.kind.as_str(), n.namespace, n.name.as_deref()),
             ("Node", None, Some("cn-hangzhou.10.0.0.1"))
         );
+        let p = cluster_object("prod:Pod/inference/infer-21").unwrap();
+        assert_eq!(
+            (
+                p.api_version.as_str(),
+                p.namespace.as_deref(),
+                p.name.as_deref()
+            ),
+            ("v1", Some("inference"), Some("infer-21"))
+        );
+        assert_eq!(p.context.as_deref(), Some("prod"));
         let none = cluster_object("prod:DaemonSet/kube-system").unwrap();
         assert_eq!(none.name, None);
         assert_eq!(cluster_object("values/prod.yaml"), None);

@@ -432,6 +432,28 @@ pub fn sharing_pod_node<'a>(o: &crate::manifest::Object<'a>) -> Option<&'a str> 
     shares.then_some(node)
 }
 
+/// Whether an input holds a pod `pods-per-gpu` counts ([`sharing_pod_node`] over its parsed
+/// text): how `check --cluster --pods` keeps, of the pods listed, only those the rule reads.
+pub fn counts_a_pod(src: &std::sync::Arc<crate::yaml::Source>) -> bool {
+    // A counted pod names a share resource: most pods are left out without being parsed.
+    if !crate::cgpu::SHARE_RESOURCES
+        .iter()
+        .any(|r| src.text.contains(r))
+    {
+        return false;
+    }
+    let parsed = crate::yaml::parse(src);
+    parsed
+        .documents
+        .iter()
+        .filter_map(|d| d.root.as_ref())
+        .any(|root| {
+            crate::manifest::Objects::of(root)
+                .iter()
+                .any(|o| sharing_pod_node(&o).is_some())
+        })
+}
+
 /// A node's GPU count from its status.allocatable (`None`: not there, or zero).
 pub fn node_gpus(o: &crate::manifest::Object<'_>) -> Option<u64> {
     crate::cgpu::GPU_COUNT_RESOURCES.iter().find_map(|r| {
@@ -473,4 +495,51 @@ pub fn pods_per_gpu(ctx: &mut Ctx, root: &crate::yaml::Node, over: &PodsOver) {
             over.pods, over.node, entry.text, entry.id, entry.source
         ),
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    /// A pod as `check --cluster --pods` makes its source: kubectl's JSON of the object.
+    fn counts(pod: &Value) -> bool {
+        counts_a_pod(&crate::yaml::Source::new(
+            "prod:Pod/inference/p",
+            crate::cluster::kubectl_json(pod),
+        ))
+    }
+
+    fn pod(resources: Value, phase: &str) -> Value {
+        json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "inference"},
+            "spec": {"nodeName": "n1", "containers": [{"name": "m", "resources": resources}]},
+            "status": {"phase": phase},
+        })
+    }
+
+    /// `check --cluster --pods` keeps exactly the pods `sharing_pod_node` counts; the text
+    /// search before parsing only saves work.
+    #[test]
+    fn counts_a_pod_is_the_rules_predicate() {
+        let mem = json!({"limits": {"aliyun.com/gpu-mem": "2"}});
+        assert!(counts(&pod(mem.clone(), "Running")));
+        let core = json!({"requests": {"aliyun.com/gpu-core.percentage": "30"}});
+        assert!(counts(&pod(core, "Pending")));
+        assert!(!counts(&pod(mem.clone(), "Succeeded")));
+        assert!(!counts(&pod(mem.clone(), "Failed")));
+        assert!(!counts(&pod(
+            json!({"limits": {"nvidia.com/gpu": "1"}}),
+            "Running"
+        )));
+        // The resource's name elsewhere (an annotation) is no request.
+        let mut annotated = pod(json!({}), "Running");
+        annotated["metadata"]["annotations"] = json!({"note": "aliyun.com/gpu-mem"});
+        assert!(!counts(&annotated));
+        // Not on a node yet.
+        let mut queued = pod(mem, "Pending");
+        queued["spec"].as_object_mut().unwrap().remove("nodeName");
+        assert!(!counts(&queued));
+    }
 }

@@ -3,8 +3,10 @@
 
 It serves, over HTTPS on 127.0.0.1 only, what a real ACK cluster answers to the requests
 `kubectl get` makes: discovery (/api, /apis, /api/v1, /apis/apps/v1), the DaemonSets in
-kube-system (GET by name, LIST with limit/continue paging) and the nodes (LIST with
-limit/continue paging, GET by name). Objects come from a recorded ACK cluster (ack-cn-hangzhou/:
+kube-system (GET by name, LIST with limit/continue paging), the nodes (LIST with
+limit/continue paging, GET by name) and, when asked for, pods (LIST across namespaces or in one,
+paged, honouring a fieldSelector of `=`, `==` and `!=` terms on status.phase, spec.nodeName,
+metadata.name and metadata.namespace, as the API server does for pods). Objects come from a recorded ACK cluster (ack-cn-hangzhou/:
 the cgpu-installer and cgpu-core-installer DaemonSets as `kubectl get -o yaml --show-managed-fields`
 printed them, and nine node templates) and are multiplied to as many nodes as asked, with distinct
 names, IPs and ECS instance ids. Other DaemonSets of kube-system can be added from
@@ -30,7 +32,14 @@ CONFIG:
                    "node_selectors": {"hami-device-plugin": {"gpu": "on"}} (optional: replaces
                        a served DaemonSet's nodeSelector),
                    "node_labels": {"5": {"gpu": "on"}} (optional: labels added to the nodes
-                       made from node template 5, counted from 0)}]}
+                       made from node template 5, counted from 0),
+                   "pods": [{"node": 5, "count": 21, "namespace": "inference",
+                             "name": "infer-%02d", "phase": "Running",
+                             "resources": {"limits": {"aliyun.com/gpu-mem": "2"}}}]
+                       (optional: groups of generated pods; node: the index of a served node
+                       or a node name, null for a pod not yet scheduled; name: with %d for the
+                       pod's number in its group, from 1; phase defaults to Running, resources
+                       to none). Served in the API server's order: by namespace, then name.}]}
 
 A cluster with a "runbook" entry is a stateful cluster instead (stateful.py: nodes that are
 cordoned, drained and rebooted, installer pods, exec over WebSocket, faults); CONFIG then may
@@ -137,6 +146,7 @@ class Cluster:
             templates[int(i)]["metadata"]["labels"].update(labels)
         self.nodes = make_nodes(templates, int(conf.get("nodes", len(templates))), "cn-hangzhou")
         self.node_index = {n["metadata"]["name"]: i for i, n in enumerate(self.nodes)}
+        self.pods = make_pods(conf.get("pods", []), self.nodes)
         self.user = conf.get("user", "cgpu-audit")
 
 
@@ -211,6 +221,66 @@ def report_discovery():
             ],
         }
     return out
+
+
+def make_pods(groups, nodes):
+    """The pods of the CONFIG's `pods` groups, in the API server's order (namespace, name)."""
+    pods = []
+    for g in groups:
+        node = g.get("node")
+        if isinstance(node, int):
+            node = nodes[node]["metadata"]["name"]
+        for i in range(1, int(g.get("count", 1)) + 1):
+            pattern = g.get("name", "pod-%d")
+            name = pattern % i if "%" in pattern else pattern
+            ns = g.get("namespace", "default")
+            container = {"name": "main", "image":
+                         "registry-vpc.cn-hangzhou.aliyuncs.com/acs/sample:1.0",
+                         "resources": copy.deepcopy(g.get("resources", {}))}
+            phase = g.get("phase", "Running")
+            pod = {
+                "metadata": {"name": name, "namespace": ns,
+                             "uid": "5f%06d-1c2d-4e5f-8a9b-0c1d2e3f4a5b" % len(pods),
+                             "resourceVersion": str(490000000 + len(pods)),
+                             "labels": {"app": name.rsplit("-", 1)[0]}},
+                "spec": {"containers": [container], "restartPolicy": "Always",
+                         "schedulerName": "default-scheduler"},
+                "status": {"phase": phase},
+            }
+            if node is not None:
+                pod["spec"]["nodeName"] = node
+            if phase == "Running":
+                pod["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+            pods.append(pod)
+    pods.sort(key=lambda p: (p["metadata"]["namespace"], p["metadata"]["name"]))
+    return pods
+
+
+POD_FIELDS = {
+    "status.phase": lambda p: p["status"].get("phase", ""),
+    "spec.nodeName": lambda p: p["spec"].get("nodeName", ""),
+    "metadata.name": lambda p: p["metadata"]["name"],
+    "metadata.namespace": lambda p: p["metadata"]["namespace"],
+}
+
+
+def field_filter(selector):
+    """A pods fieldSelector (`a=b,c!=d`) as a predicate, or a 400 Status for a bad one."""
+    terms = []
+    for term in filter(None, (selector or "").split(",")):
+        for op in ("!=", "==", "="):
+            if op in term:
+                key, value = term.split(op, 1)
+                break
+        else:
+            return None, status(400, "BadRequest",
+                                 'invalid selector: \'%s\'; can\'t understand \'%s\''
+                                 % (selector, term))
+        if key not in POD_FIELDS:
+            return None, status(400, "BadRequest",
+                                'field label not supported: %s' % key)
+        terms.append((POD_FIELDS[key], op == "!=", value))
+    return (lambda p: all((f(p) != v) if neg else (f(p) == v) for f, neg, v in terms)), None
 
 
 def page(q, items, kind, api_version, resource_version):
@@ -348,6 +418,13 @@ def make_handler(cluster, port, log_path):
                         return status(404, "NotFound", 'nodes "%s" not found' % parts[3],
                                       {"name": parts[3], "kind": "nodes"})
                     return 200, dict(cluster.nodes[i], kind="Node", apiVersion="v1")
+            # /api/v1/pods, /api/v1/namespaces/NS/pods (LIST)
+            if parts == ["api", "v1", "pods"]:
+                return self.forbidden("list", "pods", "") or self.list_pods(q, None)
+            if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 5 \
+                    and parts[4] == "pods":
+                return self.forbidden("list", "pods", "", namespace=parts[3]) \
+                    or self.list_pods(q, parts[3])
             # /api/v1/namespaces/NAME (kubectl asks after a NotFound whether the namespace exists)
             if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 4:
                 if parts[3] in ("default", "kube-system", "kube-public", "kube-node-lease"):
@@ -385,6 +462,14 @@ def make_handler(cluster, port, log_path):
 
         def list_nodes(self, q):
             return page(q, cluster.nodes, "NodeList", "v1", "481800000")
+
+        def list_pods(self, q, namespace):
+            keep, bad = field_filter(q.get("fieldSelector"))
+            if bad:
+                return bad
+            items = [p for p in cluster.pods
+                     if keep(p) and namespace in (None, p["metadata"]["namespace"])]
+            return page(q, items, "PodList", "v1", "490100000")
 
     return Handler
 

@@ -285,7 +285,7 @@ impl ClusterArgs {
             contexts: self.contexts.clone(),
             all_contexts: self.all_contexts,
             request_timeout: self.request_timeout.clone(),
-            pods: false,
+            pods: None,
         }
     }
 }

@@ -20,7 +20,7 @@
 //! reads their nodeSelectors, as it does from files. A user who may only GET the two installers
 //! (a Role with `resourceNames`) gets the check anyway, with one warning: the LIST is forbidden,
 //! so the plugins are judged by node labels only. Of the pods listed (`check --cluster --pods`)
-//! only those `pods-per-gpu` counts are kept ([`crate::rules::nodes::counts_a_pod`]); a user who
+//! only those `pods-per-gpu` counts are kept (the predicate the command passes); a user who
 //! may not list pods cluster-wide gets the rest checked, with one warning. The commands hand those sources to the
 //! pipeline (`check --cluster`) and to the checklist, exactly as files; this module only reads.
 //!
@@ -52,9 +52,11 @@ pub struct Options {
     pub all_contexts: bool,
     /// kubectl's `--request-timeout` syntax, checked by [`check_timeout`].
     pub request_timeout: String,
-    /// Also list the unfinished pods of all namespaces, for `pods-per-gpu` (`check --cluster
-    /// --pods`; off by default: every pod of a large cluster, and `list pods` cluster-wide).
-    pub pods: bool,
+    /// Also list the unfinished pods of all namespaces and keep those this accepts, for
+    /// `pods-per-gpu` (`check --cluster --pods` passes the rule's own predicate,
+    /// `rules::nodes::counts_a_pod`; this reader stays below the rules). `None`, the default:
+    /// every pod of a large cluster, and `list pods` cluster-wide, are not asked for.
+    pub pods: Option<fn(&Arc<Source>) -> bool>,
 }
 
 /// The pods LIST's field selector: the API server leaves out the finished pods, which
@@ -354,7 +356,7 @@ impl Options {
         let mut nodes = self
             .start(&node_args)
             .inspect_err(|_| stop([&mut ds, &mut list]))?;
-        let pods = if self.pods {
+        let pods = if self.pods.is_some() {
             Some(
                 self.start(&pod_args)
                     .inspect_err(|_| stop([&mut ds, &mut list, &mut nodes]))?,
@@ -407,11 +409,11 @@ impl Options {
         };
         // Each pod its own source, kept when the rule counts it (its predicate, on the text the
         // pipeline reads); one at a time, so the text of the pods left out is not all held.
-        let pods = pods.map(|pods| {
+        let pods = pods.zip(self.pods).map(|(pods, keep)| {
             let kept = pods
                 .iter()
                 .map(|o| Source::new(source_name(&target.label, o), kubectl_json(o)))
-                .filter(crate::rules::nodes::counts_a_pod)
+                .filter(keep)
                 .collect();
             (pods.len(), kept)
         });

@@ -35,7 +35,9 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     }
     if args.cluster.cluster {
         let mut options = args.cluster.options();
-        options.pods = args.pods;
+        options.pods = args
+            .pods
+            .then_some(crate::rules::nodes::counts_a_pod as fn(&_) -> bool);
         return super::cluster::check_cluster(s, c, &settings, &options);
     }
     if args.paths.iter().any(|p| p == "-") && args.admission_policy.is_some() {

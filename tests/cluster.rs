@@ -323,10 +323,7 @@ fn real_kubectl_reads_the_fake_server() {
     // The DaemonSet list is paged the same way: four in pages of three.
     let ds_pages: Vec<Value> = s
         .fake
-        .requests()
-        .into_iter()
-        .filter(|r| r["path"] == "/apis/apps/v1/namespaces/kube-system/daemonsets")
-        .collect();
+        .requests_to("/apis/apps/v1/namespaces/kube-system/daemonsets");
     assert_eq!(ds_pages.len(), 2, "{ds_pages:?}");
     assert!(ds_pages.iter().all(|r| r["query"]["limit"] == "3"));
     assert!(ds_pages[1]["query"].get("continue").is_some());
@@ -1567,12 +1564,7 @@ fn pods_per_gpu_from_the_cluster_with_pods_as_from_files() {
         .collect();
     assert_eq!(pods, ["prod:Pod/inference/infer-21"]);
     // The pods LIST carried the field selector to the server, once (33 unfinished pods).
-    let lists: Vec<Value> = s
-        .fake
-        .requests()
-        .into_iter()
-        .filter(|r| r["path"] == "/api/v1/pods")
-        .collect();
+    let lists: Vec<Value> = s.fake.requests_to("/api/v1/pods");
     assert_eq!(lists.len(), 1, "{lists:?}");
     assert_eq!(
         lists[0]["query"]["fieldSelector"],

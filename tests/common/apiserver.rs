@@ -226,4 +226,12 @@ impl Fake {
             .map(|l| serde_json::from_str(l).unwrap())
             .collect()
     }
+
+    /// The logged requests for one path, in order.
+    pub fn requests_to(&self, path: &str) -> Vec<Value> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r["path"] == path)
+            .collect()
+    }
 }

@@ -13,7 +13,7 @@ use crate::manifest::Objects;
 use crate::manifest::node::nodes_of;
 use crate::rules::catalogue::RuleId;
 use crate::rules::installer::{self, InstallerPolicy};
-use crate::rules::nodes::{self};
+use crate::rules::nodes;
 use crate::rules::{Ctx, RuleOptions, values};
 use crate::yaml::{self, Node, Source};
 

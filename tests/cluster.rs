@@ -202,12 +202,7 @@ fn check_reads_both_installers_and_2000_nodes_with_paged_get_requests_only() {
     assert_eq!(rules(&report), want);
     assert_eq!(report["summary"]["files"], 2002);
     // A finding names the context, the object and the JSON pointer within it.
-    let ds = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["rule"] == "rollout-incomplete")
-        .unwrap();
+    let ds = first_finding(&report, "rollout-incomplete");
     assert_eq!(ds["file"], "prod:DaemonSet/kube-system/cgpu-installer");
     assert_eq!(ds["path"], "/status/numberReady");
     // The object's text is what `kubectl get ds cgpu-installer -o json` prints: the line the
@@ -1254,6 +1249,16 @@ fn checked_objects_pass(s: &One, items: &[Value]) {
     );
 }
 
+/// The first finding of `rule` in a `check --format json` report (the test fails without one).
+fn first_finding<'a>(report: &'a Value, rule: &str) -> &'a Value {
+    report["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["rule"] == rule)
+        .unwrap_or_else(|| panic!("no {rule} finding"))
+}
+
 /// The conflict findings of a `check --cluster --format json` report: (node source, message).
 fn hami_conflicts(report: &Value) -> Vec<(String, String)> {
     report["diagnostics"]
@@ -1299,12 +1304,7 @@ fn hami_and_ack_device_plugins_listed_from_kube_system_judge_the_nodes_as_files_
         "cn-hangzhou.192.168.16.6",
         "HAMi's device plugin (DaemonSet hami-device-plugin selects gpu=on) and ACK's ack-nvidia-device-plugin (DaemonSet ack-nvidia-device-plugin selects ack.node.gpu.schedule=default) both select it",
     );
-    let d = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["rule"] == "hami-device-plugin-conflict")
-        .unwrap();
+    let d = first_finding(&report, "hami-device-plugin-conflict");
     assert_eq!(d["severity"], "error");
     // Two installers, two device plugins, nine nodes; no finding on a plugin (they are read
     // for the node rule, not checked as installers) and nothing of csi-plugin.
@@ -1545,12 +1545,7 @@ fn pods_per_gpu_from_the_cluster_with_pods_as_from_files() {
         )),
         "{message}"
     );
-    let d = report["diagnostics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|d| d["rule"] == "pods-per-gpu")
-        .unwrap();
+    let d = first_finding(&report, "pods-per-gpu");
     assert_eq!(d["severity"], "warning");
     // Two installers, nine nodes, and of the pods only the 24 counted ones (21 + node 0's 3):
     // no finished pod, none without a share resource, not the unscheduled one.

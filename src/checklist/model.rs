@@ -109,6 +109,26 @@ fn rfc3339(secs: i64) -> String {
     )
 }
 
+/// What the run must find the installer DaemonSet running, as the plan saw and changed it: the
+/// script compares the live DaemonSet with it at its start and before each change, and stops
+/// ("plan again") at any difference, so that no node reboots into a version or policy other than
+/// the plan's (a `helm upgrade` between the plan and the run, or during it).
+#[derive(Debug, Clone, Default)]
+pub struct Planned {
+    /// The image the DaemonSet runs after the change (`host/path:tag`), when it can be told: the
+    /// live image with the desired path and tag. `None`: only the version is compared.
+    pub image: Option<String>,
+    /// The image the DaemonSet ran when the plan was made.
+    pub live_image: Option<String>,
+    /// The cGPU version (`1.5.10`) every restarted node comes back with.
+    pub version: Option<String>,
+    pub strategy: Option<Strategy>,
+    /// The DaemonSet's pod selector, when read from it.
+    pub selector: Option<Vec<(String, String)>>,
+    /// `metadata.generation` when the plan was made (a `helm upgrade` moves it on).
+    pub generation: Option<u64>,
+}
+
 /// The cGPU settings on one side of the change.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -327,6 +347,8 @@ pub struct Checklist {
     pub disabled: bool,
     /// With `disabled`: what the upgrade removes, what stays on the nodes, how to verify.
     pub removal: Vec<Step>,
+    /// What the run must find the DaemonSet running.
+    pub planned: Planned,
 }
 
 impl Checklist {

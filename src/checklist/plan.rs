@@ -5,12 +5,13 @@ use crate::rules::catalogue::RuleId;
 use std::sync::Arc;
 
 use super::model::{
-    ASSUMED_DEFAULT_POLICY, Checklist, ChecklistError, Desired, Inputs, Options, Origin, Step,
+    ASSUMED_DEFAULT_POLICY, Checklist, ChecklistError, Desired, Inputs, Options, Origin, Planned,
+    Step,
 };
 use super::read::{Current, DesiredSide, read_current, read_desired, read_nodes};
 use super::steps::kubectl_prefix;
 use crate::cgpu::CHART_DEFAULTS;
-use crate::cgpu::parse_tag;
+use crate::cgpu::{parse_tag, split_image};
 use crate::diag::Diagnostic;
 use crate::lint;
 use crate::rules::catalogue::Severity;
@@ -100,7 +101,9 @@ pub fn build_from(
         upgrade: desired_side.keys.clone(),
         disabled: desired_side.disabled,
         removal: Vec::new(),
+        planned: Planned::default(),
     };
+    list.planned = planned(&list, &current);
     if list.disabled {
         // Nothing moves towards the desired policy or tag: the installer goes away and the
         // loaded modules keep what they run.
@@ -164,6 +167,38 @@ pub fn build_from(
         ));
     }
     Ok(list)
+}
+
+/// What the DaemonSet runs after the change: the live image with the path and tag the upgrade
+/// sets (the registry host is the chart's choice and stays), the desired version, and the live
+/// update strategy, pod selector and generation.
+fn planned(list: &Checklist, current: &Current) -> Planned {
+    let after = |key: &str| {
+        list.upgrade
+            .iter()
+            .find(|k| k.key == key)
+            .and_then(|k| k.after.clone())
+    };
+    let image = current.image.as_deref().and_then(|live| {
+        let r = split_image(live);
+        if r.digest.is_some() {
+            return None;
+        }
+        let path = after("cgpu.image").unwrap_or_else(|| r.path.to_string());
+        let tag = list.desired.tag.clone().or(r.tag.map(str::to_string))?;
+        Some(match r.host {
+            Some(h) => format!("{h}/{path}:{tag}"),
+            None => format!("{path}:{tag}"),
+        })
+    });
+    Planned {
+        image,
+        live_image: current.image.clone(),
+        version: list.desired.version.as_ref().map(|t| t.core.to_string()),
+        strategy: current.strategy,
+        selector: current.pod_selector.clone(),
+        generation: current.generation,
+    }
 }
 
 /// The desired values read as the upgrade applies them (spec §6): a key that falls back to a

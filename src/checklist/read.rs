@@ -36,6 +36,10 @@ pub(super) struct Current {
     pub(super) policy_assumed: bool,
     /// The DaemonSet's `.spec.selector.matchLabels`: how its pods are found.
     pub(super) pod_selector: Option<Vec<(String, String)>>,
+    /// The installer container's image as the DaemonSet runs it (`host/path:tag`).
+    pub(super) image: Option<String>,
+    /// The DaemonSet's `metadata.generation`, when the input has it (a live object).
+    pub(super) generation: Option<u64>,
     /// The live settings as a values document (`cgpu:` with the keys that could be read): the
     /// values file as given, or what the DaemonSet runs. `--reuse-values` layers the desired
     /// values over it; the plan's key table shows it as "live".
@@ -211,6 +215,7 @@ pub(super) fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
             Some(Scalar::Int(i)) => u64::try_from(*i).ok(),
             _ => None,
         };
+        let generation = count("/metadata/generation");
         let status = count("/status/desiredNumberScheduled")
             .map(|d| (d, count("/status/numberReady").unwrap_or(0)));
         let pod_selector = ds
@@ -268,6 +273,10 @@ pub(super) fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
             status,
             policy_assumed,
             pod_selector,
+            image: inst
+                .image()
+                .and_then(|(n, _)| n.as_str().map(str::to_string)),
+            generation,
         });
     }
     // Else the values now deployed, over the chart defaults.
@@ -294,6 +303,8 @@ pub(super) fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
         status: None,
         policy_assumed: false,
         pod_selector: None,
+        image: None,
+        generation: None,
     })
 }
 

@@ -11,6 +11,14 @@ pub const NSENTER: &str = "nsenter -t 1 -i -p -n -u -m --";
 /// uncordoned, and a re-run after a stop knows the cordon is its own.
 pub const CORDON_MARK: &str = "cgpu-lint/cordoned";
 
+/// The cluster lock: one `coordination.k8s.io/v1` Lease in kube-system for every cgpu-lint
+/// rollout of a cluster (docs/runbook.md, "The cluster lock").
+pub const LEASE_NAME: &str = "cgpu-lint-rollout";
+
+/// How long the lock holds without a renewal (seconds); the run renews it every third of that.
+/// A run killed without its clean stop leaves a Lease that another run may take over after it.
+pub const LEASE_SECONDS: u32 = 300;
+
 /// Read the node's cGPU state in one exec (run by `sh -c` in the node's namespaces): `no-module`
 /// when the module is not loaded, else `version X.Y.Z` and one `/proc/cgpu_km/<gpu>/policy N`
 /// line per GPU. A file that cannot be read fails the command (fail closed).

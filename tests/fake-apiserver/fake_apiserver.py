@@ -24,6 +24,7 @@ CONFIG:
     {"log": "requests.jsonl",
      "clusters": [{"name": "prod", "cert": "server.pem", "key": "server.key",
                    "token": "secret", "client_ca": "ca.pem" (optional: also accept client certs),
+                   "tokens": ["run-a", "run-b"] (optional: more bearer tokens accepted),
                    "nodes": 2000, "installers": ["cgpu-installer", "cgpu-core-installer"],
                    "core_policy": "5" (optional), "forbid": ["list nodes"] (optional),
                    "delay": 0.0 (seconds before every answer), "data": "ack-cn-hangzhou",
@@ -117,6 +118,9 @@ class Cluster:
             data = os.path.join(HERE, conf.get("data", "ack-cn-hangzhou"))
             self.world = stateful.World(self.name, conf["runbook"], data, None)
         self.token = conf.get("token")
+        # More bearer tokens accepted (the runbook tests: one per run, so that the history
+        # tells two runs of one plan apart).
+        self.tokens = set(conf.get("tokens", []))
         # Serve the discovery of the policy-report CRDs (wgpolicyk8s.io/v1alpha2,
         # openreports.io/v1alpha1), so that `kubectl apply --dry-run=client` maps the reports.
         self.reports = bool(conf.get("reports"))
@@ -318,6 +322,9 @@ def make_handler(cluster, port, log_path):
                               "update", "watch"]
         disc["/apis"]["groups"].append(group)
         disc["/apis/policy/v1"] = policy
+        group, leases = stateful.coordination_discovery()
+        disc["/apis"]["groups"].append(group)
+        disc["/apis/coordination.k8s.io/v1"] = leases
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -355,6 +362,8 @@ def make_handler(cluster, port, log_path):
         def authenticated(self):
             auth = self.headers.get("Authorization", "")
             if cluster.token and auth == "Bearer " + cluster.token:
+                return True
+            if auth.startswith("Bearer ") and auth[len("Bearer "):] in cluster.tokens:
                 return True
             cert = self.connection.getpeercert() if hasattr(self.connection, "getpeercert") else None
             return bool(cert)  # a client certificate the CA verified

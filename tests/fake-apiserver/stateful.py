@@ -17,7 +17,15 @@ fake_apiserver.py: what the generated script asks of a real ACK cluster through 
 - an ECS account shared by every cluster of the process (instances by id), rebooted through the
   admin channel (the `aliyun` stub): the node goes NotReady, its boot id changes, it comes back
   Ready and its installer pod loads the module again;
-- faults, set through the admin channel, at once or after the Nth change the cluster sees.
+- faults, set through the admin channel, at once or after the Nth change the cluster sees;
+- coordination.k8s.io/v1 Leases in kube-system as the API server keeps them: create answers 409
+  AlreadyExists when the name is taken, an update (PUT) whose resourceVersion is stale answers 409
+  Conflict, GET, LIST and DELETE (the runbook's cluster lock);
+- other actors: a node label `nvidia.com/gpu-driver-upgrade-state` (the GPU Operator's driver
+  upgrade), kured's lock annotation on a `kured` DaemonSet (listed, never reconciled).
+
+Every request that changes something is attributed to its bearer token (`by` in the history), so
+that the harness can tell two runs of one plan apart.
 
 Every change and every reboot is recorded in the history the admin channel returns, with what
 the harness needs to judge it (was the node cordoned and drained when its instance rebooted,
@@ -198,6 +206,14 @@ class World:
         self.pods = {}  # (ns, name) -> pod
         self.tombstones = []  # (rv, kind, obj) of deleted objects, for watches
         self.pdbs = []
+        self.leases = {}  # name -> Lease (kube-system)
+        # "create leases": the user may not create Leases (403), as with a read-only Role.
+        self.forbid = set(conf.get("forbid", []))
+        self.agent = None  # the bearer token of the request being served
+        # Other DaemonSets that are only listed (kured with its lock annotation), never reconciled.
+        self.listed_daemonsets = {}
+        if conf.get("kured_lock") is not None:
+            self.set_kured_lock(conf["kured_lock"])
         for n in conf.get("nodes", []):
             self.add_node(n)
         for p in conf.get("pdbs", []):
@@ -225,7 +241,8 @@ class World:
         obj["metadata"]["resourceVersion"] = str(self.rv)
 
     def record(self, ev, **kw):
-        e = {"seq": len(self.history), "t": round(NOW(), 3), "cluster": self.name, "ev": ev}
+        e = {"seq": len(self.history), "t": round(NOW(), 3), "cluster": self.name, "ev": ev,
+             "by": self.agent}
         e.update(kw)
         self.history.append(e)
 
@@ -247,6 +264,7 @@ class World:
             labels["ack.node.gpu.schedule"] = c["schedule"]
         else:
             labels.pop("ack.node.gpu.schedule", None)
+        labels.update(c.get("labels", {}))
         n["metadata"]["annotations"] = dict(c.get("annotations", {}))
         n["spec"] = {"providerID": "%s.%s" % (region, c["instance"])}
         if c.get("cordoned"):
@@ -318,6 +336,21 @@ class World:
                           "desiredHealthy": 1, "expectedPods": 1, "observedGeneration": 1}}
         self.pdbs.append(pdb)
         self.touch(pdb)
+
+    def set_kured_lock(self, node):
+        """kured's DaemonSet with its lock annotation naming `node` (None: the lock is free)."""
+        meta = {"name": "kured", "namespace": "kube-system", "uid": str(uuid.uuid4()),
+                "generation": 1, "annotations": {}}
+        if node:
+            meta["annotations"]["weave.works/kured-node-lock"] = json.dumps(
+                {"nodeID": node, "metadata": {"unschedulable": False},
+                 "created": rfc3339(), "TTL": 0}, separators=(",", ":"))
+        ds = {"metadata": meta, "spec": {"selector": {"matchLabels": {"name": "kured"}},
+                                         "template": {"metadata": {"labels": {"name": "kured"}},
+                                                      "spec": {"containers": [{"name": "kured", "image": "ghcr.io/kubereboot/kured:1.17.1"}]}}},
+              "status": {}}
+        self.listed_daemonsets["kured"] = ds
+        self.touch(ds)
 
     def suffix(self):
         return "".join(self.rng.choice("bcdfghjklmnpqrstvwxz2456789") for _ in range(5))
@@ -577,7 +610,7 @@ class World:
                 self.set_template(ds, restore_policy, None)
         self.record("faults-cleared")
 
-    def reboot(self, name, instance, region, dry_run):
+    def reboot(self, name, instance, region, dry_run, agent=None):
         """RebootInstance of `instance`, which last ran node `name` of this cluster; returns an
         ECS error code or None. An instance whose node is gone or replaced still exists in the
         account: it reboots, but no node of this cluster goes down with it."""
@@ -600,6 +633,7 @@ class World:
             self.record("reboot-refused", **entry)
             return "IncorrectInstanceStatus"
         effective = matches and not self.faults.get((name, "reboot_never"))
+        self.agent = agent
         self.record("reboot", effective=effective, **entry)
         self.mutated("reboot")
         if effective and ext["phase"] == "up":
@@ -638,7 +672,8 @@ def admin(worlds, req):
             if found is None:
                 return {"error": "InvalidInstanceId.NotFound"}
             world, name = found
-            err = world.reboot(name, req["instance"], req.get("region", ""), req.get("dry_run"))
+            err = world.reboot(name, req["instance"], req.get("region", ""), req.get("dry_run"),
+                               req.get("agent"))
             ECS.reboots.append({"instance": req["instance"], "region": req.get("region", ""),
                                 "dry_run": bool(req.get("dry_run")), "error": err,
                                 "cluster": world.name, "node": name, "t": round(NOW(), 3)})
@@ -658,16 +693,38 @@ def admin(worlds, req):
                 w.touch(n)
                 w.record("recovered", node=req["node"])
             return {"ok": True}
+        if op == "label":  # another actor labels a node (value None: removes the label)
+            n = w.nodes.get(req["node"])
+            if n is not None:
+                labels = n["metadata"]["labels"]
+                if req.get("value") is None:
+                    labels.pop(req["key"], None)
+                else:
+                    labels[req["key"]] = req["value"]
+                w.touch(n)
+                w.agent = None
+                w.record("labelled", node=req["node"], key=req["key"], value=req.get("value"))
+            return {"ok": True}
+        if op == "kured":  # kured takes (or frees) its lock on a node
+            w.set_kured_lock(req.get("node"))
+            return {"ok": True}
         if op == "apply":  # helm upgrade: the DaemonSet's template changes
             w.set_template(w.daemonsets[req.get("daemonset", "cgpu-installer")],
                            req.get("policy"), req.get("image"))
-            w.record("applied", policy=req.get("policy"), image=req.get("image"))
+            w.agent = None
+            w.record("applied", policy=req.get("policy"), image=req.get("image"),
+                     daemonset=req.get("daemonset", "cgpu-installer"))
             return {"ok": True}
         if op == "settle":  # wait until the controllers have nothing left to do
             deadline = NOW() + float(req.get("timeout", 10))
         elif op == "state":
             return {"nodes": w.summary(), "history": w.history, "mutations": w.mutations,
-                    "reboots": ECS.reboots, "rv": w.rv}
+                    "reboots": ECS.reboots, "rv": w.rv,
+                    "leases": {k: kindless(v) for k, v in w.leases.items()},
+                    "daemonsets": {k: {"generation": v["metadata"]["generation"],
+                                       "policy": w.pod_policy(v["spec"]["template"]),
+                                       "image": v["spec"]["template"]["spec"]["containers"][0]["image"]}
+                                   for k, v in w.daemonsets.items()}}
         else:
             return {"error": "unknown op %r" % op}
     while NOW() < deadline:
@@ -704,6 +761,20 @@ def discovery_extra():
                              "verbs": ["create", "delete", "deletecollection", "get", "list",
                                        "patch", "update", "watch"], "shortNames": ["pdb"]}]}
     return core, policy_group, policy
+
+
+def coordination_discovery():
+    """coordination.k8s.io/v1: the group and its Lease resource, as the API server lists them."""
+    group = {"name": "coordination.k8s.io",
+             "versions": [{"groupVersion": "coordination.k8s.io/v1", "version": "v1"}],
+             "preferredVersion": {"groupVersion": "coordination.k8s.io/v1", "version": "v1"}}
+    resources = {"kind": "APIResourceList", "apiVersion": "v1",
+                 "groupVersion": "coordination.k8s.io/v1",
+                 "resources": [{"name": "leases", "singularName": "lease", "namespaced": True,
+                                "kind": "Lease", "verbs": ["create", "delete", "deletecollection",
+                                                           "get", "list", "patch", "update",
+                                                           "watch"]}]}
+    return group, resources
 
 
 # ---- requests -------------------------------------------------------------------------------
@@ -745,6 +816,8 @@ def handle(world, handler, disc):
             and parts[4] == "pods" and parts[6] in ("exec", "attach"):
         return exec_ws(world, handler, r, parts[3], parts[5])
     with LOCK:
+        auth = handler.headers.get("Authorization", "")
+        world.agent = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
         return route(world, method, r, parts, body, handler)
 
 
@@ -823,10 +896,80 @@ def route(world, method, r, parts, body, handler):
     if parts[:3] == ["apis", "apps", "v1"] and parts[3:] == ["daemonsets"] and method == "GET":
         return 200, {"kind": "DaemonSetList", "apiVersion": "apps/v1",
                      "metadata": {"resourceVersion": str(world.rv)},
-                     "items": [kindless(o) for o in world.daemonsets.values()]}
+                     "items": [kindless(o) for o in list(world.daemonsets.values())
+                               + list(world.listed_daemonsets.values())]}
+    if parts[:4] == ["apis", "coordination.k8s.io", "v1", "namespaces"] and len(parts) >= 6 \
+            and parts[5] == "leases":
+        return leases(world, method, parts, body)
     if method not in ("GET",):
         return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
     return status(404, "NotFound", "the server could not find the requested resource")
+
+
+def leases(world, method, parts, body):
+    """Leases as the API server keeps them: the name is unique (create → 409 AlreadyExists), an
+    update names the resourceVersion it read (stale → 409 Conflict), and every write moves the
+    resourceVersion on."""
+    ns = parts[4]
+    if ns != "kube-system":
+        return status(404, "NotFound", 'namespaces "%s" not found' % ns, {"name": ns, "kind": "namespaces"})
+    res = "leases.coordination.k8s.io"
+    if len(parts) == 6 and method == "GET":
+        return 200, {"kind": "LeaseList", "apiVersion": "coordination.k8s.io/v1",
+                     "metadata": {"resourceVersion": str(world.rv)},
+                     "items": [kindless(o) for o in world.leases.values()]}
+    try:
+        obj = json.loads(body) if body else {}
+    except ValueError as e:
+        return status(400, "BadRequest", "error decoding the body: %s" % e)
+    if len(parts) == 6 and method == "POST":
+        if "create leases" in world.forbid:
+            return status(403, "Forbidden", 'leases.coordination.k8s.io is forbidden: User "cgpu-operator" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "kube-system"',
+                          {"group": "coordination.k8s.io", "kind": "leases"})
+        name = (obj.get("metadata") or {}).get("name", "")
+        if not name:
+            return status(422, "Invalid", "Lease.coordination.k8s.io \"\" is invalid: metadata.name: Required value")
+        if name in world.leases:
+            world.record("lease-create-refused", lease=name)
+            return status(409, "AlreadyExists", '%s "%s" already exists' % (res, name),
+                          {"name": name, "group": "coordination.k8s.io", "kind": "leases"})
+        obj["metadata"].update({"namespace": ns, "uid": str(uuid.uuid4()),
+                                "creationTimestamp": rfc3339()})
+        obj["metadata"].pop("resourceVersion", None)
+        world.leases[name] = obj
+        world.touch(obj)
+        world.record("lease-create", lease=name, holder=(obj.get("spec") or {}).get("holderIdentity"))
+        return 201, public(obj, "Lease", "coordination.k8s.io/v1")
+    if len(parts) != 7:
+        return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+    name = parts[6]
+    cur = world.leases.get(name)
+    if cur is None:
+        return status(404, "NotFound", '%s "%s" not found' % (res, name),
+                      {"name": name, "group": "coordination.k8s.io", "kind": "leases"})
+    if method == "GET":
+        return 200, public(cur, "Lease", "coordination.k8s.io/v1")
+    if method == "PUT":
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != cur["metadata"]["resourceVersion"]:
+            world.record("lease-conflict", lease=name, holder=(obj.get("spec") or {}).get("holderIdentity"))
+            return status(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the object has been modified; please apply your changes to the latest version and try again' % (res, name),
+                          {"name": name, "group": "coordination.k8s.io", "kind": "leases"})
+        for k in ("uid", "creationTimestamp", "namespace"):
+            obj["metadata"][k] = cur["metadata"][k]
+        was = (cur.get("spec") or {}).get("holderIdentity")
+        world.leases[name] = obj
+        world.touch(obj)
+        world.record("lease-update", lease=name, holder=(obj.get("spec") or {}).get("holderIdentity"), was=was)
+        return 200, public(obj, "Lease", "coordination.k8s.io/v1")
+    if method == "DELETE":
+        del world.leases[name]
+        world.touch(cur)
+        world.record("lease-delete", lease=name, holder=(cur.get("spec") or {}).get("holderIdentity"))
+        return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                     "details": {"name": name, "group": "coordination.k8s.io", "kind": "leases",
+                                 "uid": cur["metadata"]["uid"]}}
+    return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
 
 def objects(world, kind, ns):

@@ -155,7 +155,7 @@ record_identity() {
 # another UID or instance).
 read_node() {
   local i="$1" node="${NODES[$1]}" out
-  if ! out="$(k get node "$node" -o "jsonpath={.metadata.uid}|{.spec.providerID}|{.status.conditions[?(@.type==\"Ready\")].status}|{.spec.unschedulable}|{.metadata.annotations.$MARK}|{.status.nodeInfo.bootID}|{.metadata.labels.nvidia\.com/gpu-driver-upgrade-state}|{.metadata.annotations.weave\.works/kured-reboot-in-progress}" 2>"$ERRF")"; then
+  if ! out="$(k get node "$node" -o __NODE_JSONPATH__ 2>"$ERRF")"; then
     if [ -n "$PENDING_IDENTITY" ] && grep -q NotFound "$ERRF"; then
       fail context "$node: no such node behind context $CONTEXT: the context may point at another cluster"
     fi
@@ -384,7 +384,7 @@ lock_take() {
     printf '%s\n' "$out" > "$WORK/lease-rv"
     LOCK_HELD=1
     say "cluster lock: taken (lease kube-system/$LEASE, holder $HOLDER, ${LEASE_SECONDS}s, renewed while this run works)"
-    lock_keep &
+    lock_keep >"$WORK/lease-keeper.log" 2>&1 &
     KEEPER=$!
     return 0
   fi
@@ -417,7 +417,7 @@ lock_take() {
   printf '%s\n' "$rv" > "$WORK/lease-rv"
   LOCK_HELD=1
   say "cluster lock: taken (lease kube-system/$LEASE, holder $HOLDER)"
-  lock_keep &
+  lock_keep >"$WORK/lease-keeper.log" 2>&1 &
   KEEPER=$!
 }
 
@@ -427,9 +427,12 @@ lock_keep() {
   local rv last=$SECONDS err="$WORK/lease-keeper.err" every=$(( LEASE_SECONDS / 3 ))
   trap - INT TERM
   if [ "$every" -lt 1 ]; then every=1; fi
-  while sleep "$every"; do
+  # One second at a time: a keeper whose run is gone (killed without its clean stop) ends
+  # within a second, and no sleep outlives the run by more than that.
+  while sleep 1; do
     kill -0 "$MAIN_PID" 2>"$err" || exit 0
     [ -e "$WORK/lease-rv" ] || exit 0
+    if [ $((SECONDS - last)) -lt "$every" ]; then continue; fi
     IFS= read -r rv < "$WORK/lease-rv" || exit 0
     if rv="$(lease_put "$rv" 2>"$err")"; then
       printf '%s\n' "$rv" > "$WORK/lease-rv.new" && mv -f "$WORK/lease-rv.new" "$WORK/lease-rv"
@@ -573,7 +576,7 @@ preflight() {
   fi
   step cluster-identity
   check_cluster
-  step installer-plan
+  step installer-policy
   read_ds
   check_plan
   say "installer: POLICY '$DS_POLICY', $DS_IMAGE (cGPU $(image_version "$DS_IMAGE")), generation ${DS_GENERATION:-?} (planned at ${PLAN_GENERATION:-an unknown generation}): as planned"

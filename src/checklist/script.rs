@@ -14,7 +14,7 @@ use super::model::{Checklist, OtherKind, core};
 use super::shell::quote;
 use super::steps::{
     CORDON_MARK, LEASE_NAME, LEASE_SECONDS, NSENTER, POD_TIMEOUT, POLICY_TIMEOUT, POLL_INTERVAL,
-    READ_STATE, READY_TIMEOUT, REBOOT_TIMEOUT, header_lines, target_text,
+    READ_STATE, READY_TIMEOUT, REBOOT_TIMEOUT, header_lines, node_jsonpath, target_text,
 };
 
 fn array(name: &str, items: impl IntoIterator<Item = String>) -> String {
@@ -235,6 +235,7 @@ pub fn render(list: &Checklist, yes: bool) -> String {
         &BODY
             .replace("__LEASE_SECONDS__", &LEASE_SECONDS.to_string())
             .replace("__LEASE__", &quote(LEASE_NAME))
+            .replace("__NODE_JSONPATH__", &quote(&node_jsonpath()))
             .replace("__NSENTER__", NSENTER)
             .replace("__REBOOT_TIMEOUT__", &REBOOT_TIMEOUT.to_string())
             .replace("__READY_TIMEOUT__", &READY_TIMEOUT.to_string())

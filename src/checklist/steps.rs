@@ -13,7 +13,7 @@ pub const CORDON_MARK: &str = "cgpu-lint/cordoned";
 
 /// The cluster lock: one `coordination.k8s.io/v1` Lease in kube-system for every cgpu-lint
 /// rollout of a cluster (docs/runbook.md, "The cluster lock").
-pub const LEASE_NAME: &str = "cgpu-lint-rollout";
+pub const LEASE_NAME: &str = "cgpu-lint-restarts";
 
 /// How long the lock holds without a renewal (seconds); the run renews it every third of that.
 /// A run killed without its clean stop leaves a Lease that another run may take over after it.
@@ -95,23 +95,39 @@ pub fn target_text(list: &Checklist) -> String {
 }
 
 /// The fields the script reads from a node in one call (`read_node`), `|`-separated, in order.
-pub const NODE_FIELDS: [&str; 6] = [
+pub const NODE_FIELDS: [&str; 8] = [
     "uid",
     "provider_id",
     "ready",
     "unschedulable",
     "cordon_mark",
     "boot_id",
+    "nvidia_upgrade_state",
+    "kured_reboot_in_progress",
 ];
 
 /// The fields the script reads from each installer pod of a node (`installer_pod`), one line
 /// per pod, `|`-separated, in order.
 pub const POD_FIELDS: [&str; 5] = ["name", "deletion_timestamp", "policy", "image", "ready"];
 
+/// The NVIDIA GPU Operator's driver upgrade state of a node (a label): set and not
+/// `upgrade-done`, the operator is cordoning, draining or restarting the node itself.
+pub const NVIDIA_UPGRADE_STATE: &str = "nvidia.com/gpu-driver-upgrade-state";
+
+/// kured's node annotation while it reboots the node.
+pub const KURED_IN_PROGRESS: &str = "weave.works/kured-reboot-in-progress";
+
+/// A label or annotation key inside a kubectl JSONPath (`.` escaped).
+fn jsonpath_key(key: &str) -> String {
+    key.replace('.', "\\.")
+}
+
 /// `-o` of the script's node read (`read_node`), as kubectl receives it.
 pub fn node_jsonpath() -> String {
     format!(
-        "jsonpath={{.metadata.uid}}|{{.spec.providerID}}|{{.status.conditions[?(@.type==\"Ready\")].status}}|{{.spec.unschedulable}}|{{.metadata.annotations.{CORDON_MARK}}}|{{.status.nodeInfo.bootID}}"
+        "jsonpath={{.metadata.uid}}|{{.spec.providerID}}|{{.status.conditions[?(@.type==\"Ready\")].status}}|{{.spec.unschedulable}}|{{.metadata.annotations.{CORDON_MARK}}}|{{.status.nodeInfo.bootID}}|{{.metadata.labels.{NVIDIA_UPGRADE_STATE}}}|{{.metadata.annotations.{KURED_IN_PROGRESS}}}",
+        NVIDIA_UPGRADE_STATE = jsonpath_key(NVIDIA_UPGRADE_STATE),
+        KURED_IN_PROGRESS = jsonpath_key(KURED_IN_PROGRESS)
     )
 }
 

@@ -19,7 +19,11 @@ What it models (the parts the runbook depends on):
   out as files; a node can be told to fail N execs;
 - kubectl rollout status refuses OnDelete DaemonSets, as kubectl does;
 - aliyun ecs RebootInstance --DryRun true answers the error code DryRunOperation (or
-  Forbidden.RAM when the state says the caller lacks the permission).
+  Forbidden.RAM when the state says the caller lacks the permission);
+- coordination.k8s.io Leases (`create -f -`, `replace -f -`, `get lease`, `delete lease`): a
+  create of a taken name is AlreadyExists, a replace with a stale resourceVersion a Conflict,
+  as the API server answers (the runbook's cluster lock);
+- `get ds --all-namespaces` lists the installers and a kured DaemonSet when the state has one.
 Time is counted in kubectl calls ("ticks"); `kubectl wait` advances it until its condition holds.
 """
 
@@ -132,7 +136,8 @@ def ds_obj(st, name):
             },
         },
         "status": {"desiredNumberScheduled": len(ds["nodes"]), "numberReady": ready},
-    }
+    } | {"metadata": {"name": name, "namespace": "kube-system",
+                      "generation": ds.get("generation", 1)}}
 
 
 def pdb_obj(b):
@@ -365,7 +370,7 @@ def output(obj, fmt):
 def parse_args(argv):
     """kubectl flags as a dict, positionals as a list."""
     flags, pos = {}, []
-    takes_value = {"-n", "--namespace", "-l", "--selector", "--field-selector", "-o", "--output", "--for", "--timeout", "--context", "--kubeconfig"}
+    takes_value = {"-n", "--namespace", "-l", "--selector", "--field-selector", "-o", "--output", "--for", "--timeout", "--context", "--kubeconfig", "-f", "--filename"}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -448,6 +453,17 @@ def kubectl(argv):
                     output(node_obj(st, name), fmt)
                 else:
                     output({"items": [node_obj(st, n) for n in st["nodes"]]}, fmt)
+            elif kind in ("ds", "daemonset", "daemonsets") and name is None:
+                items = [ds_obj(st, n) for n in st["daemonsets"]]
+                if st.get("kured_lock"):
+                    items.append({"metadata": {"name": "kured", "namespace": "kube-system", "annotations": {
+                        "weave.works/kured-node-lock": json.dumps({"nodeID": st["kured_lock"]})}}})
+                output({"items": items}, fmt)
+            elif kind in ("lease", "leases"):
+                lease = st.get("leases", {}).get(name)
+                if lease is None:
+                    fail('Error from server (NotFound): leases.coordination.k8s.io "%s" not found' % name)
+                output(lease, fmt)
             elif kind in ("ds", "daemonset", "daemonsets"):
                 if name not in st["daemonsets"] and "--ignore-not-found" in flags:
                     pass
@@ -489,6 +505,13 @@ def kubectl(argv):
             print("node/%s annotated" % pos[2])
         elif verb == "drain":
             drain(st, pos[1], flags)
+        elif verb in ("create", "replace"):
+            lease_write(st, verb, json.load(sys.stdin), fmt)
+        elif verb == "delete" and pos[1] in ("lease", "leases"):
+            if st.get("leases", {}).pop(pos[2], None) is None:
+                fail('Error from server (NotFound): leases.coordination.k8s.io "%s" not found' % pos[2])
+            st.setdefault("history", []).append("lease-delete %s" % pos[2])
+            print('lease.coordination.k8s.io "%s" deleted' % pos[2])
         elif verb == "delete":
             if pos[1] not in ("pod", "pods", "po"):
                 fail("sim: cannot delete " + pos[1], 2)
@@ -516,6 +539,30 @@ def kubectl(argv):
             fail("sim: unsupported kubectl verb " + " ".join(argv), 2)
     finally:
         save(st)
+
+
+def lease_write(st, verb, obj, fmt):
+    """A Lease created (AlreadyExists when the name is taken) or replaced (Conflict when its
+    resourceVersion is not the stored one), as the API server answers."""
+    if obj.get("kind") != "Lease":
+        fail("sim: can only %s a Lease" % verb, 2)
+    leases = st.setdefault("leases", {})
+    name = obj["metadata"]["name"]
+    res = 'leases.coordination.k8s.io "%s"' % name
+    if verb == "create":
+        if name in leases:
+            fail("Error from server (AlreadyExists): error when creating \"STDIN\": %s already exists" % res)
+    else:
+        if name not in leases:
+            fail("Error from server (NotFound): error when replacing \"STDIN\": %s not found" % res)
+        rv = obj["metadata"].get("resourceVersion")
+        if rv and rv != leases[name]["metadata"]["resourceVersion"]:
+            fail("Error from server (Conflict): error when replacing \"STDIN\": Operation cannot be fulfilled on %s: the object has been modified; please apply your changes to the latest version and try again" % res)
+    st["rv"] = st.get("rv", 100) + 1
+    obj["metadata"]["resourceVersion"] = str(st["rv"])
+    leases[name] = obj
+    st.setdefault("history", []).append("lease-%s %s %s" % (verb, name, obj["spec"].get("holderIdentity")))
+    output(obj, fmt)
 
 
 def drain(st, node, flags):

@@ -106,6 +106,19 @@ enum Fault {
     OtherContextCurrent,
     ContextPointsElsewhere,
     Declined,
+    /// Between the plan and the run, a plain `helm upgrade` sets the desired POLICY and also the
+    /// chart default's image (cGPU 1.5.3): the run must stop before any change.
+    ImageDrift,
+    /// An earlier run left the node cordoned, marked and NotReady: it holds the budget.
+    DownMarked,
+    /// The NVIDIA GPU Operator is upgrading the node's driver (its label).
+    NvidiaUpgrade,
+    /// kured holds its reboot lock on the node.
+    KuredLock,
+    /// Two runs of the plan started 0.5 s apart.
+    ConcurrentStart,
+    /// A second run of the plan started once the first cordoned its first node.
+    ConcurrentAfterCordon,
 }
 
 impl Fault {
@@ -143,6 +156,22 @@ const MID_RUN_FAULTS: &[Fault] = &[
     Fault::PolicyChanged,
 ];
 const CONTEXT_FAULTS: &[Fault] = &[Fault::OtherContextCurrent, Fault::ContextPointsElsewhere];
+/// Time and other people (issue 32): drift between plan and run, a node an earlier run left
+/// down, other actors on a node, two runs of one plan.
+const COORDINATION_FAULTS: &[Fault] = &[
+    Fault::ImageDrift,
+    Fault::DownMarked,
+    Fault::NvidiaUpgrade,
+    Fault::KuredLock,
+    Fault::ConcurrentStart,
+    Fault::ConcurrentAfterCordon,
+];
+/// The image a plain `helm upgrade -f` without `tag:` falls back to (the chart default).
+const CHART_DEFAULT_IMAGE: &str =
+    "registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.3-8d3fc1b-aliyun";
+/// The bearer token of a second run of the plan (the fake attributes every change to its
+/// token; the first run uses TOKEN).
+const SECOND_RUN: &str = "second-run-token-7d2e";
 
 #[derive(Clone, Debug)]
 struct Shape {
@@ -227,6 +256,16 @@ impl Shape {
         }
         s.include_cordoned = r.chance(30);
         s.recover = r.chance(50);
+        // The actors of issue 32 work on a node the run would restart: the first such node.
+        if COORDINATION_FAULTS.contains(&s.fault) {
+            if let Some(i) = s
+                .nodes
+                .iter()
+                .position(|n| s.targeted(n) && n.module == Module::Old)
+            {
+                s.fault_node = i;
+            }
+        }
         // Still one node that this run restarts: the first one that needs it.
         if !s
             .nodes
@@ -309,6 +348,7 @@ impl Shape {
             "cert": pki.path("server.pem"),
             "key": pki.path("server.key"),
             "token": TOKEN,
+            "tokens": [SECOND_RUN],
             "runbook": {
                 "seed": self.seed ^ u64::from(staging),
                 "ns_uid": if staging { "6f1e0c2a-3b4d-4e5f-8a6b-57a9e1c90000" } else { "d2b7c1f4-9a3e-4c6b-8e21-0f5a7c3d9b11" },
@@ -347,6 +387,13 @@ struct Ran {
     leftover: usize,
 }
 
+struct Running {
+    child: std::process::Child,
+    from: (usize, usize),
+    leftover: usize,
+    agent: String,
+}
+
 impl World {
     fn start(pki: &Pki, shape: Shape) -> World {
         let fake = Fake::start_with(
@@ -369,6 +416,20 @@ impl World {
 
     /// Contexts `prod` (to the server named by `prod_to`) and `staging`; `current` is current.
     fn write_kubeconfig(&self, current: &str, prod_to: &str) {
+        self.write_kubeconfig_as(&self.kubeconfig, current, prod_to, TOKEN);
+    }
+
+    /// The kubeconfig of a run that authenticates with `token`.
+    fn kubeconfig_of(&self, token: &str) -> PathBuf {
+        if token == TOKEN {
+            return self.kubeconfig.clone();
+        }
+        let path = self.dir.path().join(format!("kubeconfig-{token}"));
+        self.write_kubeconfig_as(&path, "prod", "prod", token);
+        path
+    }
+
+    fn write_kubeconfig_as(&self, path: &std::path::Path, current: &str, prod_to: &str, token: &str) {
         let mut y = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
         for (name, to) in [("prod", prod_to), ("staging", "staging")] {
             let _ = write!(
@@ -380,9 +441,9 @@ impl World {
         }
         let _ = write!(
             y,
-            "users:\n- name: audit\n  user:\n    token: {TOKEN}\ncontexts:\n- name: prod\n  context:\n    cluster: prod\n    user: audit\n- name: staging\n  context:\n    cluster: staging\n    user: audit\ncurrent-context: {current}\n"
+            "users:\n- name: audit\n  user:\n    token: {token}\ncontexts:\n- name: prod\n  context:\n    cluster: prod\n    user: audit\n- name: staging\n  context:\n    cluster: staging\n    user: audit\ncurrent-context: {current}\n"
         );
-        std::fs::write(&self.kubeconfig, y).unwrap();
+        std::fs::write(path, y).unwrap();
     }
 
     fn admin(&self, req: Value) -> Value {
@@ -487,6 +548,12 @@ impl World {
     }
 
     fn run(&self, yes: bool, stdin: &str) -> Ran {
+        let r = self.spawn(yes, stdin, TOKEN);
+        self.finish(r)
+    }
+
+    /// The script started as the run authenticating with `token`; `finish` waits for it.
+    fn spawn(&self, yes: bool, stdin: &str, token: &str) -> Running {
         let from = (self.history_len("prod"), self.history_len("staging"));
         let leftover = ours_cordoned(&self.state("prod")["nodes"]).len();
         let path = format!(
@@ -503,7 +570,9 @@ impl World {
             .env_clear()
             .env("PATH", path)
             .env("HOME", self.dir.path())
-            .env("KUBECONFIG", &self.kubeconfig)
+            .env("KUBECONFIG", self.kubeconfig_of(token))
+            .env("RUNBOOK_AGENT", token)
+            .env("CGPU_CHECKLIST_LEASE_SECONDS", "15")
             .env(
                 "RUNBOOK_ADMIN",
                 format!("http://127.0.0.1:{}", self.fake.admin.unwrap()),
@@ -520,13 +589,45 @@ impl World {
             .spawn()
             .unwrap();
         let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
-        let out = child.wait_with_output().unwrap();
+        Running {
+            child,
+            from,
+            leftover,
+            agent: token.to_string(),
+        }
+    }
+
+    fn finish(&self, r: Running) -> Ran {
+        let out = r.child.wait_with_output().unwrap();
         Ran {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            from,
-            leftover,
+            from: r.from,
+            leftover: r.leftover,
+        }
+    }
+
+    /// The image the plan is for (the DaemonSet after the desired `helm upgrade`).
+    fn planned_image(&self) -> &'static str {
+        if self.shape.upgrade { NEW_IMAGE } else { OLD_IMAGE }
+    }
+
+    /// Wait (at most 60 s) until the run `r` cordoned a node, or ended.
+    fn wait_for_cordon_by(&self, r: &mut Running) {
+        let (token, from) = (r.agent.clone(), r.from.0);
+        let deadline = Instant::now() + std::time::Duration::from_secs(60);
+        while Instant::now() < deadline && r.child.try_wait().ok().flatten().is_none() {
+            let st = self.state("prod");
+            if st["history"].as_array().unwrap()[from..].iter().any(|e| {
+                e["ev"] == "patch-node"
+                    && e["unschedulable"] == true
+                    && e["was"][0] == false
+                    && e["by"] == token.as_str()
+            }) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
     }
 }
@@ -565,6 +666,18 @@ enum Inv {
     /// A node the run does not restart (core_mem, NotReady, cordoned before the change without
     /// `--include-cordoned`) is never cordoned, drained (no eviction) nor rebooted.
     LeftAlone,
+    /// Every change a run makes (cordon, eviction, pod deletion, reboot) happens while that run
+    /// holds the cluster lock: a run that does not hold it changes nothing, and two runs never
+    /// act at once.
+    LockHeld,
+    /// No node is rebooted, and no installer pod renewed, while the DaemonSet runs another
+    /// POLICY or image than the plan's.
+    AsPlanned,
+    /// A drift between plan and run stops the run before any change, and says to plan again.
+    DriftStops,
+    /// A node another actor works on (NVIDIA driver upgrade, kured's lock) is never cordoned,
+    /// drained or rebooted while it does.
+    OtherActors,
 }
 
 const ALL: &[Inv] = &[
@@ -577,6 +690,10 @@ const ALL: &[Inv] = &[
     Inv::WrongContextChangesNothing,
     Inv::DeclinedChangesNothing,
     Inv::LeftAlone,
+    Inv::LockHeld,
+    Inv::AsPlanned,
+    Inv::DriftStops,
+    Inv::OtherActors,
 ];
 
 fn destructive(e: &Value) -> bool {
@@ -735,6 +852,64 @@ impl Judge<'_> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// The lock and the plan, over every event since `from` (all runs of the case).
+    fn lock_and_plan(&mut self, from: usize) {
+        let planned = self.w.planned_image();
+        let mut holder: Option<String> = None;
+        for e in self.events("prod", from) {
+            let by = e["by"].as_str().map(str::to_string);
+            match e["ev"].as_str().unwrap_or("") {
+                "lease-create" | "lease-update" => holder = by.clone(),
+                "lease-delete" => holder = None,
+                "patch-node" | "evict" | "delete-pod" | "reboot" => {
+                    if by.is_some() && by != holder {
+                        self.fail(
+                            Inv::LockHeld,
+                            format!(
+                                "{} {} by {:?} while the lock is held by {holder:?}",
+                                e["ev"], e["node"], by
+                            ),
+                        );
+                    }
+                }
+                _ => {}
+            }
+            let renews = e["ev"] == "reboot" && e["effective"] == true
+                || e["ev"] == "delete-pod" && e["installer"] == true;
+            if renews && (e["ds_policy"] != NEW_POLICY || e["ds_image"] != planned) {
+                self.fail(
+                    Inv::AsPlanned,
+                    format!(
+                        "{} {} while the DaemonSet runs POLICY {} and {} (the plan: {NEW_POLICY}, {planned})",
+                        e["ev"], e["node"], e["ds_policy"], e["ds_image"]
+                    ),
+                );
+            }
+        }
+    }
+
+    /// A node another actor works on (run 1): never cordoned, evicted from or rebooted, and the
+    /// run does not say done.
+    fn other_actor_left_alone(&mut self, ran: &Ran) {
+        let node = self.w.shape.nodes[self.w.shape.fault_node].name.clone();
+        for e in self.events("prod", ran.from.0) {
+            let cordon =
+                e["ev"] == "patch-node" && e["unschedulable"] == true && e["was"][0] == false;
+            if e["node"] == node.as_str() && (cordon || e["ev"] == "evict" || e["ev"] == "reboot") {
+                self.fail(
+                    Inv::OtherActors,
+                    format!("run 1: {} {node} while another actor works on it ({:?})", e["ev"], self.w.shape.fault),
+                );
+            }
+        }
+        if ran.code == 0 {
+            self.fail(
+                Inv::OtherActors,
+                format!("run 1 exited 0 while {node} was left to another actor"),
+            );
         }
     }
 
@@ -969,6 +1144,24 @@ fn case_with(
     w.apply();
     let s = &w.shape;
     let node = s.nodes[s.fault_node].name.clone();
+    let start = w.history_len("prod");
+    match s.fault {
+        // `helm upgrade -f desired.yaml` without the tag: the chart default's image comes too.
+        Fault::ImageDrift => {
+            w.admin(json!({"op": "apply", "cluster": "prod", "daemonset": "cgpu-installer", "policy": NEW_POLICY, "image": CHART_DEFAULT_IMAGE}));
+            w.settle();
+        }
+        Fault::DownMarked => {
+            w.admin(json!({"op": "mark_down", "cluster": "prod", "node": node}));
+        }
+        Fault::NvidiaUpgrade => {
+            w.admin(json!({"op": "label", "cluster": "prod", "node": node, "key": "nvidia.com/gpu-driver-upgrade-state", "value": "upgrade-required"}));
+        }
+        Fault::KuredLock => {
+            w.admin(json!({"op": "kured", "cluster": "prod", "node": node}));
+        }
+        _ => {}
+    }
     if let Some(name) = s.fault.server_name() {
         let value = match s.fault {
             Fault::NodeReplaced => json!(format!("i-bp1replaced{:08}", s.seed % 100_000_000)),
@@ -986,13 +1179,54 @@ fn case_with(
         w: &w,
         out: Vec::new(),
     };
-    let first = if s.fault == Fault::Declined {
-        w.run(false, "n\nn\nn\nn\n")
-    } else {
-        w.run(true, "")
+    let mut second = None;
+    let first = match s.fault {
+        Fault::Declined => w.run(false, "n\nn\nn\nn\n"),
+        Fault::ConcurrentStart | Fault::ConcurrentAfterCordon => {
+            let mut a = w.spawn(true, "", TOKEN);
+            if s.fault == Fault::ConcurrentStart {
+                std::thread::sleep(std::time::Duration::from_millis(500));
+            } else {
+                w.wait_for_cordon_by(&mut a);
+            }
+            let b = w.spawn(true, "", SECOND_RUN);
+            let a = w.finish(a);
+            second = Some(w.finish(b));
+            a
+        }
+        _ => w.run(true, ""),
     };
     j.every_run("run 1", &first);
     j.stops_at_fault(&first);
+    if let Some(b) = &second {
+        j.every_run("run 1 (second copy)", b);
+        // One of the two ran and the other said who holds the lock, or they ran one after the
+        // other: never both at once (LockHeld) and never the second without a word.
+        if b.code != 0 && first.code != 0 {
+            let named = [&first, b]
+                .iter()
+                .any(|r| r.stderr.contains("holds the cluster lock"));
+            if !named {
+                j.fail(Inv::LockHeld, format!("both copies stopped and neither named the lock's holder: {} | {}", tail(&first.stderr), tail(&b.stderr)));
+            }
+        }
+    }
+    match s.fault {
+        Fault::ImageDrift => {
+            j.changes_nothing(Inv::DriftStops, "prod", first.from.0, "run 1 (image drift)");
+            if first.code == 0 || !first.stderr.contains("plan again") {
+                j.fail(Inv::DriftStops, format!("run 1 after the image drift exited {} without \"plan again\": {}", first.code, tail(&first.stderr)));
+            }
+        }
+        Fault::NvidiaUpgrade | Fault::KuredLock => j.other_actor_left_alone(&first),
+        // The node left down holds the budget (1 before the canary): the run takes no other
+        // node (CordonLimit) and does not end as done.
+        Fault::DownMarked if first.code == 0 => j.fail(
+            Inv::CordonLimit,
+            format!("run 1 exited 0 while {node} was down: {}", tail(&first.stdout)),
+        ),
+        _ => {}
+    }
     match s.fault {
         Fault::OtherContextCurrent => j.changes_nothing(
             Inv::WrongContextChangesNothing,
@@ -1034,6 +1268,22 @@ fn case_with(
     // needs a new plan.
     let restore = (s.fault == Fault::PolicyChanged).then_some(NEW_POLICY);
     w.admin(json!({"op": "clear", "cluster": "prod", "restore_policy": restore}));
+    match s.fault {
+        // The desired values applied as planned (the tag pinned), after the drift.
+        Fault::ImageDrift => {
+            w.admin(json!({"op": "apply", "cluster": "prod", "daemonset": "cgpu-installer", "policy": NEW_POLICY, "image": w.planned_image()}));
+        }
+        Fault::DownMarked => {
+            w.admin(json!({"op": "recover", "cluster": "prod", "node": node}));
+        }
+        Fault::NvidiaUpgrade => {
+            w.admin(json!({"op": "label", "cluster": "prod", "node": node, "key": "nvidia.com/gpu-driver-upgrade-state", "value": "upgrade-done"}));
+        }
+        Fault::KuredLock => {
+            w.admin(json!({"op": "kured", "cluster": "prod", "node": null}));
+        }
+        _ => {}
+    }
     w.write_kubeconfig("prod", "prod");
     if s.recover {
         for n in s.nodes.iter().filter(|n| !n.ready) {
@@ -1047,6 +1297,7 @@ fn case_with(
     let again = w.run(true, "");
     j.every_run("re-run", &again);
     j.converges(&[&first, &again], &again);
+    j.lock_and_plan(start);
     let mut out = j.out;
     if !out.is_empty() {
         let plan: String = std::fs::read_to_string(&w.script)
@@ -1409,6 +1660,14 @@ fn sweep_mid_run_faults() {
 #[test]
 fn sweep_wrong_context() {
     sweep("context", CONTEXT_FAULTS, ALL, cases(1), 3);
+}
+
+/// Time and other people (issue 32): the DaemonSet's image changed between plan and run (the
+/// chart default's 1.5.3), a node an earlier run left down, a node in an NVIDIA driver upgrade
+/// or under kured's lock, two runs of one plan at once and one after the other's first cordon.
+#[test]
+fn sweep_coordination() {
+    sweep("coordination", COORDINATION_FAULTS, ALL, cases(3), 4);
 }
 
 /// Answering "N" at the first question changes nothing.

@@ -10,11 +10,12 @@
 
 use std::fmt::Write;
 
-use super::model::{Checklist, OtherKind, core};
+use super::model::{Checklist, OtherKind};
 use super::shell::quote;
 use super::steps::{
     CORDON_MARK, LEASE_NAME, LEASE_SECONDS, NSENTER, POD_TIMEOUT, POLICY_TIMEOUT, POLL_INTERVAL,
     READ_STATE, READY_TIMEOUT, REBOOT_TIMEOUT, header_lines, node_jsonpath, target_text,
+    target_version,
 };
 
 fn array(name: &str, items: impl IntoIterator<Item = String>) -> String {
@@ -119,11 +120,9 @@ pub fn render(list: &Checklist, yes: bool) -> String {
         quote(id.cluster_uid.as_deref().unwrap_or_default())
     );
     let _ = writeln!(out, "NEW_POLICY={}", quote(&d.policy.to_string()));
-    let new_version = if list.tag_change.is_some() {
-        core(d).map(ToString::to_string).unwrap_or_default()
-    } else {
-        String::new()
-    };
+    let new_version = target_version(list)
+        .map(ToString::to_string)
+        .unwrap_or_default();
     let _ = writeln!(out, "NEW_VERSION={}", quote(&new_version));
     let _ = writeln!(out, "TARGET_TEXT={}", quote(&target_text(list)));
     let _ = writeln!(out, "MAX_UNAVAILABLE={}", list.options.max_unavailable);

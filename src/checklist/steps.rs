@@ -88,10 +88,18 @@ fn read_state_command(list: &Checklist, label: &str, node: &str) -> String {
 /// version on an upgrade).
 pub fn target_text(list: &Checklist) -> String {
     let p = list.desired.policy;
-    match (&list.tag_change, core(&list.desired)) {
-        (Some(_), Some(v)) => format!("every GPU shows policy {p} and the module version is {v}"),
-        _ => format!("every GPU shows policy {p}"),
+    match target_version(list) {
+        Some(v) => format!("every GPU shows policy {p} and the module version is {v}"),
+        None => format!("every GPU shows policy {p}"),
     }
+}
+
+/// The cGPU version a node at the target runs: the DaemonSet's after the change, whenever the
+/// plan knows it (a node whose module runs another version, loaded by an older or a drifted
+/// installer, is not at the target even when its policy is). The one definition the markdown,
+/// JSON and the script judge by.
+pub fn target_version(list: &Checklist) -> Option<&semver::Version> {
+    core(&list.desired)
 }
 
 /// The fields the script reads from a node in one call (`read_node`), `|`-separated, in order.
@@ -219,9 +227,9 @@ impl Argv<'_> {
 
     fn target(&self) -> serde_json::Value {
         let list = self.list;
-        let version = match (&list.tag_change, core(&list.desired)) {
-            (Some(_), Some(v)) => serde_json::Value::from(v.to_string()),
-            _ => serde_json::Value::Null,
+        let version = match target_version(list) {
+            Some(v) => serde_json::Value::from(v.to_string()),
+            None => serde_json::Value::Null,
         };
         serde_json::json!({"policy_files": list.desired.policy, "version": version})
     }

@@ -240,6 +240,13 @@ class World:
         self.rv += 1
         obj["metadata"]["resourceVersion"] = str(self.rv)
 
+    def installer_template(self):
+        ds = self.daemonsets.get("cgpu-installer")
+        if ds is None:
+            return {}
+        c = ds["spec"]["template"]["spec"]["containers"][0]
+        return {"ds_policy": self.pod_policy(ds["spec"]["template"]), "ds_image": c["image"]}
+
     def record(self, ev, **kw):
         e = {"seq": len(self.history), "t": round(NOW(), 3), "cluster": self.name, "ev": ev,
              "by": self.agent}
@@ -634,6 +641,7 @@ class World:
             return "IncorrectInstanceStatus"
         effective = matches and not self.faults.get((name, "reboot_never"))
         self.agent = agent
+        entry.update(self.installer_template())
         self.record("reboot", effective=effective, **entry)
         self.mutated("reboot")
         if effective and ext["phase"] == "up":
@@ -704,6 +712,19 @@ def admin(worlds, req):
                 w.touch(n)
                 w.agent = None
                 w.record("labelled", node=req["node"], key=req["key"], value=req.get("value"))
+            return {"ok": True}
+        if op == "mark_down":  # an earlier run left the node cordoned, marked and NotReady
+            n = w.nodes.get(req["node"])
+            if n is not None:
+                n["spec"]["unschedulable"] = True
+                n["metadata"].setdefault("annotations", {})[MARK] = "true"
+                w.set_ready(n, False)
+                for p in w.pods_on(req["node"]):
+                    p["status"]["conditions"][0]["status"] = "False"
+                    p["ready_at"] = float("inf")
+                w.touch(n)
+                w.agent = None
+                w.record("marked-down", node=req["node"])
             return {"ok": True}
         if op == "kured":  # kured takes (or frees) its lock on a node
             w.set_kured_lock(req.get("node"))
@@ -867,7 +888,7 @@ def route(world, method, r, parts, body, handler):
             if len(parts) == 6 and method == "DELETE":
                 world.delete_pod(key)
                 world.record("delete-pod", pod=parts[5], node=pod["spec"]["nodeName"],
-                             installer=world.ds_of(pod) is not None)
+                             installer=world.ds_of(pod) is not None, **world.installer_template())
                 world.mutated("delete")
                 p = world.pods.get(key, pod)
                 return 200, public(p, "Pod")

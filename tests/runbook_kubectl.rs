@@ -257,14 +257,13 @@ impl Shape {
         s.include_cordoned = r.chance(30);
         s.recover = r.chance(50);
         // The actors of issue 32 work on a node the run would restart: the first such node.
-        if COORDINATION_FAULTS.contains(&s.fault) {
-            if let Some(i) = s
+        if COORDINATION_FAULTS.contains(&s.fault)
+            && let Some(i) = s
                 .nodes
                 .iter()
                 .position(|n| s.targeted(n) && n.module == Module::Old)
-            {
-                s.fault_node = i;
-            }
+        {
+            s.fault_node = i;
         }
         // Still one node that this run restarts: the first one that needs it.
         if !s
@@ -429,7 +428,13 @@ impl World {
         path
     }
 
-    fn write_kubeconfig_as(&self, path: &std::path::Path, current: &str, prod_to: &str, token: &str) {
+    fn write_kubeconfig_as(
+        &self,
+        path: &std::path::Path,
+        current: &str,
+        prod_to: &str,
+        token: &str,
+    ) {
         let mut y = String::from("apiVersion: v1\nkind: Config\nclusters:\n");
         for (name, to) in [("prod", prod_to), ("staging", "staging")] {
             let _ = write!(
@@ -610,7 +615,11 @@ impl World {
 
     /// The image the plan is for (the DaemonSet after the desired `helm upgrade`).
     fn planned_image(&self) -> &'static str {
-        if self.shape.upgrade { NEW_IMAGE } else { OLD_IMAGE }
+        if self.shape.upgrade {
+            NEW_IMAGE
+        } else {
+            OLD_IMAGE
+        }
     }
 
     /// Wait (at most 60 s) until the run `r` cordoned a node, or ended.
@@ -864,16 +873,16 @@ impl Judge<'_> {
             match e["ev"].as_str().unwrap_or("") {
                 "lease-create" | "lease-update" => holder = by.clone(),
                 "lease-delete" => holder = None,
-                "patch-node" | "evict" | "delete-pod" | "reboot" => {
-                    if by.is_some() && by != holder {
-                        self.fail(
-                            Inv::LockHeld,
-                            format!(
-                                "{} {} by {:?} while the lock is held by {holder:?}",
-                                e["ev"], e["node"], by
-                            ),
-                        );
-                    }
+                "patch-node" | "evict" | "delete-pod" | "reboot"
+                    if by.is_some() && by != holder =>
+                {
+                    self.fail(
+                        Inv::LockHeld,
+                        format!(
+                            "{} {} by {:?} while the lock is held by {holder:?}",
+                            e["ev"], e["node"], by
+                        ),
+                    );
                 }
                 _ => {}
             }
@@ -901,7 +910,10 @@ impl Judge<'_> {
             if e["node"] == node.as_str() && (cordon || e["ev"] == "evict" || e["ev"] == "reboot") {
                 self.fail(
                     Inv::OtherActors,
-                    format!("run 1: {} {node} while another actor works on it ({:?})", e["ev"], self.w.shape.fault),
+                    format!(
+                        "run 1: {} {node} while another actor works on it ({:?})",
+                        e["ev"], self.w.shape.fault
+                    ),
                 );
             }
         }
@@ -1207,7 +1219,14 @@ fn case_with(
                 .iter()
                 .any(|r| r.stderr.contains("holds the cluster lock"));
             if !named {
-                j.fail(Inv::LockHeld, format!("both copies stopped and neither named the lock's holder: {} | {}", tail(&first.stderr), tail(&b.stderr)));
+                j.fail(
+                    Inv::LockHeld,
+                    format!(
+                        "both copies stopped and neither named the lock's holder: {} | {}",
+                        tail(&first.stderr),
+                        tail(&b.stderr)
+                    ),
+                );
             }
         }
     }
@@ -1215,7 +1234,14 @@ fn case_with(
         Fault::ImageDrift => {
             j.changes_nothing(Inv::DriftStops, "prod", first.from.0, "run 1 (image drift)");
             if first.code == 0 || !first.stderr.contains("plan again") {
-                j.fail(Inv::DriftStops, format!("run 1 after the image drift exited {} without \"plan again\": {}", first.code, tail(&first.stderr)));
+                j.fail(
+                    Inv::DriftStops,
+                    format!(
+                        "run 1 after the image drift exited {} without \"plan again\": {}",
+                        first.code,
+                        tail(&first.stderr)
+                    ),
+                );
             }
         }
         Fault::NvidiaUpgrade | Fault::KuredLock => j.other_actor_left_alone(&first),
@@ -1223,7 +1249,10 @@ fn case_with(
         // node (CordonLimit) and does not end as done.
         Fault::DownMarked if first.code == 0 => j.fail(
             Inv::CordonLimit,
-            format!("run 1 exited 0 while {node} was down: {}", tail(&first.stdout)),
+            format!(
+                "run 1 exited 0 while {node} was down: {}",
+                tail(&first.stdout)
+            ),
         ),
         _ => {}
     }
@@ -1299,20 +1328,32 @@ fn case_with(
     j.converges(&[&first, &again], &again);
     j.lock_and_plan(start);
     let mut out = j.out;
-    if !out.is_empty() {
+    // RUNBOOK_KEEP_LOGS=1 keeps every case's output, not only a failing one's.
+    if !out.is_empty() || std::env::var_os("RUNBOOK_KEEP_LOGS").is_some() {
         let plan: String = std::fs::read_to_string(&w.script)
             .unwrap_or_default()
             .lines()
             .filter(|l| l.starts_with('#') || l.contains("=("))
             .map(|l| format!("{l}\n"))
             .collect();
+        let second = second
+            .as_ref()
+            .map(|b| {
+                format!(
+                    "run 1, second copy (exit {}):\n{}\n{}\n",
+                    b.code, b.stdout, b.stderr
+                )
+            })
+            .unwrap_or_default();
         let log = format!(
-            "shape: {:?}\nplan:\n{plan}\nrun 1 (exit {}):\n{}\n{}\nre-run (exit {}):\n{}\n{}",
+            "shape: {:?}\nplan:\n{plan}\nrun 1 (exit {}):\n{}\n{}\n{second}re-run (exit {}):\n{}\n{}",
             w.shape, first.code, first.stdout, first.stderr, again.code, again.stdout, again.stderr
         );
         let path = std::env::temp_dir().join(format!("runbook-{sweep}-seed-{}.log", s.seed));
         let _ = std::fs::write(&path, log);
-        out.push((out[0].0, format!("(script output: {})", path.display())));
+        if let Some(first) = out.first().map(|f| f.0) {
+            out.push((first, format!("(script output: {})", path.display())));
+        }
     }
     out
 }
@@ -1788,6 +1829,101 @@ fn the_invariants_catch_a_script_that_goes_on_after_a_refused_drain() {
     for want in [Inv::RebootOnlyDrained, Inv::StopsAtFault] {
         assert!(kinds.contains(&want), "{want:?} not reported: {found:#?}");
     }
+}
+
+/// A small case of one of issue 32's shapes: `n` nodes at the old policy, one workload each.
+fn coordination_shape(seed: u64, n: u32, strategy: &'static str, fault: Fault) -> Shape {
+    Shape {
+        seed,
+        nodes: (0..n)
+            .map(|i| NodeShape {
+                name: format!("cn-hangzhou.10.0.1.{}", 11 + i),
+                instance: format!("i-bp1eeeeeeeeeeeeee0{i}"),
+                module: Module::Old,
+                cordoned: false,
+                gpus: 1,
+                workloads: 1,
+                ready: true,
+                core: false,
+            })
+            .collect(),
+        strategy,
+        max_unavailable: 1,
+        upgrade: false,
+        policy_change: true,
+        spare_ready: true,
+        fault,
+        fault_node: 0,
+        fault_after: 0,
+        include_cordoned: false,
+        recover: false,
+    }
+}
+
+/// The script with one of its functions made a no-op (`name() {` then `return 0`), and how
+/// many were edited.
+fn without(text: &str, function: &str, edited: &std::cell::Cell<u32>) -> String {
+    let head = format!("{function}() {{\n");
+    let n = text.matches(&head).count() as u32;
+    edited.set(edited.get() + n);
+    text.replace(&head, &format!("{head}  return 0\n"))
+}
+
+fn assert_reported(found: &[(Inv, String)], want: &[Inv]) {
+    let kinds: BTreeSet<Inv> = found.iter().map(|f| f.0).collect();
+    for w in want {
+        assert!(kinds.contains(w), "{w:?} not reported: {found:#?}");
+    }
+}
+
+/// The trial of issue 32: planned for POLICY 2 on cGPU 1.5.9, then a plain `helm upgrade`
+/// brought the chart default's 1.5.3 too; the run stops before any change and says to plan
+/// again. Without the plan check, the judge sees nodes rebooted into 1.5.3.
+#[test]
+fn an_image_changed_between_plan_and_run_stops_before_any_change() {
+    let pki = pki();
+    let shape = coordination_shape(41, 2, "RollingUpdate", Fault::ImageDrift);
+    let found = case(&pki, "drift", shape.clone());
+    assert!(found.is_empty(), "{found:#?}");
+    let edited = std::cell::Cell::new(0);
+    let found = case_with(&pki, "drift-mutant", shape, &|t| {
+        without(t, "check_plan", &edited)
+    });
+    assert_eq!(edited.get(), 1, "no check_plan() in the script to edit");
+    assert_reported(&found, &[Inv::DriftStops, Inv::AsPlanned]);
+}
+
+/// The trial of issue 32: two copies of one script started 0.5 s apart with --yes. One runs,
+/// the other names the lock's holder and changes nothing; without the lock both act.
+#[test]
+fn two_runs_of_one_plan_never_act_at_once() {
+    let pki = pki();
+    let shape = coordination_shape(42, 3, "OnDelete", Fault::ConcurrentStart);
+    let found = case(&pki, "two-runs", shape.clone());
+    assert!(found.is_empty(), "{found:#?}");
+    let edited = std::cell::Cell::new(0);
+    let found = case_with(&pki, "two-runs-mutant", shape, &|t| {
+        without(t, "lock_take", &edited)
+    });
+    assert_eq!(edited.get(), 1, "no lock_take() in the script to edit");
+    assert_reported(&found, &[Inv::LockHeld]);
+}
+
+/// The trial of issue 32: a run stopped at wait-node-ready left its node NotReady, cordoned
+/// and marked; a re-run while it is still down takes no other node (the budget of 1 is held)
+/// and finishes it once it is back. Without the budget check it drains a second node.
+#[test]
+fn a_node_left_down_by_an_earlier_run_holds_the_budget() {
+    let pki = pki();
+    let shape = coordination_shape(43, 2, "OnDelete", Fault::DownMarked);
+    let found = case(&pki, "budget", shape.clone());
+    assert!(found.is_empty(), "{found:#?}");
+    let edited = std::cell::Cell::new(0);
+    let found = case_with(&pki, "budget-mutant", shape, &|t| {
+        without(t, "budget_check", &edited)
+    });
+    assert_eq!(edited.get(), 1, "no budget_check() in the script to edit");
+    assert_reported(&found, &[Inv::CordonLimit]);
 }
 
 /// Seed 1003 (mid-run): the node is replaced (same name, new instance) after the plan; the run

@@ -1,3 +1,6 @@
+# shellcheck shell=bash disable=SC2154,SC2153
+# The runbook's body (src/checklist/runbook.sh): the plan's variables (CONTEXT, NODES, MARK, …),
+# which `cgpu-lint checklist --format shell` writes before it, are not assigned in this file.
 REBOOT_TIMEOUT="${CGPU_CHECKLIST_REBOOT_TIMEOUT:-__REBOOT_TIMEOUT__}"
 READY_TIMEOUT="${CGPU_CHECKLIST_READY_TIMEOUT:-__READY_TIMEOUT__}"
 POD_TIMEOUT="${CGPU_CHECKLIST_POD_TIMEOUT:-__POD_TIMEOUT__}"
@@ -516,24 +519,35 @@ other_actor() {
 
 # Marked nodes (cgpu-lint/cordoned, from this or any earlier run of any plan) that are NotReady
 # or still cordoned are down: they count against the budget (1 for the canary, then
-# --max-unavailable) before node i is taken. A node that carries the mark already counts itself.
+# --max-unavailable) before a new node is taken. The arguments are the nodes about to be taken
+# (a batch, or one node): a node of them that carries the mark already is down already.
 budget_check() {
-  local i="$1" node="${NODES[$1]}" cap out name ready unsched mark held=()
+  local cap out name ready unsched mark i new=0 held=() who=()
+  local -A going=()
   if [ "$CANARY_DONE" = 1 ]; then cap="$MAX_UNAVAILABLE"; else cap=1; fi
+  for i in "$@"; do going["${NODES[$i]}"]="$i"; done
   if ! out="$(k get nodes -o "jsonpath={range .items[*]}{.metadata.name}{\"|\"}{.status.conditions[?(@.type==\"Ready\")].status}{\"|\"}{.spec.unschedulable}{\"|\"}{.metadata.annotations.$MARK}{\"\\n\"}{end}" 2>"$ERRF")"; then
     die "cannot list the nodes: $(tr '\n' ' ' < "$ERRF")"
   fi
+  local -A marked=()
   while IFS='|' read -r name ready unsched mark; do
     if [ -z "$name" ] || [ -z "$mark" ]; then continue; fi
-    if [ "$name" = "$node" ]; then return 0; fi
+    marked["$name"]=1
+    if [ -n "${going[$name]:-}" ]; then continue; fi
     if [ "$ready" != True ]; then
       held+=("$name (NotReady)")
     elif [ "$unsched" = true ]; then
       held+=("$name (cordoned)")
     fi
   done <<< "$out"
-  if [ "${#held[@]}" -ge "$cap" ]; then
-    fail budget "$node: not taken: ${#held[@]} node(s) cordoned by a cgpu-lint run are down or still cordoned and hold the budget of $cap (${held[*]}); no more nodes go down until they are back"
+  for i in "$@"; do
+    if [ "${KIND[$i]}" = reboot ] && [ -z "${marked[${NODES[$i]}]:-}" ]; then
+      new=$((new + 1))
+      who+=("${NODES[$i]}")
+    fi
+  done
+  if [ "$new" -gt 0 ] && [ $(( ${#held[@]} + new )) -gt "$cap" ]; then
+    fail budget "${who[*]}: not taken: ${#held[@]} node(s) cordoned by a cgpu-lint run are down or still cordoned and hold the budget of $cap (${held[*]}); no more nodes go down until they are back"
   fi
 }
 
@@ -920,6 +934,11 @@ run_batch() {
     step capacity
     capacity_gate "${names[@]}"
   fi
+  if [ "${#down[@]}" -gt 0 ]; then
+    CURRENT_NODE="${names[*]}"
+    step budget
+    budget_check "$@"
+  fi
   CURRENT_NODE="$title"
   step confirm
   say "== $title:"
@@ -1012,7 +1031,8 @@ for node in "${VERIFY[@]}"; do
   CURRENT_NODE="$node"
   step verify
   if read_state "$node" "$DS_SELECTOR" || { [ -n "$CORE_SELECTOR" ] && read_state "$node" "$CORE_SELECTOR"; }; then
-    if [ "$(judge)" = converted ]; then
+    # The cluster's one policy (another installer may run another version).
+    if [ "$(NEW_VERSION='' judge)" = converted ]; then
       DONE+=("$node")
       continue
     fi

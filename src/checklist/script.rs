@@ -82,7 +82,12 @@ pub fn render(list: &Checklist, yes: bool) -> String {
                 Some(c) => format!("{}: {c}", st.title),
                 None => st.title.clone(),
             };
-            let _ = writeln!(out, "printf '%s\\n' {}", quote(&line));
+            // Literal text (backticks and `$` included): single quotes on purpose.
+            let _ = writeln!(
+                out,
+                "# shellcheck disable=SC2016\nprintf '%s\\n' {}",
+                quote(&line)
+            );
         }
         return out;
     }
@@ -133,6 +138,8 @@ pub fn render(list: &Checklist, yes: bool) -> String {
         u8::from(list.options.include_cordoned)
     );
     let _ = writeln!(out, "MARK={}", quote(CORDON_MARK));
+    // Single-quoted on purpose: `sh -c` expands it on the node.
+    out.push_str("# shellcheck disable=SC2016\n");
     let _ = writeln!(out, "READ_STATE={}", quote(READ_STATE));
     out.push_str("# The nodes cgpu-installer runs on, in order (the canary is the first that needs a restart,\n# chosen at run time), with the UID and providerID the plan saw (empty: not in the input),\n# the ECS instance and region to reboot (empty: by hand), and whether a checklist run cordoned it.\n");
     out.push_str(&array("NODES", list.nodes.iter().map(|t| t.name.clone())));

@@ -94,6 +94,13 @@ pub fn target_text(list: &Checklist) -> String {
     }
 }
 
+/// The target of a GPU-sharing node the run only verifies (core_mem, legacy, skipped): the
+/// cluster's one policy. Another installer (cgpu-core-installer) may run another version, so
+/// the version is not part of it.
+pub fn policy_target_text(list: &Checklist) -> String {
+    format!("every GPU shows policy {}", list.desired.policy)
+}
+
 /// The cGPU version a node at the target runs: the DaemonSet's after the change, whenever the
 /// plan knows it (a node whose module runs another version, loaded by an older or a drifted
 /// installer, is not at the target even when its policy is). The one definition the markdown,
@@ -722,7 +729,7 @@ pub fn verify_step(list: &Checklist, o: &Other) -> Step {
         "verify",
         format!(
             "read its policy files through its installer pod (cgpu-installer or cgpu-core-installer): blocking until {}; no installer pod there: check by hand (`kubectl debug node/{} -it --image=<an image with sh>` shares the host's PID namespace: `cat /proc/cgpu_km/*/policy`)",
-            target_text(list),
+            policy_target_text(list),
             o.name
         ),
         Some(read_state_command(

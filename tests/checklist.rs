@@ -302,8 +302,13 @@ fn fixtures_scenario_markdown_is_a_task_list_canary_first() {
         "pre-cordoned .22 is not in the run"
     );
     // 15 steps per node (2 nodes: read, decide, 3 when the module is not loaded, 10 when it
-    // differs), 8 checks before, the canary check, 3 nodes to verify, done.
-    assert_eq!(md.matches("- [ ] ").count(), 15 * 2 + 8 + 1 + 3 + 1, "{md}");
+    // differs), 11 checks before (issue 32 added: the installer as planned, the cluster lock,
+    // other actors), the canary check, 3 nodes to verify, done.
+    assert_eq!(
+        md.matches("- [ ] ").count(),
+        15 * 2 + 11 + 1 + 3 + 1,
+        "{md}"
+    );
     assert!(md.contains("## If it stops"));
     assert!(md.contains("## Done when"));
     assert!(md.contains("NotReady"));

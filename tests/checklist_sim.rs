@@ -853,6 +853,72 @@ fn another_cluster_behind_the_context_changes_nothing() {
     );
 }
 
+/// Issue 32: a script planned from files whose first run met another cluster behind the
+/// context (its own kube-system UID, other node UIDs) records nothing, says the context may
+/// point elsewhere, and does not lock the right cluster out: once the context is right, the
+/// run records the identity at its first matching node and converges. The stop ends with the
+/// one next step, as the script was run (`bash PATH`).
+#[test]
+fn a_first_run_on_the_wrong_cluster_records_nothing() {
+    let c = usual();
+    let sim = Sim::new(&c, &[]);
+    let right = sim.state();
+    let mut st = right.clone();
+    st["cluster_uid"] = json!("uid-kube-system-staging");
+    for n in [N1, N2, N3, N4, N5, N9] {
+        st["nodes"][n]["uid"] = json!(format!("staging-uid-{n}"));
+    }
+    sim.set_state(&st);
+    let identity = PathBuf::from(format!("{}.cluster-uid", sim.script.display()));
+    let r = sim.run(&["--yes"], &[]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains("may point at another cluster"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("Nothing was changed"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains(&format!("then run: bash {} --yes", sim.script.display())),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("--resume"), "{}", r.stderr);
+    assert!(
+        !identity.exists(),
+        "the wrong cluster's identity was recorded"
+    );
+    assert!(mutating(&sim.log()).is_empty());
+    sim.set_state(&right);
+    let r = sim.run(&["--yes"], &[]);
+    ok(&r);
+    assert_eq!(
+        std::fs::read_to_string(&identity).unwrap().trim(),
+        "uid-kube-system-prod"
+    );
+    sim.assert_all_converted(&c);
+}
+
+/// Issue 32: every stop ends with the one next step that fits: declining says so (no
+/// "--resume"), a PodDisruptionBudget that blocks the drain says to resume.
+#[test]
+fn each_stop_names_the_next_step_that_fits() {
+    let c = usual();
+    let sim = Sim::new(&c, &[]);
+    let r = sim.run(&[], &[]);
+    assert_ne!(r.code, 0);
+    assert!(
+        r.stderr.contains(&format!(
+            "Next: you declined; nothing in that batch was changed. Run it again when ready: bash {}",
+            sim.script.display()
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("Resume:"), "{}", r.stderr);
+}
+
 /// Issue 19: a node replaced since the plan (same name, new UID and instance) is not touched.
 #[test]
 fn a_node_replaced_since_the_plan_is_not_touched() {

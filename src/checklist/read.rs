@@ -8,7 +8,7 @@ use super::model::{
     ASSUMED_DEFAULT_POLICY, Checklist, ChecklistError, Desired, Inputs, KeyChange, NodeState,
     Options, Origin, Other, OtherKind, Placement, Settings, Strategy, Target,
 };
-use super::steps::CORDON_MARK;
+use super::steps::{CORDON_MARK, NVIDIA_UPGRADE_STATE};
 use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::SCHEDULE_LABEL;
 use crate::cgpu::{Tag, parse_tag, split_image};
@@ -803,6 +803,16 @@ fn classify(
     if ours {
         notes.push(format!(
             "carries {CORDON_MARK}: cordoned by an earlier checklist run that did not finish; this run finishes it (restarts it if it still differs) and uncordons it"
+        ));
+    }
+    // Another actor that drains and reboots GPU nodes (the NVIDIA GPU Operator's driver upgrade
+    // controller): the run does not take the node while its state is set.
+    if let Some(state) = node
+        .label(NVIDIA_UPGRADE_STATE)
+        .filter(|s| s != "upgrade-done")
+    {
+        notes.push(format!(
+            "{NVIDIA_UPGRADE_STATE}={state}: the NVIDIA GPU Operator is upgrading its driver (it cordons, drains and restarts the node itself); the run does not take it while the state is set and it is not done until then"
         ));
     }
     let uid = node.uid();

@@ -678,6 +678,35 @@ pub fn preflight(list: &Checklist) -> Vec<Step> {
         health,
         Some(format!("{k} -n kube-system get ds cgpu-installer -o wide && {k} -n kube-system get pod -l {sel} -o wide")),
     ));
+    let planned = &list.planned;
+    let image = match (&planned.image, &planned.version) {
+        (Some(i), Some(v)) => format!(" and the image `{i}` (cGPU {v})"),
+        (None, Some(v)) => format!(" and an image of cGPU {v}"),
+        _ => String::new(),
+    };
+    out.push(step(
+        "installer-as-planned",
+        format!(
+            "the installer DaemonSet runs what this plan is for: POLICY \"{p}\"{image}; anything else (a `helm upgrade` since the plan that set another tag, or fell back to the chart default's): plan again, never restart nodes into it"
+        ),
+        Some(format!(
+            "{k} -n kube-system get ds cgpu-installer -o jsonpath='{{.spec.template.spec.containers[0].image}}'"
+        )),
+    ));
+    out.push(step(
+        "cluster-lock",
+        format!(
+            "one rollout at a time: no other run holds the cluster lock, the Lease kube-system/{LEASE_NAME} (the script takes it before its first change and releases it at every stop; NotFound: free)"
+        ),
+        Some(format!("{k} -n kube-system get lease {LEASE_NAME}")),
+    ));
+    out.push(step(
+        "other-actors",
+        format!(
+            "other actors: no node of the plan in an NVIDIA GPU Operator driver upgrade ({NVIDIA_UPGRADE_STATE} set, other than upgrade-done) or under kured's reboot lock (weave.works/kured-node-lock on its DaemonSet); the script leaves such a node alone"
+        ),
+        Some(format!("{k} get nodes -L {NVIDIA_UPGRADE_STATE}")),
+    ));
     out.push(step(
         "pdb",
         "PodDisruptionBudgets with ALLOWED DISRUPTIONS 0 block a drain: settle them with their owners first".into(),

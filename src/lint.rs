@@ -323,9 +323,14 @@ fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec
         if opts.nodes.cgpu.is_some() {
             facts.nodes.cgpu = opts.nodes.cgpu.clone();
         }
-        facts
-            .installers
-            .insert(0, (selector.clone(), opts.nodes.cgpu.clone()));
+        facts.installers.insert(
+            0,
+            (
+                selector.clone(),
+                opts.nodes.cgpu.clone(),
+                "the planned installer".to_string(),
+            ),
+        );
     }
     let mut opts = opts.clone();
     if opts.region.is_none() {

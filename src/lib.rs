@@ -25,4 +25,5 @@ pub mod server;
 pub(crate) mod set;
 pub(crate) mod spill;
 pub(crate) mod suppress;
+pub(crate) mod whatif;
 pub mod yaml;

@@ -21,6 +21,7 @@ mod rules;
 mod set;
 pub(crate) mod settings;
 mod values;
+mod whatif;
 
 /// How a command ended, as an exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -257,10 +257,14 @@ impl Kubelet {
     /// Is `kubelet_version` (`v1.35.1-aliyun.1`) at or past `from`? `None` when either does not
     /// start with a release number.
     pub fn covers(&self, kubelet_version: &str) -> Option<bool> {
-        let v = kubelet_version.trim();
-        let v = v.strip_prefix(['v', 'V']).unwrap_or(v);
-        Some(release(v)? >= release(&self.from)?)
+        Some(kubernetes_release(kubelet_version)? >= release(&self.from)?)
     }
+}
+
+/// A Kubernetes version's `major.minor` (`v1.35.1-aliyun.1` → (1, 35)).
+pub fn kubernetes_release(version: &str) -> Option<(u64, u64)> {
+    let v = version.trim();
+    release(v.strip_prefix(['v', 'V']).unwrap_or(v))
 }
 
 /// ACK's list of NVIDIA drivers: supported, and incompatible with the latest OS images.

@@ -235,6 +235,10 @@ fn uses(rules: &[String], rule: RuleId) -> bool {
 /// `node-kubelet-cgroup-v2` and `node-containerd-2`: what the node's kubelet release needs.
 /// Returns whether the node was found to need cgroup v2 support that `cgpu` predates.
 fn kubelet(ctx: &mut Ctx, node: &NodeView, cgpu: &Version, data: &compat::Compat) -> bool {
+    // A virtual node's "kubelet" has no cgroups and runs no cGPU (virtual-node-cgpu says so).
+    if node.is_virtual() {
+        return false;
+    }
     let Some((at, version, pointer)) = node.kubelet_version() else {
         return false;
     };

@@ -653,7 +653,8 @@ start on nodes that use cgroup v1 ... Verify that your node operating system sup
 before upgrading\". cGPU supports cgroup v2 from the version the compatibility data names \
 (support-cgroup-v2, ack-cgpu release notes). So a GPU-sharing node whose \
 status.nodeInfo.kubeletVersion is at or past the data's release, under an older cGPU version, is \
-certain breakage, not a guess from the distribution: node-cgroup-v2 is not reported there. \
+certain breakage, not a guess from the distribution: node-cgroup-v2 is not reported there. A \
+virtual node (virtual-node-cgpu) has no cgroups of its own and is not judged. \
 `cgpu-lint compat --nodes FILE --kubernetes 1.35` shows which nodes an upgrade would break."),
     NodeContainerd2: ("node-containerd-2", Info, Nodes,
         "the node's kubelet is a Kubernetes release that needs containerd 2, and no source says whether cGPU supports it",

@@ -158,6 +158,10 @@ pub enum Command {
     /// issues), or what it says about one tag; with --nodes or --cluster, what an upgrade
     /// breaks on each node
     Compat(CompatArgs),
+    /// What each GPU-sharing node runs now (the loaded cGPU module's version and each GPU's
+    /// policy, read through its installer pod) against what the installer asks: converged,
+    /// needs a restart, no module, unreadable
+    Status(StatusArgs),
     /// Explain one rule in full
     Explain {
         /// A rule name, as `cgpu-lint rules` lists them
@@ -432,6 +436,35 @@ pub struct CompatArgs {
     /// With --cluster: the installers, device plugins and nodes come from the cluster
     #[command(flatten)]
     pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusFormat {
+    Table,
+    Json,
+    Sarif,
+    Github,
+    Junit,
+    Gitlab,
+    Policyreport,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StatusArgs {
+    /// The installers and nodes come from the cluster (required: status reads live nodes)
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// `table` and `json` give each node's state; the report formats give a finding
+    /// (node-not-converged) per node that is not converged
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: StatusFormat,
+    /// Read at most this many nodes at a time
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub parallel: usize,
+    /// Every node is read within this time (kubectl's duration syntax), or is reported
+    /// unreadable
+    #[arg(long, value_name = "DURATION", default_value = "2m")]
+    pub timeout: String,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -691,6 +691,18 @@ node cannot be switched to another value; on ACK 1.34 and later `ack.node.gpu.sc
 keeps the default device plugin off so that NVIDIA's DRA driver owns the GPUs. A cgpu-installer \
 among the inputs whose nodeSelector (a legacy `cgpu: \"true\"` one, or a custom label) still \
 selects such a node would install cGPU's kernel module on GPUs another component owns."),
+    NodeNotConverged: ("node-not-converged", Warning, Nodes,
+        "`status --cluster`: a GPU-sharing node whose loaded cGPU module does not run what its installer asks (or cannot be read)",
+        fix: None,
+        help: "plan the restarts with `cgpu-lint checklist --cluster`",
+        "ACK: the computing power allocation policy of cGPU takes effect only after the node \
+restarts (the module keeps the policy it was loaded with); a new cGPU version likewise. `cgpu-lint \
+status --cluster` reads each GPU-sharing node's module through its installer pod, with the same \
+command the reboot runbook uses (`/proc/cgpu_km/version` and each GPU's `/proc/cgpu_km/N/policy`), \
+and compares it with the POLICY and the image's cGPU version of the installer DaemonSet that \
+selects the node. A node that needs a restart, whose module is not loaded, or that cannot be read \
+(no installer pod, no pods/exec permission, the deadline passed) gets this finding, on its \
+metadata.name, with the reason."),
     NodePoolDriverDrift: ("node-pool-driver-drift", Info, Nodes,
         "the GPU nodes of one node pool (alibabacloud.com/nodepool-id) run different NVIDIA drivers",
         fix: None,

@@ -295,6 +295,7 @@ pub fn of(rule: RuleId) -> &'static [Source] {
         RuleId::NodeDriverOutdated => &[ACK_DRIVERS, NVIDIA_GFD],
         RuleId::NodeFamilyNeeds => &[ACK_DRIVERS, ACK_CGPU_FAQ, K8S_WELL_KNOWN_LABELS],
         RuleId::InstallerSelectsExclusiveNode => &[ACK_GPU_LABELS, ACK_DRA, ACK_LABELS],
+        RuleId::NodeNotConverged => &[ACK_POLICY, ACK_CGPU_FAQ],
         RuleId::NodePoolDriverDrift => &[ACK_DRIVERS, ACK_GPU_LABELS],
     }
 }

@@ -9,7 +9,7 @@ use common::*;
 
 use std::collections::BTreeSet;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const NODES: &str = "nodes-upgrade-2026.yaml";
 
@@ -384,4 +384,153 @@ fn what_if_flags_need_nodes_or_a_cluster_and_a_change() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no Node object"));
+}
+
+#[test]
+fn the_checklist_blocks_every_node_the_what_if_says_a_tag_breaks() {
+    // The checklist plans the installer as it will be (the target version on the nodes it
+    // selects), through the same node rules: a target tag the what-if says breaks a node is a
+    // blocking finding there, on that node.
+    // The live installer, made to run cGPU 1.5.19 (cgroup v2 and ebmgn9t supported).
+    let dir = tempfile::tempdir().unwrap();
+    let current = edited(
+        dir.path(),
+        "daemonset-cgpu-installer-live-kubectl-get.yaml",
+        |t| t.replace("v1.5.3-8d3fc1b-aliyun", "v1.5.19-7c2e91a-aliyun"),
+    );
+    let out = bin()
+        .args(["compat", "--nodes", &fixture(NODES), &current])
+        .args(["--tag", "v1.5.8-0d41c2a-aliyun", "--format", "json"])
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap();
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let answer = answer["clusters"][0].clone();
+    let breaks: BTreeSet<(String, String)> = listed(&answer, "breaks")
+        .into_iter()
+        .map(|b| (b.0, b.1))
+        .collect();
+    assert_eq!(code, 1);
+    assert!(!breaks.is_empty());
+    let out = bin()
+        .args(["checklist", "--current", &current])
+        .args(["--desired", &fixture("values-compat-1.5.8.yaml")])
+        .args(["--nodes", &fixture(NODES), "--format", "json"])
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let blocking: BTreeSet<(String, String)> = j["blocking"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| {
+            let msg = b["message"].as_str()?;
+            let node = msg.split('`').nth(1)?.rsplit('.').next()?;
+            Some((node.to_string(), b["rule"].as_str()?.to_string()))
+        })
+        .collect();
+    for b in &breaks {
+        assert!(blocking.contains(b), "{b:?} not blocking: {blocking:?}");
+    }
+}
+
+mod cluster {
+    //! `compat --cluster`: the same what-if over the objects `check --cluster` reads, from the
+    //! fake API server through the real kubectl.
+
+    use super::*;
+    use common::apiserver::{Fake, Pki, TOKEN, kubectl};
+
+    #[test]
+    fn kubernetes_1_35_on_a_live_cluster_of_cgpu_1_5_3() {
+        let pki = Pki::new();
+        let fake = Fake::start(&pki, json!([{"name": "prod", "nodes": 18}]));
+        let home = tempfile::tempdir().unwrap();
+        let kubeconfig = home.path().join("config");
+        std::fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster:\n    server: {}\n    certificate-authority: {}\nusers:\n- name: audit\n  user:\n    token: {TOKEN}\ncontexts:\n- name: prod\n  context:\n    cluster: prod\n    user: audit\ncurrent-context: prod\n",
+                fake.server("prod"),
+                pki.path("ca.pem")
+            ),
+        )
+        .unwrap();
+        let k = kubectl();
+        let run = |args: &[&str]| {
+            bin()
+                .env("HOME", home.path())
+                .env_remove("KUBECONFIG")
+                .env_remove("KUBERNETES_SERVICE_HOST")
+                .args(["compat", "--cluster", "--kubeconfig"])
+                .arg(&kubeconfig)
+                .args(["--kubectl", &k])
+                .args(args)
+                .args(["--format", "json"])
+                .output()
+                .unwrap()
+        };
+        // The oracle: the nodes as the real kubectl reads them. The installers (cGPU 1.5.3)
+        // select ack.node.gpu.schedule=cgpu and =core_mem; a virtual node has no cgroups.
+        let out = std::process::Command::new(&k)
+            .env("HOME", home.path())
+            .arg("--kubeconfig")
+            .arg(&kubeconfig)
+            .args(["get", "nodes", "-o", "json"])
+            .output()
+            .unwrap();
+        let nodes: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let want: BTreeSet<String> = nodes["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| {
+                let l = &n["metadata"]["labels"];
+                let schedule = l["ack.node.gpu.schedule"].as_str().unwrap_or("");
+                let ecs = n["spec"]["providerID"]
+                    .as_str()
+                    .is_some_and(|p| p.split_once('.').is_some_and(|(_, i)| i.starts_with("i-")));
+                ["cgpu", "core_mem"].contains(&schedule) && ecs
+            })
+            .map(|n| n["metadata"]["name"].as_str().unwrap().to_string())
+            .collect();
+        assert!(!want.is_empty());
+        let out = run(&["--kubernetes", "1.35"]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let c = &v["clusters"][0];
+        assert_eq!(c["cluster"], "prod");
+        assert_eq!(c["cgpu_now"], "1.5.3");
+        let broken: BTreeSet<String> = c["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["verdict"] == "breaks")
+            .map(|n| {
+                for b in n["breaks"].as_array().unwrap() {
+                    assert_eq!(b["rule"], "node-kubelet-cgroup-v2", "{b}");
+                }
+                n["name"].as_str().unwrap().to_string()
+            })
+            .collect();
+        assert_eq!(broken, want);
+        // cGPU 1.5.10 first: nothing breaks, and the order is the advice.
+        let out = run(&["--kubernetes", "1.35", "--tag", "v1.5.10-3c9d1e7-aliyun"]);
+        assert_eq!(out.status.code(), Some(0));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(
+            v["clusters"][0]["advice"][0]
+                .as_str()
+                .unwrap()
+                .ends_with("apply --tag v1.5.10-3c9d1e7-aliyun before --kubernetes"),
+            "{v:#}"
+        );
+        // Read-only: GET requests only.
+        assert!(fake.requests().iter().all(|r| r["method"] == "GET"));
+    }
 }

@@ -271,6 +271,16 @@ type Pods = BTreeMap<(String, String), Result<(String, Option<String>), String>>
 fn list_pods(options: &Options, target: &Target, asks: &[Asks], until: Instant) -> Pods {
     let mut out = Pods::new();
     for a in asks {
+        if a.pod_selector.is_empty() {
+            out.insert(
+                (a.installer.clone(), String::new()),
+                Err(format!(
+                    "{} has no spec.selector.matchLabels to find its pods by",
+                    a.installer
+                )),
+            );
+            continue;
+        }
         let args: Vec<String> = [
             "-n",
             "kube-system",
@@ -301,7 +311,14 @@ fn list_pods(options: &Options, target: &Target, asks: &[Asks], until: Instant) 
             }
         };
         for p in &items {
-            let Some(node) = p["spec"]["nodeName"].as_str() else {
+            // The DaemonSet's own pods only (its selector could match another's).
+            let owned = p["metadata"]["ownerReferences"]
+                .as_array()
+                .is_some_and(|o| {
+                    o.iter()
+                        .any(|r| r["kind"] == "DaemonSet" && r["name"] == a.installer.as_str())
+                });
+            let Some(node) = p["spec"]["nodeName"].as_str().filter(|_| owned) else {
                 continue;
             };
             let name = p["metadata"]["name"].as_str().unwrap_or("").to_string();

@@ -693,4 +693,15 @@ mod tests {
         assert!(parse_state("Segmentation fault\n").is_err());
         assert!(parse_state("").is_err());
     }
+
+    #[test]
+    fn the_finding_is_on_the_nodes_name() {
+        let text = crate::cluster::kubectl_json(&serde_json::json!({
+            "kind": "Node",
+            "metadata": {"labels": {"name": "x"}, "name": "cn-hangzhou.10.0.1.11"},
+        }));
+        let src = Source::new("prod:Node/cn-hangzhou.10.0.1.11", text);
+        let span = name_span(&src, "cn-hangzhou.10.0.1.11");
+        assert_eq!(&src.text[span], "\"cn-hangzhou.10.0.1.11\"");
+    }
 }

@@ -358,6 +358,33 @@ fn many_nodes_are_read_in_parallel_within_the_deadline() {
 }
 
 #[test]
+fn an_installer_pod_made_from_the_old_template_is_named_in_the_why() {
+    // OnDelete: the DaemonSet asks POLICY 2, its pods were made with POLICY 1 and the module
+    // runs 1 (the pod must be deleted as well as the node restarted).
+    let pki = Pki::new();
+    let mut c = cluster(
+        "prod",
+        &pki,
+        vec![node(41, Some("cgpu"), Some(("1.5.10", "1")), true)],
+        &[],
+    );
+    c["runbook"]["daemonsets"]["cgpu-installer"]["pod_policy"] = json!("1");
+    let w = World::start(&pki, vec![c]);
+    let (code, v) = w.json(&[]);
+    assert_eq!(code, 1);
+    let n = &v["clusters"][0]["nodes"][0];
+    assert_eq!(n["pod_policy"], "1");
+    assert_eq!(n["verdict"], "needs-restart");
+    assert_eq!(
+        n["why"],
+        json!([
+            "GPU 0 runs policy 1, GPU 1 runs policy 1, cgpu-installer asks POLICY 2",
+            "its installer pod was made with POLICY 1 (an OnDelete DaemonSet): it must be deleted too"
+        ])
+    );
+}
+
+#[test]
 fn status_needs_the_cluster() {
     let out = bin().args(["status"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

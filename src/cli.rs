@@ -155,8 +155,13 @@ pub enum Command {
     /// List the rule catalogue
     Rules(RulesArgs),
     /// Print the cGPU compatibility data (drivers, OS, cgroup v2, instance families, known
-    /// issues), or what it says about one tag
+    /// issues), or what it says about one tag; with --nodes or --cluster, what an upgrade
+    /// breaks on each node
     Compat(CompatArgs),
+    /// What each GPU-sharing node runs now (the loaded cGPU module's version and each GPU's
+    /// policy, read through its installer pod) against what the installer asks: converged,
+    /// needs a restart, no module, unreadable
+    Status(StatusArgs),
     /// Explain one rule in full
     Explain {
         /// A rule name, as `cgpu-lint rules` lists them
@@ -406,11 +411,60 @@ pub enum CompatFormat {
 
 #[derive(Debug, Clone, Args)]
 pub struct CompatArgs {
-    /// A cGPU image tag or version (v1.5.10-8d3fc1b-aliyun, 1.5.10): print its row only
+    /// A cGPU image tag or version (v1.5.10-8d3fc1b-aliyun, 1.5.10): print its row only; with
+    /// --nodes or --cluster, the tag the what-if deploys
     #[arg(long, value_name = "TAG")]
     pub tag: Option<String>,
     #[arg(long, value_enum, default_value = "human")]
     pub format: CompatFormat,
+    /// What-if: the nodes (`kubectl get nodes -o yaml|json`) the node rules run on, as they
+    /// are and as they would be after --kubernetes, --tag, --driver, --os-image
+    #[arg(long, value_name = "FILE", conflicts_with = "cluster")]
+    pub nodes: Option<String>,
+    /// With --nodes: values files or installer DaemonSets that say which cGPU version runs now
+    #[arg(value_name = "PATH", requires = "nodes")]
+    pub inputs: Vec<String>,
+    /// What-if: the Kubernetes release the nodes' kubelets will run (1.35, v1.35.1-aliyun.1)
+    #[arg(long, value_name = "VERSION")]
+    pub kubernetes: Option<String>,
+    /// What-if: the NVIDIA driver of the GPU nodes (those with a driver label)
+    #[arg(long, value_name = "VERSION")]
+    pub driver: Option<String>,
+    /// What-if: the nodes' operating system image (status.nodeInfo.osImage)
+    #[arg(long, value_name = "TEXT")]
+    pub os_image: Option<String>,
+    /// With --cluster: the installers, device plugins and nodes come from the cluster
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatusFormat {
+    Table,
+    Json,
+    Sarif,
+    Github,
+    Junit,
+    Gitlab,
+    Policyreport,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct StatusArgs {
+    /// The installers and nodes come from the cluster (required: status reads live nodes)
+    #[command(flatten)]
+    pub cluster: ClusterArgs,
+    /// `table` and `json` give each node's state; the report formats give a finding
+    /// (node-not-converged) per node that is not converged
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: StatusFormat,
+    /// Read at most this many nodes at a time
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub parallel: usize,
+    /// Every node is read within this time (kubectl's duration syntax), or is reported
+    /// unreadable
+    #[arg(long, value_name = "DURATION", default_value = "2m")]
+    pub timeout: String,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -464,6 +464,40 @@ impl Options {
         Ok(uid)
     }
 
+    /// One kubectl call against `target` with its context and `--request-timeout` (in a pod,
+    /// the in-cluster deadline instead), stopped at `until` at the latest: its stdout, or the
+    /// error classified as [`classify`] does (a 403 is [`ClusterError::Forbidden`]). `status`
+    /// lists installer pods and execs into them with it.
+    pub fn run(
+        &self,
+        target: &Target,
+        args: &[String],
+        until: Option<std::time::Instant>,
+    ) -> Result<Vec<u8>, ClusterError> {
+        let mut all = self.base_args();
+        let mut deadline = None;
+        match &target.context {
+            Some(c) => {
+                all.push(format!("--context={c}"));
+                all.push(format!("--request-timeout={}", self.request_timeout));
+            }
+            None => {
+                deadline = parse_timeout(&self.request_timeout)?
+                    .map(|d| Deadline::after(d * IN_CLUSTER_DEADLINE_FACTOR));
+            }
+        }
+        all.extend(args.iter().cloned());
+        if let Some(at) = until {
+            let now = std::time::Instant::now();
+            let limit = at.saturating_duration_since(now);
+            if deadline.is_none_or(|d| at < d.at) {
+                deadline = Some(Deadline { at, limit });
+            }
+        }
+        let child = self.start(&all)?;
+        self.finish(target, child, deadline)
+    }
+
     fn start(&self, args: &[String]) -> Result<std::process::Child, ClusterError> {
         Command::new(&self.kubectl)
             .args(args)

@@ -24,5 +24,7 @@ pub mod rules;
 pub mod server;
 pub(crate) mod set;
 pub(crate) mod spill;
+pub(crate) mod status;
 pub(crate) mod suppress;
+pub(crate) mod whatif;
 pub mod yaml;

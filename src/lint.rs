@@ -182,6 +182,13 @@ pub fn lint_cluster(srcs: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic
     check_path(Inputs::Cluster(srcs), settings)
 }
 
+/// The findings of inputs that describe one cluster as [`lint_cluster`] finds them, each rule's
+/// on its own (none merged into another on the same token): what `compat`'s what-if compares
+/// rule by rule before and after a change.
+pub fn lint_cluster_each(srcs: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic> {
+    suppress_and_filter(srcs, rules_cluster(srcs, &settings.opts, true), settings)
+}
+
 /// The findings of a Helm values stack (`check --stack`): `layers[0]` is the chart's values.
 pub fn lint_stack(layers: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic> {
     check_path(Inputs::Stack(layers), settings)
@@ -323,9 +330,14 @@ fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec
         if opts.nodes.cgpu.is_some() {
             facts.nodes.cgpu = opts.nodes.cgpu.clone();
         }
-        facts
-            .installers
-            .insert(0, (selector.clone(), opts.nodes.cgpu.clone()));
+        facts.installers.insert(
+            0,
+            (
+                selector.clone(),
+                opts.nodes.cgpu.clone(),
+                "the planned installer".to_string(),
+            ),
+        );
     }
     let mut opts = opts.clone();
     if opts.region.is_none() {

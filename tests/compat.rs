@@ -21,13 +21,30 @@ fn tables<'a>(t: &'a toml::Table, key: &str) -> Vec<&'a toml::Table> {
         .unwrap_or_default()
 }
 
-const ENTRY_TABLES: [&str; 6] = [
+const ENTRY_TABLES: [&str; 12] = [
     "driver",
     "support",
     "cgroup_v2",
     "families",
     "issue",
     "conflict",
+    "kubelet",
+    "driver_list",
+    "family_needs",
+    "schedule",
+    "pool_drift",
+    "numbering",
+];
+
+/// The tables of the facts read on 2026-12-04 (kubelet 1.35/1.36, ACK's driver list, the gn9t
+/// families, mig and disabled nodes, node-pool drift, xGPU's numbering).
+const TABLES_2026: [&str; 6] = [
+    "kubelet",
+    "driver_list",
+    "family_needs",
+    "schedule",
+    "pool_drift",
+    "numbering",
 ];
 
 fn stdout(args: &[&str]) -> (i32, String) {
@@ -180,6 +197,39 @@ fn the_schema_refuses_what_the_data_must_not_hold() {
         let (ok, out) = check_jsonschema(&file);
         assert!(!ok, "{what}: check-jsonschema accepted it: {out}");
     }
+}
+
+#[test]
+fn every_entry_without_its_source_is_refused_by_the_schema() {
+    // Each entry of every table, its `source` removed: the schema (jsonschema here, and
+    // check-jsonschema for the entries of 2026) names that entry.
+    let doc = serde_json::to_value(toml_data()).unwrap();
+    let validator = jsonschema::validator_for(&compat_schema()).expect("the schema compiles");
+    let dir = tempfile::tempdir().unwrap();
+    let (mut n, mut new) = (0, 0);
+    for &key in ENTRY_TABLES.iter().chain(&["kernel"]) {
+        let len = doc[key].as_array().map_or(0, Vec::len);
+        for i in 0..len {
+            let mut broken = doc.clone();
+            let entry = broken[key][i].as_object_mut().unwrap();
+            assert!(entry.remove("source").is_some(), "{key} {i} has a source");
+            let path = format!("/{key}/{i}");
+            let errors: Vec<String> = validator
+                .iter_errors(&broken)
+                .map(|e| e.instance_path().to_string())
+                .collect();
+            assert!(errors.contains(&path), "{path}: {errors:?}");
+            if TABLES_2026.contains(&key) {
+                let file = dir.path().join(format!("{key}-{i}.json"));
+                std::fs::write(&file, broken.to_string()).unwrap();
+                let (ok, out) = check_jsonschema(&file);
+                assert!(!ok, "{path}: check-jsonschema accepted it: {out}");
+                new += 1;
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 28 && new >= 8, "{n} entries, {new} of 2026");
 }
 
 #[test]
@@ -357,6 +407,26 @@ fn no_fact_constant_outside_the_data() {
         }
     }
     assert!(facts.len() >= 4);
+    let caps = facts.clone();
+    // ACK's driver list and the drivers the families need (a driver version quoted in code would
+    // be a second list).
+    for l in tables(&t, "driver_list") {
+        for key in ["supported", "incompatible"] {
+            facts.extend(
+                l[key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter_map(|v| v.as_str())
+                    .map(str::to_string),
+            );
+        }
+        facts.push(l["default"].as_str().unwrap().to_string());
+    }
+    for f in tables(&t, "family_needs") {
+        facts.push(f["driver"].as_str().unwrap().to_string());
+    }
+    assert!(facts.len() >= 24);
     let versions = data_versions(&t);
     for v in ["1.0.6", "1.5.7", "1.5.10", "1.5.9", "1.5.12", "1.5.20"] {
         assert!(versions.contains(v), "the data states {v}");
@@ -369,9 +439,13 @@ fn no_fact_constant_outside_the_data() {
         }
         for f in &facts {
             let parts: Vec<u64> = f.split('.').map(|x| x.parse().unwrap()).collect();
-            let spelled = format!("Version::new({}, {}, {})", parts[0], parts[1], parts[2]);
+            let spelled = match parts[..] {
+                [a, b, c] => format!("Version::new({a}, {b}, {c})"),
+                _ => format!("\"{f}\""),
+            };
             let quoted = format!("\"{f}\"");
-            let driver_cap = f.split('.').next().unwrap().len() == 3;
+            // A capped version anywhere; the driver list's as a string literal.
+            let driver_cap = caps.contains(f);
             let found = code.contains(&spelled)
                 || code.contains(&quoted)
                 || (driver_cap && code.contains(f.as_str()));
@@ -1045,5 +1119,220 @@ fn explain_pods_per_gpu_names_the_data_entry() {
     assert!(
         out.contains("manage-shared-gpu") || out.contains("Manage the shared GPU"),
         "{out}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The facts of 2026 over tests/fixtures/nodes-upgrade-2026.yaml (one node per fact, see its
+// comment): each rule alone (`--select`, so that no finding on the same token merges into
+// another), its node, severity and position read from the fixture's bytes.
+
+const UPGRADE_NODES: &str = "nodes-upgrade-2026.yaml";
+
+/// (node, severity, pointer, line, column, message) of a finding.
+type Found = (String, String, String, u64, u64, String);
+
+/// The exit status and the findings of one rule.
+fn upgrade_findings(inputs: &[&str], rule: &str) -> (i32, Vec<Found>) {
+    let mut args: Vec<String> = inputs.iter().map(|i| fixture(i)).collect();
+    args.extend([
+        "--nodes".into(),
+        fixture(UPGRADE_NODES),
+        "--select".into(),
+        rule.into(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = check_json(&args);
+    let mut out: Vec<_> = run
+        .diagnostics()
+        .iter()
+        .map(|d| {
+            assert_eq!(d["rule"], rule);
+            let msg = d["message"].as_str().unwrap().to_string();
+            let node = msg.split('`').nth(1).unwrap().rsplit('.').next().unwrap();
+            (
+                node.to_string(),
+                d["severity"].as_str().unwrap().to_string(),
+                d["path"].as_str().unwrap().to_string(),
+                d["line"].as_u64().unwrap(),
+                d["column"].as_u64().unwrap(),
+                msg,
+            )
+        })
+        .collect();
+    out.sort();
+    (run.code, out)
+}
+
+/// The fixture's nodes in order: .21 is item 0.
+fn item(node: &str) -> usize {
+    node.parse::<usize>().unwrap() - 21
+}
+
+#[test]
+fn kubelet_1_35_on_a_cgpu_older_than_1_5_9_is_an_error_at_the_kubelet_version() {
+    // ACK 1.35's kubelet refuses cgroup v1; cGPU supports cgroup v2 from 1.5.9.
+    let (code, got) = upgrade_findings(&["values-compat-1.5.8.yaml"], "node-kubelet-cgroup-v2");
+    assert_eq!(code, 1);
+    let nodes: Vec<&str> = got.iter().map(|g| g.0.as_str()).collect();
+    assert_eq!(nodes, ["21", "22", "28"]);
+    for (node, sev, path, line, col, msg) in &got {
+        assert_eq!(sev, "error");
+        assert_eq!(
+            path,
+            &format!("/items/{}/status/nodeInfo/kubeletVersion", item(node))
+        );
+        assert_eq!(
+            (*line, *col),
+            value_position(UPGRADE_NODES, "kubeletVersion", item(node)),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("kubelet-1.35-cgroup-v2")
+                && msg.contains("support-cgroup-v2")
+                && msg.contains("upgrade cGPU to 1.5.9 or later before Kubernetes 1.35"),
+            "{msg}"
+        );
+    }
+    // The certain finding replaces the guess from Debian 12's default on .28.
+    let (_, guess) = upgrade_findings(&["values-compat-1.5.8.yaml"], "node-cgroup-v2");
+    assert!(guess.is_empty(), "{guess:#?}");
+    // cGPU 1.5.19 runs on cgroup v2.
+    let (code, got) = upgrade_findings(&["values-compat-1.5.19.yaml"], "node-kubelet-cgroup-v2");
+    assert_eq!((code, got.len()), (0, 0), "{got:#?}");
+}
+
+#[test]
+fn kubelet_1_36_with_cgpu_is_information_that_containerd_2_is_undocumented() {
+    let (code, got) = upgrade_findings(&["values-compat-1.5.19.yaml"], "node-containerd-2");
+    assert_eq!(code, 0, "an info never fails");
+    assert_eq!(got.len(), 1, "{got:#?}");
+    let (node, sev, path, line, col, msg) = &got[0];
+    assert_eq!((node.as_str(), sev.as_str()), ("22", "info"));
+    assert_eq!(path, "/items/1/status/nodeInfo/kubeletVersion");
+    assert_eq!(
+        (*line, *col),
+        value_position(UPGRADE_NODES, "kubeletVersion", 1)
+    );
+    assert!(
+        msg.contains("kubelet-1.36-containerd-2") && msg.contains("containerd 2"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_driver_on_acks_incompatible_list_is_a_warning_naming_the_lists_date() {
+    let label = "ack.aliyun.com/nvidia-driver-version";
+    let (code, got) = upgrade_findings(&["values-compat-1.5.19.yaml"], "node-driver-outdated");
+    assert_eq!(code, 0);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    let (node, sev, path, line, col, msg) = &got[0];
+    assert_eq!((node.as_str(), sev.as_str()), ("23", "warning"));
+    assert_eq!(
+        path,
+        "/items/2/metadata/labels/ack.aliyun.com~1nvidia-driver-version"
+    );
+    assert_eq!((*line, *col), value_position(UPGRADE_NODES, label, 2));
+    assert!(
+        msg.contains("535.129.03")
+            && msg.contains("driver list of 2026-03-26")
+            && msg.contains("incompatible with the latest operating systems")
+            && msg.contains("default driver is 535.161.07"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn ebmgn9t_needs_cgpu_1_5_19_and_the_driver_ack_names_for_it() {
+    let (code, got) = upgrade_findings(&["values-compat-1.5.8.yaml"], "node-family-needs");
+    assert_eq!(code, 1);
+    let want_type = value_position(UPGRADE_NODES, "node.kubernetes.io/instance-type", 4);
+    let want_driver = value_position(UPGRADE_NODES, "ack.aliyun.com/nvidia-driver-version", 4);
+    let seen: Vec<(&str, &str, (u64, u64))> = got
+        .iter()
+        .map(|g| (g.0.as_str(), g.1.as_str(), (g.3, g.4)))
+        .collect();
+    assert_eq!(
+        seen,
+        [("25", "error", want_type), ("25", "warning", want_driver)],
+        "{got:#?}"
+    );
+    assert!(got[0].5.contains("cGPU 1.5.8 predates") && got[0].5.contains("1.5.19 or later"));
+    assert!(got[1].5.contains("driver 550.163.01") && got[1].5.contains("driver 570.169"));
+    // 1.5.19 supports the family: the driver remains.
+    let (code, got) = upgrade_findings(&["values-compat-1.5.19.yaml"], "node-family-needs");
+    assert_eq!(code, 0);
+    assert_eq!(
+        got.iter().map(|g| g.1.as_str()).collect::<Vec<_>>(),
+        ["warning"]
+    );
+}
+
+#[test]
+fn an_installer_selecting_mig_or_disabled_nodes_is_an_error() {
+    // The legacy installer selects cgpu=true, which .26 (mig) and .27 (disabled) kept.
+    let (code, got) = upgrade_findings(
+        &["daemonset-cgpu-installer-legacy-selector.yaml"],
+        "installer-selects-exclusive-node",
+    );
+    assert_eq!(code, 1);
+    let seen: Vec<(&str, &str, (u64, u64))> = got
+        .iter()
+        .map(|g| (g.0.as_str(), g.1.as_str(), (g.3, g.4)))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            (
+                "26",
+                "error",
+                value_position(UPGRADE_NODES, "ack.node.gpu.schedule", 5)
+            ),
+            (
+                "27",
+                "error",
+                value_position(UPGRADE_NODES, "ack.node.gpu.schedule", 6)
+            ),
+        ]
+    );
+    assert!(got[0].5.contains("=mig") && got[0].5.contains("schedule-mig"));
+    assert!(got[1].5.contains("=disabled") && got[1].5.contains("schedule-disabled"));
+    assert!(
+        got[0]
+            .5
+            .contains("cgpu-installer selects it (nodeSelector cgpu=true)")
+    );
+    // Without an installer among the inputs, nothing says the nodes are selected.
+    let (_, got) = upgrade_findings(
+        &["values-compat-1.5.19.yaml"],
+        "installer-selects-exclusive-node",
+    );
+    assert!(got.is_empty(), "{got:#?}");
+}
+
+#[test]
+fn the_node_of_a_pool_whose_driver_differs_is_information() {
+    let (code, got) = upgrade_findings(&["values-compat-1.5.19.yaml"], "node-pool-driver-drift");
+    assert_eq!(code, 0);
+    assert_eq!(got.len(), 1, "{got:#?}");
+    let (node, sev, _, line, col, msg) = &got[0];
+    assert_eq!((node.as_str(), sev.as_str()), ("23", "info"));
+    assert_eq!(
+        (*line, *col),
+        value_position(UPGRADE_NODES, "ack.aliyun.com/nvidia-driver-version", 2)
+    );
+    assert!(
+        msg.contains("535.161.07 (2 nodes), 535.129.03 (1 node)")
+            && msg.contains("npa1f2e3d4c5b6a7980a1b2c3d4e5f6a7"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn explain_and_hover_name_xgpus_numbering() {
+    let (_, text) = stdout(&["explain", "policy-out-of-range"]);
+    assert!(
+        text.contains("numbering-huawei-xgpu") && text.contains("0 native"),
+        "{text}"
     );
 }

@@ -125,6 +125,12 @@ fn check_nodes_and_checklist_agree_on_the_node_findings() {
         "node-family-unsupported",
         "node-known-issue",
         "hami-device-plugin-conflict",
+        "node-kubelet-cgroup-v2",
+        "node-containerd-2",
+        "node-driver-outdated",
+        "node-family-needs",
+        "installer-selects-exclusive-node",
+        "node-pool-driver-drift",
     ];
     let current = fixture("daemonset-cgpu-installer-live-kubectl-get.yaml");
     let mut compared = 0;

@@ -45,6 +45,8 @@ const LAYERS: &[(&str, u8)] = &[
     ("postrender", 6),
     ("checklist", 6),
     ("admission", 6),
+    ("whatif", 6),
+    ("status", 6),
     // 7 front ends: flags (clap), commands, the language server.
     ("cli", 7),
     ("app", 7),

@@ -20,7 +20,9 @@ mod report;
 mod rules;
 mod set;
 pub(crate) mod settings;
+mod status;
 mod values;
+mod whatif;
 
 /// How a command ended, as an exit status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +106,7 @@ pub fn run<R: BufRead>(
         Command::Schema => rules::schema(s),
         Command::Rules(args) => rules::list(s, args),
         Command::Compat(args) => rules::compat(s, args),
+        Command::Status(args) => status::run(s, args),
         Command::Explain { rule } => rules::explain(s, rule),
         Command::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command_tree(), "cgpu-lint", s.out);

@@ -36,6 +36,24 @@ pub(crate) fn explain(s: &mut Streams, name: &str) -> Result<Exit, AppError> {
 }
 
 pub(crate) fn compat(s: &mut Streams, args: &CompatArgs) -> Result<Exit, AppError> {
+    if args.nodes.is_some() || args.cluster.cluster {
+        return super::whatif::run(s, args);
+    }
+    if let Some(flag) = [
+        ("--kubernetes", args.kubernetes.is_some()),
+        ("--driver", args.driver.is_some()),
+        ("--os-image", args.os_image.is_some()),
+        ("--all-contexts", args.cluster.all_contexts),
+        ("--context", !args.cluster.contexts.is_empty()),
+        ("--kubeconfig", args.cluster.kubeconfig.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(f, given)| given.then_some(f))
+    {
+        return Err(AppError::Usage(format!(
+            "{flag} is for the what-if: give --nodes FILE or --cluster too"
+        )));
+    }
     let data = crate::cgpu::compat::data();
     let text = match &args.tag {
         None => match args.format {

@@ -73,6 +73,18 @@ pub struct Compat {
     pub issues: Vec<Issue>,
     #[serde(rename = "conflict", default)]
     pub conflicts: Vec<Conflict>,
+    #[serde(default)]
+    pub kubelet: Vec<Kubelet>,
+    #[serde(default)]
+    pub driver_list: Vec<DriverList>,
+    #[serde(default)]
+    pub family_needs: Vec<FamilyNeeds>,
+    #[serde(default)]
+    pub schedule: Vec<Schedule>,
+    #[serde(default)]
+    pub pool_drift: Vec<PoolDrift>,
+    #[serde(default)]
+    pub numbering: Vec<Numbering>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -220,6 +232,118 @@ pub struct Conflict {
     pub with: String,
     pub text: String,
     pub remedy: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+/// What a node needs from its kubelet version on (`status.nodeInfo.kubeletVersion`).
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kubelet {
+    pub id: String,
+    /// The first Kubernetes release (`1.35`) the entry concerns.
+    pub from: String,
+    /// The [`Support`] entry a node of this kubelet needs (its `since` is the first cGPU
+    /// version that can run there); none: the entry states what no source settles.
+    pub needs: Option<String>,
+    pub text: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+impl Kubelet {
+    /// Is `kubelet_version` (`v1.35.1-aliyun.1`) at or past `from`? `None` when either does not
+    /// start with a release number.
+    pub fn covers(&self, kubelet_version: &str) -> Option<bool> {
+        Some(kubernetes_release(kubelet_version)? >= release(&self.from)?)
+    }
+}
+
+/// A Kubernetes version's `major.minor` (`v1.35.1-aliyun.1` → (1, 35)).
+pub fn kubernetes_release(version: &str) -> Option<(u64, u64)> {
+    let v = version.trim();
+    release(v.strip_prefix(['v', 'V']).unwrap_or(v))
+}
+
+/// ACK's list of NVIDIA drivers: supported, and incompatible with the latest OS images.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverList {
+    pub id: String,
+    /// The date the list gives.
+    pub date: String,
+    /// The driver of new GPU nodes.
+    pub default: String,
+    pub supported: Vec<String>,
+    /// The versions "incompatible with the latest operating systems".
+    pub incompatible: Vec<String>,
+    pub text: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+impl DriverList {
+    /// Does the list call `driver` incompatible with the latest operating systems?
+    pub fn is_incompatible(&self, driver: &str) -> bool {
+        let d = driver_parts(driver);
+        d.is_some() && self.incompatible.iter().any(|i| driver_parts(i) == d)
+    }
+}
+
+/// Instance families that need a driver and a cGPU version.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FamilyNeeds {
+    pub id: String,
+    pub families: Vec<String>,
+    /// The driver version the families need (ACK's default for them).
+    pub driver: String,
+    /// The first cGPU version that supports the families.
+    pub since: Ver,
+    pub text: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+/// An `ack.node.gpu.schedule` value that hands the node to something other than cGPU.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Schedule {
+    pub id: String,
+    pub value: String,
+    pub text: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+/// The GPU nodes of one node pool (by `label`) running different drivers.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolDrift {
+    pub id: String,
+    /// The node pool label.
+    pub label: String,
+    pub text: String,
+    pub remedy: String,
+    pub source: String,
+    pub rules: Vec<String>,
+    pub note: Option<String>,
+}
+
+/// Another GPU-sharing stack's policy numbers.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Numbering {
+    pub id: String,
+    pub stack: String,
+    /// Its policies' names, its 0 first.
+    pub policies: Vec<String>,
+    pub text: String,
     pub source: String,
     pub rules: Vec<String>,
     pub note: Option<String>,
@@ -428,7 +552,40 @@ impl Compat {
                 note: c.note.as_deref(),
             });
         }
+        macro_rules! texts {
+            ($($table:ident),*) => {$(
+                for e in &self.$table {
+                    out.push(Entry {
+                        id: &e.id,
+                        summary: &e.text,
+                        source: &e.source,
+                        rules: &e.rules,
+                        note: e.note.as_deref(),
+                    });
+                }
+            )*};
+        }
+        texts!(
+            kubelet,
+            driver_list,
+            family_needs,
+            schedule,
+            pool_drift,
+            numbering
+        );
         out
+    }
+
+    /// The kubelet entries a rule reads (by its kebab-case name).
+    pub fn kubelet_for<'a>(&'a self, rule: &'a str) -> impl Iterator<Item = &'a Kubelet> + 'a {
+        self.kubelet
+            .iter()
+            .filter(move |k| k.rules.iter().any(|r| r == rule))
+    }
+
+    /// A support entry by id.
+    pub fn support_entry(&self, id: &str) -> Option<&Support> {
+        self.support.iter().find(|s| s.id == id)
     }
 
     /// The entries a rule uses (by its kebab-case name).
@@ -707,6 +864,44 @@ mod tests {
         assert_eq!(k.predates("5.10.134-16.3.al8.x86_64"), Some(false));
         assert_eq!(k.predates("6.1.0-21-cloud-amd64"), Some(false));
         assert_eq!(k.predates("unknown"), None);
+    }
+
+    #[test]
+    fn the_facts_of_2026() {
+        let d = data();
+        // Kubernetes 1.35 needs cgroup v2, whose support has an entry; 1.36 is unknown for cGPU.
+        let k = |id: &str| d.kubelet.iter().find(|k| k.id == id).unwrap();
+        let v135 = k("kubelet-1.35-cgroup-v2");
+        assert_eq!(v135.covers("v1.35.0-aliyun.1"), Some(true));
+        assert_eq!(v135.covers("v1.36.2-aliyun.1"), Some(true));
+        assert_eq!(v135.covers("v1.34.3-aliyun.1"), Some(false));
+        assert_eq!(v135.covers("v1.4.0"), Some(false));
+        assert_eq!(v135.covers("unknown"), None);
+        let needs = d.support_entry(v135.needs.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            (needs.kind.as_str(), needs.since.to_string()),
+            ("cgroup", "1.5.9".into())
+        );
+        assert!(k("kubelet-1.36-containerd-2").needs.is_none());
+        // Every `needs` names a support entry.
+        for k in &d.kubelet {
+            if let Some(n) = &k.needs {
+                assert!(d.support_entry(n).is_some(), "{}: needs {n}", k.id);
+            }
+        }
+        // ACK's driver list: 13 incompatible, the default among the supported, no version on both.
+        let l = &d.driver_list[0];
+        assert_eq!(l.incompatible.len(), 13);
+        assert!(l.supported.contains(&l.default));
+        assert!(l.supported.iter().all(|s| !l.is_incompatible(s)));
+        assert!(l.is_incompatible("470.82.01") && l.is_incompatible(" 535.129.03"));
+        assert!(!l.is_incompatible("535.161.07") && !l.is_incompatible("535.129"));
+        for v in l.supported.iter().chain(&l.incompatible) {
+            assert!(driver_parts(v).is_some(), "{v}");
+        }
+        let f = &d.family_needs[0];
+        assert!(f.since <= d.meta.newest);
+        assert!(l.supported.contains(&f.driver));
     }
 
     #[test]

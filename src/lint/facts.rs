@@ -23,7 +23,7 @@ pub(super) struct ClusterFacts {
     pub(super) nodes: NodeFacts,
     /// Each installer's nodeSelector and the cGPU version its image runs: a node is checked
     /// against the version of the installer that selects it.
-    pub(super) installers: Vec<(Selector, Option<Version>)>,
+    pub(super) installers: Vec<(Selector, Option<Version>, String)>,
     /// Whether any input holds a values `cgpu:` block or an installer.
     pub(super) any_cgpu: bool,
     /// The nodes with more cGPU-sharing pods than the data allows per GPU (`pods-per-gpu`).
@@ -56,6 +56,9 @@ pub(super) fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFa
             let nodes = nodes_of(&objects);
             any_nodes |= !nodes.is_empty();
             regions.extend(nodes.iter().filter_map(|n| n.region()));
+            for n in &nodes {
+                nodes::count_pool_driver(&mut facts.nodes.pool_drivers, n);
+            }
             for o in objects.iter() {
                 if let Some(node) = nodes::sharing_pod_node(&o) {
                     pods.push((
@@ -97,7 +100,9 @@ pub(super) fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFa
                 if let Some(v) = &version {
                     installer_version.get_or_insert(v.clone());
                 }
-                facts.installers.push((pairs, version));
+                facts
+                    .installers
+                    .push((pairs, version, inst.name().to_string()));
             }
         }
     }

@@ -131,11 +131,16 @@ pub(super) fn rules_source(
                 // the inputs, the one the values deploy.
                 let mut node_facts = facts.nodes.clone();
                 if !facts.installers.is_empty() {
-                    node_facts.cgpu = facts
+                    let selecting = facts
                         .installers
                         .iter()
-                        .find(|(sel, _)| !sel.is_empty() && node.matches(sel))
-                        .and_then(|(_, v)| v.clone());
+                        .find(|(sel, _, _)| !sel.is_empty() && node.matches(sel));
+                    node_facts.cgpu = selecting.and_then(|(_, v, _)| v.clone());
+                    node_facts.selected_by = selecting.map(|(sel, _, name)| {
+                        let sel: Vec<String> =
+                            sel.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                        (name.clone(), sel.join(","))
+                    });
                 }
                 nodes::check(&mut ctx, &node, &node_facts);
                 nodes::check_compat(&mut ctx, &node, &node_facts);

@@ -198,6 +198,16 @@ impl<'a> NodeView<'a> {
             .and_then(scalar_text)
     }
 
+    /// `status.nodeInfo.kubeletVersion` (`v1.35.1-aliyun.1`), its node and its JSON pointer.
+    pub fn kubelet_version(&self) -> Option<(&'a Node, String, String)> {
+        let n = self.obj.node.pointer("/status/nodeInfo/kubeletVersion")?;
+        Some((
+            n,
+            scalar_text(n)?,
+            format!("{}/status/nodeInfo/kubeletVersion", self.obj.pointer),
+        ))
+    }
+
     /// The JSON pointer of `status.nodeInfo.osImage`.
     pub fn os_image_pointer(&self) -> String {
         format!("{}/status/nodeInfo/osImage", self.obj.pointer)

@@ -97,6 +97,94 @@ pub fn human_table(d: &Compat) -> String {
             note(&mut out, c.note.as_deref());
         }
     }
+    if !d.kubelet.is_empty() {
+        out.push_str("\nKubernetes releases (status.nodeInfo.kubeletVersion)\n");
+        for k in &d.kubelet {
+            let needs = k
+                .needs
+                .as_deref()
+                .and_then(|id| d.support_entry(id))
+                .map(|s| format!("; needs cGPU {} or later ({})", s.since, s.id))
+                .unwrap_or_else(|| "; unknown for cGPU".into());
+            out.push_str(&format!(
+                "  {:<14} {}{needs}  {}\n",
+                format!("from {}", k.from),
+                k.text,
+                source_tag(&k.source)
+            ));
+            note(&mut out, k.note.as_deref());
+        }
+    }
+    for l in &d.driver_list {
+        out.push_str(&format!(
+            "\nACK's NVIDIA driver list of {} (default {})  {}\n",
+            l.date,
+            l.default,
+            source_tag(&l.source)
+        ));
+        out.push_str(&format!("  supported      {}\n", l.supported.join(", ")));
+        out.push_str(&format!(
+            "  {:<14} {} ({})\n",
+            "incompatible",
+            l.incompatible.join(", "),
+            l.text
+        ));
+        note(&mut out, l.note.as_deref());
+    }
+    if !d.family_needs.is_empty() {
+        out.push_str("\nInstance families that need a driver and a cGPU version\n");
+        for f in &d.family_needs {
+            out.push_str(&format!(
+                "  {:<14} driver {}, cGPU {} or later: {}  {}\n",
+                f.families.join(", "),
+                f.driver,
+                f.since,
+                f.text,
+                source_tag(&f.source)
+            ));
+            note(&mut out, f.note.as_deref());
+        }
+    }
+    if !d.schedule.is_empty() {
+        out.push_str("\nack.node.gpu.schedule values no cgpu-installer may select\n");
+        for s in &d.schedule {
+            out.push_str(&format!(
+                "  {:<14} {}  {}\n",
+                s.value,
+                s.text,
+                source_tag(&s.source)
+            ));
+            note(&mut out, s.note.as_deref());
+        }
+    }
+    for p in &d.pool_drift {
+        out.push_str(&format!(
+            "\nNode pools ({}): \"{}\"; {}  {}\n",
+            p.label,
+            p.text,
+            p.remedy,
+            source_tag(&p.source)
+        ));
+        note(&mut out, p.note.as_deref());
+    }
+    if !d.numbering.is_empty() {
+        out.push_str("\nOther stacks' policy numbers\n");
+        for n in &d.numbering {
+            let list: Vec<String> = n
+                .policies
+                .iter()
+                .enumerate()
+                .map(|(i, p)| format!("{i} {p}"))
+                .collect();
+            out.push_str(&format!(
+                "  {}: {}  {}\n",
+                n.stack,
+                list.join(", "),
+                source_tag(&n.source)
+            ));
+            note(&mut out, n.note.as_deref());
+        }
+    }
     sources(&mut out, d, None);
     out
 }

@@ -1,7 +1,9 @@
 //! The node rules (virtual-node-cgpu, legacy-cgpu-label, driver-incompatible, and from the
 //! compatibility data node-os-unsupported, node-cgroup-v2, node-family-unsupported,
-//! node-known-issue, hami-device-plugin-conflict) over the Node objects of
-//! [`crate::manifest::node`], and pods-per-gpu over the Pods among the inputs.
+//! node-known-issue, hami-device-plugin-conflict, node-kubelet-cgroup-v2, node-containerd-2,
+//! node-driver-outdated, node-family-needs, installer-selects-exclusive-node,
+//! node-pool-driver-drift) over the Node objects of [`crate::manifest::node`], and pods-per-gpu
+//! over the Pods among the inputs.
 
 use crate::rules::catalogue::RuleId;
 use semver::Version;
@@ -28,6 +30,36 @@ pub struct NodeFacts {
     pub legacy_installer: Option<bool>,
     /// The GPU device plugins among the inputs (for `hami-device-plugin-conflict`).
     pub device_plugins: DevicePlugins,
+    /// The installer among the inputs that selects this node: its name and its nodeSelector
+    /// as `k=v,…` (for `installer-selects-exclusive-node`).
+    pub selected_by: Option<(String, String)>,
+    /// The GPU nodes' drivers per node pool, over every input: pool id → driver → nodes (for
+    /// `node-pool-driver-drift`).
+    pub pool_drivers: PoolDrivers,
+}
+
+/// Node pool id → NVIDIA driver → how many of the pool's nodes run it.
+pub type PoolDrivers =
+    std::collections::BTreeMap<String, std::collections::BTreeMap<String, usize>>;
+
+/// The node pool label of the data's `[[pool_drift]]` entry that a rule reads.
+fn pool_label() -> Option<&'static compat::PoolDrift> {
+    compat::data()
+        .pool_drift
+        .iter()
+        .find(|p| uses(&p.rules, RuleId::NodePoolDriverDrift))
+}
+
+/// Count a node's driver under its node pool (nothing for a node without either).
+pub fn count_pool_driver(pools: &mut PoolDrivers, node: &NodeView) {
+    let Some(entry) = pool_label() else { return };
+    if let (Some(pool), Some(d)) = (node.label(&entry.label), node.driver()) {
+        *pools
+            .entry(pool)
+            .or_default()
+            .entry(d.version.trim().to_string())
+            .or_default() += 1;
+    }
 }
 
 /// Does cGPU isolate GPUs on this node (the FAQ: `ack.node.gpu.schedule` cgpu or core_mem, or
@@ -120,15 +152,22 @@ pub struct DevicePlugins {
 /// installer that selects it (the planned one under `checklist`), and the HAMi conflict.
 pub fn check_compat(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
     hami_conflict(ctx, node, &facts.device_plugins);
+    exclusive_node(ctx, node, facts.selected_by.as_ref());
+    pool_drift(ctx, node, &facts.pool_drivers);
+    let data = compat::data();
+    if isolating(node) {
+        driver_outdated(ctx, node, data);
+    }
     let Some(cgpu) = &facts.cgpu else { return };
     if !isolating(node) {
         return;
     }
-    let data = compat::data();
     // A version newer than the data: nothing is known about it, which is not an error.
     if data.is_newer(cgpu) {
         return;
     }
+    let kubelet_needs_v2 = kubelet(ctx, node, cgpu, data);
+    family_needs(ctx, node, cgpu, data);
     let os = node.os_image();
     let mut os_reported = false;
     if let Some((os_node, image)) = &os {
@@ -158,6 +197,7 @@ pub fn check_compat(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
                 .find(|e| e.predates(k) == Some(true))
         });
         if !os_reported
+            && !kubelet_needs_v2
             && old_kernel.is_none()
             && let Some(c) = data.cgroup_v2_default(image)
             && let Some(s) = data
@@ -190,6 +230,222 @@ pub fn check_compat(ctx: &mut Ctx, node: &NodeView, facts: &NodeFacts) {
 
 fn uses(rules: &[String], rule: RuleId) -> bool {
     rules.iter().any(|r| r == rule.name())
+}
+
+/// `node-kubelet-cgroup-v2` and `node-containerd-2`: what the node's kubelet release needs.
+/// Returns whether the node was found to need cgroup v2 support that `cgpu` predates.
+fn kubelet(ctx: &mut Ctx, node: &NodeView, cgpu: &Version, data: &compat::Compat) -> bool {
+    // A virtual node's "kubelet" has no cgroups and runs no cGPU (virtual-node-cgpu says so).
+    if node.is_virtual() {
+        return false;
+    }
+    let Some((at, version, pointer)) = node.kubelet_version() else {
+        return false;
+    };
+    let mut needs_v2 = false;
+    for k in data
+        .kubelet
+        .iter()
+        .filter(|k| k.covers(&version) == Some(true))
+    {
+        let needs = k.needs.as_deref().and_then(|id| data.support_entry(id));
+        if uses(&k.rules, RuleId::NodeKubeletCgroupV2)
+            && let Some(s) = needs
+            && *cgpu < s.since.0
+        {
+            needs_v2 = true;
+            ctx.at(
+                RuleId::NodeKubeletCgroupV2,
+                at,
+                pointer.clone(),
+                format!(
+                    "node `{}` runs kubelet {version} (Kubernetes {} and later: {}; entry {}, source {}): cGPU {cgpu} predates {} (added in cGPU {}, entry {}); upgrade cGPU to {} or later before Kubernetes {}",
+                    node.name(),
+                    k.from,
+                    k.text,
+                    k.id,
+                    k.source,
+                    s.text,
+                    s.since,
+                    s.id,
+                    s.since,
+                    k.from
+                ),
+            );
+        } else if uses(&k.rules, RuleId::NodeContainerd2) && needs.is_none() {
+            ctx.at(
+                RuleId::NodeContainerd2,
+                at,
+                pointer.clone(),
+                format!(
+                    "node `{}` runs kubelet {version} with cGPU {cgpu}: {} (Kubernetes {} and later, entry {}, source {})",
+                    node.name(),
+                    k.text,
+                    k.from,
+                    k.id,
+                    k.source
+                ),
+            );
+        }
+    }
+    needs_v2
+}
+
+/// `node-driver-outdated`: a driver ACK's list calls incompatible with the latest OS images.
+fn driver_outdated(ctx: &mut Ctx, node: &NodeView, data: &compat::Compat) {
+    let Some(d) = node.driver() else { return };
+    for list in data
+        .driver_list
+        .iter()
+        .filter(|l| uses(&l.rules, RuleId::NodeDriverOutdated) && l.is_incompatible(&d.version))
+    {
+        ctx.at(
+            RuleId::NodeDriverOutdated,
+            d.at,
+            d.pointer.clone(),
+            format!(
+                "node `{}` runs NVIDIA driver {}, which ACK's driver list of {} calls \"{}\" (entry {}, source {}); the list's default driver is {}",
+                node.name(),
+                d.version,
+                list.date,
+                list.text,
+                list.id,
+                list.source,
+                list.default
+            ),
+        );
+    }
+}
+
+/// `node-family-needs`: an instance family that needs a newer cGPU (an error) or the driver ACK
+/// names for it (a warning).
+fn family_needs(ctx: &mut Ctx, node: &NodeView, cgpu: &Version, data: &compat::Compat) {
+    let Some((key, instance_type)) = node.instance_type() else {
+        return;
+    };
+    let Some(family) = crate::cgpu::instance_family(&instance_type) else {
+        return;
+    };
+    for e in data.family_needs.iter().filter(|e| {
+        uses(&e.rules, RuleId::NodeFamilyNeeds) && e.families.iter().any(|f| f == family)
+    }) {
+        if *cgpu < e.since.0
+            && let Some(label) = node.label_node(key)
+        {
+            ctx.at(
+                RuleId::NodeFamilyNeeds,
+                label,
+                node.label_pointer(key),
+                format!(
+                    "node `{}` is an {instance_type} ({family}): cGPU {cgpu} predates the family's support (cGPU {} or later: {}; entry {}, source {}); upgrade cGPU to {} or later",
+                    node.name(),
+                    e.since,
+                    e.text,
+                    e.id,
+                    e.source,
+                    e.since
+                ),
+            );
+        }
+        if let Some(d) = node.driver()
+            && let (Some(have), Some(want)) = (
+                compat::driver_parts(&d.version),
+                compat::driver_parts(&e.driver),
+            )
+            && have < want
+        {
+            ctx.at(
+                RuleId::NodeFamilyNeeds,
+                d.at,
+                d.pointer.clone(),
+                format!(
+                    "node `{}` is an {instance_type} ({family}) with NVIDIA driver {}: {} (entry {}, source {}); give its node pool driver {}",
+                    node.name(),
+                    d.version,
+                    e.text,
+                    e.id,
+                    e.source,
+                    e.driver
+                ),
+            )
+            .severity(crate::rules::catalogue::Severity::Warning);
+        }
+    }
+}
+
+/// `installer-selects-exclusive-node`: an installer selects a node whose
+/// `ack.node.gpu.schedule` hands its GPUs to something else (MIG, DRA).
+fn exclusive_node(ctx: &mut Ctx, node: &NodeView, selected_by: Option<&(String, String)>) {
+    let Some((installer, selector)) = selected_by else {
+        return;
+    };
+    let Some(schedule) = node.schedule() else {
+        return;
+    };
+    let Some(at) = node.label_node(SCHEDULE_LABEL) else {
+        return;
+    };
+    for s in compat::data()
+        .schedule
+        .iter()
+        .filter(|s| uses(&s.rules, RuleId::InstallerSelectsExclusiveNode) && s.value == schedule)
+    {
+        ctx.at(
+            RuleId::InstallerSelectsExclusiveNode,
+            at,
+            node.label_pointer(SCHEDULE_LABEL),
+            format!(
+                "node `{}` is labelled {SCHEDULE_LABEL}={} ({}; entry {}, source {}), yet {installer} selects it (nodeSelector {selector}): cGPU's module would be installed on GPUs another component owns",
+                node.name(),
+                s.value,
+                s.text,
+                s.id,
+                s.source
+            ),
+        );
+    }
+}
+
+/// `node-pool-driver-drift`: this GPU node's driver is not its pool's most common one.
+fn pool_drift(ctx: &mut Ctx, node: &NodeView, pools: &PoolDrivers) {
+    let Some(entry) = pool_label() else { return };
+    let (Some(pool), Some(d)) = (node.label(&entry.label), node.driver()) else {
+        return;
+    };
+    let Some(drivers) = pools.get(&pool).filter(|m| m.len() > 1) else {
+        return;
+    };
+    let mine = d.version.trim();
+    // The pool's reference: the driver most of its nodes run, the newest one on a tie.
+    let Some((reference, _)) = drivers
+        .iter()
+        .max_by_key(|(v, n)| (**n, compat::driver_parts(v).unwrap_or_default()))
+    else {
+        return;
+    };
+    if reference == mine {
+        return;
+    }
+    let mut counted: Vec<(&String, &usize)> = drivers.iter().collect();
+    counted.sort_by_key(|(v, n)| (std::cmp::Reverse(**n), compat::driver_parts(v)));
+    let list: Vec<String> = counted
+        .iter()
+        .map(|(v, n)| format!("{v} ({n} node{})", if **n == 1 { "" } else { "s" }))
+        .collect();
+    ctx.at(
+        RuleId::NodePoolDriverDrift,
+        d.at,
+        d.pointer.clone(),
+        format!(
+            "node `{}` of node pool `{pool}` runs NVIDIA driver {mine}, while most of the pool's GPU nodes run {reference} (the pool's drivers: {}): \"{}\" (entry {}, source {}); {}",
+            node.name(),
+            list.join(", "),
+            entry.text,
+            entry.id,
+            entry.source,
+            entry.remedy
+        ),
+    );
 }
 
 fn family(ctx: &mut Ctx, node: &NodeView, cgpu: &Version, data: &compat::Compat) {

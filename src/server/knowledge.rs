@@ -108,7 +108,35 @@ pub fn key_hover(key: &str) -> Option<String> {
         Some(d) => out.push_str(&format!("\n\nChart default: `{d}`")),
         None => out.push_str("\n\nChart default: none"),
     }
+    if key == "policy" {
+        for n in &crate::cgpu::compat::data().numbering {
+            out.push_str(&format!("\n\n⚠ {} (entry {})", n.text, n.id));
+        }
+    }
     Some(out)
+}
+
+/// How the other stacks of the compatibility data number policy `i` (`[[numbering]]`), for
+/// a policy's hover.
+fn other_numbering(i: usize) -> String {
+    let mut out = String::new();
+    for n in &crate::cgpu::compat::data().numbering {
+        let theirs = match n.policies.get(i) {
+            Some(p) => format!("its {i} is {p}"),
+            None => format!("it has no {i}"),
+        };
+        let native = n
+            .policies
+            .iter()
+            .position(|p| p == "native")
+            .map(|p| format!(", its native is {p}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "\n\nNot {}'s numbering: {theirs}{native} (entry {}).",
+            n.stack, n.id
+        ));
+    }
+    out
 }
 
 /// The policy number a scalar means, if it names one (a number, a quoted digit or a documented
@@ -130,8 +158,10 @@ pub fn policy_number(s: &Scalar) -> Option<i128> {
 pub fn policy_hover(n: i128) -> String {
     match usize::try_from(n).ok().filter(|&i| i < POLICY_TITLES.len()) {
         Some(i) => format!(
-            "**cGPU policy {i}: {}**\n\n{}",
-            POLICY_TITLES[i], POLICY_EFFECTS[i]
+            "**cGPU policy {i}: {}**\n\n{}{}",
+            POLICY_TITLES[i],
+            POLICY_EFFECTS[i],
+            other_numbering(i)
         ),
         None => format!(
             "**{n} is not a cGPU policy**\n\nPolicies are 0–{}.",
@@ -476,6 +506,18 @@ mod tests {
         let (s, o) = at("cgpu:\n  tag: v1.5.|21-8d3fc1b-aliyun\n", "|");
         let h = hover(&s, o).unwrap().0;
         assert!(h.contains("Newer than the compatibility data of"), "{h}");
+        // Huawei CCE's xGPU numbers its policies differently (compat.toml, numbering-huawei-xgpu):
+        // its 0 is native, cGPU's 0 fair share.
+        let (s, o) = at("cgpu:\n  policy: |0\n", "|");
+        let h = hover(&s, o).unwrap().0;
+        assert!(
+            h.contains("fair share")
+                && h.contains("Not Huawei CCE xGPU's numbering: its 0 is native"),
+            "{h}"
+        );
+        let (s, o) = at("cgpu:\n  pol|icy: 0\n", "|");
+        let h = hover(&s, o).unwrap().0;
+        assert!(h.contains("xGPU numbers its policies 0 native"), "{h}");
         let (s, o) = at("other:\n  policy: |2\n", "|");
         assert!(hover(&s, o).is_none());
     }

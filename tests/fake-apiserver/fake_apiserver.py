@@ -380,6 +380,9 @@ def make_handler(cluster, port, log_path):
                 path = u.path.rstrip("/")
                 if self.command == "GET" and path in disc:
                     return self.send_json(200, disc[path])
+                denied = self.forbidden_exec(path)
+                if denied is not None:
+                    return self.send_json(*denied)
                 answer = stateful.handle(cluster.world, self, disc)
                 if answer is not None:
                     self.send_json(*answer)
@@ -393,6 +396,20 @@ def make_handler(cluster, port, log_path):
             self.send_json(code, body)
 
         do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = handle_any
+
+        def forbidden_exec(self, path):
+            """"forbid": ["create pods/exec"] on a stateful cluster: an exec (the WebSocket GET
+            and SPDY's POST alike, which RBAC authorizes as create) refused as the RBAC
+            authorizer refuses it."""
+            parts = path.strip("/").split("/")
+            if "create pods/exec" not in cluster.forbid or len(parts) != 7 \
+                    or parts[:3] != ["api", "v1", "namespaces"] or parts[4] != "pods" \
+                    or parts[6] != "exec":
+                return None
+            return status(403, "Forbidden",
+                          'pods "%s" is forbidden: User "%s" cannot create resource "pods/exec" in API group "" in the namespace "%s"'
+                          % (parts[5], cluster.user, parts[3]),
+                          {"name": parts[5], "kind": "pods"})
 
         def forbidden(self, verb, resource, group, namespace=None, name=None):
             key = "%s %s" % (verb, resource)

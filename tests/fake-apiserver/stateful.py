@@ -588,6 +588,15 @@ class World:
             self.add_node(conf)
         elif kind == "policy_changed":
             self.set_template(self.daemonsets["cgpu-installer"], a["value"], None)
+        elif kind == "installer_pod_stuck":
+            # the node's installer pods are being deleted and never go (a node lost to its
+            # kubelet): the DaemonSet controller makes no new one while they exist
+            for p in self.pods_on(node):
+                if self.ds_of(p) is not None and "deletionTimestamp" not in p["metadata"]:
+                    p["metadata"]["deletionTimestamp"] = rfc3339()
+                    p["metadata"]["deletionGracePeriodSeconds"] = 30
+                    p["gone_at"] = float("inf")
+                    self.touch(p)
         elif kind == "drain_refused":
             self.add_pdb({"name": "train-pdb-%s" % node.split(".")[-1], "allowed": 0,
                           "match": {"app": "train"}})

@@ -596,7 +596,8 @@ shows the cgroup version; the distribution in status.nodeInfo.osImage is the clu
 Debian from 11, Fedora from 31, RHEL from 9), and its Requirements need Linux 5.8 or later, so a \
 node whose status.nodeInfo.kernelVersion is older runs cgroup v1 and is not reported. A node so \
 booted with a cGPU version before 1.5.9 is a warning (it may have been booted with cgroup v1). Not \
-reported where node-os-unsupported already is."),
+reported where node-os-unsupported already is, nor where node-kubelet-cgroup-v2 is (a kubelet of \
+Kubernetes 1.35 or later runs only on cgroup v2, which settles the guess)."),
     NodeFamilyUnsupported: ("node-family-unsupported", Error, Nodes,
         "the node's ECS instance family is one its cGPU version does not support",
         fix: None,
@@ -643,6 +644,74 @@ selects too (ack.node.gpu.schedule=default, or the selector of an ack-nvidia-dev
 DaemonSet among the inputs) is an error. A node that HAMi selects while it carries one of ACK's \
 GPU-sharing labels (cgpu, core_mem, share...) is a warning: the guide was verified without ACK's \
 shared GPU scheduling components."),
+    NodeKubeletCgroupV2: ("node-kubelet-cgroup-v2", Error, Nodes,
+        "the node's kubelet (status.nodeInfo.kubeletVersion) needs cgroup v2, which its cGPU version predates",
+        fix: None,
+        help: "upgrade cGPU to the version the message names before the node's Kubernetes upgrade",
+        "ACK's Kubernetes 1.35 release notes: \"cgroup v1 support removed: The kubelet refuses to \
+start on nodes that use cgroup v1 ... Verify that your node operating system supports cgroup v2 \
+before upgrading\". cGPU supports cgroup v2 from the version the compatibility data names \
+(support-cgroup-v2, ack-cgpu release notes). So a GPU-sharing node whose \
+status.nodeInfo.kubeletVersion is at or past the data's release, under an older cGPU version, is \
+certain breakage, not a guess from the distribution: node-cgroup-v2 is not reported there. A \
+virtual node (virtual-node-cgpu) has no cgroups of its own and is not judged. \
+`cgpu-lint compat --nodes FILE --kubernetes 1.35` shows which nodes an upgrade would break."),
+    NodeContainerd2: ("node-containerd-2", Info, Nodes,
+        "the node's kubelet is a Kubernetes release that needs containerd 2, and no source says whether cGPU supports it",
+        fix: None,
+        help: "test cGPU on one node of the new release before the others (ACK: upgrade one node first, verify, then the rest)",
+        "ACK's Kubernetes 1.35 release notes: \"Kubernetes 1.35 is the last version to support \
+containerd 1.x. Upgrade containerd to 2.x before upgrading to Kubernetes 1.36\"; ACK 1.36 ships \
+containerd 2. No public source says whether cGPU supports containerd 2: a GPU-sharing node on such \
+a kubelet is reported as information (unknown, not an error)."),
+    NodeDriverOutdated: ("node-driver-outdated", Warning, Nodes,
+        "the node's NVIDIA driver is one ACK's driver list calls incompatible with the latest operating systems",
+        fix: None,
+        help: "move the node pool to a driver ACK's list supports (see `cgpu-lint compat`)",
+        "ACK's list of NVIDIA driver versions names the supported drivers and those \"incompatible \
+with the latest operating systems. Do not use them on new nodes\"; after an OS kernel upgrade the \
+node's GPU driver may be unusable. A GPU-sharing node whose driver label (ACK's, else GPU Feature \
+Discovery's) is on that second list is a warning naming the list's date. A driver on neither list \
+is not judged."),
+    NodeFamilyNeeds: ("node-family-needs", Error, Nodes,
+        "the node's ECS instance family needs a newer cGPU version (an error) or the driver ACK names for it (a warning)",
+        fix: None,
+        help: "upgrade cGPU to the version the message names; give the node pool the driver ACK names for the family",
+        "ACK's driver list gives the gn9t and ebmgn9t families their own default driver, and the \
+cGPU FAQ lists ebmgn9t only in its newest row. A GPU-sharing node of such a family (from the \
+node.kubernetes.io/instance-type label) under a cGPU version before the data's `since` is an \
+error; one whose driver is older than the driver the data names is a warning (it is ACK's \
+default for the family, not a stated minimum)."),
+    InstallerSelectsExclusiveNode: ("installer-selects-exclusive-node", Error, Nodes,
+        "a cgpu-installer's nodeSelector selects a node labelled ack.node.gpu.schedule=mig or =disabled",
+        fix: None,
+        help: "narrow the installer's nodeSelector (ack.node.gpu.schedule: cgpu), or relabel the node if it is meant for cGPU",
+        "ACK's GPU label page: `ack.node.gpu.schedule: mig` is Dynamic MIG partitioning, and a mig \
+node cannot be switched to another value; on ACK 1.34 and later `ack.node.gpu.schedule: disabled` \
+keeps the default device plugin off so that NVIDIA's DRA driver owns the GPUs. A cgpu-installer \
+among the inputs whose nodeSelector (a legacy `cgpu: \"true\"` one, or a custom label) still \
+selects such a node would install cGPU's kernel module on GPUs another component owns."),
+    NodeNotConverged: ("node-not-converged", Warning, Nodes,
+        "`status --cluster`: a GPU-sharing node whose loaded cGPU module does not run what its installer asks (or cannot be read)",
+        fix: None,
+        help: "plan the restarts with `cgpu-lint checklist --cluster`",
+        "ACK: the computing power allocation policy of cGPU takes effect only after the node \
+restarts (the module keeps the policy it was loaded with); a new cGPU version likewise. `cgpu-lint \
+status --cluster` reads each GPU-sharing node's module through its installer pod, with the same \
+command the reboot runbook uses (`/proc/cgpu_km/version` and each GPU's `/proc/cgpu_km/N/policy`), \
+and compares it with the POLICY and the image's cGPU version of the installer DaemonSet that \
+selects the node. A node that needs a restart, whose module is not loaded, or that cannot be read \
+(no installer pod, no pods/exec permission, the deadline passed) gets this finding, on its \
+metadata.name, with the reason."),
+    NodePoolDriverDrift: ("node-pool-driver-drift", Info, Nodes,
+        "the GPU nodes of one node pool (alibabacloud.com/nodepool-id) run different NVIDIA drivers",
+        fix: None,
+        help: "specify the driver version of the node pool, then replace the nodes that differ",
+        "ACK's driver list: \"ACK periodically updates the default driver version. Newly created \
+GPU nodes may use a different driver version than existing nodes\"; it advises specifying a \
+driver per node pool. Among the nodes of the inputs, the GPU nodes (those with a driver label) of \
+one node pool are compared: each node whose driver is not the pool's most common one (the newest \
+of those, on a tie) is reported, naming the drivers and how many nodes run each."),
 }
 
 impl Rule {

@@ -78,6 +78,22 @@ const ACK_DRA: Source = src(
     "Alibaba Cloud ACK: Schedule GPUs with DRA (ack.node.gpu.schedule=disabled)",
     "https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/schedule-gpus-using-dra",
 );
+const ACK_K8S_1_35: Source = src(
+    "Alibaba Cloud ACK: Kubernetes 1.35 release notes (cgroup v1 support removed; containerd 1.x for the last time)",
+    "https://www.alibabacloud.com/help/doc-detail/3021327.html",
+);
+const ACK_K8S_1_36: Source = Source {
+    title: "Alibaba Cloud ACK: Kubernetes 1.36 release notes (containerd 2; read as quoted text, address not recorded)",
+    url: None,
+};
+const ACK_DRIVERS: Source = src(
+    "Alibaba Cloud ACK: NVIDIA driver versions supported by ACK",
+    "https://www.alibabacloud.com/help/en/document_detail/2402382.html",
+);
+const ACK_GPU_LABELS: Source = Source {
+    title: "Alibaba Cloud ACK: GPU node labels (ack.node.gpu.schedule mig and disabled, alibabacloud.com/nodepool-id; read as quoted text, address not recorded)",
+    url: None,
+};
 const ALICLOUD_REGIONS: Source = src(
     "aliyun/terraform-provider-alicloud: alicloud/connectivity/regions.go (region ids)",
     "https://github.com/aliyun/terraform-provider-alicloud/blob/master/alicloud/connectivity/regions.go",
@@ -274,6 +290,13 @@ pub fn of(rule: RuleId) -> &'static [Source] {
         ],
         RuleId::PodsPerGpu => &[ACK_SHARED_GPU, ACK_CGPU_FAQ],
         RuleId::HamiDevicePluginConflict => &[HAMI_ACK, ACK_DRA, ACK_LABELS],
+        RuleId::NodeKubeletCgroupV2 => &[ACK_K8S_1_35, ACK_CGPU_RELEASE_NOTES],
+        RuleId::NodeContainerd2 => &[ACK_K8S_1_35, ACK_K8S_1_36, ACK_UPGRADE],
+        RuleId::NodeDriverOutdated => &[ACK_DRIVERS, NVIDIA_GFD],
+        RuleId::NodeFamilyNeeds => &[ACK_DRIVERS, ACK_CGPU_FAQ, K8S_WELL_KNOWN_LABELS],
+        RuleId::InstallerSelectsExclusiveNode => &[ACK_GPU_LABELS, ACK_DRA, ACK_LABELS],
+        RuleId::NodeNotConverged => &[ACK_POLICY, ACK_CGPU_FAQ],
+        RuleId::NodePoolDriverDrift => &[ACK_DRIVERS, ACK_GPU_LABELS],
     }
 }
 

@@ -268,7 +268,7 @@ check_ds() {
 installer_pod() {
   local node="$1" sel="$2" out name deleting policy image ready
   POD=''
-  if ! out="$(k -n kube-system get pod -l "$sel" --field-selector "spec.nodeName=$node" -o 'jsonpath={range .items[*]}{.metadata.name}{"|"}{.metadata.deletionTimestamp}{"|"}{.spec.containers[0].env[?(@.name=="POLICY")].value}{"|"}{.spec.containers[0].image}{"|"}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end}' 2>"$ERRF")"; then
+  if ! out="$(k -n kube-system get pod -l "$sel" --field-selector "spec.nodeName=$node" -o __POD_JSONPATH__ 2>"$ERRF")"; then
     die "$node: cannot list its installer pods: $(tr '\n' ' ' < "$ERRF")"
   fi
   while IFS='|' read -r name deleting policy image ready; do

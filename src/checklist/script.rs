@@ -13,9 +13,9 @@ use std::fmt::Write;
 use super::model::{Checklist, OtherKind};
 use super::shell::quote;
 use super::steps::{
-    CORDON_MARK, LEASE_NAME, LEASE_SECONDS, NSENTER, POD_TIMEOUT, POLICY_TIMEOUT, POLL_INTERVAL,
-    READ_STATE, READY_TIMEOUT, REBOOT_TIMEOUT, header_lines, node_jsonpath, target_text,
-    target_version,
+    CORDON_MARK, LEASE_NAME, LEASE_SECONDS, NSENTER, POD_JSONPATH, POD_TIMEOUT, POLICY_TIMEOUT,
+    POLL_INTERVAL, READ_STATE, READY_TIMEOUT, REBOOT_TIMEOUT, header_lines, node_jsonpath,
+    target_text, target_version,
 };
 
 fn array(name: &str, items: impl IntoIterator<Item = String>) -> String {
@@ -242,6 +242,7 @@ pub fn render(list: &Checklist, yes: bool) -> String {
             .replace("__LEASE_SECONDS__", &LEASE_SECONDS.to_string())
             .replace("__LEASE__", &quote(LEASE_NAME))
             .replace("__NODE_JSONPATH__", &quote(&node_jsonpath()))
+            .replace("__POD_JSONPATH__", &quote(POD_JSONPATH))
             .replace("__NSENTER__", NSENTER)
             .replace("__REBOOT_TIMEOUT__", &REBOOT_TIMEOUT.to_string())
             .replace("__READY_TIMEOUT__", &READY_TIMEOUT.to_string())

@@ -1035,12 +1035,18 @@ impl Judge<'_> {
         // Nodes the run does not restart (core_mem, cordoned before the change without
         // --include-cordoned) while not at the target, and nodes still NotReady: the run cannot
         // say "done" and must say which.
+        // Under RollingUpdate a NotReady node stalls the rollout: the run stops at the health
+        // gate, before it reads any node, naming the NotReady nodes that hold it (the others it
+        // did not reach are not its to name).
+        let stalled_now = s.strategy == "RollingUpdate"
+            && last.stderr.contains("step installer-health")
+            && shapes.iter().any(|n| !n.ready && !n.core);
         let waiting: Vec<&str> = shapes
             .iter()
             .filter(|n| {
-                nodes
-                    .get(&n.name)
-                    .is_some_and(|l| !n.ready || (!s.targeted(n) && !s.at_target(&l["module"])))
+                nodes.get(&n.name).is_some_and(|l| {
+                    !n.ready || (!stalled_now && !s.targeted(n) && !s.at_target(&l["module"]))
+                })
             })
             .map(|n| n.name.as_str())
             .collect();
@@ -1961,6 +1967,22 @@ fn regression_seed_40033_node_replaced_after_the_cordon_is_not_drained() {
 #[test]
 fn regression_seed_19006_not_ready_nodes_hold_a_rolling_update() {
     replay_full("static", STATIC_FAULTS, 4, 19006, ALL);
+}
+
+/// Seed 50033 (coordination, the 300-case sweep): the lock's keeper was killed while a renewal
+/// was in flight; the stop read the resourceVersion written before it, saw the Lease "changed"
+/// and left it, so the re-run found its own plan's lock held. The keeper is now asked to stop
+/// and waited for, and the release goes by the holder.
+#[test]
+fn regression_seed_50033_a_renewal_in_flight_at_the_stop_kept_the_lock() {
+    replay_full("coordination", COORDINATION_FAULTS, 4, 50033, ALL);
+}
+
+/// Seed 50012 (coordination): a NotReady, cordoned node stalls the RollingUpdate, so every run
+/// stops at the health gate naming it; the core_mem node it never reached is not its to name.
+#[test]
+fn regression_seed_50012_a_stalled_rollout_names_the_nodes_that_hold_it() {
+    replay_full("coordination", COORDINATION_FAULTS, 4, 50012, ALL);
 }
 
 /// The only free aliyun.com/gpu-mem is on a NotReady node: evicted pods could not land, so the

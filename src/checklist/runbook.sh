@@ -361,8 +361,11 @@ lease_json() {
 
 # PUT the Lease with the resourceVersion $1; prints the new resourceVersion. The JSON is this
 # script's own: no client-side schema validation (it needs the API server's OpenAPI document).
+# A renewal gives up after a third of the lock's duration, so that a stop never waits long.
 lease_put() {
-  lease_json "$1" | k replace --validate=false -f - -o 'jsonpath={.metadata.resourceVersion}'
+  local limit=$(( LEASE_SECONDS / 3 ))
+  if [ "$limit" -lt 2 ]; then limit=2; fi
+  lease_json "$1" | k replace --validate=false --request-timeout="${limit}s" -f - -o 'jsonpath={.metadata.resourceVersion}'
 }
 
 # The Lease as it is into L_HOLDER L_RENEW L_SECONDS L_RV L_ACQUIRED L_USER L_HOST L_PID L_PLAN; 1 when
@@ -434,6 +437,8 @@ lock_keep() {
   # within a second, and no sleep outlives the run by more than that.
   while sleep 1; do
     kill -0 "$MAIN_PID" 2>"$err" || exit 0
+    # The run is stopping (lock_release): the last resourceVersion written is the one it reads.
+    [ ! -e "$WORK/lease-stop" ] || exit 0
     [ -e "$WORK/lease-rv" ] || exit 0
     if [ $((SECONDS - last)) -lt "$every" ]; then continue; fi
     IFS= read -r rv < "$WORK/lease-rv" || exit 0
@@ -458,11 +463,17 @@ check_lock() {
   fi
 }
 
-# At every stop: the keeper first, then the Lease, only while it is still ours.
+# At every stop: the keeper first (asked to stop, so that no renewal is in flight, and waited
+# for: at most one renewal's time), then the Lease, only while this run still holds it.
 lock_release() {
-  local rv
+  local waited=0
   if [ -n "$KEEPER" ]; then
-    # The keeper may have ended already (lost lock): its status does not matter here.
+    : > "$WORK/lease-stop"
+    while kill -0 "$KEEPER" 2>"$ERRF" && [ "$waited" -lt "$LEASE_SECONDS" ]; do
+      sleep 0.2
+      waited=$((waited + 1))
+    done
+    # Still there after that (a renewal that hangs): it is ended; its status does not matter.
     kill "$KEEPER" 2>"$ERRF"
     wait "$KEEPER" 2>"$ERRF"
     KEEPER=''
@@ -470,13 +481,10 @@ lock_release() {
   [ "$LOCK_HELD" = 1 ] || return 0
   LOCK_HELD=0
   if ! lease_read; then return 0; fi
-  IFS= read -r rv < "$WORK/lease-rv" || rv=''
+  # The holder names this run (user, host, pid and plan): another run that took the lock over
+  # (expired, --break-lock) wrote its own.
   if [ "$L_HOLDER" != "$HOLDER" ]; then
     say "warning: the cluster lock is held by $L_HOLDER now, not by this run: left as it is" >&2
-    return 0
-  fi
-  if [ -n "$rv" ] && [ "$L_RV" != "$rv" ]; then
-    say "warning: the cluster lock changed since this run renewed it (resourceVersion $rv -> $L_RV): left as it is" >&2
     return 0
   fi
   if k -n kube-system delete lease "$LEASE" --wait=false >/dev/null 2>"$ERRF"; then

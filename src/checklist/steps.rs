@@ -291,96 +291,56 @@ impl Argv<'_> {
 /// (markdown and JSON print them; the shell script runs the same sequence, step ids included,
 /// with the decision made at run time).
 pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
-    let n = &t.name;
-    let timeout = &list.options.drain_timeout;
-    let target = target_text(list);
-    let k = kubectl_prefix(list);
     let sel = selector_text(&list.pod_selector);
-    let a = Argv {
+    let mut b = NodeSteps {
         list,
         t,
-        sel: sel.clone(),
+        n: &t.name,
+        k: kubectl_prefix(list),
+        target: target_text(list),
+        a: Argv {
+            list,
+            t,
+            sel: sel.clone(),
+        },
+        sel,
+        out: Vec::new(),
     };
-    let p = list.desired.policy;
-    let mut out = Vec::new();
-    let mut push = |branch: Branch, mut s: Step, actions: Vec<Action>| {
+    b.read_and_decide();
+    b.no_module();
+    b.take_down();
+    b.bring_up();
+    b.out
+}
+
+/// The steps of one node, built branch by branch (the order is the printers' order: read and
+/// decide, then each branch's steps).
+struct NodeSteps<'a> {
+    list: &'a Checklist,
+    t: &'a Target,
+    n: &'a str,
+    /// The kubectl prefix of the plan (`kubectl --context …`).
+    k: String,
+    target: String,
+    sel: String,
+    a: Argv<'a>,
+    out: Vec<Step>,
+}
+
+impl NodeSteps<'_> {
+    fn push(&mut self, branch: Branch, mut s: Step, actions: Vec<Action>) {
         s.branch = branch;
         s.actions = actions;
-        out.push(s);
-    };
-    push(
-        Branch::Always,
-        Step::new(
-            "read-state",
-            "read the node's cGPU state through its installer pod (module version, every /proc/cgpu_km/<gpu>/policy)".into(),
-            Some(read_state_command(list, &sel, n)),
-        ),
-        vec![
-            a.check_node("check-node"),
-            a.find_pod(),
-            Action {
-                action: "read-state",
-                argv: Some(a.exec_read_state()),
-                expect: serde_json::json!({"exit": 0}),
-                only_if: None,
-            },
-        ],
-    );
-    push(
-        Branch::Always,
-        Step::new(
-            "decide",
-            format!(
-                "decide from what it shows: {target} → at the target, nothing to do{}; `no-module` → module not loaded: restart the installer pod only (no cordon, no drain, no reboot); the module loaded and not at the target → cordon, drain, reboot; nothing readable → stop here (never reboot blind)",
-                if t.ours {
-                    " but undo the cordon an earlier checklist run left"
-                } else {
-                    ""
-                }
-            ),
-            None,
-        ),
-        vec![Action {
-            action: "decide",
-            argv: None,
-            expect: a.target(),
-            only_if: None,
-        }],
-    );
-    if t.ours {
-        push(
-            Branch::AtTarget,
-            Step::new(
-                "uncordon",
-                format!(
-                    "at the target: uncordon it (an earlier checklist run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
-                ),
-                Some(format!(
-                    "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
-                )),
-            ),
-            a.uncordon(),
-        );
+        self.out.push(s);
     }
-    push(
-        Branch::NoModule,
-        Step::new(
-            "restart-installer-pod",
-            format!(
-                "module not loaded: delete the node's installer pod; the DaemonSet recreates it and it loads the module with POLICY \"{p}\" (no drain, no reboot)"
-            ),
-            Some(format!(
-                "{k} -n kube-system delete pod {}",
-                pod_of(list, &sel, n)
-            )),
-        ),
-        vec![
-            a.check_node("check-node"),
-            a.find_pod(),
-            a.delete_pod("restart-installer-pod", None),
-        ],
-    );
-    let wait_pod = |s: &str| {
+
+    fn uncordon_mark(&self) -> String {
+        let (k, n) = (&self.k, self.n);
+        format!("{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-")
+    }
+
+    fn wait_pod(&self, s: &str) -> Step {
+        let (k, n, sel) = (&self.k, self.n, &self.sel);
         Step::new(
             "wait-installer-pod",
             format!(
@@ -390,248 +350,355 @@ pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
                 "{k} -n kube-system wait --for=condition=Ready pod -l {sel} --field-selector spec.nodeName={n} --timeout={POD_TIMEOUT}s"
             )),
         )
-    };
-    let wait_policy = |s: &str| {
+    }
+
+    fn wait_policy(&self, s: &str) -> Step {
         Step::new(
             "wait-policy",
             format!(
-                "{s}read the state again every {POLL_INTERVAL} s, at most {} min, until {target}",
-                POLICY_TIMEOUT / 60
+                "{s}read the state again every {POLL_INTERVAL} s, at most {} min, until {}",
+                POLICY_TIMEOUT / 60,
+                self.target
             ),
-            Some(read_state_command(list, &sel, n)),
+            Some(read_state_command(self.list, &self.sel, self.n)),
         )
-    };
-    push(
-        Branch::NoModule,
-        wait_pod("module not loaded: "),
-        vec![a.wait_pod()],
-    );
-    push(
-        Branch::NoModule,
-        wait_policy("module not loaded: "),
-        vec![a.find_pod(), a.wait_policy()],
-    );
-    if t.ours {
-        push(
-            Branch::NoModule,
-            Step::new(
-                "uncordon",
-                format!(
-                    "module not loaded: uncordon it (an earlier checklist run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
-                ),
-                Some(format!(
-                    "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
-                )),
-            ),
-            a.uncordon(),
-        );
     }
-    let mark = format!("{CORDON_MARK}=true");
-    let cordon_actions = vec![
-        a.check_node("check-node"),
-        Action {
-            action: "mark",
-            argv: Some(a.k(&["annotate", "node", n, &mark, "--overwrite"])),
-            expect: serde_json::json!({"exit": 0}),
-            only_if: Some("schedulable"),
-        },
-        Action {
-            action: "cordon",
-            argv: Some(a.k(&["cordon", n])),
-            expect: serde_json::json!({"exit": 0}),
-            only_if: Some("schedulable"),
-        },
-    ];
-    push(
-        Branch::Differs,
-        if t.was_cordoned {
-            Step::new(
-                "cordon",
-                "differs: already cordoned before this change: leave it so (no annotation: this run will not uncordon it)".into(),
-                None,
-            )
-        } else {
-            Step::new(
-                "cordon",
-                format!(
-                    "differs: record that this run cordons it (annotation {CORDON_MARK}), then cordon"
-                ),
-                Some(format!(
-                    "{k} annotate node {n} {CORDON_MARK}=true --overwrite && {k} cordon {n}"
-                )),
-            )
-        },
-        cordon_actions,
-    );
-    let drain_timeout = format!("--timeout={timeout}");
-    push(
-        Branch::Differs,
-        Step::new(
-            "drain",
+
+    /// Every node: read the state, then the decision (and, for a node an earlier run cordoned,
+    /// the uncordon when it is at the target).
+    fn read_and_decide(&mut self) {
+        let (list, t, n) = (self.list, self.t, self.n);
+        let read = Step::new(
+            "read-state",
+            "read the node's cGPU state through its installer pod (module version, every /proc/cgpu_km/<gpu>/policy)".into(),
+            Some(read_state_command(list, &self.sel, n)),
+        );
+        let actions = vec![
+            self.a.check_node("check-node"),
+            self.a.find_pod(),
+            Action {
+                action: "read-state",
+                argv: Some(self.a.exec_read_state()),
+                expect: serde_json::json!({"exit": 0}),
+                only_if: None,
+            },
+        ];
+        self.push(Branch::Always, read, actions);
+        let decide = Step::new(
+            "decide",
             format!(
-                "differs: drain (a PodDisruptionBudget that blocks it stops the node here after {timeout})"
-            ),
-            Some(format!(
-                "{k} drain {n} --ignore-daemonsets --delete-emptydir-data --timeout={timeout}"
-            )),
-        ),
-        vec![Action {
-            action: "drain",
-            argv: Some(a.k(&[
-                "drain",
-                n,
-                "--ignore-daemonsets",
-                "--delete-emptydir-data",
-                &drain_timeout,
-            ])),
-            expect: serde_json::json!({"exit": 0}),
-            only_if: None,
-        }],
-    );
-    let delete = Some(format!(
-        "{k} -n kube-system delete pod {}",
-        pod_of(list, &sel, n)
-    ));
-    let renew_title = match list.strategy {
-        Some(Strategy::OnDelete) => format!(
-            "differs: updateStrategy OnDelete: delete the node's installer pod so that the DaemonSet recreates it with POLICY \"{p}\" (a reboot would bring the old pod, and the old policy, back)"
-        ),
-        Some(Strategy::RollingUpdate) => "differs: if the node's installer pod's POLICY or image is not the DaemonSet's (the rollout has not replaced it), delete it so that the DaemonSet recreates it (a reboot would bring the old pod back)".into(),
-        None => "differs: if the node's installer pod's POLICY or image is not the DaemonSet's (always so with updateStrategy OnDelete), delete it so that the DaemonSet recreates it with the new POLICY".into(),
-    };
-    push(
-        Branch::Differs,
-        Step::new("renew-installer-pod", renew_title, delete),
-        vec![
-            a.find_pod(),
-            a.delete_pod("renew-installer-pod", Some("pod-differs")),
-        ],
-    );
-    let mut record = a.check_node("record-boot-id");
-    record.expect["record"] = serde_json::json!({"boot_id": "boot_id"});
-    push(
-        Branch::Differs,
-        Step::new(
-            "record-boot-id",
-            "differs: record the node's boot id".into(),
-            Some(format!(
-                "BOOT_ID=$({k} get node {n} -o jsonpath='{{.status.nodeInfo.bootID}}')"
-            )),
-        ),
-        vec![record],
-    );
-    let reboot = match (&t.instance_id, &t.region) {
-        (Some(id), Some(r)) => Some(format!(
-            "aliyun ecs RebootInstance --RegionId {r} --InstanceId {id}"
-        )),
-        (Some(id), None) => Some(format!("aliyun ecs RebootInstance --InstanceId {id}")),
-        _ => None,
-    };
-    let reboot_argv = match (&t.instance_id, &t.region) {
-        (Some(id), Some(r)) => Some(
-            [
-                "aliyun",
-                "ecs",
-                "RebootInstance",
-                "--RegionId",
-                r,
-                "--InstanceId",
-                id,
-            ]
-            .map(str::to_string)
-            .to_vec(),
-        ),
-        _ => None,
-    };
-    push(
-        Branch::Differs,
-        Step::new(
-            "reboot",
-            format!(
-                "differs: reboot it (only the instance the node's live spec.providerID names); RebootInstance only starts the restart{}",
-                if reboot.is_none() {
-                    " (no ECS instance id: reboot it from the console or with `sudo reboot` on the node)"
+                "decide from what it shows: {} → at the target, nothing to do{}; `no-module` → module not loaded: restart the installer pod only (no cordon, no drain, no reboot); the module loaded and not at the target → cordon, drain, reboot; nothing readable → stop here (never reboot blind)",
+                self.target,
+                if t.ours {
+                    " but undo the cordon an earlier checklist run left"
                 } else {
                     ""
                 }
             ),
-            reboot,
-        ),
-        vec![Action {
-            action: "reboot",
-            argv: reboot_argv,
-            expect: serde_json::json!({"exit": 0}),
-            only_if: None,
-        }],
-    );
-    let mut wait_boot = a.check_node("wait-boot-id");
-    wait_boot.expect["not_equal"] = serde_json::json!({"boot_id": "{boot_id}"});
-    wait_boot.expect["repeat"] =
-        serde_json::json!({"timeout_s": REBOOT_TIMEOUT, "poll_s": POLL_INTERVAL});
-    push(
-        Branch::Differs,
-        Step::new(
-            "wait-boot-id",
-            format!(
-                "differs: wait until the boot id differs from the one recorded (the node is still Ready right after the call; only a new boot id proves the restart), at most {} min",
-                REBOOT_TIMEOUT / 60
-            ),
-            Some(format!(
-                "timeout {REBOOT_TIMEOUT}s sh -c 'while [ \"$({k} get node {n} -o jsonpath={{.status.nodeInfo.bootID}})\" = \"$0\" ]; do sleep {POLL_INTERVAL}; done' \"$BOOT_ID\""
-            )),
-        ),
-        vec![wait_boot],
-    );
-    let node_ref = format!("node/{n}");
-    let ready_timeout = format!("--timeout={READY_TIMEOUT}s");
-    push(
-        Branch::Differs,
-        Step::new(
-            "wait-node-ready",
-            "differs: wait for the node to be Ready".into(),
-            Some(format!(
-                "{k} wait --for=condition=Ready node/{n} --timeout={READY_TIMEOUT}s"
-            )),
-        ),
-        vec![Action {
-            action: "wait-node-ready",
-            argv: Some(a.k(&["wait", "--for=condition=Ready", &node_ref, &ready_timeout])),
-            expect: serde_json::json!({"exit": 0}),
-            only_if: None,
-        }],
-    );
-    push(Branch::Differs, wait_pod("differs: "), vec![a.wait_pod()]);
-    push(
-        Branch::Differs,
-        wait_policy("differs: "),
-        vec![a.find_pod(), a.wait_policy()],
-    );
-    push(
-        Branch::Differs,
-        if t.was_cordoned {
-            Step::new(
-                "uncordon",
-                "differs: leave it cordoned: it was cordoned before this change (uncordon it when that reason is resolved)".into(),
-                None,
-            )
-        } else {
-            Step::new(
+            None,
+        );
+        let expect = self.a.target();
+        self.push(
+            Branch::Always,
+            decide,
+            vec![Action {
+                action: "decide",
+                argv: None,
+                expect,
+                only_if: None,
+            }],
+        );
+        if t.ours {
+            let step = Step::new(
                 "uncordon",
                 format!(
-                    "differs: uncordon it (this run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
+                    "at the target: uncordon it (an earlier checklist run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
+                ),
+                Some(self.uncordon_mark()),
+            );
+            let actions = self.a.uncordon();
+            self.push(Branch::AtTarget, step, actions);
+        }
+    }
+
+    /// The module is not loaded: restart the installer pod only.
+    fn no_module(&mut self) {
+        let (list, n, k) = (self.list, self.n, self.k.clone());
+        let p = list.desired.policy;
+        let restart = Step::new(
+            "restart-installer-pod",
+            format!(
+                "module not loaded: delete the node's installer pod; the DaemonSet recreates it and it loads the module with POLICY \"{p}\" (no drain, no reboot)"
+            ),
+            Some(format!(
+                "{k} -n kube-system delete pod {}",
+                pod_of(list, &self.sel, n)
+            )),
+        );
+        let actions = vec![
+            self.a.check_node("check-node"),
+            self.a.find_pod(),
+            self.a.delete_pod("restart-installer-pod", None),
+        ];
+        self.push(Branch::NoModule, restart, actions);
+        let (step, actions) = (
+            self.wait_pod("module not loaded: "),
+            vec![self.a.wait_pod()],
+        );
+        self.push(Branch::NoModule, step, actions);
+        let (step, actions) = (
+            self.wait_policy("module not loaded: "),
+            vec![self.a.find_pod(), self.a.wait_policy()],
+        );
+        self.push(Branch::NoModule, step, actions);
+        if self.t.ours {
+            let step = Step::new(
+                "uncordon",
+                format!(
+                    "module not loaded: uncordon it (an earlier checklist run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
+                ),
+                Some(self.uncordon_mark()),
+            );
+            let actions = self.a.uncordon();
+            self.push(Branch::NoModule, step, actions);
+        }
+    }
+
+    /// Differs: cordon, drain, renew the installer pod, record the boot id, reboot.
+    fn take_down(&mut self) {
+        let (list, t, n, k, a) = (self.list, self.t, self.n, self.k.clone(), &self.a);
+        let sel = &self.sel;
+        let p = list.desired.policy;
+        let timeout = &list.options.drain_timeout;
+        let mut steps: Vec<(Step, Vec<Action>)> = Vec::new();
+        let mut push = |_: Branch, s: Step, actions: Vec<Action>| steps.push((s, actions));
+        let mark = format!("{CORDON_MARK}=true");
+        let cordon_actions = vec![
+            a.check_node("check-node"),
+            Action {
+                action: "mark",
+                argv: Some(a.k(&["annotate", "node", n, &mark, "--overwrite"])),
+                expect: serde_json::json!({"exit": 0}),
+                only_if: Some("schedulable"),
+            },
+            Action {
+                action: "cordon",
+                argv: Some(a.k(&["cordon", n])),
+                expect: serde_json::json!({"exit": 0}),
+                only_if: Some("schedulable"),
+            },
+        ];
+        push(
+            Branch::Differs,
+            if t.was_cordoned {
+                Step::new(
+                    "cordon",
+                    "differs: already cordoned before this change: leave it so (no annotation: this run will not uncordon it)".into(),
+                    None,
+                )
+            } else {
+                Step::new(
+                    "cordon",
+                    format!(
+                        "differs: record that this run cordons it (annotation {CORDON_MARK}), then cordon"
+                    ),
+                    Some(format!(
+                        "{k} annotate node {n} {CORDON_MARK}=true --overwrite && {k} cordon {n}"
+                    )),
+                )
+            },
+            cordon_actions,
+        );
+        let drain_timeout = format!("--timeout={timeout}");
+        push(
+            Branch::Differs,
+            Step::new(
+                "drain",
+                format!(
+                    "differs: drain (a PodDisruptionBudget that blocks it stops the node here after {timeout})"
                 ),
                 Some(format!(
-                    "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
+                    "{k} drain {n} --ignore-daemonsets --delete-emptydir-data --timeout={timeout}"
                 )),
-            )
-        },
+            ),
+            vec![Action {
+                action: "drain",
+                argv: Some(a.k(&[
+                    "drain",
+                    n,
+                    "--ignore-daemonsets",
+                    "--delete-emptydir-data",
+                    &drain_timeout,
+                ])),
+                expect: serde_json::json!({"exit": 0}),
+                only_if: None,
+            }],
+        );
+        let delete = Some(format!(
+            "{k} -n kube-system delete pod {}",
+            pod_of(list, sel, n)
+        ));
+        let renew_title = match list.strategy {
+            Some(Strategy::OnDelete) => format!(
+                "differs: updateStrategy OnDelete: delete the node's installer pod so that the DaemonSet recreates it with POLICY \"{p}\" (a reboot would bring the old pod, and the old policy, back)"
+            ),
+            Some(Strategy::RollingUpdate) => "differs: if the node's installer pod's POLICY or image is not the DaemonSet's (the rollout has not replaced it), delete it so that the DaemonSet recreates it (a reboot would bring the old pod back)".into(),
+            None => "differs: if the node's installer pod's POLICY or image is not the DaemonSet's (always so with updateStrategy OnDelete), delete it so that the DaemonSet recreates it with the new POLICY".into(),
+        };
+        push(
+            Branch::Differs,
+            Step::new("renew-installer-pod", renew_title, delete),
+            vec![
+                a.find_pod(),
+                a.delete_pod("renew-installer-pod", Some("pod-differs")),
+            ],
+        );
+        let mut record = a.check_node("record-boot-id");
+        record.expect["record"] = serde_json::json!({"boot_id": "boot_id"});
+        push(
+            Branch::Differs,
+            Step::new(
+                "record-boot-id",
+                "differs: record the node's boot id".into(),
+                Some(format!(
+                    "BOOT_ID=$({k} get node {n} -o jsonpath='{{.status.nodeInfo.bootID}}')"
+                )),
+            ),
+            vec![record],
+        );
+        let reboot = match (&t.instance_id, &t.region) {
+            (Some(id), Some(r)) => Some(format!(
+                "aliyun ecs RebootInstance --RegionId {r} --InstanceId {id}"
+            )),
+            (Some(id), None) => Some(format!("aliyun ecs RebootInstance --InstanceId {id}")),
+            _ => None,
+        };
+        let reboot_argv = match (&t.instance_id, &t.region) {
+            (Some(id), Some(r)) => Some(
+                [
+                    "aliyun",
+                    "ecs",
+                    "RebootInstance",
+                    "--RegionId",
+                    r,
+                    "--InstanceId",
+                    id,
+                ]
+                .map(str::to_string)
+                .to_vec(),
+            ),
+            _ => None,
+        };
+        push(
+            Branch::Differs,
+            Step::new(
+                "reboot",
+                format!(
+                    "differs: reboot it (only the instance the node's live spec.providerID names); RebootInstance only starts the restart{}",
+                    if reboot.is_none() {
+                        " (no ECS instance id: reboot it from the console or with `sudo reboot` on the node)"
+                    } else {
+                        ""
+                    }
+                ),
+                reboot,
+            ),
+            vec![Action {
+                action: "reboot",
+                argv: reboot_argv,
+                expect: serde_json::json!({"exit": 0}),
+                only_if: None,
+            }],
+        );
+        for (s, actions) in steps {
+            self.push(Branch::Differs, s, actions);
+        }
+    }
+
+    /// Differs, after the reboot: wait for the new boot id, the node, its installer pod and the
+    /// policy files; uncordon what this run cordoned.
+    fn bring_up(&mut self) {
+        let (t, n, k) = (self.t, self.n, self.k.clone());
+        let mut steps: Vec<(Step, Vec<Action>)> = Vec::new();
         {
-            let mut v = vec![a.check_node("check-node")];
-            v.extend(a.uncordon());
-            v
-        },
-    );
-    out
+            let a = &self.a;
+            let mut push = |_: Branch, s: Step, actions: Vec<Action>| steps.push((s, actions));
+            let mut wait_boot = a.check_node("wait-boot-id");
+            wait_boot.expect["not_equal"] = serde_json::json!({"boot_id": "{boot_id}"});
+            wait_boot.expect["repeat"] =
+                serde_json::json!({"timeout_s": REBOOT_TIMEOUT, "poll_s": POLL_INTERVAL});
+            push(
+                Branch::Differs,
+                Step::new(
+                    "wait-boot-id",
+                    format!(
+                        "differs: wait until the boot id differs from the one recorded (the node is still Ready right after the call; only a new boot id proves the restart), at most {} min",
+                        REBOOT_TIMEOUT / 60
+                    ),
+                    Some(format!(
+                        "timeout {REBOOT_TIMEOUT}s sh -c 'while [ \"$({k} get node {n} -o jsonpath={{.status.nodeInfo.bootID}})\" = \"$0\" ]; do sleep {POLL_INTERVAL}; done' \"$BOOT_ID\""
+                    )),
+                ),
+                vec![wait_boot],
+            );
+            let node_ref = format!("node/{n}");
+            let ready_timeout = format!("--timeout={READY_TIMEOUT}s");
+            push(
+                Branch::Differs,
+                Step::new(
+                    "wait-node-ready",
+                    "differs: wait for the node to be Ready".into(),
+                    Some(format!(
+                        "{k} wait --for=condition=Ready node/{n} --timeout={READY_TIMEOUT}s"
+                    )),
+                ),
+                vec![Action {
+                    action: "wait-node-ready",
+                    argv: Some(a.k(&["wait", "--for=condition=Ready", &node_ref, &ready_timeout])),
+                    expect: serde_json::json!({"exit": 0}),
+                    only_if: None,
+                }],
+            );
+            push(
+                Branch::Differs,
+                self.wait_pod("differs: "),
+                vec![a.wait_pod()],
+            );
+            push(
+                Branch::Differs,
+                self.wait_policy("differs: "),
+                vec![a.find_pod(), a.wait_policy()],
+            );
+            push(
+                Branch::Differs,
+                if t.was_cordoned {
+                    Step::new(
+                    "uncordon",
+                    "differs: leave it cordoned: it was cordoned before this change (uncordon it when that reason is resolved)".into(),
+                    None,
+                )
+                } else {
+                    Step::new(
+                        "uncordon",
+                        format!(
+                            "differs: uncordon it (this run cordoned it: annotation {CORDON_MARK}) and drop the annotation"
+                        ),
+                        Some(format!(
+                            "{k} uncordon {n} && {k} annotate node {n} {CORDON_MARK}-"
+                        )),
+                    )
+                },
+                {
+                    let mut v = vec![a.check_node("check-node")];
+                    v.extend(a.uncordon());
+                    v
+                },
+            );
+        }
+        for (s, actions) in steps {
+            self.push(Branch::Differs, s, actions);
+        }
+    }
 }
 
 /// Checks before the first node, in order.

@@ -256,15 +256,6 @@ impl Shape {
         }
         s.include_cordoned = r.chance(30);
         s.recover = r.chance(50);
-        // The actors of issue 32 work on a node the run would restart: the first such node.
-        if COORDINATION_FAULTS.contains(&s.fault)
-            && let Some(i) = s
-                .nodes
-                .iter()
-                .position(|n| s.targeted(n) && n.module == Module::Old)
-        {
-            s.fault_node = i;
-        }
         // Still one node that this run restarts: the first one that needs it.
         if !s
             .nodes
@@ -274,6 +265,15 @@ impl Shape {
             let i = r.below(s.nodes.len() as u64) as usize;
             let n = &mut s.nodes[i];
             (n.module, n.cordoned, n.ready, n.core) = (Module::Old, false, true, false);
+        }
+        // The actors of issue 32 work on a node the run would restart: the first such node.
+        if COORDINATION_FAULTS.contains(&s.fault)
+            && let Some(i) = s
+                .nodes
+                .iter()
+                .position(|n| s.targeted(n) && n.module == Module::Old)
+        {
+            s.fault_node = i;
         }
         s
     }
@@ -1983,6 +1983,14 @@ fn regression_seed_50033_a_renewal_in_flight_at_the_stop_kept_the_lock() {
 #[test]
 fn regression_seed_50012_a_stalled_rollout_names_the_nodes_that_hold_it() {
     replay_full("coordination", COORDINATION_FAULTS, 4, 50012, ALL);
+}
+
+/// Seed 60054 (coordination, a harness bug): the node an earlier run left down was chosen among
+/// nodes NotReady from the start, so the judge held the re-run's finishing of it against the
+/// run. The actors of issue 32 now work on a node the run restarts.
+#[test]
+fn regression_seed_60054_the_node_left_down_is_one_the_run_restarts() {
+    replay_full("coordination", COORDINATION_FAULTS, 4, 60054, ALL);
 }
 
 /// The only free aliyun.com/gpu-mem is on a NotReady node: evicted pods could not land, so the

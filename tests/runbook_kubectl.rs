@@ -1218,19 +1218,25 @@ fn case_with(
     j.stops_at_fault(&first);
     if let Some(b) = &second {
         j.every_run("run 1 (second copy)", b);
-        // One of the two ran and the other said who holds the lock, or they ran one after the
-        // other: never both at once (LockHeld) and never the second without a word.
-        if b.code != 0 && first.code != 0 {
-            let named = [&first, b]
+        // A copy that met the other's lock (its create refused: AlreadyExists) stops and names
+        // the holder; what each changed is judged by LockHeld.
+        let events = j.events("prod", first.from.0);
+        let refused = |token: &str| {
+            events
                 .iter()
-                .any(|r| r.stderr.contains("holds the cluster lock"));
-            if !named {
+                .any(|e| e["ev"] == "lease-create-refused" && e["by"] == token)
+        };
+        for (r, token) in [(&first, TOKEN), (b, SECOND_RUN)] {
+            let named = r.stderr.contains("holds the cluster lock")
+                || r.stderr.contains("took the cluster lock")
+                || r.stderr.contains("just released");
+            if refused(token) && (r.code == 0 || !named) {
                 j.fail(
                     Inv::LockHeld,
                     format!(
-                        "both copies stopped and neither named the lock's holder: {} | {}",
-                        tail(&first.stderr),
-                        tail(&b.stderr)
+                        "the copy of {token} met the other's lock and exited {} without naming it: {}",
+                        r.code,
+                        tail(&r.stderr)
                     ),
                 );
             }

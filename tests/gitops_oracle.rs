@@ -142,11 +142,17 @@ fn application(rng: &mut Rng) -> Case {
         "cgpu.checkRegions",
     ];
     let mut params = String::new();
-    for name in names {
-        if !rng.chance(30) {
-            continue;
-        }
-        let value = rng.pick(&["3", "v1.5.20-aa-aliyun", "false", "007", "null"]);
+    // Argo CD's repo server puts each parameter into a map by name (`Set`, or `SetString` with
+    // forceString), the last of one name winning, and passes `--set name=value` for each, the
+    // value's commas escaped (`cleanSetParameters`), then `--set-string` for each.
+    let mut set_map: Vec<(String, String)> = Vec::new();
+    let mut string_map: Vec<(String, String)> = Vec::new();
+    let mut chosen: Vec<&str> = names.iter().copied().filter(|_| rng.chance(30)).collect();
+    if !chosen.is_empty() && rng.chance(25) {
+        chosen.push(chosen[0]);
+    }
+    for name in chosen {
+        let value = rng.pick(&["3", "v1.5.20-aa-aliyun", "false", "007", "null", "7", "a,b"]);
         let force = rng.chance(40);
         params.push_str(&format!(
             "        - name: {name}\n          value: \"{value}\"\n"
@@ -154,8 +160,14 @@ fn application(rng: &mut Rng) -> Case {
         if force {
             params.push_str("          forceString: true\n");
         }
-        let flag = if force { "--set-string" } else { "--set" };
-        sets.push((flag.to_string(), format!("{name}={value}")));
+        let map = if force { &mut string_map } else { &mut set_map };
+        map.retain(|(n, _)| n != name);
+        map.push((name.to_string(), value.replace(',', "\\,")));
+    }
+    for (flag, map) in [("--set", &set_map), ("--set-string", &string_map)] {
+        for (name, value) in map {
+            sets.push((flag.to_string(), format!("{name}={value}")));
+        }
     }
     if !params.is_empty() {
         helm.push_str("      parameters:\n");
@@ -200,16 +212,26 @@ fn helmfile(rng: &mut Rng) -> Case {
         }
         layers.push(text);
     }
+    // helmfile's setFlags then setStringFlags: `--set name=value` for each `set:` entry, then
+    // `--set-string` for each `setString:` entry, `{`, `}` and `,` escaped with a backslash.
     let mut sets = Vec::new();
-    if rng.chance(50) {
-        file.push_str("    set:\n");
-        for name in ["cgpu.policy", "cgpu.tag"] {
-            if rng.chance(60) {
-                let value = rng.pick(&["3", "v1.5.20-aa-aliyun", "007"]);
-                file.push_str(&format!(
-                    "      - name: {name}\n        value: \"{value}\"\n"
-                ));
-                sets.push(("--set".to_string(), format!("{name}={value}")));
+    for (key, flag) in [("set", "--set"), ("setString", "--set-string")] {
+        if rng.chance(50) {
+            file.push_str(&format!("    {key}:\n"));
+            let mut any = false;
+            for name in ["cgpu.policy", "cgpu.tag", "cgpu.enabled"] {
+                if rng.chance(60) || (!any && name == "cgpu.enabled") {
+                    any = true;
+                    let value = rng.pick(&["3", "v1.5.20-aa-aliyun", "007", "false", "x,{y}"]);
+                    file.push_str(&format!(
+                        "      - name: {name}\n        value: \"{value}\"\n"
+                    ));
+                    let escaped = value
+                        .replace('{', "\\{")
+                        .replace('}', "\\}")
+                        .replace(',', "\\,");
+                    sets.push((flag.to_string(), format!("{name}={escaped}")));
+                }
             }
         }
     }

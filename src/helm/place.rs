@@ -91,8 +91,9 @@ pub struct Target {
     /// An umbrella dependency's `condition` and `tags`.
     pub condition: Option<String>,
     pub tags: Vec<String>,
-    /// Argo CD's `helm.parameters` as Helm flags, in order.
-    pub parameters: Vec<(SetKind, String)>,
+    /// Argo CD's `helm.parameters`, helmfile's `set:` and `setString:`: the Helm flags the tool
+    /// passes, in the order Helm applies them.
+    pub parameters: Vec<Param>,
     /// Flux's `spec.valuesFrom`, in order.
     pub values_from: Vec<ValuesRef>,
     /// A helmfile release's `values:` list in order: inline mappings, and files (paths relative
@@ -105,6 +106,9 @@ pub struct Target {
     pub check: bool,
     /// `values` prints what this target's release receives (not for a part of a release).
     pub release: bool,
+    /// What the release's tool hands the chart that is not read here, or that the tool ignores:
+    /// the node and what to say (`values-not-read`).
+    pub unread: Vec<(Node, String)>,
 }
 
 impl Target {
@@ -117,11 +121,45 @@ impl Target {
     }
 }
 
+/// A `--set` or `--set-string` flag a tool passes to Helm for one entry of the release.
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub kind: SetKind,
+    /// The entry's `name`.
+    pub name: String,
+    /// The flag's argument as the tool writes it (`name=value`, escaped as the tool escapes).
+    pub arg: String,
+    /// The entry's `value` (or `values`) node in the file: where findings about it point.
+    pub value: Node,
+    /// Its JSON pointer in the document (`/spec/source/helm/parameters/0/value`).
+    pub pointer: String,
+}
+
+impl Param {
+    /// The name of the source [`super::strvals::apply`] gives the values this flag sets.
+    pub fn source_name(&self) -> String {
+        format!("{} {}", self.kind.flag(), self.arg)
+    }
+}
+
+/// Helm applies every `--set` before every `--set-string`, whatever their order on the command
+/// line: the parameters in that order (stable within a kind).
+fn helm_order(params: &mut [Param]) {
+    params.sort_by_key(|p| match p.kind {
+        SetKind::Json => 0,
+        SetKind::Set => 1,
+        SetKind::String => 2,
+    });
+}
+
 /// One entry of a helmfile release's `values:` list.
 #[derive(Debug, Clone)]
 pub enum Layer {
-    Inline(Node),
-    File(String),
+    /// An inline mapping and its pointer (`/releases/1/values/0`).
+    Inline(Node, String),
+    /// A file named by the entry (its string node), and whether helmfile skips it when missing
+    /// (`missingFileHandler` other than `Error`).
+    File(Node, bool),
 }
 
 impl Target {
@@ -140,6 +178,7 @@ impl Target {
             via: None,
             check: true,
             release: true,
+            unread: Vec::new(),
         }
     }
 }
@@ -255,7 +294,7 @@ pub fn targets(root: &Node, deps: Option<&[Dependency]>) -> Vec<Target> {
             .iter()
             .any(|r| r.get("chart").and_then(Node::as_str).is_some())
     {
-        return helmfile(releases);
+        return helmfile(root, releases);
     }
     let fallback = [Dependency {
         key: CHART.to_string(),
@@ -356,8 +395,18 @@ fn application(root: &Node, name: &str) -> Vec<Target> {
             continue;
         }
         let helm = s.get("helm");
+        let mut t_unread = Vec::new();
         let object = helm.and_then(|h| h.get("valuesObject"));
         let string = helm.and_then(|h| h.get("values"));
+        if let (Some(o), Some(v)) = (object, string)
+            && !matches!(o.value, Value::Scalar(Scalar::Null))
+            && !matches!(v.scalar(), Some(Scalar::Null))
+        {
+            t_unread.push((
+                v.clone(),
+                "`values` beside `valuesObject`: Argo CD passes only valuesObject, so this string is not read by Argo CD (nor checked here); move what it should set into valuesObject, or delete it".to_string(),
+            ));
+        }
         let (pointer, values) = match (object, string) {
             (Some(o), _) if !matches!(o.value, Value::Scalar(Scalar::Null)) => (
                 format!("{at}/helm/valuesObject"),
@@ -372,25 +421,117 @@ fn application(root: &Node, name: &str) -> Vec<Target> {
             name.to_string()
         };
         let mut t = Target::new(Form::Application, label, pointer, values);
-        for p in helm
-            .and_then(|h| h.get("parameters"))
+        t.parameters = argo_parameters(helm, &format!("{at}/helm/parameters"));
+        t.unread = std::mem::take(&mut t_unread);
+        out.push(t);
+    }
+    out
+}
+
+/// Argo CD's `helm.parameters` as its repo server passes them (`reposerver/repository`
+/// `helmTemplate` and `util/helm/cmd.go`): each into the map `Set` (or `SetString` with
+/// `forceString`) by name, the last of one name winning, then `--set name=value` for each of
+/// `Set` and `--set-string` for each of `SetString`, the value's commas escaped
+/// (`cleanSetParameters`: every `,` not after a `\`, unless the value is a `{…}` list).
+fn argo_parameters(helm: Option<&Node>, at: &str) -> Vec<Param> {
+    let mut out: Vec<Param> = Vec::new();
+    let list = helm
+        .and_then(|h| h.get("parameters"))
+        .and_then(Node::as_seq)
+        .unwrap_or_default();
+    for (i, p) in list.iter().enumerate() {
+        let (Some(name), Some(node)) = (p.get("name").and_then(Node::as_str), p.get("value"))
+        else {
+            continue;
+        };
+        let value = scalar_text(node).unwrap_or_default();
+        let force = matches!(
+            p.get("forceString").and_then(Node::scalar),
+            Some(Scalar::Bool(true))
+        );
+        let kind = if force { SetKind::String } else { SetKind::Set };
+        let cleaned = if value.starts_with('{') && value.ends_with('}') {
+            value
+        } else {
+            let mut s = String::with_capacity(value.len());
+            let mut prev = None;
+            for c in value.chars() {
+                if c == ',' && prev != Some('\\') {
+                    s.push_str("\\,");
+                } else {
+                    s.push(c);
+                }
+                prev = Some(c);
+            }
+            s
+        };
+        out.retain(|o| !(o.kind == kind && o.name == name));
+        out.push(Param {
+            kind,
+            name: name.to_string(),
+            arg: format!("{name}={cleaned}"),
+            value: node.clone(),
+            pointer: format!("{at}/{i}/value"),
+        });
+    }
+    helm_order(&mut out);
+    out
+}
+
+/// helmfile's `set:` (as `--set`) and `setString:` (as `--set-string`) entries of a release, as
+/// its `setFlags`/`setStringFlags` write them (`pkg/state/state.go`): `name=value` with `{`, `}`
+/// and `,` of both escaped (`escape`), a `values:` list as `name={a,b}`; an entry with an empty
+/// `value` and no `values` passes nothing (a `file:` entry is `--set-file`, not read).
+fn helmfile_sets(r: &Node, at: &str) -> Vec<Param> {
+    fn escape(s: &str) -> String {
+        s.replace('{', "\\{")
+            .replace('}', "\\}")
+            .replace(',', "\\,")
+    }
+    let mut out = Vec::new();
+    for (key, kind) in [("set", SetKind::Set), ("setString", SetKind::String)] {
+        for (j, p) in r
+            .get(key)
             .and_then(Node::as_seq)
             .unwrap_or_default()
+            .iter()
+            .enumerate()
         {
-            let (Some(n), Some(v)) = (
-                p.get("name").and_then(Node::as_str),
-                p.get("value").and_then(scalar_text),
-            ) else {
+            let Some(name) = p.get("name").and_then(Node::as_str) else {
                 continue;
             };
-            let force = matches!(
-                p.get("forceString").and_then(Node::scalar),
-                Some(Scalar::Bool(true))
-            );
-            let kind = if force { SetKind::String } else { SetKind::Set };
-            t.parameters.push((kind, format!("{n}={v}")));
+            let value = p
+                .get("value")
+                .filter(|v| scalar_text(v).is_some_and(|t| !t.is_empty()));
+            let (arg, node, field) = if let Some(v) = value {
+                let text = scalar_text(v).unwrap_or_default();
+                (format!("{}={}", escape(name), escape(&text)), v, "value")
+            } else if let Some(list) = p
+                .get("values")
+                .filter(|v| v.as_seq().is_some_and(|l| !l.is_empty()))
+            {
+                let items: Vec<String> = list
+                    .as_seq()
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|i| escape(&scalar_text(i).unwrap_or_default()))
+                    .collect();
+                (
+                    format!("{}={{{}}}", escape(name), items.join(",")),
+                    list,
+                    "values",
+                )
+            } else {
+                continue;
+            };
+            out.push(Param {
+                kind,
+                name: name.to_string(),
+                arg,
+                value: node.clone(),
+                pointer: format!("{at}/{key}/{j}/{field}"),
+            });
         }
-        out.push(t);
     }
     out
 }
@@ -398,7 +539,7 @@ fn application(root: &Node, name: &str) -> Vec<Target> {
 /// helmfile's releases of the chart: each release's `values:` entries in order (an inline
 /// mapping is a values file of its own; a string names a file beside the helmfile), then `set:`
 /// as `--set` (helmfile passes them to `helm` as `--values` and `--set`, in that order).
-fn helmfile(releases: &[Node]) -> Vec<Target> {
+fn helmfile(root: &Node, releases: &[Node]) -> Vec<Target> {
     let mut out = Vec::new();
     for (i, r) in releases.iter().enumerate() {
         if r.get("chart").and_then(Node::as_str).map(chart_name) != Some(CHART) {
@@ -430,21 +571,25 @@ fn helmfile(releases: &[Node]) -> Vec<Target> {
             format!("/releases/{i}"),
             Values::Absent,
         );
-        for v in entries {
+        // `missingFileHandler` of the release, else of the helmfile; `Error` by default.
+        let handler = r
+            .get("missingFileHandler")
+            .or_else(|| root.get("missingFileHandler"))
+            .and_then(Node::as_str)
+            .unwrap_or("Error");
+        for (j, v) in entries.iter().enumerate() {
             match (&v.value, v.as_str()) {
-                (Value::Map(_), _) => whole.layers.push(Layer::Inline(v.clone())),
-                (_, Some(path)) => whole.layers.push(Layer::File(path.to_string())),
+                (Value::Map(_), _) => whole.layers.push(Layer::Inline(
+                    v.clone(),
+                    format!("/releases/{i}/values/{j}"),
+                )),
+                (_, Some(_)) => whole
+                    .layers
+                    .push(Layer::File(v.clone(), handler != "Error")),
                 _ => {}
             }
         }
-        for p in r.get("set").and_then(Node::as_seq).unwrap_or_default() {
-            if let (Some(n), Some(v)) = (
-                p.get("name").and_then(Node::as_str),
-                p.get("value").and_then(scalar_text),
-            ) {
-                whole.parameters.push((SetKind::Set, format!("{n}={v}")));
-            }
-        }
+        whole.parameters = helmfile_sets(r, &format!("/releases/{i}"));
         whole.check = false;
         out.push(whole);
     }
@@ -606,8 +751,9 @@ fn same_file(p: &Path, name: &str) -> bool {
     }
 }
 
-/// The values of a HelmRelease or an Application, before the chart's defaults.
-fn release_values(
+/// The values of a HelmRelease, an Application or a helmfile release, before the chart's
+/// defaults, or the first thing the tool or Helm refuses.
+pub fn release_values(
     t: &Target,
     parsed: &Parsed,
     file: &str,
@@ -617,21 +763,42 @@ fn release_values(
     let mut out = empty_map(&base_src);
     for layer in &t.layers {
         match layer {
-            Layer::Inline(n) => merge_maps(&mut out, view(n)?),
-            Layer::File(path) => {
-                let p = Path::new(file)
-                    .parent()
-                    .unwrap_or(Path::new("."))
-                    .join(path);
-                let text = std::fs::read_to_string(&p).map_err(|e| Refusal {
-                    src: Source::new(file, String::new()),
-                    offset: 0,
-                    message: format!(
-                        "{}: {e} (a values file of the helmfile release `{}`)",
-                        p.display(),
-                        t.name
-                    ),
-                })?;
+            Layer::Inline(n, _) => merge_maps(&mut out, view(n)?),
+            Layer::File(entry, skip_missing) => {
+                let path = entry.as_str().unwrap_or_default();
+                let base = Path::new(file).parent().unwrap_or(Path::new("."));
+                let p = base.join(path);
+                let text = match std::fs::read_to_string(&p) {
+                    Ok(t) => t,
+                    Err(_) if *skip_missing && !p.exists() => continue,
+                    Err(e) if p.exists() => {
+                        return Err(Refusal {
+                            src: entry.src.clone(),
+                            offset: entry.span.start,
+                            message: format!(
+                                "{}: {e} (a values file of the helmfile release `{}`)",
+                                p.display(),
+                                t.name
+                            ),
+                        });
+                    }
+                    Err(_) => {
+                        let base = if base.as_os_str().is_empty() {
+                            Path::new(".")
+                        } else {
+                            base
+                        };
+                        return Err(Refusal {
+                            src: entry.src.clone(),
+                            offset: entry.span.start,
+                            message: format!(
+                                "values file matching \"{path}\" does not exist in \"{}\" (helmfile stops here: the release `{}` is not installed)",
+                                base.display(),
+                                t.name
+                            ),
+                        });
+                    }
+                };
                 merge_maps(
                     &mut out,
                     read_file(&Source::new(p.to_string_lossy(), text), version)?,
@@ -674,8 +841,8 @@ fn release_values(
             });
         }
     }
-    for (kind, arg) in &t.parameters {
-        super::strvals::apply(*kind, arg, &mut out, version)?;
+    for p in &t.parameters {
+        super::strvals::apply(p.kind, &p.arg, &mut out, version)?;
     }
     Ok(out)
 }

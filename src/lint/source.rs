@@ -112,9 +112,33 @@ pub(super) fn rules_source(
                 if t.form == place::Form::HelmRelease && t.via.is_none() {
                     values_from_unchecked(&mut ctx, src, t, &config_maps);
                 }
+                for (node, why) in &t.unread {
+                    let message = format!("{}: {why}", t.label());
+                    ctx.at(RuleId::ValuesNotRead, node, "", message);
+                }
+                // A helmfile release is judged as a whole (its `values:` list and `set:` layered),
+                // not entry by entry; so is an Application with parameters.
+                if t.form == place::Form::Helmfile {
+                    if t.release {
+                        ctx.out.extend(check_layered(src, parsed, doc, t, opts));
+                    }
+                    continue;
+                }
                 if !t.check
                     || (t.form == place::Form::Umbrella && place::disabled(t, root).is_some())
                 {
+                    continue;
+                }
+                if t.form == place::Form::Application
+                    && !t.parameters.is_empty()
+                    && matches!(
+                        t.values,
+                        place::Values::Absent
+                            | place::Values::Node(_)
+                            | place::Values::Embedded(..)
+                    )
+                {
+                    ctx.out.extend(check_layered(src, parsed, doc, t, opts));
                     continue;
                 }
                 ctx.out.extend(check_target(src, doc, t, opts));
@@ -310,6 +334,160 @@ fn check_target(
         }
     }
     out
+}
+
+/// The rules on what a tool hands Helm for one release when it layers several sources: Argo
+/// CD's `parameters` over the Application's values, a helmfile release's `values:` list (inline
+/// mappings and files beside the helmfile, in order) then its `set:` and `setString:`. The rules
+/// judge the layered values ([`place::release_values`], as the tool passes them to Helm 3, or
+/// `--helm`), so a key a later entry sets is judged there only; each finding points at the entry
+/// that set the value: the mapping in place (inside a `values: |` string too), a values file in
+/// that file, a parameter at its `value`.
+fn check_layered(
+    src: &Arc<Source>,
+    parsed: &yaml::Parsed,
+    doc: &yaml::Document,
+    t: &place::Target,
+    opts: &RuleOptions,
+) -> Vec<Diagnostic> {
+    let version = opts.helm.unwrap_or(crate::helm::Version::Three);
+    let mut out = Vec::new();
+    // Duplicates and syntax errors inside a `values: |` string are its own.
+    if let place::Values::Embedded(vsrc, vparsed) = &t.values {
+        if let Some(vdoc) = vparsed.documents.first() {
+            let mut vctx = Ctx::new(opts, doc.index, &vdoc.alias_uses);
+            crate::rules::duplicates(&mut vctx, vsrc, vdoc);
+            out.extend(vctx.out);
+        }
+        if let Some(err) = &vparsed.error
+            && err.document == 1
+        {
+            out.extend(syntax_finding(
+                opts,
+                vsrc,
+                doc.index,
+                err.offset,
+                &err.message,
+            ));
+            return moved_to(out, src);
+        }
+    }
+    let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+    match place::release_values(t, parsed, &src.name, version) {
+        Ok(mut tree) => {
+            at_parameters(&mut tree, &t.parameters, src);
+            if tree.entry("cgpu").is_some() {
+                check_values(&mut ctx, &tree);
+            }
+        }
+        Err(r) => {
+            let missing = t.layers.iter().any(|l| {
+                matches!(l, place::Layer::File(entry, _)
+                    if entry.span.start == r.offset && Arc::ptr_eq(&entry.src, &r.src))
+            });
+            let rule = if missing {
+                RuleId::ValuesFileMissing
+            } else {
+                RuleId::YamlSyntax
+            };
+            let message = format!("{}: {}", t.label(), r.message);
+            ctx.report(rule, &r.src, r.offset..r.offset, "", message);
+            out.extend(moved_to(ctx.out, src));
+            return out;
+        }
+    }
+    for mut d in ctx.out {
+        if d.rule == RuleId::CgpuMissing {
+            continue;
+        }
+        let label = t.label();
+        if let Some(p) = t
+            .parameters
+            .iter()
+            .find(|p| Arc::ptr_eq(&d.src, src) && p.value.span == d.span)
+        {
+            // A value a parameter sets: the finding is at the parameter's `value`. Its text is
+            // a Kubernetes string the tool turns into a flag, so no edit is offered.
+            d.src = src.clone();
+            d.span = p.value.span.clone();
+            d.path = p.pointer.clone();
+            d.edits.clear();
+            d.consequence = None;
+            d.fix_note = Some(format!(
+                "not fixed automatically: the value comes from the parameter `{}`; edit its `value` (or `forceString`) by hand",
+                p.name
+            ));
+            d.message = format!("{label} (parameter `{}`): {}", p.name, d.message);
+        } else if d.src.name == src.name {
+            let prefix = t
+                .layers
+                .iter()
+                .find_map(|l| match l {
+                    place::Layer::Inline(n, at)
+                        if n.span.start <= d.span.start && d.span.end <= n.span.end =>
+                    {
+                        Some(at.as_str())
+                    }
+                    _ => None,
+                })
+                .unwrap_or(&t.pointer);
+            d.path = format!("{prefix}{}", d.path);
+            d.message = format!("{label}: {}", d.message);
+            d.src = src.clone();
+            for e in &mut d.edits {
+                e.src = src.clone();
+            }
+        } else {
+            // A values file the release names: the finding is in that file.
+            d.document = 1;
+            d.message = format!("{label}: {}", d.message);
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// Every node a parameter set moved to the parameter's `value` in the file, so that the rules
+/// quote and point at what is written there: a string as the quoted string it is for Helm, a
+/// number, boolean or null in the file's text.
+fn at_parameters(node: &mut Node, params: &[place::Param], src: &Arc<Source>) {
+    if let Some(p) = params.iter().find(|p| node.src.name == p.source_name()) {
+        node.src = src.clone();
+        node.span = p.value.span.clone();
+        node.style = match node.value {
+            crate::yaml::Value::Scalar(crate::yaml::Scalar::Str(_)) => {
+                crate::yaml::Style::DoubleQuoted
+            }
+            _ => crate::yaml::Style::Plain,
+        };
+    }
+    match &mut node.value {
+        crate::yaml::Value::Map(entries) => {
+            for e in entries {
+                at_parameters(&mut e.value, params, src);
+            }
+        }
+        crate::yaml::Value::Seq(items) => {
+            for i in items {
+                at_parameters(i, params, src);
+            }
+        }
+        crate::yaml::Value::Scalar(_) => {}
+    }
+}
+
+/// Findings of a `values: |` string read in place, moved back to the file (the string's source
+/// has the file's offsets).
+fn moved_to(mut diags: Vec<Diagnostic>, src: &Arc<Source>) -> Vec<Diagnostic> {
+    for d in &mut diags {
+        if d.src.name == src.name {
+            d.src = src.clone();
+            for e in &mut d.edits {
+                e.src = src.clone();
+            }
+        }
+    }
+    diags
 }
 
 /// What a file without anything to check holds, so that `cgpu-missing` can say so instead of

@@ -1,0 +1,234 @@
+//! Values everywhere GitOps keeps them, part 2 (issue 34, spec §10 "Also (turn 4)"): Argo CD
+//! `helm.parameters` (with `forceString`) over the Application's values, helmfile `set:` and
+//! `setString:` over its `values:` list (inline mappings and files beside the helmfile),
+//! ApplicationSet templates, kustomize `helmCharts[]`, and what is not read said as such.
+//! Every position is computed here from the bytes of the file (the offset of the text the finding
+//! is about), never copied from what cgpu-lint printed. The layering follows the tools' code:
+//!
+//! - Argo CD (<https://argo-cd.readthedocs.io/en/stable/user-guide/helm/>, "parameters >
+//!   valuesObject > values > valueFiles"; `util/helm/cmd.go`: parameters as `--set`, with
+//!   `forceString` as `--set-string`; `ValuesYAML`: valuesObject replaces the `values` string);
+//! - helmfile (`pkg/state/state.go` `namespaceAndValuesFlags`: the `values:` entries as
+//!   `--values` in order, then `setFlags` (`--set`), then `setStringFlags` (`--set-string`);
+//!   a missing values file stops it: `values file matching "…" does not exist in "…"`).
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+
+fn dir() -> PathBuf {
+    fixtures().join("gitops-forms")
+}
+
+/// 1-based line and column (in characters) of byte `offset`.
+fn line_col(text: &str, offset: usize) -> (u64, u64) {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() as u64 + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() as u64 + 1)
+}
+
+/// The offset of `needle` after each of `after` in turn.
+fn offset_of(text: &str, after: &[&str], needle: &str) -> usize {
+    let mut from = 0;
+    for a in after {
+        from += text[from..]
+            .find(a)
+            .unwrap_or_else(|| panic!("{a:?} not in the file"))
+            + a.len();
+    }
+    from + text[from..].find(needle).unwrap()
+}
+
+fn check(paths: &[&Path]) -> (Option<i32>, Vec<serde_json::Value>) {
+    let out = bin()
+        .args(["check", "--format", "json", "--no-config"])
+        .args(paths)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (
+        out.status.code(),
+        json["diagnostics"].as_array().unwrap().clone(),
+    )
+}
+
+fn at(d: &serde_json::Value) -> (u64, u64) {
+    (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap())
+}
+
+/// The findings of `rule` in the file named `file`.
+fn find<'a>(diags: &'a [serde_json::Value], file: &str, rule: &str) -> Vec<&'a serde_json::Value> {
+    diags
+        .iter()
+        .filter(|d| d["rule"] == rule && d["file"].as_str().unwrap().ends_with(file))
+        .collect()
+}
+
+/// Exactly one finding of `rule` in `file`, at `needle` after `after`.
+fn expect_one(diags: &[serde_json::Value], file: &Path, rule: &str, after: &[&str], needle: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let name = file.file_name().unwrap().to_str().unwrap();
+    let found = find(diags, name, rule);
+    assert_eq!(found.len(), 1, "{rule} in {name}: {diags:#?}");
+    assert_eq!(
+        at(found[0]),
+        line_col(&text, offset_of(&text, after, needle)),
+        "{rule} in {name}: {:#}",
+        found[0]
+    );
+}
+
+fn values(path: &Path) -> serde_json::Value {
+    let out = bin()
+        .args(["values", "--helm", "3"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn argo_cd_parameters_are_judged_over_the_values_at_their_value() {
+    let path = dir().join("application-parameters.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let chart = ["chart: ack-ai-installer", "parameters:"];
+    let enabled = [&chart[..], &["name: cgpu.enabled", "value: "]].concat();
+    expect_one(&diags, &path, "string-boolean", &enabled, "\"false\"");
+    let tag = [&chart[..], &["name: cgpu.tag", "value: "]].concat();
+    expect_one(&diags, &path, "tag-invalid", &tag, "latest");
+    let pull = [&chart[..], &["name: cgpu.imagePullPolicy", "value: "]].concat();
+    expect_one(&diags, &path, "pull-policy", &pull, "always");
+    let sb = &find(&diags, "application-parameters.yaml", "string-boolean")[0];
+    assert_eq!(sb["path"], "/spec/sources/2/helm/parameters/1/value");
+    assert!(
+        sb["message"]
+            .as_str()
+            .unwrap()
+            .contains("`enabled` is the string \"false\""),
+        "{sb:#}"
+    );
+    // The parameter `cgpu.policy=3` wins over valuesObject's 7, and the other chart's
+    // parameter `cgpu.policy=9` is not this chart's: no policy finding at all.
+    assert!(
+        find(&diags, "application-parameters.yaml", "policy-out-of-range").is_empty(),
+        "{diags:#?}"
+    );
+    let v = values(&path);
+    assert_eq!(v["cgpu"]["policy"], 3);
+    assert_eq!(v["cgpu"]["enabled"], "false");
+    assert_eq!(v["cgpu"]["tag"], "latest");
+}
+
+#[test]
+fn a_values_string_beside_values_object_is_named_as_not_read() {
+    let path = dir().join("application-dead-values.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(0), "{diags:#?}");
+    expect_one(&diags, &path, "values-not-read", &["values: "], "|");
+    assert!(
+        find(
+            &diags,
+            "application-dead-values.yaml",
+            "policy-out-of-range"
+        )
+        .is_empty(),
+        "{diags:#?}"
+    );
+    assert_eq!(values(&path)["cgpu"]["policy"], 3);
+}
+
+#[test]
+fn helmfile_values_files_inline_values_set_and_set_string_are_layered() {
+    let path = dir().join("helmfile.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let gpu = ["- name: gpu\n"];
+    let policy = [&gpu[..], &["set:", "value: "]].concat();
+    expect_one(&diags, &path, "policy-out-of-range", &policy, "7");
+    let regions = [&gpu[..], &["setString:", "value: "]].concat();
+    expect_one(&diags, &path, "string-boolean", &regions, "\"false\"");
+    // The inline entry's imagePullPolicy comes after the file's `Never`: it is the one judged.
+    expect_one(&diags, &path, "pull-policy", &gpu, "always");
+    // The file entry, read relative to the helmfile: its tag is judged in that file.
+    let file = dir().join("values/gpu.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let tag: Vec<_> = diags
+        .iter()
+        .filter(|d| d["file"].as_str().unwrap().ends_with("values/gpu.yaml"))
+        .collect();
+    assert_eq!(tag.len(), 1, "{diags:#?}");
+    assert!(
+        tag[0]["rule"].as_str().unwrap().starts_with("tag-"),
+        "{diags:#?}"
+    );
+    assert_eq!(
+        at(tag[0]),
+        line_col(&text, offset_of(&text, &["tag: "], "1.0.5"))
+    );
+    // `web` is another chart's release: its `set:` is not read.
+    assert_eq!(
+        diags
+            .iter()
+            .filter(|d| d["rule"] == "policy-out-of-range")
+            .count(),
+        1,
+        "{diags:#?}"
+    );
+    let v = values(&path);
+    assert_eq!(v["cgpu"]["policy"], 7);
+    assert_eq!(v["cgpu"]["checkRegions"], "false");
+    assert_eq!(v["cgpu"]["tag"], "1.0.5");
+    assert_eq!(v["cgpu"]["imagePullPolicy"], "always");
+}
+
+#[test]
+fn a_missing_helmfile_values_file_is_an_error_as_in_helmfile() {
+    let path = fixtures().join("gitops-missing/helmfile.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let missing = find(&diags, "helmfile.yaml", "values-file-missing");
+    assert_eq!(missing.len(), 1, "{diags:#?}");
+    assert_eq!(
+        at(missing[0]),
+        line_col(
+            &text,
+            offset_of(&text, &["- name: gpu\n"], "values/missing.yaml")
+        )
+    );
+    assert!(
+        missing[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("values file matching \"values/missing.yaml\" does not exist in"),
+        "{diags:#?}"
+    );
+    // `missingFileHandler: Warn`: helmfile skips the file and installs the rest.
+    let range = find(&diags, "helmfile.yaml", "policy-out-of-range");
+    assert_eq!(range.len(), 1, "{diags:#?}");
+    assert_eq!(
+        at(range[0]),
+        line_col(&text, offset_of(&text, &["gpu-lenient", "policy: "], "7"))
+    );
+    // `values` refuses as helmfile does, naming the file.
+    let out = bin()
+        .args(["values", "--helm", "3"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("values/missing.yaml"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -232,3 +232,95 @@ fn a_missing_helmfile_values_file_is_an_error_as_in_helmfile() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn an_application_set_template_is_read_as_an_application_and_its_templates_named() {
+    let path = dir().join("applicationset.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    expect_one(
+        &diags,
+        &path,
+        "policy-out-of-range",
+        &["values: |", "policy: "],
+        "7",
+    );
+    expect_one(
+        &diags,
+        &path,
+        "tag-invalid",
+        &["name: cgpu.tag", "value: "],
+        "latest",
+    );
+    let unread = find(&diags, "applicationset.yaml", "values-not-read");
+    assert_eq!(unread.len(), 2, "{diags:#?}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut places: Vec<_> = unread.iter().map(|d| at(d)).collect();
+    places.sort();
+    assert_eq!(
+        places,
+        vec![
+            line_col(
+                &text,
+                offset_of(&text, &["values: |", "cluster: "], "'{{.cluster}}'")
+            ),
+            line_col(
+                &text,
+                offset_of(&text, &["name: cgpu.image", "value: "], "'{{.image}}'")
+            ),
+        ],
+        "{diags:#?}"
+    );
+    assert!(
+        unread.iter().any(|d| d["message"]
+            .as_str()
+            .unwrap()
+            .contains("`cgpu.nodeSelector.cluster`")),
+        "{diags:#?}"
+    );
+    // No finding about the templates themselves (a label value `{{.cluster}}`).
+    assert!(
+        find(&diags, "applicationset.yaml", "label-value").is_empty(),
+        "{diags:#?}"
+    );
+}
+
+#[test]
+fn kustomize_helm_charts_are_layered_as_its_helm_generator_does() {
+    let path = dir().join("kustomize/kustomization.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let chart = ["name: ack-ai-installer", "valuesInline:"];
+    expect_one(&diags, &path, "string-boolean", &chart, "\"false\"");
+    expect_one(
+        &diags,
+        &path,
+        "policy-out-of-range",
+        &[&chart[..], &["policy: "]].concat(),
+        "7",
+    );
+    expect_one(&diags, &path, "tag-invalid", &chart, "latest");
+    let sb = &find(&diags, "kustomization.yaml", "string-boolean")[0];
+    assert_eq!(sb["path"], "/helmCharts/1/valuesInline/cgpu/enabled");
+    // additionalValuesFiles come after valuesFile and valuesInline: `always` is judged there.
+    let extra = dir().join("kustomize/values/extra.yaml");
+    expect_one(
+        &diags,
+        &extra,
+        "pull-policy",
+        &["imagePullPolicy: "],
+        "always",
+    );
+    // ingress-nginx is another chart: its policy 9 is not read.
+    assert_eq!(
+        diags
+            .iter()
+            .filter(|d| d["rule"] == "policy-out-of-range")
+            .count(),
+        1,
+        "{diags:#?}"
+    );
+    let v = values(&path);
+    assert_eq!(v["cgpu"]["policy"], 7);
+    assert_eq!(v["cgpu"]["imagePullPolicy"], "always");
+}

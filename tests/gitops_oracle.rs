@@ -333,3 +333,125 @@ fn what_a_release_hands_the_chart_is_what_values_prints() {
         failures[0]
     );
 }
+
+/// A values mapping the chart's values.schema.json accepts (kustomize runs `helm template`
+/// without `--skip-schema-validation`).
+fn valid_values_text(rng: &mut Rng) -> String {
+    let options: &[(&str, &[&str])] = &[
+        ("policy", &["0", "2", "3", "5"]),
+        ("enabled", &["true", "false"]),
+        ("tag", &["v1.5.10-2b9e7d4-aliyun", "v1.5.20-aa-aliyun"]),
+        ("nodeSelector", &["{}", "{pool: gpu}", "{a: b, c: d}"]),
+        ("imagePullPolicy", &["Always", "Never"]),
+    ];
+    let mut s = String::from("cgpu:\n");
+    let mut any = false;
+    for (key, values) in options {
+        if rng.chance(45) {
+            s.push_str(&format!("  {key}: {}\n", rng.pick(values)));
+            any = true;
+        }
+    }
+    if !any {
+        s.push_str("  policy: 4\n");
+    }
+    s
+}
+
+/// kustomize's helm generator, run for real (`kubectl kustomize --enable-helm`, kubectl 1.33's
+/// built-in kustomize, with real Helm 3 and the probed chart under `charts/`): generated
+/// `helmCharts` entries with `valuesFile`, `valuesInline`, `valuesMerge` (override, merge,
+/// replace, or unset) and `additionalValuesFiles`; `cgpu-lint values` on the kustomization must
+/// print what the chart's templates got. Size: `CGPU_KUSTOMIZE_CASES` (default 24), seed
+/// `CGPU_GITOPS_SEED`.
+#[test]
+fn what_kustomize_inflates_the_chart_with_is_what_values_prints() {
+    let kubectl = root().join("target/tools/kubectl");
+    let helm = root().join("target/tools/helm3");
+    assert!(
+        kubectl.is_file() && helm.is_file(),
+        "scripts/install-test-tools installs kubectl and helm3 in target/tools"
+    );
+    let started = std::time::Instant::now();
+    let total = env_usize("CGPU_KUSTOMIZE_CASES", 24);
+    let seed = env_usize("CGPU_GITOPS_SEED", 23) as u64;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut rng = Rng::seeded(seed);
+    let mut failures = Vec::new();
+    for i in 0..total {
+        let dir = tmp.path().join(format!("k{i}"));
+        let chart = probed_chart(&dir.join("charts"));
+        std::fs::create_dir_all(dir.join("values")).unwrap();
+        let mut entry = String::from("  - name: ack-ai-installer\n    releaseName: gpu\n");
+        if rng.chance(60) {
+            std::fs::write(dir.join("values/base.yaml"), valid_values_text(&mut rng)).unwrap();
+            entry.push_str("    valuesFile: values/base.yaml\n");
+        }
+        if rng.chance(75) {
+            entry.push_str("    valuesInline:\n");
+            entry.push_str(&indent(&valid_values_text(&mut rng), 6));
+        }
+        match rng.below(4) {
+            0 => entry.push_str("    valuesMerge: merge\n"),
+            1 => entry.push_str("    valuesMerge: replace\n"),
+            2 => entry.push_str("    valuesMerge: override\n"),
+            _ => {}
+        }
+        let extra = rng.below(3);
+        if extra > 0 {
+            entry.push_str("    additionalValuesFiles:\n");
+            for n in 0..extra {
+                let name = format!("values/extra{n}.yaml");
+                std::fs::write(dir.join(&name), valid_values_text(&mut rng)).unwrap();
+                entry.push_str(&format!("      - {name}\n"));
+            }
+        }
+        let file = dir.join("kustomization.yaml");
+        let text = format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nhelmCharts:\n{entry}"
+        );
+        std::fs::write(&file, &text).unwrap();
+        let out = std::process::Command::new(&kubectl)
+            .args(["kustomize", "--enable-helm", "--helm-command"])
+            .arg(&helm)
+            .arg(&dir)
+            .env("HOME", dir.join("home"))
+            .output()
+            .unwrap();
+        let want = if out.status.success() {
+            let src = cgpu_lint::yaml::Source::new(
+                "kustomized",
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            );
+            let parsed = cgpu_lint::yaml::parse(&src);
+            parsed.documents.iter().find_map(|d| {
+                let r = d.root.as_ref()?;
+                (r.pointer("/metadata/name")?.as_str()? == "probe-ack-ai-installer").then(|| {
+                    let b64 = r.pointer("/data/values").and_then(|n| n.as_str()).unwrap();
+                    let bytes = cgpu_lint::yaml::resolve::decode_base64(b64).unwrap();
+                    serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()
+                })
+            })
+        } else {
+            None
+        };
+        let got = lint_values(3, &chart, &file);
+        match (&want, &got) {
+            (Some(w), Ok(g)) if w == g => {}
+            _ => failures.push(format!(
+                "case {i}:\n--- kustomization.yaml\n{text}--- kustomize\n{want:?}\n{}\n--- cgpu-lint\n{got:?}",
+                String::from_utf8_lossy(&out.stderr)
+            )),
+        }
+    }
+    println!(
+        "kustomize oracle: {total} helmCharts entries, seed {seed}: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {total} differ; the first:\n{}",
+        failures.len(),
+        failures[0]
+    );
+}

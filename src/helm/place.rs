@@ -34,7 +34,9 @@ pub enum Form {
     Umbrella,
     HelmRelease,
     Application,
+    ApplicationSet,
     Helmfile,
+    Kustomize,
 }
 
 impl Form {
@@ -43,7 +45,9 @@ impl Form {
             Form::Umbrella => "subchart",
             Form::HelmRelease => "Flux HelmRelease",
             Form::Application => "Argo CD Application",
+            Form::ApplicationSet => "Argo CD ApplicationSet",
             Form::Helmfile => "helmfile release",
+            Form::Kustomize => "kustomize helmCharts entry",
         }
     }
 }
@@ -157,9 +161,11 @@ fn helm_order(params: &mut [Param]) {
 pub enum Layer {
     /// An inline mapping and its pointer (`/releases/1/values/0`).
     Inline(Node, String),
-    /// A file named by the entry (its string node), and whether helmfile skips it when missing
-    /// (`missingFileHandler` other than `Error`).
+    /// A file named by the entry (its string node, relative to the file that names it), and
+    /// whether helmfile skips it when missing (`missingFileHandler` other than `Error`).
     File(Node, bool),
+    /// The chart's own values.yaml (kustomize's `valuesMerge: merge` without a `valuesFile`).
+    ChartDefaults,
 }
 
 impl Target {
@@ -284,7 +290,21 @@ pub fn targets(root: &Node, deps: Option<&[Dependency]>) -> Vec<Target> {
         return helm_release(root, name).into_iter().collect();
     }
     if api.starts_with("argoproj.io/") && kind == "Application" {
-        return application(root, &name);
+        return match root.get("spec") {
+            Some(spec) => application(spec, "/spec", &name, Form::Application),
+            None => Vec::new(),
+        };
+    }
+    if api.starts_with("argoproj.io/") && kind == "ApplicationSet" {
+        return match root.pointer("/spec/template/spec") {
+            Some(spec) => application(spec, "/spec/template/spec", &name, Form::ApplicationSet),
+            None => Vec::new(),
+        };
+    }
+    if let Some(charts) = root.get("helmCharts").and_then(Node::as_seq)
+        && (kind.is_empty() || kind == "Kustomization" || kind == "Component")
+    {
+        return kustomize(charts);
     }
     if !api.is_empty() && !kind.is_empty() {
         return Vec::new();
@@ -367,13 +387,13 @@ fn helm_release(root: &Node, name: String) -> Option<Target> {
     Some(t)
 }
 
-fn application(root: &Node, name: &str) -> Vec<Target> {
-    let Some(spec) = root.get("spec") else {
-        return Vec::new();
-    };
+/// The releases of the chart in an Application's `spec` (at `base`), or in an ApplicationSet's
+/// template (`form`), whose fields holding `{{…}}` (filled in by its generators) are left out
+/// and named.
+fn application(spec: &Node, base: &str, name: &str, form: Form) -> Vec<Target> {
     let mut sources: Vec<(String, &Node)> = Vec::new();
     if let Some(s) = spec.get("source") {
-        sources.push(("/spec/source".into(), s));
+        sources.push((format!("{base}/source"), s));
     }
     for (i, s) in spec
         .get("sources")
@@ -382,7 +402,7 @@ fn application(root: &Node, name: &str) -> Vec<Target> {
         .iter()
         .enumerate()
     {
-        sources.push((format!("/spec/sources/{i}"), s));
+        sources.push((format!("{base}/sources/{i}"), s));
     }
     let several = sources.len() > 1;
     let mut out = Vec::new();
@@ -420,10 +440,180 @@ fn application(root: &Node, name: &str) -> Vec<Target> {
         } else {
             name.to_string()
         };
-        let mut t = Target::new(Form::Application, label, pointer, values);
+        let mut t = Target::new(form, label, pointer, values);
         t.parameters = argo_parameters(helm, &format!("{at}/helm/parameters"));
         t.unread = std::mem::take(&mut t_unread);
+        if form == Form::ApplicationSet {
+            untemplated(&mut t);
+        }
         out.push(t);
+    }
+    out
+}
+
+/// Does this value hold a `{{…}}` of an ApplicationSet template (a scalar containing one, or a
+/// collection that is one, such as `{{.policy}}` read as a flow mapping)?
+fn templated(n: &Node) -> bool {
+    match n.value {
+        Value::Scalar(_) => n.raw().contains("{{"),
+        _ => n.raw().trim_start().starts_with("{{"),
+    }
+}
+
+/// Remove from a mapping of values every entry whose value is templated, noting each.
+pub fn strip_templated(node: &mut Node, path: &str, notes: &mut Vec<(Node, String)>) {
+    let Value::Map(entries) = &mut node.value else {
+        return;
+    };
+    entries.retain_mut(|e| {
+        let p = if path.is_empty() {
+            e.key.clone()
+        } else {
+            format!("{path}.{}", e.key)
+        };
+        if templated(&e.value) || e.key.contains("{{") {
+            notes.push((e.value.clone(), format!("`{p}`")));
+            return false;
+        }
+        strip_templated(&mut e.value, &p, notes);
+        true
+    });
+}
+
+/// An ApplicationSet's template with what its generators fill in left out: each field holding
+/// `{{…}}` (in the values, in a parameter) is named once as not checked.
+fn untemplated(t: &mut Target) {
+    let mut notes: Vec<(Node, String)> = Vec::new();
+    match &mut t.values {
+        Values::Node(n) => strip_templated(n, "", &mut notes),
+        Values::Embedded(src, parsed) => {
+            if parsed.error.is_some() && src.text.contains("{{") {
+                if let Some(root) = parsed.documents.first().and_then(|d| d.root.clone()) {
+                    t.values = Values::Unmapped(
+                        root,
+                        "it holds `{{…}}` that the ApplicationSet's generators fill in, and is not YAML before that".into(),
+                    );
+                }
+            } else {
+                let mut p = (**parsed).clone();
+                for d in &mut p.documents {
+                    if let Some(root) = &mut d.root {
+                        strip_templated(root, "", &mut notes);
+                    }
+                }
+                *parsed = Arc::new(p);
+            }
+        }
+        _ => {}
+    }
+    // A templated parameter still overrides what the values set under its name: it passes its
+    // template text as a string (every `,`, `{` and `\` escaped for Helm's parser), which the
+    // rules then leave out.
+    t.parameters.retain_mut(|p| {
+        if p.name.contains("{{") {
+            notes.push((p.value.clone(), format!("the parameter `{}`", p.name)));
+            return false;
+        }
+        if templated(&p.value) {
+            notes.push((p.value.clone(), format!("the parameter `{}`", p.name)));
+            let text = scalar_text(&p.value).unwrap_or_default();
+            let mut escaped = String::new();
+            for c in text.chars() {
+                if matches!(c, ',' | '{' | '\\') {
+                    escaped.push('\\');
+                }
+                escaped.push(c);
+            }
+            p.kind = SetKind::String;
+            p.arg = format!("{}={escaped}", p.name);
+        }
+        true
+    });
+    helm_order(&mut t.parameters);
+    for (node, what) in notes {
+        t.unread.push((
+            node,
+            format!("{what} holds `{{{{…}}}}`, which the ApplicationSet's generators fill in: not checked"),
+        ));
+    }
+}
+
+/// kustomize's `helmCharts` entries of the chart (`name`), as its helm generator
+/// (`HelmChartInflationGenerator`, `api/types/helmchartargs.go` `AsHelmArgs`) passes them to
+/// `helm template`: `-f` the values file, then `-f` each `additionalValuesFiles` entry (relative to
+/// the kustomization). The values file is `valuesFile` (default: the chart's own values.yaml)
+/// with `valuesInline` merged into it by `valuesMerge`: `override` (the default: inline over the
+/// file), `merge` (the file over inline), `replace` (inline alone).
+fn kustomize(charts: &[Node]) -> Vec<Target> {
+    let mut out = Vec::new();
+    for (i, c) in charts.iter().enumerate() {
+        if c.get("name").and_then(Node::as_str) != Some(CHART) {
+            continue;
+        }
+        let name = c
+            .get("releaseName")
+            .and_then(Node::as_str)
+            .filter(|n| !n.is_empty())
+            .unwrap_or(CHART)
+            .to_string();
+        let at = format!("/helmCharts/{i}");
+        let inline = c
+            .get("valuesInline")
+            .filter(|v| v.as_map().is_some_and(|m| !m.is_empty()));
+        let file = c
+            .get("valuesFile")
+            .filter(|f| f.as_str().is_some_and(|s| !s.is_empty()));
+        let merge = c
+            .get("valuesMerge")
+            .and_then(Node::as_str)
+            .unwrap_or("override");
+        let mut whole = Target::new(Form::Kustomize, name.clone(), at.clone(), Values::Absent);
+        let inline_layer = inline.map(|v| Layer::Inline(v.clone(), format!("{at}/valuesInline")));
+        let file_layer = file.map(|f| Layer::File(f.clone(), false));
+        match (merge, inline_layer) {
+            ("replace", Some(l)) => {
+                whole.layers.push(l);
+                if let Some(f) = file {
+                    whole.unread.push((
+                        f.clone(),
+                        "`valuesMerge: replace`: kustomize passes valuesInline alone, so this values file is not read".into(),
+                    ));
+                }
+            }
+            ("merge", Some(l)) => {
+                whole.layers.push(l);
+                // Without a valuesFile the chart's own values.yaml is merged over valuesInline.
+                whole
+                    .layers
+                    .push(file_layer.unwrap_or(Layer::ChartDefaults));
+            }
+            (_, Some(l)) => {
+                whole.layers.extend(file_layer);
+                whole.layers.push(l);
+            }
+            (_, None) => whole.layers.extend(file_layer),
+        }
+        for f in c
+            .get("additionalValuesFiles")
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            if f.as_str().is_some() {
+                whole.layers.push(Layer::File(f.clone(), false));
+            }
+        }
+        whole.check = false;
+        if let Some(v) = inline {
+            let mut t = Target::new(
+                Form::Kustomize,
+                name,
+                format!("{at}/valuesInline"),
+                Values::Node(v.clone()),
+            );
+            t.release = false;
+            out.push(t);
+        }
+        out.push(whole);
     }
     out
 }
@@ -729,7 +919,7 @@ pub fn releases(layers: &Layers, version: Version) -> Option<Result<Vec<Release>
     let mut out = Vec::new();
     for (_, ts) in &per_doc {
         for t in ts.iter().filter(|t| t.release) {
-            match release_values(t, &parsed, &first.name, version) {
+            match release_values(t, &parsed, &first.name, Some(&chart), version) {
                 Ok(mut user) => {
                     coalesce(&mut user, &chart);
                     out.push(Release {
@@ -757,6 +947,7 @@ pub fn release_values(
     t: &Target,
     parsed: &Parsed,
     file: &str,
+    chart: Option<&Node>,
     version: Version,
 ) -> Result<Node, Refusal> {
     let base_src = Source::new("<values>", String::new());
@@ -764,6 +955,14 @@ pub fn release_values(
     for layer in &t.layers {
         match layer {
             Layer::Inline(n, _) => merge_maps(&mut out, view(n)?),
+            Layer::ChartDefaults => match chart {
+                Some(c) => merge_maps(&mut out, c.clone()),
+                None => {
+                    let c =
+                        Source::new("<chart defaults>", crate::cgpu::CHART_DEFAULTS.to_string());
+                    merge_maps(&mut out, read_file(&c, version)?);
+                }
+            },
             Layer::File(entry, skip_missing) => {
                 let path = entry.as_str().unwrap_or_default();
                 let base = Path::new(file).parent().unwrap_or(Path::new("."));
@@ -776,9 +975,9 @@ pub fn release_values(
                             src: entry.src.clone(),
                             offset: entry.span.start,
                             message: format!(
-                                "{}: {e} (a values file of the helmfile release `{}`)",
+                                "{}: {e} (a values file of the {})",
                                 p.display(),
-                                t.name
+                                t.label()
                             ),
                         });
                     }
@@ -788,14 +987,22 @@ pub fn release_values(
                         } else {
                             base
                         };
-                        return Err(Refusal {
-                            src: entry.src.clone(),
-                            offset: entry.span.start,
-                            message: format!(
+                        let message = if t.form == Form::Kustomize {
+                            format!(
+                                "values file `{path}` does not exist in \"{}\" (kustomize stops here: the chart is not inflated)",
+                                base.display()
+                            )
+                        } else {
+                            format!(
                                 "values file matching \"{path}\" does not exist in \"{}\" (helmfile stops here: the release `{}` is not installed)",
                                 base.display(),
                                 t.name
-                            ),
+                            )
+                        };
+                        return Err(Refusal {
+                            src: entry.src.clone(),
+                            offset: entry.span.start,
+                            message,
                         });
                     }
                 };
@@ -831,6 +1038,14 @@ pub fn release_values(
     match &t.values {
         Values::Absent => {}
         Values::Node(n) => merge_maps(&mut out, view(n)?),
+        // An ApplicationSet's string without its templated fields (see `untemplated`).
+        Values::Embedded(_, parsed) if t.form == Form::ApplicationSet => {
+            if let Some(root) = parsed.documents.first().and_then(|d| d.root.as_ref())
+                && matches!(root.value, Value::Map(_))
+            {
+                merge_maps(&mut out, view(root)?);
+            }
+        }
         Values::Embedded(src, _) => merge_maps(&mut out, read_file(src, version)?),
         Values::Unmapped(n, _) => merge_maps(&mut out, string_file(n, version)?),
         Values::NotAMap(n, why) => {

@@ -118,7 +118,7 @@ pub(super) fn rules_source(
                 }
                 // A helmfile release is judged as a whole (its `values:` list and `set:` layered),
                 // not entry by entry; so is an Application with parameters.
-                if t.form == place::Form::Helmfile {
+                if matches!(t.form, place::Form::Helmfile | place::Form::Kustomize) {
                     if t.release {
                         ctx.out.extend(check_layered(src, parsed, doc, t, opts));
                     }
@@ -129,8 +129,10 @@ pub(super) fn rules_source(
                 {
                     continue;
                 }
-                if t.form == place::Form::Application
-                    && !t.parameters.is_empty()
+                if matches!(
+                    t.form,
+                    place::Form::Application | place::Form::ApplicationSet
+                ) && !t.parameters.is_empty()
                     && matches!(
                         t.values,
                         place::Values::Absent
@@ -373,9 +375,13 @@ fn check_layered(
         }
     }
     let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
-    match place::release_values(t, parsed, &src.name, version) {
+    match place::release_values(t, parsed, &src.name, None, version) {
         Ok(mut tree) => {
             at_parameters(&mut tree, &t.parameters, src);
+            if t.form == place::Form::ApplicationSet {
+                // What the generators fill in is named in `t.unread`, not judged.
+                place::strip_templated(&mut tree, "", &mut Vec::new());
+            }
             if tree.entry("cgpu").is_some() {
                 check_values(&mut ctx, &tree);
             }

@@ -324,3 +324,75 @@ fn kustomize_helm_charts_are_layered_as_its_helm_generator_does() {
     assert_eq!(v["cgpu"]["policy"], 7);
     assert_eq!(v["cgpu"]["imagePullPolicy"], "always");
 }
+
+/// Argo CD's `valueFiles` of a source whose `path` is in this repository: read there, in order,
+/// under `values` and the parameters; `ignoreMissingValueFiles` skips a missing one; a file of
+/// another source (`$values/…`) is named as not read.
+#[test]
+fn argo_cd_value_files_are_read_relative_to_the_source_path() {
+    let path = dir().join("argocd/apps/gpu.yaml");
+    let prod = dir().join("charts/ack-ai-installer/values-prod.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let text = std::fs::read_to_string(&prod).unwrap();
+    let tag: Vec<_> = diags
+        .iter()
+        .filter(|d| d["file"].as_str().unwrap().ends_with("values-prod.yaml"))
+        .filter(|d| d["rule"].as_str().unwrap().starts_with("tag-"))
+        .collect();
+    assert_eq!(tag.len(), 1, "{diags:#?}");
+    assert_eq!(
+        at(tag[0]),
+        line_col(&text, offset_of(&text, &["tag: "], "1.0.5"))
+    );
+    expect_one(&diags, &prod, "policy-quoted", &["policy: "], "\"2\"");
+    // `values` sets imagePullPolicy over the file's `always`: not reported.
+    assert!(
+        diags.iter().all(|d| d["rule"] != "pull-policy"),
+        "{diags:#?}"
+    );
+    expect_one(
+        &diags,
+        &path,
+        "values-not-read",
+        &["valueFiles:"],
+        "$values/clusters/prod.yaml",
+    );
+    let v = values(&path);
+    assert_eq!(v["cgpu"]["tag"], "1.0.5");
+    assert_eq!(v["cgpu"]["imagePullPolicy"], "Always");
+    // Without ignoreMissingValueFiles, the missing file stops Argo CD: an error at the entry.
+    let tmp = tempfile::tempdir().unwrap();
+    let apps = tmp.path().join("argocd/apps");
+    std::fs::create_dir_all(&apps).unwrap();
+    std::fs::create_dir_all(tmp.path().join("charts/ack-ai-installer")).unwrap();
+    std::fs::copy(
+        &prod,
+        tmp.path().join("charts/ack-ai-installer/values-prod.yaml"),
+    )
+    .unwrap();
+    let strict = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("      ignoreMissingValueFiles: true\n", "");
+    let strict_path = apps.join("gpu.yaml");
+    std::fs::write(&strict_path, &strict).unwrap();
+    let (code, diags) = check(&[&strict_path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    expect_one(
+        &diags,
+        &strict_path,
+        "values-file-missing",
+        &["valueFiles:"],
+        "values-missing.yaml",
+    );
+    // A source path that is not here: the value file is named, not read, never silence.
+    let elsewhere = strict.replace(
+        "path: charts/ack-ai-installer",
+        "path: elsewhere/ack-ai-installer",
+    );
+    std::fs::write(&strict_path, &elsewhere).unwrap();
+    let (code, diags) = check(&[&strict_path]);
+    assert_eq!(code, Some(0), "{diags:#?}");
+    let unread = find(&diags, "gpu.yaml", "values-not-read");
+    assert_eq!(unread.len(), 3, "{diags:#?}");
+}

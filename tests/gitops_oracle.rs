@@ -9,8 +9,10 @@
 //!   referenced ConfigMap's `data[valuesKey]` in list order, then `-f spec.values`.
 //! - Application (<https://argo-cd.readthedocs.io/en/release-3.4/user-guide/helm/>: "parameters >
 //!   valuesObject > values > valueFiles"; argo-cd `ValuesYAML`: valuesObject, when set, instead of
-//!   the `values` string; the repo server passes it as the last `--values`, then `parameters` as
-//!   `--set`, `forceString` ones as `--set-string`): `-f valuesObject-or-values`, then the flags.
+//!   the `values` string; the repo server passes each `valueFiles` entry (relative to the
+//!   source's `path`) as `--values`, then the values as the last `--values`, then `parameters` as
+//!   `--set`, `forceString` ones as `--set-string`): `-f` each value file, `-f
+//!   valuesObject-or-values`, then the flags.
 //!
 //! - helmfile (`pkg/state/state.go`, `namespaceAndValuesFlags`: each `values:` entry as a
 //!   `--values` file in order, an inline mapping written to a file of its own, then `set:` as
@@ -173,8 +175,25 @@ fn application(rng: &mut Rng) -> Case {
         helm.push_str("      parameters:\n");
         helm.push_str(&params);
     }
-    let mut file = String::from(
-        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n    chart: ack-ai-installer\n    repoURL: https://example.com/charts\n",
+    // A source in this repository (`path`): its valueFiles (relative to the path) come first.
+    let mut layers = Vec::new();
+    let mut beside = Vec::new();
+    let source = if rng.chance(50) {
+        let files = 1 + rng.below(2);
+        helm.push_str("      valueFiles:\n");
+        for n in 0..files {
+            let text = values_text(rng);
+            helm.push_str(&format!("        - vf{n}.yaml\n"));
+            beside.push((format!("charts/ack-ai-installer/vf{n}.yaml"), text.clone()));
+            layers.push(text);
+        }
+        "    path: charts/ack-ai-installer\n    repoURL: https://git.example.com/gitops.git\n"
+    } else {
+        "    chart: ack-ai-installer\n    repoURL: https://example.com/charts\n"
+    };
+    layers.extend(object.or(string));
+    let mut file = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n{source}"
     );
     if !helm.is_empty() {
         file.push_str("    helm:\n");
@@ -182,9 +201,9 @@ fn application(rng: &mut Rng) -> Case {
     }
     Case {
         file,
-        layers: object.or(string).into_iter().collect(),
+        layers,
         sets,
-        beside: Vec::new(),
+        beside,
         what: "Application",
     }
 }
@@ -286,7 +305,9 @@ fn what_a_release_hands_the_chart_is_what_values_prints() {
                     let file = dir.join("release.yaml");
                     std::fs::write(&file, &case.file).unwrap();
                     for (name, text) in &case.beside {
-                        std::fs::write(dir.join(name), text).unwrap();
+                        let p = dir.join(name);
+                        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                        std::fs::write(p, text).unwrap();
                     }
                     let mut args = Vec::new();
                     for (n, layer) in case.layers.iter().enumerate() {

@@ -166,6 +166,10 @@ pub enum Layer {
     File(Node, bool),
     /// The chart's own values.yaml (kustomize's `valuesMerge: merge` without a `valuesFile`).
     ChartDefaults,
+    /// An Argo CD `valueFiles` entry (its string node), relative to the source's `path` (the
+    /// second field) in the checked repository (see [`source_folder`]), and whether a missing
+    /// one is skipped (`ignoreMissingValueFiles`).
+    SourceFile(Node, String, bool),
 }
 
 impl Target {
@@ -442,6 +446,47 @@ fn application(spec: &Node, base: &str, name: &str, form: Form) -> Vec<Target> {
         };
         let mut t = Target::new(form, label, pointer, values);
         t.parameters = argo_parameters(helm, &format!("{at}/helm/parameters"));
+        let ignore_missing = matches!(
+            helm.and_then(|h| h.get("ignoreMissingValueFiles"))
+                .and_then(Node::scalar),
+            Some(Scalar::Bool(true))
+        );
+        let folder = s
+            .get("path")
+            .and_then(Node::as_str)
+            .filter(|p| !p.is_empty());
+        for f in helm
+            .and_then(|h| h.get("valueFiles"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            let Some(name) = f.as_str() else { continue };
+            let why = if name.starts_with('$') {
+                Some(
+                    "comes from another source of the Application (a `ref:` checkout), which is not read here",
+                )
+            } else if name.contains("://") {
+                Some("is fetched from a URL, which is not read here")
+            } else if folder.is_none() {
+                Some("is inside the chart package the Application pulls, which is not read here")
+            } else {
+                None
+            };
+            match (why, folder) {
+                (None, Some(folder)) => t.layers.push(Layer::SourceFile(
+                    f.clone(),
+                    folder.to_string(),
+                    ignore_missing,
+                )),
+                _ => t_unread.push((
+                    f.clone(),
+                    format!(
+                        "the value file `{name}` {}: its values are not checked; Argo CD layers it under `values`, `valuesObject` and `parameters`",
+                        why.unwrap_or_default()
+                    ),
+                )),
+            }
+        }
         t.unread = std::mem::take(&mut t_unread);
         if form == Form::ApplicationSet {
             untemplated(&mut t);
@@ -964,52 +1009,18 @@ pub fn release_values(
                 }
             },
             Layer::File(entry, skip_missing) => {
-                let path = entry.as_str().unwrap_or_default();
                 let base = Path::new(file).parent().unwrap_or(Path::new("."));
-                let p = base.join(path);
-                let text = match std::fs::read_to_string(&p) {
-                    Ok(t) => t,
-                    Err(_) if *skip_missing && !p.exists() => continue,
-                    Err(e) if p.exists() => {
-                        return Err(Refusal {
-                            src: entry.src.clone(),
-                            offset: entry.span.start,
-                            message: format!(
-                                "{}: {e} (a values file of the {})",
-                                p.display(),
-                                t.label()
-                            ),
-                        });
-                    }
-                    Err(_) => {
-                        let base = if base.as_os_str().is_empty() {
-                            Path::new(".")
-                        } else {
-                            base
-                        };
-                        let message = if t.form == Form::Kustomize {
-                            format!(
-                                "values file `{path}` does not exist in \"{}\" (kustomize stops here: the chart is not inflated)",
-                                base.display()
-                            )
-                        } else {
-                            format!(
-                                "values file matching \"{path}\" does not exist in \"{}\" (helmfile stops here: the release `{}` is not installed)",
-                                base.display(),
-                                t.name
-                            )
-                        };
-                        return Err(Refusal {
-                            src: entry.src.clone(),
-                            offset: entry.span.start,
-                            message,
-                        });
-                    }
+                if let Some(n) = layer_file(t, entry, base, *skip_missing, version)? {
+                    merge_maps(&mut out, n);
+                }
+            }
+            Layer::SourceFile(entry, folder, skip_missing) => {
+                let Some(base) = source_folder(file, folder) else {
+                    continue;
                 };
-                merge_maps(
-                    &mut out,
-                    read_file(&Source::new(p.to_string_lossy(), text), version)?,
-                );
+                if let Some(n) = layer_file(t, entry, &base, *skip_missing, version)? {
+                    merge_maps(&mut out, n);
+                }
             }
         }
     }
@@ -1060,6 +1071,76 @@ pub fn release_values(
         super::strvals::apply(p.kind, &p.arg, &mut out, version)?;
     }
     Ok(out)
+}
+
+/// The values file a layer names (`entry`, relative to `base`), read as Helm reads it; None when
+/// it does not exist and the tool skips a missing file; the tool's refusal when it does not.
+fn layer_file(
+    t: &Target,
+    entry: &Node,
+    base: &Path,
+    skip_missing: bool,
+    version: Version,
+) -> Result<Option<Node>, Refusal> {
+    let path = entry.as_str().unwrap_or_default();
+    let p = base.join(path);
+    let text = match std::fs::read_to_string(&p) {
+        Ok(t) => t,
+        Err(_) if skip_missing && !p.exists() => return Ok(None),
+        Err(e) if p.exists() => {
+            return Err(Refusal {
+                src: entry.src.clone(),
+                offset: entry.span.start,
+                message: format!("{}: {e} (a values file of the {})", p.display(), t.label()),
+            });
+        }
+        Err(_) => {
+            let base = if base.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                base
+            };
+            let message = match t.form {
+                Form::Kustomize => format!(
+                    "values file `{path}` does not exist in \"{}\" (kustomize stops here: the chart is not inflated)",
+                    base.display()
+                ),
+                Form::Application | Form::ApplicationSet => format!(
+                    "value file `{path}` does not exist in \"{}\" (Argo CD fails to generate the manifests; `ignoreMissingValueFiles: true` skips it)",
+                    base.display()
+                ),
+                _ => format!(
+                    "values file matching \"{path}\" does not exist in \"{}\" (helmfile stops here: the release `{}` is not installed)",
+                    base.display(),
+                    t.name
+                ),
+            };
+            return Err(Refusal {
+                src: entry.src.clone(),
+                offset: entry.span.start,
+                message,
+            });
+        }
+    };
+    read_file(&Source::new(p.to_string_lossy(), text), version).map(Some)
+}
+
+/// The folder of an Argo CD source's `path` in the checked repository: under the first folder
+/// above the Application's file that holds it, else under the working directory; None when
+/// neither does (the repository is not here).
+pub fn source_folder(file: &str, folder: &str) -> Option<std::path::PathBuf> {
+    if file == "-" || file.starts_with('<') || Path::new(folder).is_absolute() {
+        return None;
+    }
+    let start = Path::new(file).parent()?.canonicalize().ok()?;
+    for dir in start.ancestors() {
+        let candidate = dir.join(folder);
+        if candidate.is_dir() {
+            return Some(candidate);
+        }
+    }
+    let cwd = std::env::current_dir().ok()?.join(folder);
+    cwd.is_dir().then_some(cwd)
 }
 
 /// A string holding a values file, read as Helm reads the file.

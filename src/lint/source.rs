@@ -132,7 +132,7 @@ pub(super) fn rules_source(
                 if matches!(
                     t.form,
                     place::Form::Application | place::Form::ApplicationSet
-                ) && !t.parameters.is_empty()
+                ) && (!t.parameters.is_empty() || !t.layers.is_empty())
                     && matches!(
                         t.values,
                         place::Values::Absent
@@ -375,6 +375,19 @@ fn check_layered(
         }
     }
     let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+    // An Argo CD value file whose source folder is not here: named, not read.
+    for l in &t.layers {
+        if let place::Layer::SourceFile(entry, folder, _) = l
+            && place::source_folder(&src.name, folder).is_none()
+        {
+            let message = format!(
+                "{}: the value file `{}` is relative to the source's path `{folder}`, which is not under the Application's folders or the working directory: its values are not checked",
+                t.label(),
+                entry.as_str().unwrap_or_default()
+            );
+            ctx.at(RuleId::ValuesNotRead, entry, "", message);
+        }
+    }
     match place::release_values(t, parsed, &src.name, None, version) {
         Ok(mut tree) => {
             at_parameters(&mut tree, &t.parameters, src);
@@ -388,7 +401,7 @@ fn check_layered(
         }
         Err(r) => {
             let missing = t.layers.iter().any(|l| {
-                matches!(l, place::Layer::File(entry, _)
+                matches!(l, place::Layer::File(entry, _) | place::Layer::SourceFile(entry, _, _)
                     if entry.span.start == r.offset && Arc::ptr_eq(&entry.src, &r.src))
             });
             let rule = if missing {
@@ -403,7 +416,8 @@ fn check_layered(
         }
     }
     for mut d in ctx.out {
-        if d.rule == RuleId::CgpuMissing {
+        if matches!(d.rule, RuleId::CgpuMissing | RuleId::ValuesNotRead) {
+            out.push(d);
             continue;
         }
         let label = t.label();

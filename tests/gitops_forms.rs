@@ -396,3 +396,98 @@ fn argo_cd_value_files_are_read_relative_to_the_source_path() {
     let unread = find(&diags, "gpu.yaml", "values-not-read");
     assert_eq!(unread.len(), 3, "{diags:#?}");
 }
+
+/// Flux's `valuesFrom` objects in other files of the same run: each ConfigMap's values checked
+/// in place, a Secret's base64 `data` decoded (findings at the base64 string), `targetPath` set
+/// like `--set`; without those files, each entry is named (`values-from-unchecked`).
+#[test]
+fn flux_values_from_objects_in_other_inputs_are_read() {
+    let flux = dir().join("flux");
+    let (release, cms, secret) = (
+        flux.join("helmrelease.yaml"),
+        flux.join("configmaps.yaml"),
+        flux.join("secret.yaml"),
+    );
+    let (code, diags) = check(&[&release, &cms, &secret]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    expect_one(
+        &diags,
+        &cms,
+        "policy-out-of-range",
+        &["values.yaml: |", "policy: "],
+        "7",
+    );
+    expect_one(
+        &diags,
+        &cms,
+        "pull-policy",
+        &["values.yaml: |", "imagePullPolicy: "],
+        "always",
+    );
+    expect_one(&diags, &secret, "string-boolean", &["gpu.yaml: "], "Y2dwdT");
+    assert!(
+        find(&diags, "helmrelease.yaml", "values-from-unchecked").is_empty(),
+        "{diags:#?}"
+    );
+    let out = bin()
+        .args(["values", "--helm", "3"])
+        .args([&release, &cms, &secret])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cgpu"]["policy"], 7);
+    assert_eq!(v["cgpu"]["enabled"], "false", "the Secret's base64 data");
+    assert_eq!(v["cgpu"]["tag"], "latest", "targetPath cgpu.tag");
+    assert_eq!(v["cgpu"]["imagePullPolicy"], "Always", "spec.values last");
+    // The release alone: three entries not among the inputs.
+    let (code, diags) = check(&[&release]);
+    assert_eq!(code, Some(0), "{diags:#?}");
+    assert_eq!(
+        find(&diags, "helmrelease.yaml", "values-from-unchecked").len(),
+        3
+    );
+}
+
+/// What is not read is said: `values` refuses Kubernetes objects (naming them) instead of
+/// printing the chart's defaults beside their keys, and `cgpu-missing` names the chart a GitOps
+/// document deploys instead.
+#[test]
+fn what_is_not_a_release_of_the_chart_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let web = tmp.path().join("web.yaml");
+    std::fs::write(
+        &web,
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\nspec:\n  chart:\n    spec:\n      chart: ingress-nginx\n  values:\n    cgpu: {policy: 7}\n",
+    )
+    .unwrap();
+    let (code, diags) = check(&[&web]);
+    assert_eq!(code, Some(0), "{diags:#?}");
+    let missing = find(&diags, "web.yaml", "cgpu-missing");
+    assert_eq!(missing.len(), 1, "{diags:#?}");
+    assert!(
+        missing[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Flux HelmRelease `web` deploys `ingress-nginx`"),
+        "{diags:#?}"
+    );
+    for file in [&web, &dir().join("flux/configmaps.yaml")] {
+        let out = bin()
+            .args(["values", "--helm", "3"])
+            .arg(file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("HelmRelease `web`") || err.contains("a ConfigMap `gpu-base`"),
+            "{err}"
+        );
+    }
+}

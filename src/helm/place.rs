@@ -65,6 +65,9 @@ pub enum Values {
     Embedded(Arc<Source>, Arc<Parsed>),
     /// A string that cannot be read in place: the node and why.
     Unmapped(Node, String),
+    /// A Secret's base64 `data` value (the node) and its decoded text, read as a values file;
+    /// findings point at the node.
+    Decoded(Node, Arc<Source>),
 }
 
 /// A Flux `valuesFrom` entry.
@@ -76,6 +79,8 @@ pub struct ValuesRef {
     pub target_path: Option<String>,
     /// `optional: true`: Flux skips the entry when the object or key does not exist.
     pub optional: bool,
+    /// The HelmRelease's namespace, where Flux looks the object up.
+    pub namespace: Option<String>,
     /// The entry's bytes in the file.
     pub span: std::ops::Range<usize>,
 }
@@ -385,6 +390,7 @@ fn helm_release(root: &Node, name: String) -> Option<Target> {
                 .unwrap_or_else(|| "values.yaml".into()),
             target_path: s("targetPath").filter(|p| !p.is_empty()),
             optional: r.get("optional").and_then(Node::scalar) == Some(&Scalar::Bool(true)),
+            namespace: str_at(root, "/metadata/namespace").map(str::to_string),
             span: r.span.clone(),
         });
     }
@@ -834,7 +840,8 @@ fn helmfile(root: &Node, releases: &[Node]) -> Vec<Target> {
 /// The targets of a ConfigMap that a HelmRelease of the chart names in `valuesFrom`: each
 /// referenced `data` key is a values file (read in place when it is a `|` string).
 pub fn config_map_targets(root: &Node, refs: &[(String, ValuesRef)]) -> Vec<Target> {
-    if root.get("kind").and_then(Node::as_str) != Some("ConfigMap") {
+    let kind = root.get("kind").and_then(Node::as_str).unwrap_or_default();
+    if kind != "ConfigMap" && kind != "Secret" {
         return Vec::new();
     }
     let Some(name) = str_at(root, "/metadata/name") else {
@@ -842,19 +849,25 @@ pub fn config_map_targets(root: &Node, refs: &[(String, ValuesRef)]) -> Vec<Targ
     };
     let mut out = Vec::new();
     for (release, r) in refs {
-        if r.kind != "ConfigMap" || r.name != name || r.target_path.is_some() {
+        if !names(root, r) || r.target_path.is_some() {
             continue;
         }
-        let Some(data) = root.get("data").and_then(|d| d.get(&r.key)) else {
-            continue;
+        let (pointer, values) = match object_data(root, &r.key) {
+            Some(Data::Text(n)) => {
+                let field = if kind == "Secret" {
+                    "/stringData"
+                } else {
+                    "/data"
+                };
+                (child(field, &r.key), string_values(n))
+            }
+            Some(Data::Decoded(n, src)) => {
+                (child("/data", &r.key), Values::Decoded(n.clone(), src))
+            }
+            None => continue,
         };
-        let mut t = Target::new(
-            Form::HelmRelease,
-            release.clone(),
-            child("/data", &r.key),
-            string_values(data),
-        );
-        t.via = Some(format!("valuesFrom ConfigMap `{name}`"));
+        let mut t = Target::new(Form::HelmRelease, release.clone(), pointer, values);
+        t.via = Some(format!("valuesFrom {kind} `{name}`"));
         t.release = false;
         out.push(t);
     }
@@ -933,6 +946,16 @@ pub struct Release {
 /// An umbrella's parent values are all of `layers.files` (and sets) merged; the other forms take
 /// the one file.
 pub fn releases(layers: &Layers, version: Version) -> Option<Result<Vec<Release>, Refusal>> {
+    releases_among(layers, None, version)
+}
+
+/// [`releases`], with the ConfigMaps and Secrets of the run's other inputs for Flux's
+/// `valuesFrom`.
+pub fn releases_among(
+    layers: &Layers,
+    others: Option<&Others>,
+    version: Version,
+) -> Option<Result<Vec<Release>, Refusal>> {
     let first = layers.files.first()?;
     if first.invalid.is_some() {
         return None;
@@ -964,7 +987,7 @@ pub fn releases(layers: &Layers, version: Version) -> Option<Result<Vec<Release>
     let mut out = Vec::new();
     for (_, ts) in &per_doc {
         for t in ts.iter().filter(|t| t.release) {
-            match release_values(t, &parsed, &first.name, Some(&chart), version) {
+            match release_values(t, &parsed, others, &first.name, Some(&chart), version) {
                 Ok(mut user) => {
                     coalesce(&mut user, &chart);
                     out.push(Release {
@@ -991,6 +1014,7 @@ fn same_file(p: &Path, name: &str) -> bool {
 pub fn release_values(
     t: &Target,
     parsed: &Parsed,
+    others: Option<&Others>,
     file: &str,
     chart: Option<&Node>,
     version: Version,
@@ -1025,15 +1049,13 @@ pub fn release_values(
         }
     }
     for r in &t.values_from {
-        if r.kind != "ConfigMap" {
-            continue;
-        }
-        let Some(data) = config_map_data(parsed, &r.name, &r.key) else {
+        let Some(data) = values_data(parsed, others, r) else {
             continue;
         };
         match &r.target_path {
             Some(path) => {
-                let text = data.as_str().unwrap_or_default();
+                let text = data.text();
+                let text = text.as_str();
                 let quoted = (text.starts_with('"') && text.ends_with('"'))
                     || (text.starts_with('\'') && text.ends_with('\''));
                 let (kind, text) = if quoted && text.len() >= 2 {
@@ -1043,7 +1065,10 @@ pub fn release_values(
                 };
                 super::strvals::apply(kind, &format!("{path}={text}"), &mut out, version)?;
             }
-            None => merge_maps(&mut out, string_file(data, version)?),
+            None => match data {
+                Data::Text(n) => merge_maps(&mut out, string_file(n, version)?),
+                Data::Decoded(_, src) => merge_maps(&mut out, read_file(&src, version)?),
+            },
         }
     }
     match &t.values {
@@ -1057,7 +1082,9 @@ pub fn release_values(
                 merge_maps(&mut out, view(root)?);
             }
         }
-        Values::Embedded(src, _) => merge_maps(&mut out, read_file(src, version)?),
+        Values::Embedded(src, _) | Values::Decoded(_, src) => {
+            merge_maps(&mut out, read_file(src, version)?)
+        }
         Values::Unmapped(n, _) => merge_maps(&mut out, string_file(n, version)?),
         Values::NotAMap(n, why) => {
             return Err(Refusal {
@@ -1152,15 +1179,191 @@ fn string_file(node: &Node, version: Version) -> Result<Node, Refusal> {
     read_file(&Source::new(node.src.name.clone(), text), version)
 }
 
-/// `data[key]` of the ConfigMap `name` among the documents.
-pub fn config_map_data<'a>(parsed: &'a Parsed, name: &str, key: &str) -> Option<&'a Node> {
-    parsed.documents.iter().find_map(|d| {
-        let root = d.root.as_ref()?;
-        (root.get("kind").and_then(Node::as_str) == Some("ConfigMap")
-            && str_at(root, "/metadata/name") == Some(name))
-        .then(|| root.get("data").and_then(|data| data.get(key)))
-        .flatten()
-    })
+/// What a GitOps document that holds no release of the chart deploys instead: its form and the
+/// charts it names (`Flux HelmRelease `web``, [`ingress-nginx`]); None for any other document.
+pub fn other_charts(root: &Node) -> Option<(String, Vec<String>)> {
+    let api = root.get("apiVersion").and_then(Node::as_str).unwrap_or("");
+    let kind = root.get("kind").and_then(Node::as_str).unwrap_or("");
+    let name = str_at(root, "/metadata/name").unwrap_or("");
+    let of_sources = |spec: Option<&Node>| -> Vec<String> {
+        let Some(spec) = spec else { return Vec::new() };
+        let mut v: Vec<&Node> = spec.get("source").into_iter().collect();
+        v.extend(
+            spec.get("sources")
+                .and_then(Node::as_seq)
+                .unwrap_or_default(),
+        );
+        v.iter()
+            .filter_map(|s| {
+                s.get("chart")
+                    .and_then(Node::as_str)
+                    .or_else(|| s.get("path").and_then(Node::as_str).map(chart_name))
+            })
+            .map(str::to_string)
+            .collect()
+    };
+    let (what, charts) = if api.starts_with("helm.toolkit.fluxcd.io/") && kind == "HelmRelease" {
+        let chart = str_at(root, "/spec/chart/spec/chart")
+            .map(chart_name)
+            .or_else(|| str_at(root, "/spec/chartRef/name"));
+        (
+            format!("Flux HelmRelease `{name}`"),
+            chart.map(str::to_string).into_iter().collect(),
+        )
+    } else if api.starts_with("argoproj.io/") && kind == "Application" {
+        (
+            format!("Argo CD Application `{name}`"),
+            of_sources(root.get("spec")),
+        )
+    } else if api.starts_with("argoproj.io/") && kind == "ApplicationSet" {
+        (
+            format!("Argo CD ApplicationSet `{name}`"),
+            of_sources(root.pointer("/spec/template/spec")),
+        )
+    } else if let Some(charts) = root.get("helmCharts").and_then(Node::as_seq) {
+        (
+            "a kustomization's helmCharts".to_string(),
+            charts
+                .iter()
+                .filter_map(|c| c.get("name").and_then(Node::as_str).map(str::to_string))
+                .collect(),
+        )
+    } else if api.is_empty()
+        && let Some(releases) = root.get("releases").and_then(Node::as_seq)
+        && releases
+            .iter()
+            .any(|r| r.get("chart").and_then(Node::as_str).is_some())
+    {
+        (
+            "a helmfile".to_string(),
+            releases
+                .iter()
+                .filter_map(|r| r.get("chart").and_then(Node::as_str).map(str::to_string))
+                .collect(),
+        )
+    } else {
+        return None;
+    };
+    Some((what, charts))
+}
+
+/// The ConfigMaps, Secrets and HelmReleases of every input of a run (`check` or `values` on
+/// several files): Flux takes `valuesFrom` objects from the cluster, where a repository applies
+/// them from any file, so a HelmRelease reads them from another input too.
+#[derive(Debug, Default)]
+pub struct Others {
+    pub roots: Vec<Node>,
+}
+
+impl Others {
+    /// The objects of these inputs (a file is parsed only when its text names one of the
+    /// kinds).
+    pub fn of(srcs: &[Arc<Source>]) -> Others {
+        let mut roots = Vec::new();
+        for src in srcs {
+            if src.invalid.is_some()
+                || !["ConfigMap", "Secret", "HelmRelease"]
+                    .iter()
+                    .any(|k| src.text.contains(k))
+            {
+                continue;
+            }
+            for d in yaml::parse(src).documents {
+                if let Some(root) = d.root
+                    && matches!(
+                        root.get("kind").and_then(Node::as_str),
+                        Some("ConfigMap" | "Secret" | "HelmRelease")
+                    )
+                {
+                    roots.push(root);
+                }
+            }
+        }
+        Others { roots }
+    }
+
+    /// The `valuesFrom` entries of the chart's HelmReleases among them, with the release's name.
+    pub fn values_from(&self) -> Vec<(String, ValuesRef)> {
+        self.roots
+            .iter()
+            .filter(|r| r.get("kind").and_then(Node::as_str) == Some("HelmRelease"))
+            .flat_map(|r| targets(r, None))
+            .flat_map(|t| {
+                let name = t.name.clone();
+                t.values_from.into_iter().map(move |r| (name.clone(), r))
+            })
+            .collect()
+    }
+
+    fn find(&self, r: &ValuesRef) -> Option<&Node> {
+        self.roots.iter().find(|root| names(root, r))
+    }
+
+    /// Is the object an entry names among them?
+    pub fn has(&self, r: &ValuesRef) -> bool {
+        self.find(r).is_some()
+    }
+}
+
+/// Is `root` the object the entry names (kind, name, and the release's namespace when both
+/// say one)?
+pub fn names(root: &Node, r: &ValuesRef) -> bool {
+    root.get("kind").and_then(Node::as_str) == Some(r.kind.as_str())
+        && str_at(root, "/metadata/name") == Some(r.name.as_str())
+        && match (&r.namespace, str_at(root, "/metadata/namespace")) {
+            (Some(a), Some(b)) => a == b,
+            _ => true,
+        }
+}
+
+/// What a `valuesFrom` entry reads: a ConfigMap's `data` (or a Secret's `stringData`) string, or
+/// a Secret's base64 `data`, decoded.
+pub enum Data<'a> {
+    Text(&'a Node),
+    Decoded(&'a Node, Arc<Source>),
+}
+
+impl Data<'_> {
+    fn text(&self) -> String {
+        match self {
+            Data::Text(n) => n.as_str().unwrap_or_default().to_string(),
+            Data::Decoded(_, src) => src.text.clone(),
+        }
+    }
+}
+
+/// The value of `key` in an object's data: a ConfigMap's `data`, a Secret's `stringData`, else
+/// its `data` decoded from base64 (None when it is not base64 of UTF-8).
+pub fn object_data<'a>(root: &'a Node, key: &str) -> Option<Data<'a>> {
+    match root.get("kind").and_then(Node::as_str)? {
+        "ConfigMap" => root.get("data")?.get(key).map(Data::Text),
+        "Secret" => {
+            if let Some(n) = root.get("stringData").and_then(|d| d.get(key)) {
+                return Some(Data::Text(n));
+            }
+            let n = root.get("data")?.get(key)?;
+            let text: String = n.as_str()?.split_whitespace().collect();
+            let bytes = crate::yaml::resolve::decode_base64(&text)?;
+            let text = String::from_utf8(bytes).ok()?;
+            Some(Data::Decoded(n, Source::new(n.src.name.clone(), text)))
+        }
+        _ => None,
+    }
+}
+
+/// What a `valuesFrom` entry reads: from the same file, else from the run's other inputs.
+fn values_data<'a>(
+    parsed: &'a Parsed,
+    others: Option<&'a Others>,
+    r: &ValuesRef,
+) -> Option<Data<'a>> {
+    let here = parsed
+        .documents
+        .iter()
+        .filter_map(|d| d.root.as_ref())
+        .find(|root| names(root, r));
+    let root = here.or_else(|| others?.find(r))?;
+    object_data(root, &r.key)
 }
 
 /// What each subchart instance of an umbrella receives, in Helm's order

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{Settings, lint_cluster, lint_file, lint_stack};
+use super::{Settings, lint_cluster, lint_file, lint_file_among, lint_stack};
 use crate::cgpu;
 use crate::check::{InputError, expand_paths, read_input};
 use crate::diag::Diagnostic;
@@ -24,6 +24,9 @@ pub struct Report {
 /// Check each path on its own through [`lint_file`], in parallel; findings in input order.
 pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Report {
     let (files, mut errors) = expand_paths(paths);
+    if files.len() > 1 {
+        return check_among(files, errors, settings, max_size);
+    }
     type Checked = Result<(Arc<Source>, Vec<Diagnostic>), InputError>;
     let one = |p: &String| -> Checked {
         let src = read_input(p, max_size)?;
@@ -50,6 +53,43 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
     }
     Report {
         diagnostics,
+        errors,
+        files: files.len(),
+        sources,
+    }
+}
+
+/// Several files, each checked on its own through [`lint_file_among`], with the ConfigMaps,
+/// Secrets and HelmReleases of all of them (Flux's `valuesFrom` in another file): read first,
+/// then checked, both in parallel from 4 files on.
+fn check_among(
+    files: Vec<String>,
+    mut errors: Vec<InputError>,
+    settings: &Settings,
+    max_size: u64,
+) -> Report {
+    let read = |p: &String| read_input(p, max_size);
+    let results: Vec<Result<Arc<Source>, InputError>> = if files.len() < 4 {
+        files.iter().map(read).collect()
+    } else {
+        files.par_iter().map(read).collect()
+    };
+    let mut sources = Vec::new();
+    for r in results {
+        match r {
+            Ok(src) => sources.push(src),
+            Err(e) => errors.push(e),
+        }
+    }
+    let others = crate::helm::place::Others::of(&sources);
+    let one = |src: &Arc<Source>| lint_file_among(src, &others, settings);
+    let per_file: Vec<Vec<Diagnostic>> = if sources.len() < 4 {
+        sources.iter().map(one).collect()
+    } else {
+        sources.par_iter().map(one).collect()
+    };
+    Report {
+        diagnostics: per_file.into_iter().flatten().collect(),
         errors,
         files: files.len(),
         sources,

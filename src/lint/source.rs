@@ -47,6 +47,7 @@ pub(super) fn rules_source(
     parsed: &yaml::Parsed,
     opts: &RuleOptions,
     facts: &ClusterFacts,
+    others: Option<&place::Others>,
 ) -> (Vec<Diagnostic>, Vec<InstallerPolicy>) {
     let mut policies = Vec::new();
     let mut out = Vec::new();
@@ -57,25 +58,37 @@ pub(super) fn rules_source(
     // The parent chart's dependencies on the chart (its Chart.yaml beside the file), read once.
     let mut deps: Option<Option<Vec<place::Dependency>>> = None;
     // The ConfigMaps the chart's HelmReleases of this file take values from.
-    let values_from: Vec<(String, place::ValuesRef)> = parsed
+    // Those of the run's other inputs too (which hold this file's own).
+    let values_from: Vec<(String, place::ValuesRef)> = match others {
+        Some(o) => o.values_from(),
+        None => parsed
+            .documents
+            .iter()
+            .filter_map(|d| d.root.as_ref())
+            .filter(|r| r.get("kind").and_then(Node::as_str) == Some("HelmRelease"))
+            .flat_map(|r| place::targets(r, None))
+            .flat_map(|t| {
+                let name = t.name.clone();
+                t.values_from.into_iter().map(move |r| (name.clone(), r))
+            })
+            .collect(),
+    };
+    // The ConfigMaps and Secrets of this file: a valuesFrom entry naming another (not among
+    // the run's inputs either) is not checked.
+    let objects: Vec<&Node> = parsed
         .documents
         .iter()
         .filter_map(|d| d.root.as_ref())
-        .filter(|r| r.get("kind").and_then(Node::as_str) == Some("HelmRelease"))
-        .flat_map(|r| place::targets(r, None))
-        .flat_map(|t| {
-            let name = t.name.clone();
-            t.values_from.into_iter().map(move |r| (name.clone(), r))
+        .filter(|r| {
+            matches!(
+                r.get("kind").and_then(Node::as_str),
+                Some("ConfigMap" | "Secret")
+            )
         })
         .collect();
-    // The ConfigMaps of this file, by name: a valuesFrom entry naming another is not checked.
-    let config_maps: Vec<&str> = parsed
-        .documents
-        .iter()
-        .filter_map(|d| d.root.as_ref())
-        .filter(|r| r.get("kind").and_then(Node::as_str) == Some("ConfigMap"))
-        .filter_map(|r| r.get("metadata")?.get("name")?.as_str())
-        .collect();
+    let found = |r: &place::ValuesRef| {
+        objects.iter().any(|o| place::names(o, r)) || others.is_some_and(|o| o.has(r))
+    };
     for doc in &parsed.documents {
         let Some(root) = &doc.root else { continue };
         if first_content.is_none() {
@@ -110,7 +123,7 @@ pub(super) fn rules_source(
             }
             for t in &targets {
                 if t.form == place::Form::HelmRelease && t.via.is_none() {
-                    values_from_unchecked(&mut ctx, src, t, &config_maps);
+                    values_from_unchecked(&mut ctx, src, t, &found);
                 }
                 for (node, why) in &t.unread {
                     let message = format!("{}: {why}", t.label());
@@ -215,10 +228,10 @@ fn values_from_unchecked(
     ctx: &mut Ctx,
     src: &Arc<Source>,
     t: &place::Target,
-    config_maps: &[&str],
+    found: &dyn Fn(&place::ValuesRef) -> bool,
 ) {
     for r in &t.values_from {
-        if r.kind == "ConfigMap" && config_maps.contains(&r.name.as_str()) {
+        if found(r) {
             continue;
         }
         let kind = if r.kind.is_empty() { "object" } else { &r.kind };
@@ -291,6 +304,28 @@ fn check_target(
         place::Values::Unmapped(n, why) => {
             let message = format!("{}: the values string is not checked: {why}", t.label());
             values::missing(&mut ctx, src, n.span.clone(), message, None);
+        }
+        place::Values::Decoded(n, decoded) => {
+            // A Secret's base64 data: the rules read the decoded values; each finding points
+            // at the base64 string, which no edit can change in place.
+            let parsed = yaml::parse(decoded);
+            let no_aliases = Default::default();
+            let mut dctx = Ctx::new(opts, doc.index, &no_aliases);
+            if let Some(root) = parsed.documents.first().and_then(|d| d.root.as_ref())
+                && root.entry("cgpu").is_some()
+            {
+                check_values(&mut dctx, root);
+            }
+            for mut d in dctx.out {
+                d.src = src.clone();
+                d.span = n.span.clone();
+                d.edits.clear();
+                d.consequence = None;
+                d.fix_note =
+                    Some("not fixed automatically: the value is inside base64 Secret data".into());
+                d.message = format!("(in the base64 data) {}", d.message);
+                inner.push(d);
+            }
         }
         place::Values::Embedded(vsrc, parsed) => {
             // Helm 3 (Argo CD's) reads the first document of a values file.
@@ -388,7 +423,7 @@ fn check_layered(
             ctx.at(RuleId::ValuesNotRead, entry, "", message);
         }
     }
-    match place::release_values(t, parsed, &src.name, None, version) {
+    match place::release_values(t, parsed, None, &src.name, None, version) {
         Ok(mut tree) => {
             at_parameters(&mut tree, &t.parameters, src);
             if t.form == place::Form::ApplicationSet {
@@ -517,11 +552,16 @@ struct What {
     documents: usize,
     objects: Vec<String>,
     chart_yaml: bool,
+    /// GitOps documents of other charts: what each is and the charts it names.
+    gitops: Vec<(String, Vec<String>)>,
 }
 
 impl What {
     fn note(&mut self, root: &Node, objects: &Objects) {
         self.documents += 1;
+        if let Some(other) = place::other_charts(root) {
+            self.gitops.push(other);
+        }
         for o in objects.iter() {
             if self.objects.len() < 3 {
                 self.objects.push(if o.name.is_empty() {
@@ -548,6 +588,33 @@ impl What {
 
     fn describe(&self, src: &Source) -> (String, Option<String>) {
         let installers = cgpu::INSTALLER_NAMES.join(" or ");
+        if !self.gitops.is_empty() {
+            let parts: Vec<String> = self
+                .gitops
+                .iter()
+                .map(|(what, charts)| match charts.as_slice() {
+                    [] => format!("{what} names no chart"),
+                    c => format!(
+                        "{what} deploys {}",
+                        c.iter()
+                            .map(|c| format!("`{c}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                })
+                .collect();
+            return (
+                format!(
+                    "{}, not {}: nothing for cgpu-lint to check, skipped",
+                    parts.join("; "),
+                    cgpu::CHART
+                ),
+                Some(format!(
+                    "cgpu-lint reads the values of releases of the chart `{}` (by its name, or the last segment of its path or reference)",
+                    cgpu::CHART
+                )),
+            );
+        }
         if self.chart_yaml {
             return (
                 "a Helm chart's Chart.yaml (chart metadata, not values): skipped".into(),

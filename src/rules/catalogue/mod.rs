@@ -180,7 +180,7 @@ an error, for repositories where every values file must configure cGPU."),
     ValuesFromUnchecked: ("values-from-unchecked", Info, Values,
         "a Flux HelmRelease `valuesFrom` entry whose ConfigMap or Secret is not among the inputs: its values are not checked",
         fix: None,
-        help: "put the ConfigMap in the same file as the HelmRelease so it is checked, or check its values file separately",
+        help: "name the file that holds the ConfigMap or Secret as an input too (or put it in the HelmRelease's file) so it is checked",
         "Flux's helm-controller merges each `spec.valuesFrom` entry in order, then `spec.values` \
 over them (fluxcd.io, Helm Releases, values references). A ConfigMap or Secret that is not in the \
 same file as the HelmRelease lives in the cluster, not in the repository, so cgpu-lint cannot \

@@ -310,6 +310,12 @@ pub struct CheckArgs {
     /// The inputs describe one cluster: every installer in them must use the same policy
     #[arg(long, conflicts_with = "cluster")]
     pub same_cluster: bool,
+    /// Check only the files whose bytes name the chart (`ack-ai-installer`): HelmReleases,
+    /// Applications, ApplicationSets, helmfiles, kustomizations of it; the other files are not
+    /// reported (their ConfigMaps and Secrets still feed Flux's valuesFrom). The GitOps
+    /// pre-commit hook passes every YAML file this way
+    #[arg(long, conflicts_with_all = ["cluster", "stack", "nodes", "same_cluster"])]
+    pub gitops: bool,
     /// Also admit every object of the inputs offline with this ValidatingAdmissionPolicy file
     /// (`generate admission-policy`, or your own) and print its verdicts after check's
     #[arg(long, value_name = "FILE", conflicts_with_all = ["cluster", "stack"])]

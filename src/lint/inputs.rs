@@ -59,6 +59,45 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
     }
 }
 
+/// `check --gitops`: of the files, only those whose bytes name the chart are checked (each on
+/// its own, with the ConfigMaps, Secrets and HelmReleases of all the files); the others are read
+/// for those objects and not reported. The byte search comes before any parse, so a repository
+/// of thousands of YAML files costs about the time to read them.
+pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Report {
+    let (files, mut errors) = expand_paths(paths);
+    let read = |p: &String| read_input(p, max_size);
+    let results: Vec<Result<Arc<Source>, InputError>> = if files.len() < 4 {
+        files.iter().map(read).collect()
+    } else {
+        files.par_iter().map(read).collect()
+    };
+    let mut all = Vec::new();
+    for r in results {
+        match r {
+            Ok(src) => all.push(src),
+            Err(e) => errors.push(e),
+        }
+    }
+    let sources: Vec<Arc<Source>> = all
+        .iter()
+        .filter(|s| s.text.contains(cgpu::CHART))
+        .cloned()
+        .collect();
+    let others = crate::helm::place::Others::of(&all);
+    let one = |src: &Arc<Source>| lint_file_among(src, &others, settings);
+    let per_file: Vec<Vec<Diagnostic>> = if sources.len() < 4 {
+        sources.iter().map(one).collect()
+    } else {
+        sources.par_iter().map(one).collect()
+    };
+    Report {
+        diagnostics: per_file.into_iter().flatten().collect(),
+        errors,
+        files: sources.len(),
+        sources,
+    }
+}
+
 /// Several files, each checked on its own through [`lint_file_among`], with the ConfigMaps,
 /// Secrets and HelmReleases of all of them (Flux's `valuesFrom` in another file): read first,
 /// then checked, both in parallel from 4 files on.

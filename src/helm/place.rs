@@ -1159,8 +1159,16 @@ pub fn source_folder(file: &str, folder: &str) -> Option<std::path::PathBuf> {
     if file == "-" || file.starts_with('<') || Path::new(folder).is_absolute() {
         return None;
     }
-    let start = Path::new(file).parent()?.canonicalize().ok()?;
-    for dir in start.ancestors() {
+    // The file's folders as written first (findings then name files as the inputs do), then
+    // above them.
+    let parent = Path::new(file).parent()?;
+    for dir in parent.ancestors() {
+        let candidate = dir.join(folder);
+        if candidate.is_dir() {
+            return Some(candidate);
+        }
+    }
+    for dir in parent.canonicalize().ok()?.ancestors() {
         let candidate = dir.join(folder);
         if candidate.is_dir() {
             return Some(candidate);

@@ -59,9 +59,9 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
     }
 }
 
-/// `check --gitops`: of the files, only those whose bytes name the chart are checked (each on
-/// its own, with the ConfigMaps, Secrets and HelmReleases of all the files); the others are read
-/// for those objects and not reported. The byte search comes before any parse, so a repository
+/// `check --gitops`: of the files, only those whose bytes name the chart, and those holding the
+/// ConfigMaps and Secrets its HelmReleases take values from, are checked (each on its own, with
+/// the ConfigMaps, Secrets and HelmReleases of all the files); the others are not reported. The byte search comes before any parse, so a repository
 /// of thousands of YAML files costs about the time to read them.
 pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Report {
     let (files, mut errors) = expand_paths(paths);
@@ -78,12 +78,21 @@ pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Rep
             Err(e) => errors.push(e),
         }
     }
+    let others = crate::helm::place::Others::of(&all);
+    // The files of the ConfigMaps and Secrets the chart's HelmReleases take values from are
+    // checked too: their values are the release's.
+    let refs = others.values_from();
+    let referenced: std::collections::HashSet<&str> = others
+        .roots
+        .iter()
+        .filter(|root| refs.iter().any(|(_, r)| crate::helm::place::names(root, r)))
+        .map(|root| root.src.name.as_str())
+        .collect();
     let sources: Vec<Arc<Source>> = all
         .iter()
-        .filter(|s| s.text.contains(cgpu::CHART))
+        .filter(|s| s.text.contains(cgpu::CHART) || referenced.contains(s.name.as_str()))
         .cloned()
         .collect();
-    let others = crate::helm::place::Others::of(&all);
     let one = |src: &Arc<Source>| lint_file_among(src, &others, settings);
     let per_file: Vec<Vec<Diagnostic>> = if sources.len() < 4 {
         sources.iter().map(one).collect()

@@ -59,8 +59,9 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
     }
 }
 
-/// `check --gitops`: of the files, only those whose bytes name the chart, and those holding the
-/// ConfigMaps and Secrets its HelmReleases take values from, are checked (each on its own, with
+/// `check --gitops`: of the files, only those whose bytes name the chart, those holding the
+/// ConfigMaps and Secrets its HelmReleases take values from, and the values files beside an
+/// umbrella's Chart.yaml that names it, are checked (each on its own, with
 /// the ConfigMaps, Secrets and HelmReleases of all the files); the others are not reported. The byte search comes before any parse, so a repository
 /// of thousands of YAML files costs about the time to read them.
 pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Report {
@@ -88,9 +89,29 @@ pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Rep
         .filter(|root| refs.iter().any(|(_, r)| crate::helm::place::names(root, r)))
         .map(|root| root.src.name.as_str())
         .collect();
+    // The values files beside an umbrella's Chart.yaml that depends on the chart are the
+    // subchart's (under its alias, which need not name the chart); one look per folder.
+    let mut umbrella: std::collections::HashMap<Option<std::path::PathBuf>, bool> =
+        Default::default();
+    let mut beside_umbrella = |s: &Source| {
+        let dir = std::path::Path::new(&s.name)
+            .parent()
+            .map(|p| p.to_path_buf());
+        *umbrella.entry(dir).or_insert_with(|| {
+            crate::helm::place::parent_chart(&s.name).is_some_and(|(_, deps)| !deps.is_empty())
+        })
+    };
+    let is_chart_yaml = |s: &Source| {
+        std::path::Path::new(&s.name).file_name() == Some(std::ffi::OsStr::new("Chart.yaml"))
+    };
     let sources: Vec<Arc<Source>> = all
         .iter()
-        .filter(|s| s.text.contains(cgpu::CHART) || referenced.contains(s.name.as_str()))
+        .filter(|s| !is_chart_yaml(s))
+        .filter(|s| {
+            s.text.contains(cgpu::CHART)
+                || referenced.contains(s.name.as_str())
+                || beside_umbrella(s)
+        })
         .cloned()
         .collect();
     let one = |src: &Arc<Source>| lint_file_among(src, &others, settings);

@@ -444,6 +444,17 @@ fn flux_values_from_objects_in_other_inputs_are_read() {
     assert_eq!(v["cgpu"]["enabled"], "false", "the Secret's base64 data");
     assert_eq!(v["cgpu"]["tag"], "latest", "targetPath cgpu.tag");
     assert_eq!(v["cgpu"]["imagePullPolicy"], "Always", "spec.values last");
+    // `fix` on the same files finds what `check` finds: the ConfigMap's `always` is fixed.
+    let out = bin()
+        .args(["fix", "--diff", "--no-config"])
+        .args([&release, &cms, &secret])
+        .output()
+        .unwrap();
+    let diff = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        diff.contains("-      imagePullPolicy: always\n+      imagePullPolicy: Always"),
+        "{diff}"
+    );
     // The release alone: three entries not among the inputs.
     let (code, diags) = check(&[&release]);
     assert_eq!(code, Some(0), "{diags:#?}");

@@ -142,6 +142,8 @@ pub struct Param {
     pub value: Node,
     /// Its JSON pointer in the document (`/spec/source/helm/parameters/0/value`).
     pub pointer: String,
+    /// How findings name the entry: `parameter`, `` `set:` entry``, `` `setString:` entry``.
+    pub what: &'static str,
 }
 
 impl Param {
@@ -713,6 +715,7 @@ fn argo_parameters(helm: Option<&Node>, at: &str) -> Vec<Param> {
             arg: format!("{name}={cleaned}"),
             value: node.clone(),
             pointer: format!("{at}/{i}/value"),
+            what: "parameter",
         });
     }
     helm_order(&mut out);
@@ -771,6 +774,11 @@ fn helmfile_sets(r: &Node, at: &str) -> Vec<Param> {
                 arg,
                 value: node.clone(),
                 pointer: format!("{at}/{key}/{j}/{field}"),
+                what: if kind == SetKind::String {
+                    "`setString:` entry"
+                } else {
+                    "`set:` entry"
+                },
             });
         }
     }

@@ -468,11 +468,16 @@ fn check_layered(
             d.path = p.pointer.clone();
             d.edits.clear();
             d.consequence = None;
+            let hint = if p.what == "parameter" {
+                "its `value` (or `forceString`)"
+            } else {
+                "its `value` (or move it between `set:` and `setString:`)"
+            };
             d.fix_note = Some(format!(
-                "not fixed automatically: the value comes from the parameter `{}`; edit its `value` (or `forceString`) by hand",
-                p.name
+                "not fixed automatically: the value comes from the {} `{}`; edit {hint} by hand",
+                p.what, p.name
             ));
-            d.message = format!("{label} (parameter `{}`): {}", p.name, d.message);
+            d.message = format!("{label} ({} `{}`): {}", p.what, p.name, d.message);
         } else if d.src.name == src.name {
             let prefix = t
                 .layers
@@ -493,9 +498,18 @@ fn check_layered(
                 e.src = src.clone();
             }
         } else {
-            // A values file the release names: the finding is in that file.
+            // A values file the release names: the finding is in that file, which `fix` on
+            // that file changes (not `fix` on this one).
             d.document = 1;
             d.message = format!("{label}: {}", d.message);
+            if !d.edits.is_empty() {
+                d.edits.clear();
+                d.consequence = None;
+                d.fix_note = Some(format!(
+                    "fixed by `cgpu-lint fix {}`, not from the release's file",
+                    d.src.name
+                ));
+            }
         }
         out.push(d);
     }

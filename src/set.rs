@@ -277,6 +277,7 @@ fn plan(src: &Arc<Source>, a: &Assignment) -> Result<Edit, SetError> {
         // an Application, inside its `values: |` string too: that source has the file's
         // offsets, so the edit splices the file).
         if let Some(b) = release_block(src, &parsed) {
+            overridden(src, &parsed, &b, a)?;
             return set_in(
                 &b.src,
                 &b.cgpu.value,
@@ -331,6 +332,65 @@ fn plan(src: &Arc<Source>, a: &Assignment) -> Result<Edit, SetError> {
     let root = doc.root.as_ref().expect("found by root");
     let cgpu = root.entry("cgpu").expect("found by entry");
     set_in(src, &cgpu.value, cgpu.key_span.start, "cgpu", &a.keys, a)
+}
+
+/// A key an Argo CD parameter or a helmfile `set:`/`setString:` entry of the same release sets
+/// (or a part of it, or a key above it) wins over the values block: changing the block would
+/// change nothing, so `set` refuses and names the entry.
+fn overridden(
+    src: &Arc<Source>,
+    parsed: &yaml::Parsed,
+    b: &ReleaseBlock,
+    a: &Assignment,
+) -> Result<(), SetError> {
+    use crate::helm::place;
+    let Some(root) = parsed
+        .documents
+        .iter()
+        .find(|d| d.index == b.document)
+        .and_then(|d| d.root.as_ref())
+    else {
+        return Ok(());
+    };
+    let mut wanted = vec!["cgpu".to_string()];
+    wanted.extend(a.keys.iter().cloned());
+    for t in place::targets(root, None) {
+        if !b.pointer.starts_with(&t.pointer) {
+            continue;
+        }
+        for p in &t.parameters {
+            let path = split_set_name(&p.name);
+            let n = path.len().min(wanted.len());
+            if path[..n] == wanted[..n] {
+                let line = src.line_col(p.value.span.start).line;
+                return Err(SetError::Cannot(format!(
+                    "`{}` is set by the {} `{}` (line {line}), which the tool applies over the values: change its value there",
+                    wanted.join("."),
+                    p.what,
+                    p.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `--set` name's keys (`a\.b.c` is `a.b`, `c`; an index `[0]` stays on its key).
+fn split_set_name(name: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = name.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    out.last_mut().unwrap().push(n);
+                }
+            }
+            '.' => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
 }
 
 /// The `cgpu:` block of the first release of the chart in a file that has none at the root.

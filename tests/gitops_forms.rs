@@ -502,3 +502,36 @@ fn what_is_not_a_release_of_the_chart_is_named() {
         );
     }
 }
+
+/// `set` changes the release's values block, and refuses a key a parameter or a `set:` entry
+/// sets over it (the change would change nothing), naming the entry.
+#[test]
+fn set_refuses_a_key_that_a_parameter_or_set_entry_overrides() {
+    for (file, what) in [
+        ("helmfile.yaml", "`set:` entry `cgpu.policy`"),
+        ("application-parameters.yaml", "parameter `cgpu.policy`"),
+    ] {
+        let path = dir().join(file);
+        let out = bin()
+            .args(["set", "--stdout", "policy=3"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_ne!(out.status.code(), Some(0), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(what), "{file}: {err}");
+    }
+    // A key no entry sets: changed in the inline values (helmfile) or valuesInline (kustomize).
+    let out = bin()
+        .args(["set", "--stdout", "tag=v1.5.10-2b9e7d4-aliyun"])
+        .arg(dir().join("kustomize/kustomization.yaml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let before = std::fs::read_to_string(dir().join("kustomize/kustomization.yaml")).unwrap();
+    assert_eq!(
+        text,
+        before.replace("tag: latest", "tag: v1.5.10-2b9e7d4-aliyun")
+    );
+}

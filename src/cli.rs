@@ -573,6 +573,10 @@ pub struct SetArgs {
     /// Check the result as this Helm reads values (default: both Helm 3 and Helm 4)
     #[arg(long, value_enum, value_name = "3|4")]
     pub helm: Option<HelmArg>,
+    /// In a file of several releases of the chart (HelmReleases, Applications, helmfile
+    /// releases, kustomize entries, subcharts): the one to change, by name (default: the first)
+    #[arg(long, value_name = "NAME")]
+    pub release: Option<String>,
     #[command(flatten)]
     pub config: ConfigArgs,
 }

@@ -535,3 +535,38 @@ fn set_refuses_a_key_that_a_parameter_or_set_entry_overrides() {
         before.replace("tag: latest", "tag: v1.5.10-2b9e7d4-aliyun")
     );
 }
+
+/// `set --release NAME` changes the named release of a file of several; an unknown name is
+/// refused with the names there are; a value an error rule rejects is refused there too.
+#[test]
+fn set_release_changes_the_named_release() {
+    let text = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: gpu-a\nspec:\n  chart:\n    spec:\n      chart: ack-ai-installer\n  values:\n    cgpu:\n      policy: 2\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: gpu-b\nspec:\n  chart:\n    spec:\n      chart: ack-ai-installer\n  values:\n    cgpu:\n      policy: 3\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("releases.yaml");
+    std::fs::write(&path, text).unwrap();
+    let run = |args: &[&str]| bin().arg("set").args(args).arg(&path).output().unwrap();
+    let out = run(&["--stdout", "--release", "gpu-b", "policy=4"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        text.replace("policy: 3", "policy: 4")
+    );
+    let out = run(&["--stdout", "policy=4"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        text.replace("policy: 2", "policy: 4"),
+        "the first release without --release"
+    );
+    let out = run(&["--stdout", "--release", "nope", "policy=4"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`gpu-a`, `gpu-b`"),
+        "{out:?}"
+    );
+    let out = run(&["--stdout", "--release", "gpu-b", "policy=7"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("policy-out-of-range"),
+        "{out:?}"
+    );
+}

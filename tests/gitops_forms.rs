@@ -570,3 +570,50 @@ fn set_release_changes_the_named_release() {
         "{out:?}"
     );
 }
+
+/// `check --stack` and `values --stack`: a GitOps file in a stack is one layer, what its release
+/// passes (parameters and `set:` entries included), over the files before it; findings about a
+/// parameter's value point at it, without a fix.
+#[test]
+fn a_release_file_is_one_layer_of_a_stack() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("base.yaml");
+    std::fs::write(
+        &base,
+        "cgpu:\n  policy: 9\n  tag: v1.5.10-2b9e7d4-aliyun\n  imagePullPolicy: Never\n",
+    )
+    .unwrap();
+    let app = dir().join("application-parameters.yaml");
+    let out = bin()
+        .args(["check", "--stack", "--format", "json", "--no-config"])
+        .args([&base, &app])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let diags = json["diagnostics"].as_array().unwrap().clone();
+    let chart = ["chart: ack-ai-installer", "parameters:"];
+    let enabled = [&chart[..], &["name: cgpu.enabled", "value: "]].concat();
+    expect_one(&diags, &app, "string-boolean", &enabled, "\"false\"");
+    let pull = [&chart[..], &["name: cgpu.imagePullPolicy", "value: "]].concat();
+    expect_one(&diags, &app, "pull-policy", &pull, "always");
+    assert!(
+        diags.iter().all(|d| d["fixable"] == false),
+        "no edit of a parameter's value: {diags:#?}"
+    );
+    // The base's policy 9 is overridden by the parameter `cgpu.policy=3`.
+    assert!(
+        diags.iter().all(|d| d["rule"] != "policy-out-of-range"),
+        "{diags:#?}"
+    );
+    let out = bin()
+        .args(["values", "--stack", "--helm", "3"])
+        .args([&base, &app])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cgpu"]["policy"], 3);
+    assert_eq!(v["cgpu"]["imagePullPolicy"], "always");
+    assert_eq!(v["cgpu"]["enabled"], "false");
+}

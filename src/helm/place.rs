@@ -980,6 +980,10 @@ pub fn releases_among(
         }
     }
     let (_, first_targets) = per_doc.first()?;
+    // A stack of several files: a release's file is one layer of it (`stack_layer`).
+    if layers.files.len() > 1 && first_targets[0].form != Form::Umbrella {
+        return None;
+    }
     let chart = match read_file(&super::chart_source(layers), version) {
         Ok(c) => c,
         Err(r) => return Some(Err(r)),
@@ -1184,6 +1188,82 @@ pub fn source_folder(file: &str, folder: &str) -> Option<std::path::PathBuf> {
     }
     let cwd = std::env::current_dir().ok()?.join(folder);
     cwd.is_dir().then_some(cwd)
+}
+
+/// Every node a parameter set moved to the parameter's `value` in the file, so that the rules
+/// quote and point at what is written there: a string as the quoted string it is for Helm, a
+/// number, boolean or null in the file's text.
+pub fn at_parameters(node: &mut Node, params: &[Param], src: &Arc<Source>) {
+    if let Some(p) = params.iter().find(|p| node.src.name == p.source_name()) {
+        node.src = src.clone();
+        node.span = p.value.span.clone();
+        node.style = match node.value {
+            Value::Scalar(Scalar::Str(_)) => crate::yaml::Style::DoubleQuoted,
+            _ => crate::yaml::Style::Plain,
+        };
+    }
+    match &mut node.value {
+        Value::Map(entries) => {
+            for e in entries {
+                at_parameters(&mut e.value, params, src);
+            }
+        }
+        Value::Seq(items) => {
+            for i in items {
+                at_parameters(i, params, src);
+            }
+        }
+        Value::Scalar(_) => {}
+    }
+}
+
+/// What a GitOps file stands for in a values stack (`check --stack`, `values --stack`): the
+/// values its first release of the chart passes (an umbrella's values are the parent's, read as
+/// a values file; None then, and for any other file). A file that does not name the chart is not
+/// parsed here.
+pub fn stack_layer(src: &Arc<Source>, version: Version) -> Option<Result<Node, Refusal>> {
+    if src.invalid.is_some() || !src.text.contains(CHART) {
+        return None;
+    }
+    let parsed = yaml::parse(src);
+    for root in parsed.documents.iter().filter_map(|d| d.root.as_ref()) {
+        let Some(t) = targets(root, None)
+            .into_iter()
+            .find(|t| t.release && t.form != Form::Umbrella)
+        else {
+            continue;
+        };
+        return Some(
+            release_values(&t, &parsed, None, &src.name, None, version).map(|mut tree| {
+                at_parameters(&mut tree, &t.parameters, src);
+                if t.form == Form::ApplicationSet {
+                    strip_templated(&mut tree, "", &mut Vec::new());
+                }
+                tree
+            }),
+        );
+    }
+    None
+}
+
+/// The `value` nodes of the parameters (`set:` entries) of the release [`stack_layer`] reads
+/// in `src`, with how findings name each: findings there carry no edit.
+pub fn stack_parameters(src: &Arc<Source>) -> Vec<Param> {
+    if src.invalid.is_some() || !src.text.contains(CHART) {
+        return Vec::new();
+    }
+    let parsed = yaml::parse(src);
+    parsed
+        .documents
+        .iter()
+        .filter_map(|d| d.root.as_ref())
+        .find_map(|root| {
+            targets(root, None)
+                .into_iter()
+                .find(|t| t.release && t.form != Form::Umbrella)
+        })
+        .map(|t| t.parameters)
+        .unwrap_or_default()
 }
 
 /// A string holding a values file, read as Helm reads the file.

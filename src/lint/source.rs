@@ -425,7 +425,7 @@ fn check_layered(
     }
     match place::release_values(t, parsed, None, &src.name, None, version) {
         Ok(mut tree) => {
-            at_parameters(&mut tree, &t.parameters, src);
+            place::at_parameters(&mut tree, &t.parameters, src);
             if t.form == place::Form::ApplicationSet {
                 // What the generators fill in is named in `t.unread`, not judged.
                 place::strip_templated(&mut tree, "", &mut Vec::new());
@@ -514,35 +514,6 @@ fn check_layered(
         out.push(d);
     }
     out
-}
-
-/// Every node a parameter set moved to the parameter's `value` in the file, so that the rules
-/// quote and point at what is written there: a string as the quoted string it is for Helm, a
-/// number, boolean or null in the file's text.
-fn at_parameters(node: &mut Node, params: &[place::Param], src: &Arc<Source>) {
-    if let Some(p) = params.iter().find(|p| node.src.name == p.source_name()) {
-        node.src = src.clone();
-        node.span = p.value.span.clone();
-        node.style = match node.value {
-            crate::yaml::Value::Scalar(crate::yaml::Scalar::Str(_)) => {
-                crate::yaml::Style::DoubleQuoted
-            }
-            _ => crate::yaml::Style::Plain,
-        };
-    }
-    match &mut node.value {
-        crate::yaml::Value::Map(entries) => {
-            for e in entries {
-                at_parameters(&mut e.value, params, src);
-            }
-        }
-        crate::yaml::Value::Seq(items) => {
-            for i in items {
-                at_parameters(i, params, src);
-            }
-        }
-        crate::yaml::Value::Scalar(_) => {}
-    }
 }
 
 /// Findings of a `values: |` string read in place, moved back to the file (the string's source

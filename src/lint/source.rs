@@ -126,8 +126,10 @@ pub(super) fn rules_source(
                     values_from_unchecked(&mut ctx, src, t, &found);
                 }
                 for (node, why) in &t.unread {
+                    // The file's source: a node inside a `values: |` string has the file's
+                    // offsets but a source of its own.
                     let message = format!("{}: {why}", t.label());
-                    ctx.at(RuleId::ValuesNotRead, node, "", message);
+                    ctx.report(RuleId::ValuesNotRead, src, node.span.clone(), "", message);
                 }
                 // A helmfile release is judged as a whole (its `values:` list and `set:` layered),
                 // not entry by entry; so is an Application with parameters.

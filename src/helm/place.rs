@@ -1353,9 +1353,13 @@ pub struct Others {
 
 impl Others {
     /// The objects of these inputs (a file is parsed only when its text names one of the
-    /// kinds).
+    /// kinds, and none when no input names `valuesFrom`).
     pub fn of(srcs: &[Arc<Source>]) -> Others {
         let mut roots = Vec::new();
+        // Without a `valuesFrom` anywhere there is nothing to look up: no file is parsed.
+        if !srcs.iter().any(|s| s.text.contains("valuesFrom")) {
+            return Others { roots };
+        }
         for src in srcs {
             if src.invalid.is_some()
                 || !["ConfigMap", "Secret", "HelmRelease"]

@@ -617,3 +617,27 @@ fn a_release_file_is_one_layer_of_a_stack() {
     assert_eq!(v["cgpu"]["imagePullPolicy"], "always");
     assert_eq!(v["cgpu"]["enabled"], "false");
 }
+
+/// A `$ref/…` value file of a `ref:` source of the same repository (`repoURL` without `.git`)
+/// is read from the repository's root; one of another repository is named as not read.
+#[test]
+fn argo_cd_ref_value_files_of_the_same_repository_are_read() {
+    let path = dir().join("argocd/apps/gpu-ref.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let prod = dir().join("clusters/prod.yaml");
+    expect_one(&diags, &prod, "policy-out-of-range", &["policy: "], "7");
+    let found = find(&diags, "clusters/prod.yaml", "policy-out-of-range");
+    assert!(
+        !found[0]["file"].as_str().unwrap().contains(".."),
+        "{:#}",
+        found[0]
+    );
+    expect_one(
+        &diags,
+        &path,
+        "values-not-read",
+        &["valueFiles:"],
+        "$other/prod.yaml",
+    );
+}

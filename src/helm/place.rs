@@ -174,9 +174,10 @@ pub enum Layer {
     /// The chart's own values.yaml (kustomize's `valuesMerge: merge` without a `valuesFile`).
     ChartDefaults,
     /// An Argo CD `valueFiles` entry (its string node), relative to the source's `path` (the
-    /// second field) in the checked repository (see [`source_folder`]), and whether a missing
-    /// one is skipped (`ignoreMissingValueFiles`).
-    SourceFile(Node, String, bool),
+    /// second field) in the checked repository (see [`source_folder`]), whether a missing one is
+    /// skipped (`ignoreMissingValueFiles`), and the path to read when it is not the entry's text
+    /// (a `$ref/…` file of the same repository, from `path`'s folder).
+    SourceFile(Node, String, bool, Option<String>),
 }
 
 impl Target {
@@ -418,7 +419,7 @@ fn application(spec: &Node, base: &str, name: &str, form: Form) -> Vec<Target> {
     }
     let several = sources.len() > 1;
     let mut out = Vec::new();
-    for (at, s) in sources {
+    for (at, s) in sources.iter().cloned() {
         let chart = s
             .get("chart")
             .and_then(Node::as_str)
@@ -469,9 +470,22 @@ fn application(spec: &Node, base: &str, name: &str, form: Form) -> Vec<Target> {
             .unwrap_or_default()
         {
             let Some(name) = f.as_str() else { continue };
+            // `$ref/rest` of a `ref:` source of the same repository as this `path` source: the
+            // file is `rest` from the repository's root, here `path`'s folder's `..` for each
+            // of its components.
+            if let (Some(rest), Some(folder)) = (same_repo_ref(name, s, &sources), folder) {
+                let up = "../".repeat(Path::new(folder).components().count());
+                t.layers.push(Layer::SourceFile(
+                    f.clone(),
+                    folder.to_string(),
+                    ignore_missing,
+                    Some(format!("{up}{rest}")),
+                ));
+                continue;
+            }
             let why = if name.starts_with('$') {
                 Some(
-                    "comes from another source of the Application (a `ref:` checkout), which is not read here",
+                    "comes from another source of the Application (a `ref:` checkout of another repository), which is not read here",
                 )
             } else if name.contains("://") {
                 Some("is fetched from a URL, which is not read here")
@@ -485,6 +499,7 @@ fn application(spec: &Node, base: &str, name: &str, form: Form) -> Vec<Target> {
                     f.clone(),
                     folder.to_string(),
                     ignore_missing,
+                    None,
                 )),
                 _ => t_unread.push((
                     f.clone(),
@@ -502,6 +517,26 @@ fn application(spec: &Node, base: &str, name: &str, form: Form) -> Vec<Target> {
         out.push(t);
     }
     out
+}
+
+/// The path after `$ref/` when `name` is a value file of a `ref:` source of the same repository
+/// (`repoURL`, without a trailing `/` or `.git`, case aside) as the chart's source `s`.
+fn same_repo_ref<'a>(name: &'a str, s: &Node, sources: &[(String, &Node)]) -> Option<&'a str> {
+    let (reference, rest) = name.strip_prefix('$')?.split_once('/')?;
+    let url = |n: &Node| {
+        n.get("repoURL").and_then(Node::as_str).map(|u| {
+            u.trim_end_matches('/')
+                .trim_end_matches(".git")
+                .to_ascii_lowercase()
+        })
+    };
+    let own = url(s)?;
+    sources
+        .iter()
+        .any(|(_, o)| {
+            o.get("ref").and_then(Node::as_str) == Some(reference) && url(o).as_ref() == Some(&own)
+        })
+        .then_some(rest)
 }
 
 /// Does this value hold a `{{…}}` of an ApplicationSet template (a scalar containing one, or a
@@ -1046,15 +1081,17 @@ pub fn release_values(
             },
             Layer::File(entry, skip_missing) => {
                 let base = Path::new(file).parent().unwrap_or(Path::new("."));
-                if let Some(n) = layer_file(t, entry, base, *skip_missing, version)? {
+                let path = entry.as_str().unwrap_or_default();
+                if let Some(n) = layer_file(t, entry, path, base, *skip_missing, version)? {
                     merge_maps(&mut out, n);
                 }
             }
-            Layer::SourceFile(entry, folder, skip_missing) => {
+            Layer::SourceFile(entry, folder, skip_missing, path) => {
                 let Some(base) = source_folder(file, folder) else {
                     continue;
                 };
-                if let Some(n) = layer_file(t, entry, &base, *skip_missing, version)? {
+                let path = path.as_deref().or(entry.as_str()).unwrap_or_default();
+                if let Some(n) = layer_file(t, entry, path, &base, *skip_missing, version)? {
                     merge_maps(&mut out, n);
                 }
             }
@@ -1117,12 +1154,13 @@ pub fn release_values(
 fn layer_file(
     t: &Target,
     entry: &Node,
+    path: &str,
     base: &Path,
     skip_missing: bool,
     version: Version,
 ) -> Result<Option<Node>, Refusal> {
-    let path = entry.as_str().unwrap_or_default();
-    let p = base.join(path);
+    let p = lexical(&base.join(path));
+    let path = entry.as_str().unwrap_or(path);
     let text = match std::fs::read_to_string(&p) {
         Ok(t) => t,
         Err(_) if skip_missing && !p.exists() => return Ok(None),
@@ -1162,6 +1200,25 @@ fn layer_file(
         }
     };
     read_file(&Source::new(p.to_string_lossy(), text), version).map(Some)
+}
+
+/// `p` with `.` and `a/..` taken out lexically (findings then name `clusters/prod.yaml`, not
+/// `charts/x/../../clusters/prod.yaml`).
+fn lexical(p: &Path) -> std::path::PathBuf {
+    use std::path::Component;
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir
+                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
+            {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// The folder of an Argo CD source's `path` in the checked repository: under the first folder

@@ -414,7 +414,7 @@ fn check_layered(
     let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
     // An Argo CD value file whose source folder is not here: named, not read.
     for l in &t.layers {
-        if let place::Layer::SourceFile(entry, folder, _) = l
+        if let place::Layer::SourceFile(entry, folder, _, _) = l
             && place::source_folder(&src.name, folder).is_none()
         {
             let message = format!(
@@ -438,7 +438,7 @@ fn check_layered(
         }
         Err(r) => {
             let missing = t.layers.iter().any(|l| {
-                matches!(l, place::Layer::File(entry, _) | place::Layer::SourceFile(entry, _, _)
+                matches!(l, place::Layer::File(entry, _) | place::Layer::SourceFile(entry, _, _, _)
                     if entry.span.start == r.offset && Arc::ptr_eq(&entry.src, &r.src))
             });
             let rule = if missing {

@@ -641,3 +641,37 @@ fn argo_cd_ref_value_files_of_the_same_repository_are_read() {
         "$other/prod.yaml",
     );
 }
+
+/// CRLF line ends: the parameter and `set:` findings are at the same line and column.
+#[test]
+fn positions_hold_with_crlf_line_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, rule, after, needle) in [
+        (
+            "application-parameters.yaml",
+            "string-boolean",
+            &["chart: ack-ai-installer", "name: cgpu.enabled", "value: "][..],
+            "\"false\"",
+        ),
+        (
+            "helmfile.yaml",
+            "policy-out-of-range",
+            &["- name: gpu\r\n", "set:", "value: "][..],
+            "7",
+        ),
+    ] {
+        let text = std::fs::read_to_string(dir().join(name))
+            .unwrap()
+            .replace('\n', "\r\n");
+        let path = tmp.path().join(name);
+        std::fs::write(&path, &text).unwrap();
+        std::fs::create_dir_all(tmp.path().join("values")).unwrap();
+        std::fs::copy(
+            dir().join("values/gpu.yaml"),
+            tmp.path().join("values/gpu.yaml"),
+        )
+        .unwrap();
+        let (_, diags) = check(&[&path]);
+        expect_one(&diags, &path, rule, after, needle);
+    }
+}

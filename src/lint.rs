@@ -166,14 +166,14 @@ impl<'a> Inputs<'a> {
 /// command line's and the config's filters. Every finding cgpu-lint prints comes from here.
 pub fn check_path(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
     let found = match inputs {
-        Inputs::File(src) => rules_cluster(std::slice::from_ref(src), &settings.opts, false, None),
-        Inputs::Among(src, others) => rules_cluster(
+        Inputs::File(src) => rules_cluster(std::slice::from_ref(src), &settings.opts, false),
+        Inputs::Among(src, others) => rules_cluster_among(
             std::slice::from_ref(src),
             &settings.opts,
             false,
             Some(others),
         ),
-        Inputs::Cluster(srcs) => rules_cluster(srcs, &settings.opts, true, None),
+        Inputs::Cluster(srcs) => rules_cluster(srcs, &settings.opts, true),
         Inputs::Stack(layers) => rules_stack(layers, &settings.opts),
     };
     finish(inputs.sources(), found, settings)
@@ -320,7 +320,13 @@ pub fn nodes_region(srcs: &[Arc<Source>]) -> Result<Option<String>, Vec<String>>
 /// The rules over inputs that make one cluster (one input is a cluster of its own). With
 /// `cluster`, inputs none of which holds values or an installer give one `cgpu-missing` for the
 /// cluster instead of one per input.
-fn rules_cluster(
+fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec<Diagnostic> {
+    rules_cluster_among(srcs, opts, cluster, None)
+}
+
+/// [`rules_cluster`], with the ConfigMaps, Secrets and HelmReleases of the run's other inputs
+/// (Flux's `valuesFrom`).
+fn rules_cluster_among(
     srcs: &[Arc<Source>],
     opts: &RuleOptions,
     cluster: bool,

@@ -675,3 +675,45 @@ fn positions_hold_with_crlf_line_ends() {
         expect_one(&diags, &path, rule, after, needle);
     }
 }
+
+/// What each tool passes that is not read here is named at its entry (`values-not-read`),
+/// never silently left out: a helmfile `.gotmpl` values file, `secrets:`, a `set:` entry with
+/// `file:`; Argo CD `fileParameters`; Flux's chart `valuesFiles`.
+#[test]
+fn what_the_tools_pass_and_is_not_read_is_named_at_its_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "helmfile.yaml",
+            "releases:\n  - name: gpu\n    chart: aliyun/ack-ai-installer\n    values:\n      - values.yaml.gotmpl\n      - cgpu: {policy: 3}\n    secrets:\n      - secrets.yaml\n    set:\n      - name: cgpu.tag\n        file: tag.txt\n",
+            vec!["values.yaml.gotmpl", "secrets.yaml", "tag.txt"],
+        ),
+        (
+            "app.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n    chart: ack-ai-installer\n    repoURL: https://example.com/charts\n    helm:\n      fileParameters:\n        - name: cgpu.tag\n          path: tag.txt\n",
+            vec!["name: cgpu.tag"],
+        ),
+        (
+            "release.yaml",
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: gpu\nspec:\n  chart:\n    spec:\n      chart: ack-ai-installer\n      valuesFiles:\n        - values-prod.yaml\n",
+            vec!["values-prod.yaml"],
+        ),
+    ];
+    for (name, text, places) in cases {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let (code, diags) = check(&[&path]);
+        assert_eq!(code, Some(0), "{name}: {diags:#?}");
+        let mut got: Vec<_> = find(&diags, name, "values-not-read")
+            .iter()
+            .map(|d| at(d))
+            .collect();
+        got.sort();
+        let mut want: Vec<_> = places
+            .iter()
+            .map(|p| line_col(text, text.find(p).unwrap()))
+            .collect();
+        want.sort();
+        assert_eq!(got, want, "{name}: {diags:#?}");
+    }
+}

@@ -379,6 +379,21 @@ fn helm_release(root: &Node, name: String) -> Option<Target> {
         "/spec/values".into(),
         values_node(spec.get("values"), "`spec.values`"),
     );
+    // Flux's chart template `valuesFiles`: files of the chart's source, merged under
+    // `valuesFrom` and `spec.values`.
+    for f in spec
+        .pointer("/chart/spec/valuesFiles")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+    {
+        t.unread.push((
+            f.clone(),
+            format!(
+                "`{}` is a values file of the chart's source (`spec.chart.spec.valuesFiles`), which Flux merges under `valuesFrom` and `spec.values`: not read here",
+                f.as_str().unwrap_or_default()
+            ),
+        ));
+    }
     for r in spec
         .get("valuesFrom")
         .and_then(Node::as_seq)
@@ -509,6 +524,19 @@ fn application(spec: &Node, base: &str, name: &str, form: Form) -> Vec<Target> {
                     ),
                 )),
             }
+        }
+        for f in helm
+            .and_then(|h| h.get("fileParameters"))
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+        {
+            t_unread.push((
+                f.clone(),
+                format!(
+                    "the file parameter `{}` (`--set-file`: a file's text becomes the value): not read here",
+                    f.get("name").and_then(Node::as_str).unwrap_or_default()
+                ),
+            ));
         }
         t.unread = std::mem::take(&mut t_unread);
         if form == Form::ApplicationSet {
@@ -867,10 +895,32 @@ fn helmfile(root: &Node, releases: &[Node]) -> Vec<Target> {
                     v.clone(),
                     format!("/releases/{i}/values/{j}"),
                 )),
+                (_, Some(path)) if path.ends_with(".gotmpl") || path.contains("{{") => {
+                    whole.unread.push((
+                        v.clone(),
+                        format!("the values file `{path}` is a template helmfile renders first (`.gotmpl`, `{{{{ }}}}`): not read here, its values are not checked"),
+                    ));
+                }
                 (_, Some(_)) => whole
                     .layers
                     .push(Layer::File(v.clone(), handler != "Error")),
                 _ => {}
+            }
+        }
+        for s in r.get("secrets").and_then(Node::as_seq).unwrap_or_default() {
+            whole.unread.push((
+                s.clone(),
+                "a `secrets:` entry (decrypted by helm-secrets, passed after `values:`): not read here, its values are not checked".into(),
+            ));
+        }
+        for key in ["set", "setString"] {
+            for e in r.get(key).and_then(Node::as_seq).unwrap_or_default() {
+                if let Some(f) = e.get("file").filter(|_| e.get("value").is_none()) {
+                    whole.unread.push((
+                        f.clone(),
+                        format!("a `{key}:` entry with `file:` (`--set-file`: the file's text becomes the value): not read here"),
+                    ));
+                }
             }
         }
         whole.parameters = helmfile_sets(r, &format!("/releases/{i}"));

@@ -447,7 +447,11 @@ fn check_layered(
                 RuleId::YamlSyntax
             };
             let message = format!("{}: {}", t.label(), r.message);
-            ctx.report(rule, &r.src, r.offset..r.offset, "", message);
+            // Helm's parser refusing a parameter's flag: at the parameter's `value`.
+            match t.parameters.iter().find(|p| p.source_name() == r.src.name) {
+                Some(p) => ctx.report(rule, src, p.value.span.clone(), p.pointer.clone(), message),
+                None => ctx.report(rule, &r.src, r.offset..r.offset, "", message),
+            };
             out.extend(moved_to(ctx.out, src));
             return out;
         }

@@ -315,6 +315,12 @@ pub struct CheckArgs {
     /// The inputs describe one cluster: every installer in them must use the same policy
     #[arg(long, conflicts_with = "cluster")]
     pub same_cluster: bool,
+    /// Check only the files whose bytes name the chart (`ack-ai-installer`): HelmReleases,
+    /// Applications, ApplicationSets, helmfiles, kustomizations of it; the other files are not
+    /// reported (their ConfigMaps and Secrets still feed Flux's valuesFrom). The GitOps
+    /// pre-commit hook passes every YAML file this way
+    #[arg(long, conflicts_with_all = ["cluster", "stack", "nodes", "same_cluster"])]
+    pub gitops: bool,
     /// Also admit every object of the inputs offline with this ValidatingAdmissionPolicy file
     /// (`generate admission-policy`, or your own) and print its verdicts after check's
     #[arg(long, value_name = "FILE", conflicts_with_all = ["cluster", "stack"])]
@@ -621,6 +627,10 @@ pub struct SetArgs {
     /// Check the result as this Helm reads values (default: both Helm 3 and Helm 4)
     #[arg(long, value_enum, value_name = "3|4")]
     pub helm: Option<HelmArg>,
+    /// In a file of several releases of the chart (HelmReleases, Applications, helmfile
+    /// releases, kustomize entries, subcharts): the one to change, by name (default: the first)
+    #[arg(long, value_name = "NAME")]
+    pub release: Option<String>,
     #[command(flatten)]
     pub config: ConfigArgs,
 }

@@ -148,12 +148,15 @@ pub enum Inputs<'a> {
     /// A Helm values stack, bottom first (the chart defaults or `--chart-values`, then each `-f`
     /// file): each layer's syntax and duplicates, then the rules on the coalesced values.
     Stack(&'a [Arc<Source>]),
+    /// One input checked on its own, with the ConfigMaps, Secrets and HelmReleases of the run's
+    /// other inputs for Flux's `valuesFrom` (`check` on several files).
+    Among(&'a Arc<Source>, &'a crate::helm::place::Others),
 }
 
 impl<'a> Inputs<'a> {
     fn sources(&self) -> &'a [Arc<Source>] {
         match *self {
-            Inputs::File(src) => std::slice::from_ref(src),
+            Inputs::File(src) | Inputs::Among(src, _) => std::slice::from_ref(src),
             Inputs::Cluster(srcs) | Inputs::Stack(srcs) => srcs,
         }
     }
@@ -164,6 +167,12 @@ impl<'a> Inputs<'a> {
 pub fn check_path(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
     let found = match inputs {
         Inputs::File(src) => rules_cluster(std::slice::from_ref(src), &settings.opts, false),
+        Inputs::Among(src, others) => rules_cluster_among(
+            std::slice::from_ref(src),
+            &settings.opts,
+            false,
+            Some(others),
+        ),
         Inputs::Cluster(srcs) => rules_cluster(srcs, &settings.opts, true),
         Inputs::Stack(layers) => rules_stack(layers, &settings.opts),
     };
@@ -173,6 +182,15 @@ pub fn check_path(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
 /// The findings of one input checked on its own, suppressed and filtered (ruff's `lint_only`).
 pub fn lint_file(src: &Arc<Source>, settings: &Settings) -> Vec<Diagnostic> {
     check_path(Inputs::File(src), settings)
+}
+
+/// [`lint_file`], with the ConfigMaps, Secrets and HelmReleases of the run's other inputs.
+pub fn lint_file_among(
+    src: &Arc<Source>,
+    others: &crate::helm::place::Others,
+    settings: &Settings,
+) -> Vec<Diagnostic> {
+    check_path(Inputs::Among(src, others), settings)
 }
 
 /// The findings of inputs that describe one cluster (installer DaemonSets, node lists, values):
@@ -310,6 +328,17 @@ pub fn nodes_region(srcs: &[Arc<Source>]) -> Result<Option<String>, Vec<String>>
 /// `cluster`, inputs none of which holds values or an installer give one `cgpu-missing` for the
 /// cluster instead of one per input.
 fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec<Diagnostic> {
+    rules_cluster_among(srcs, opts, cluster, None)
+}
+
+/// [`rules_cluster`], with the ConfigMaps, Secrets and HelmReleases of the run's other inputs
+/// (Flux's `valuesFrom`).
+fn rules_cluster_among(
+    srcs: &[Arc<Source>],
+    opts: &RuleOptions,
+    cluster: bool,
+    others: Option<&crate::helm::place::Others>,
+) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut parsed = Vec::with_capacity(srcs.len());
     for src in srcs {
@@ -345,7 +374,7 @@ fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec
     }
     let mut policies: Vec<(String, InstallerPolicy)> = Vec::new();
     for (src, p) in &parsed {
-        let (diags, ps) = rules_source(src, p, &opts, &facts);
+        let (diags, ps) = rules_source(src, p, &opts, &facts, others);
         out.extend(diags);
         policies.extend(ps.into_iter().map(|p| (src.name.clone(), p)));
     }

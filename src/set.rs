@@ -118,12 +118,32 @@ pub struct SetOutcome {
     pub notes: Vec<Diagnostic>,
 }
 
-/// Apply the assignments one after another to `src`, then check the result.
-pub fn set(
+/// Apply the assignments one after another to `src`, then check the result; in a file of
+/// releases of the chart, to the one named `release` (`set --release NAME`: a HelmRelease's,
+/// an Application's or an ApplicationSet's `metadata.name`, a helmfile release's `name`, a
+/// kustomize entry's `releaseName`, an umbrella's subchart key), else the first.
+pub fn set_release(
     src: &Arc<Source>,
     assignments: &[Assignment],
     opts: &RuleOptions,
+    release: Option<&str>,
 ) -> Result<SetOutcome, SetError> {
+    if let Some(name) = release {
+        let parsed = yaml::parse(src);
+        if release_block(src, &parsed, Some(name)).is_none() {
+            let names = release_names(src, &parsed);
+            return Err(SetError::Cannot(if names.is_empty() {
+                format!(
+                    "no release of the chart with a `cgpu:` block to change is named `{name}`: this file has none"
+                )
+            } else {
+                format!(
+                    "no release of the chart with a `cgpu:` block is named `{name}`; this file has {}",
+                    names.join(", ")
+                )
+            }));
+        }
+    }
     let settings = crate::lint::Settings::new(opts.clone(), Default::default());
     let before = crate::lint::lint_file(src, &settings);
     if let Some(d) = before.iter().find(|d| d.rule == RuleId::YamlSyntax) {
@@ -134,7 +154,7 @@ pub fn set(
     }
     let mut current = src.clone();
     for a in assignments {
-        let edit = plan(&current, a)?;
+        let edit = plan(&current, a, release)?;
         let text = crate::edit::apply(&current.text, &[&edit])
             .map_err(|e| SetError::Cannot(format!("internal error: {e}")))?;
         current = Source::new(src.name.clone(), text);
@@ -155,9 +175,8 @@ pub fn set(
         .find(|d| d.root.as_ref().and_then(|r| r.entry("cgpu")).is_some())
     {
         Some(d) => (d.index, String::new()),
-        None => {
-            release_block(&current, &parsed).map_or((1, String::new()), |b| (b.document, b.pointer))
-        }
+        None => release_block(&current, &parsed, release)
+            .map_or((1, String::new()), |b| (b.document, b.pointer)),
     };
     // A file of releases (HelmReleases, Applications) is not a multi-document values file.
     let documents = if prefix.is_empty() {
@@ -263,20 +282,22 @@ fn key_lines(keys: &[String], value: &str, indent: usize, eol: &str) -> String {
 }
 
 /// The one edit that makes `a` true in `src`.
-fn plan(src: &Arc<Source>, a: &Assignment) -> Result<Edit, SetError> {
+fn plan(src: &Arc<Source>, a: &Assignment, release: Option<&str>) -> Result<Edit, SetError> {
     let parsed = yaml::parse(src);
     let eol = src.line_ending();
     let doc = parsed.documents.iter().find(|d| {
-        d.root
-            .as_ref()
-            .and_then(|r| r.entry("cgpu"))
-            .is_some_and(|e| !e.merged)
+        release.is_none()
+            && d.root
+                .as_ref()
+                .and_then(|r| r.entry("cgpu"))
+                .is_some_and(|e| !e.merged)
     });
     let Some(doc) = doc else {
         // The cgpu block of a release of the chart (an umbrella's subchart key, a HelmRelease,
         // an Application, inside its `values: |` string too: that source has the file's
         // offsets, so the edit splices the file).
-        if let Some(b) = release_block(src, &parsed) {
+        if let Some(b) = release_block(src, &parsed, release) {
+            overridden(src, &parsed, &b, a)?;
             return set_in(
                 &b.src,
                 &b.cgpu.value,
@@ -333,6 +354,65 @@ fn plan(src: &Arc<Source>, a: &Assignment) -> Result<Edit, SetError> {
     set_in(src, &cgpu.value, cgpu.key_span.start, "cgpu", &a.keys, a)
 }
 
+/// A key an Argo CD parameter or a helmfile `set:`/`setString:` entry of the same release sets
+/// (or a part of it, or a key above it) wins over the values block: changing the block would
+/// change nothing, so `set` refuses and names the entry.
+fn overridden(
+    src: &Arc<Source>,
+    parsed: &yaml::Parsed,
+    b: &ReleaseBlock,
+    a: &Assignment,
+) -> Result<(), SetError> {
+    use crate::helm::place;
+    let Some(root) = parsed
+        .documents
+        .iter()
+        .find(|d| d.index == b.document)
+        .and_then(|d| d.root.as_ref())
+    else {
+        return Ok(());
+    };
+    let mut wanted = vec!["cgpu".to_string()];
+    wanted.extend(a.keys.iter().cloned());
+    for t in place::targets(root, None) {
+        if !b.pointer.starts_with(&t.pointer) {
+            continue;
+        }
+        for p in &t.parameters {
+            let path = split_set_name(&p.name);
+            let n = path.len().min(wanted.len());
+            if path[..n] == wanted[..n] {
+                let line = src.line_col(p.value.span.start).line;
+                return Err(SetError::Cannot(format!(
+                    "`{}` is set by the {} `{}` (line {line}), which the tool applies over the values: change its value there",
+                    wanted.join("."),
+                    p.what,
+                    p.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A `--set` name's keys (`a\.b.c` is `a.b`, `c`; an index `[0]` stays on its key).
+fn split_set_name(name: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = name.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                if let Some(n) = chars.next() {
+                    out.last_mut().unwrap().push(n);
+                }
+            }
+            '.' => out.push(String::new()),
+            c => out.last_mut().unwrap().push(c),
+        }
+    }
+    out
+}
+
 /// The `cgpu:` block of the first release of the chart in a file that has none at the root.
 struct ReleaseBlock {
     document: usize,
@@ -343,13 +423,40 @@ struct ReleaseBlock {
     cgpu: crate::yaml::Entry,
 }
 
-fn release_block(src: &Arc<Source>, parsed: &yaml::Parsed) -> Option<ReleaseBlock> {
+/// Is `t` the release named `name` (a release of several sources is `name (spec/sources/2)`)?
+fn named(t: &crate::helm::place::Target, name: Option<&str>) -> bool {
+    name.is_none_or(|n| t.name == n || t.name.starts_with(&format!("{n} (")))
+}
+
+/// The names of the file's releases of the chart.
+fn release_names(src: &Arc<Source>, parsed: &yaml::Parsed) -> Vec<String> {
+    use crate::helm::place;
+    let deps = place::parent_chart(&src.name).map(|(_, d)| d);
+    let mut names: Vec<String> = Vec::new();
+    for root in parsed.documents.iter().filter_map(|d| d.root.as_ref()) {
+        for t in place::targets(root, deps.as_deref()) {
+            let n = format!("`{}`", t.name);
+            if !names.contains(&n) {
+                names.push(n);
+            }
+        }
+    }
+    names
+}
+
+fn release_block(
+    src: &Arc<Source>,
+    parsed: &yaml::Parsed,
+    release: Option<&str>,
+) -> Option<ReleaseBlock> {
     use crate::helm::place::{self, Values};
     let deps = place::parent_chart(&src.name).map(|(_, d)| d);
     for doc in &parsed.documents {
         let Some(root) = &doc.root else { continue };
         for t in place::targets(root, deps.as_deref()) {
-            if !t.check || (t.form == place::Form::Umbrella && place::disabled(&t, root).is_some())
+            if !t.check
+                || !named(&t, release)
+                || (t.form == place::Form::Umbrella && place::disabled(&t, root).is_some())
             {
                 continue;
             }
@@ -527,7 +634,7 @@ mod tests {
     fn run(text: &str, args: &[&str]) -> Result<String, SetError> {
         let src = Source::new("v.yaml", text.to_string());
         let a: Vec<Assignment> = args.iter().map(|s| Assignment::parse(s).unwrap()).collect();
-        set(&src, &a, &RuleOptions::default()).map(|o| o.text)
+        set_release(&src, &a, &RuleOptions::default(), None).map(|o| o.text)
     }
 
     #[test]

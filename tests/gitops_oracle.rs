@@ -9,8 +9,10 @@
 //!   referenced ConfigMap's `data[valuesKey]` in list order, then `-f spec.values`.
 //! - Application (<https://argo-cd.readthedocs.io/en/release-3.4/user-guide/helm/>: "parameters >
 //!   valuesObject > values > valueFiles"; argo-cd `ValuesYAML`: valuesObject, when set, instead of
-//!   the `values` string; the repo server passes it as the last `--values`, then `parameters` as
-//!   `--set`, `forceString` ones as `--set-string`): `-f valuesObject-or-values`, then the flags.
+//!   the `values` string; the repo server passes each `valueFiles` entry (relative to the
+//!   source's `path`) as `--values`, then the values as the last `--values`, then `parameters` as
+//!   `--set`, `forceString` ones as `--set-string`): `-f` each value file, `-f
+//!   valuesObject-or-values`, then the flags.
 //!
 //! - helmfile (`pkg/state/state.go`, `namespaceAndValuesFlags`: each `values:` entry as a
 //!   `--values` file in order, an inline mapping written to a file of its own, then `set:` as
@@ -142,11 +144,17 @@ fn application(rng: &mut Rng) -> Case {
         "cgpu.checkRegions",
     ];
     let mut params = String::new();
-    for name in names {
-        if !rng.chance(30) {
-            continue;
-        }
-        let value = rng.pick(&["3", "v1.5.20-aa-aliyun", "false", "007", "null"]);
+    // Argo CD's repo server puts each parameter into a map by name (`Set`, or `SetString` with
+    // forceString), the last of one name winning, and passes `--set name=value` for each, the
+    // value's commas escaped (`cleanSetParameters`), then `--set-string` for each.
+    let mut set_map: Vec<(String, String)> = Vec::new();
+    let mut string_map: Vec<(String, String)> = Vec::new();
+    let mut chosen: Vec<&str> = names.iter().copied().filter(|_| rng.chance(30)).collect();
+    if !chosen.is_empty() && rng.chance(25) {
+        chosen.push(chosen[0]);
+    }
+    for name in chosen {
+        let value = rng.pick(&["3", "v1.5.20-aa-aliyun", "false", "007", "null", "7", "a,b"]);
         let force = rng.chance(40);
         params.push_str(&format!(
             "        - name: {name}\n          value: \"{value}\"\n"
@@ -154,15 +162,38 @@ fn application(rng: &mut Rng) -> Case {
         if force {
             params.push_str("          forceString: true\n");
         }
-        let flag = if force { "--set-string" } else { "--set" };
-        sets.push((flag.to_string(), format!("{name}={value}")));
+        let map = if force { &mut string_map } else { &mut set_map };
+        map.retain(|(n, _)| n != name);
+        map.push((name.to_string(), value.replace(',', "\\,")));
+    }
+    for (flag, map) in [("--set", &set_map), ("--set-string", &string_map)] {
+        for (name, value) in map {
+            sets.push((flag.to_string(), format!("{name}={value}")));
+        }
     }
     if !params.is_empty() {
         helm.push_str("      parameters:\n");
         helm.push_str(&params);
     }
-    let mut file = String::from(
-        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n    chart: ack-ai-installer\n    repoURL: https://example.com/charts\n",
+    // A source in this repository (`path`): its valueFiles (relative to the path) come first.
+    let mut layers = Vec::new();
+    let mut beside = Vec::new();
+    let source = if rng.chance(50) {
+        let files = 1 + rng.below(2);
+        helm.push_str("      valueFiles:\n");
+        for n in 0..files {
+            let text = values_text(rng);
+            helm.push_str(&format!("        - vf{n}.yaml\n"));
+            beside.push((format!("charts/ack-ai-installer/vf{n}.yaml"), text.clone()));
+            layers.push(text);
+        }
+        "    path: charts/ack-ai-installer\n    repoURL: https://git.example.com/gitops.git\n"
+    } else {
+        "    chart: ack-ai-installer\n    repoURL: https://example.com/charts\n"
+    };
+    layers.extend(object.or(string));
+    let mut file = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n{source}"
     );
     if !helm.is_empty() {
         file.push_str("    helm:\n");
@@ -170,9 +201,9 @@ fn application(rng: &mut Rng) -> Case {
     }
     Case {
         file,
-        layers: object.or(string).into_iter().collect(),
+        layers,
         sets,
-        beside: Vec::new(),
+        beside,
         what: "Application",
     }
 }
@@ -200,16 +231,26 @@ fn helmfile(rng: &mut Rng) -> Case {
         }
         layers.push(text);
     }
+    // helmfile's setFlags then setStringFlags: `--set name=value` for each `set:` entry, then
+    // `--set-string` for each `setString:` entry, `{`, `}` and `,` escaped with a backslash.
     let mut sets = Vec::new();
-    if rng.chance(50) {
-        file.push_str("    set:\n");
-        for name in ["cgpu.policy", "cgpu.tag"] {
-            if rng.chance(60) {
-                let value = rng.pick(&["3", "v1.5.20-aa-aliyun", "007"]);
-                file.push_str(&format!(
-                    "      - name: {name}\n        value: \"{value}\"\n"
-                ));
-                sets.push(("--set".to_string(), format!("{name}={value}")));
+    for (key, flag) in [("set", "--set"), ("setString", "--set-string")] {
+        if rng.chance(50) {
+            file.push_str(&format!("    {key}:\n"));
+            let mut any = false;
+            for name in ["cgpu.policy", "cgpu.tag", "cgpu.enabled"] {
+                if rng.chance(60) || (!any && name == "cgpu.enabled") {
+                    any = true;
+                    let value = rng.pick(&["3", "v1.5.20-aa-aliyun", "007", "false", "x,{y}"]);
+                    file.push_str(&format!(
+                        "      - name: {name}\n        value: \"{value}\"\n"
+                    ));
+                    let escaped = value
+                        .replace('{', "\\{")
+                        .replace('}', "\\}")
+                        .replace(',', "\\,");
+                    sets.push((flag.to_string(), format!("{name}={escaped}")));
+                }
             }
         }
     }
@@ -264,7 +305,9 @@ fn what_a_release_hands_the_chart_is_what_values_prints() {
                     let file = dir.join("release.yaml");
                     std::fs::write(&file, &case.file).unwrap();
                     for (name, text) in &case.beside {
-                        std::fs::write(dir.join(name), text).unwrap();
+                        let p = dir.join(name);
+                        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+                        std::fs::write(p, text).unwrap();
                     }
                     let mut args = Vec::new();
                     for (n, layer) in case.layers.iter().enumerate() {
@@ -308,6 +351,128 @@ fn what_a_release_hands_the_chart_is_what_values_prints() {
         "{} of {} renders differ; the first:\n{}",
         failures.len(),
         cases.len() * 2,
+        failures[0]
+    );
+}
+
+/// A values mapping the chart's values.schema.json accepts (kustomize runs `helm template`
+/// without `--skip-schema-validation`).
+fn valid_values_text(rng: &mut Rng) -> String {
+    let options: &[(&str, &[&str])] = &[
+        ("policy", &["0", "2", "3", "5"]),
+        ("enabled", &["true", "false"]),
+        ("tag", &["v1.5.10-2b9e7d4-aliyun", "v1.5.20-aa-aliyun"]),
+        ("nodeSelector", &["{}", "{pool: gpu}", "{a: b, c: d}"]),
+        ("imagePullPolicy", &["Always", "Never"]),
+    ];
+    let mut s = String::from("cgpu:\n");
+    let mut any = false;
+    for (key, values) in options {
+        if rng.chance(45) {
+            s.push_str(&format!("  {key}: {}\n", rng.pick(values)));
+            any = true;
+        }
+    }
+    if !any {
+        s.push_str("  policy: 4\n");
+    }
+    s
+}
+
+/// kustomize's helm generator, run for real (`kubectl kustomize --enable-helm`, kubectl 1.33's
+/// built-in kustomize, with real Helm 3 and the probed chart under `charts/`): generated
+/// `helmCharts` entries with `valuesFile`, `valuesInline`, `valuesMerge` (override, merge,
+/// replace, or unset) and `additionalValuesFiles`; `cgpu-lint values` on the kustomization must
+/// print what the chart's templates got. Size: `CGPU_KUSTOMIZE_CASES` (default 24), seed
+/// `CGPU_GITOPS_SEED`.
+#[test]
+fn what_kustomize_inflates_the_chart_with_is_what_values_prints() {
+    let kubectl = root().join("target/tools/kubectl");
+    let helm = root().join("target/tools/helm3");
+    assert!(
+        kubectl.is_file() && helm.is_file(),
+        "scripts/install-test-tools installs kubectl and helm3 in target/tools"
+    );
+    let started = std::time::Instant::now();
+    let total = env_usize("CGPU_KUSTOMIZE_CASES", 24);
+    let seed = env_usize("CGPU_GITOPS_SEED", 23) as u64;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut rng = Rng::seeded(seed);
+    let mut failures = Vec::new();
+    for i in 0..total {
+        let dir = tmp.path().join(format!("k{i}"));
+        let chart = probed_chart(&dir.join("charts"));
+        std::fs::create_dir_all(dir.join("values")).unwrap();
+        let mut entry = String::from("  - name: ack-ai-installer\n    releaseName: gpu\n");
+        if rng.chance(60) {
+            std::fs::write(dir.join("values/base.yaml"), valid_values_text(&mut rng)).unwrap();
+            entry.push_str("    valuesFile: values/base.yaml\n");
+        }
+        if rng.chance(75) {
+            entry.push_str("    valuesInline:\n");
+            entry.push_str(&indent(&valid_values_text(&mut rng), 6));
+        }
+        match rng.below(4) {
+            0 => entry.push_str("    valuesMerge: merge\n"),
+            1 => entry.push_str("    valuesMerge: replace\n"),
+            2 => entry.push_str("    valuesMerge: override\n"),
+            _ => {}
+        }
+        let extra = rng.below(3);
+        if extra > 0 {
+            entry.push_str("    additionalValuesFiles:\n");
+            for n in 0..extra {
+                let name = format!("values/extra{n}.yaml");
+                std::fs::write(dir.join(&name), valid_values_text(&mut rng)).unwrap();
+                entry.push_str(&format!("      - {name}\n"));
+            }
+        }
+        let file = dir.join("kustomization.yaml");
+        let text = format!(
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nhelmCharts:\n{entry}"
+        );
+        std::fs::write(&file, &text).unwrap();
+        let out = std::process::Command::new(&kubectl)
+            .args(["kustomize", "--enable-helm", "--helm-command"])
+            .arg(&helm)
+            .arg(&dir)
+            .env("HOME", dir.join("home"))
+            .output()
+            .unwrap();
+        let want = if out.status.success() {
+            let src = cgpu_lint::yaml::Source::new(
+                "kustomized",
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            );
+            let parsed = cgpu_lint::yaml::parse(&src);
+            parsed.documents.iter().find_map(|d| {
+                let r = d.root.as_ref()?;
+                (r.pointer("/metadata/name")?.as_str()? == "probe-ack-ai-installer").then(|| {
+                    let b64 = r.pointer("/data/values").and_then(|n| n.as_str()).unwrap();
+                    let bytes = cgpu_lint::yaml::resolve::decode_base64(b64).unwrap();
+                    serde_json::from_slice::<serde_json::Value>(&bytes).unwrap()
+                })
+            })
+        } else {
+            None
+        };
+        let got = lint_values(3, &chart, &file);
+        match (&want, &got) {
+            (Some(w), Ok(g)) if w == g => {}
+            _ => failures.push(format!(
+                "case {i}:\n--- kustomization.yaml\n{text}--- kustomize\n{want:?}\n{}\n--- cgpu-lint\n{got:?}",
+                String::from_utf8_lossy(&out.stderr)
+            )),
+        }
+    }
+    println!(
+        "kustomize oracle: {total} helmCharts entries, seed {seed}: {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {total} differ; the first:\n{}",
+        failures.len(),
         failures[0]
     );
 }

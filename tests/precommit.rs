@@ -128,7 +128,7 @@ fn this_repo() -> &'static (tempfile::TempDir, PathBuf) {
         let rev = String::from_utf8_lossy(&out.stdout).trim().to_string();
         let configs = snap.path().with_extension("configs");
         std::fs::create_dir_all(&configs).unwrap();
-        for hook in ["cgpu-lint", "cgpu-lint-fix"] {
+        for hook in ["cgpu-lint", "cgpu-lint-fix", "cgpu-lint-gitops"] {
             std::fs::write(
                 configs.join(format!("{hook}.yaml")),
                 format!(
@@ -245,12 +245,16 @@ fn precommit_manifest_is_valid_and_picks_values_files() {
     let script = r#"
 import re, sys, yaml
 hooks = {h["id"]: h for h in yaml.safe_load(open(sys.argv[1]))}
-assert set(hooks) == {"cgpu-lint", "cgpu-lint-fix"}, hooks
+assert set(hooks) == {"cgpu-lint", "cgpu-lint-fix", "cgpu-lint-gitops"}, hooks
 assert hooks["cgpu-lint"]["entry"] == "cgpu-lint check"
 assert hooks["cgpu-lint-fix"]["entry"] == "cgpu-lint fix"
+assert hooks["cgpu-lint-gitops"]["entry"] == "cgpu-lint check --gitops"
+assert "files" not in hooks["cgpu-lint-gitops"], "the GitOps hook selects by content"
+assert hooks["cgpu-lint-gitops"]["require_serial"] is True, "one run sees every file"
 for h in hooks.values():
     assert h["language"] == "rust" and h["types"] == ["yaml"], h
-    assert h["files"] == hooks["cgpu-lint"]["files"]
+for id in ("cgpu-lint", "cgpu-lint-fix"):
+    assert hooks[id]["files"] == hooks["cgpu-lint"]["files"]
 files = re.compile(hooks["cgpu-lint"]["files"])
 yes = ["values.yaml", "values-prod.yaml", "values.prod.yml", "prod-values.yaml",
        "charts/ack/prod_values.yml", "values/prod.yaml", "deploy/values/eu/a.yaml",
@@ -266,4 +270,129 @@ assert not bad, bad
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
+}
+
+/// Copy a fixture tree into `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let target = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), &target).unwrap();
+        }
+    }
+}
+
+/// The GitOps hook, run by real pre-commit with `--all-files` on a repository holding every form
+/// (tests/fixtures/gitops-forms: Argo CD Applications with parameters and valueFiles, an
+/// ApplicationSet, a helmfile with set:/setString: and a values file, a kustomization with
+/// helmCharts, a Flux HelmRelease whose valuesFrom objects are in other files), under names the
+/// first hook's pattern does not take, beside YAML of other tools: it finds the releases by
+/// content and fails on the classic mistakes in each form, at their line.
+#[test]
+fn precommit_gitops_hook_finds_every_form_by_content() {
+    let dir = tempfile::Builder::new()
+        .prefix("cgpu-lint-precommit-gitops")
+        .tempdir()
+        .unwrap();
+    git(dir.path(), &["init", "-q"]);
+    copy_tree(
+        &root().join("tests/fixtures/gitops-forms"),
+        &dir.path().join("deploy"),
+    );
+    std::fs::write(
+        dir.path().join("docker-compose.yml"),
+        "services:\n  web:\n    image: nginx\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir.path().join(".github/workflows")).unwrap();
+    std::fs::write(
+        dir.path().join(".github/workflows/ci.yml"),
+        "on: push\njobs: {}\n",
+    )
+    .unwrap();
+    git(dir.path(), &["add", "-A"]);
+    let config = this_repo().1.join("cgpu-lint-gitops.yaml");
+    let mut cmd = Command::new(pre_commit());
+    cmd.current_dir(dir.path())
+        .args(["run", "cgpu-lint-gitops", "-c", &config.to_string_lossy()])
+        .args(["--all-files", "--color", "never"])
+        .env("PRE_COMMIT_HOME", run_dir().join("store"));
+    common::hook_build_env(&mut cmd);
+    let out = cmd.output().expect("pre-commit runs");
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Each form's classic mistake, at its file and line (from the fixtures' bytes).
+    let at = |file: &str, after: &[&str], needle: &str| -> String {
+        let text =
+            std::fs::read_to_string(root().join("tests/fixtures/gitops-forms").join(file)).unwrap();
+        let mut from = 0;
+        for a in after {
+            from += text[from..].find(a).unwrap() + a.len();
+        }
+        let offset = from + text[from..].find(needle).unwrap();
+        let line = text[..offset].matches('\n').count() + 1;
+        let col = offset - text[..offset].rfind('\n').map_or(0, |i| i + 1) + 1;
+        format!("deploy/{file}:{line}:{col}: ")
+    };
+    for (file, after, needle, rule) in [
+        (
+            "application-parameters.yaml",
+            &["name: cgpu.enabled", "value: "][..],
+            "\"false\"",
+            "string-boolean",
+        ),
+        (
+            "application-parameters.yaml",
+            &["name: cgpu.tag", "value: "][..],
+            "latest",
+            "tag-invalid",
+        ),
+        (
+            "helmfile.yaml",
+            &["- name: gpu\n", "set:", "value: "][..],
+            "7",
+            "policy-out-of-range",
+        ),
+        ("values/gpu.yaml", &["tag: "][..], "1.0.5", "tag-too-old"),
+        (
+            "applicationset.yaml",
+            &["values: |", "policy: "][..],
+            "7",
+            "policy-out-of-range",
+        ),
+        (
+            "kustomize/kustomization.yaml",
+            &["name: ack-ai-installer", "enabled: "][..],
+            "\"false\"",
+            "string-boolean",
+        ),
+        (
+            "flux/configmaps.yaml",
+            &["policy: "][..],
+            "7",
+            "policy-out-of-range",
+        ),
+        (
+            "flux/secret.yaml",
+            &["gpu.yaml: "][..],
+            "Y2dwdT",
+            "string-boolean",
+        ),
+    ] {
+        let place = at(file, after, needle);
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&place) && l.contains(rule)),
+            "{rule} at {place}: {}",
+            show(&out)
+        );
+    }
+    // The other tools' YAML is not named.
+    assert!(!stdout.contains("docker-compose"), "{}", show(&out));
+    assert!(!stdout.contains("ci.yml"), "{}", show(&out));
 }

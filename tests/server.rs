@@ -1128,3 +1128,23 @@ fn gitops_forms_get_diagnostics_and_hover() {
         "{v}"
     );
 }
+
+/// The GitOps forms of issue 34 (Argo CD parameters over the values, an ApplicationSet's
+/// template with a `values: |` string, a dead `values` string): the server publishes exactly
+/// what `check` prints for the same bytes. (A finding in a values file that a helmfile or a
+/// kustomization names belongs to that file: the editor shows it there, not on the release.)
+#[test]
+fn diagnostics_equal_check_on_the_gitops_forms() {
+    let dir = fixtures().join("gitops-forms");
+    let (mut c, _) = Client::start(&dir, encoding("utf-16"), Value::Null);
+    let mut compared = 0;
+    for name in [
+        "application-parameters.yaml",
+        "applicationset.yaml",
+        "application-dead-values.yaml",
+    ] {
+        compared += assert_server_equals_check(&mut c, &dir.join(name));
+    }
+    assert!(compared >= 7, "only {compared} findings compared");
+    assert_eq!(c.finish(), 0);
+}

@@ -70,6 +70,8 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
             &settings,
             max_file_size,
         )
+    } else if args.gitops {
+        inputs::check_gitops(&paths, &settings, max_file_size)
     } else if args.nodes.is_some() || args.same_cluster {
         // The inputs (and the nodes) describe one cluster: the node rules run on the nodes with
         // what the installers say, the installers are checked against the nodes' region, and

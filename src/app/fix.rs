@@ -49,8 +49,23 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
         input_error(s, e, &mut remaining)?;
     }
     let mut changed = false;
-    for p in &files {
-        let src = match check::read_input(p, max_file_size) {
+    // Several files: Flux's valuesFrom objects may be in any of them, as for `check`.
+    let mut read: Vec<(
+        &String,
+        Result<std::sync::Arc<crate::yaml::Source>, check::InputError>,
+    )> = files
+        .iter()
+        .map(|p| (p, check::read_input(p, max_file_size)))
+        .collect();
+    let others = (files.len() > 1).then(|| {
+        let srcs: Vec<_> = read
+            .iter()
+            .filter_map(|(_, r)| r.as_ref().ok().cloned())
+            .collect();
+        crate::helm::place::Others::of(&srcs)
+    });
+    for (p, result) in read.drain(..) {
+        let src = match result {
             Ok(src) => src,
             Err(e) => {
                 input_error(s, &e, &mut remaining)?;
@@ -58,7 +73,8 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
                 continue;
             }
         };
-        let fixed = crate::lint::fix::lint_fix(&src, &settings, args.unsafe_fixes);
+        let fixed =
+            crate::lint::fix::lint_fix_among(&src, others.as_ref(), &settings, args.unsafe_fixes);
         if let Some(why) = &fixed.refused {
             writeln!(s.err, "cgpu-lint: {p}: {why}")?;
         }

@@ -19,7 +19,8 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, A
         helm: super::settings::helm_or(&args.config, args.helm)?,
         ..RuleOptions::default()
     };
-    let outcome = match crate::set::set(&src, &assignments, &opts) {
+    let outcome = match crate::set::set_release(&src, &assignments, &opts, args.release.as_deref())
+    {
         Ok(o) => o,
         Err(SetError::Usage(m)) => return Err(AppError::Usage(m)),
         Err(e) => {

@@ -25,6 +25,8 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
     ] {
         sets.extend(list.iter().map(|a| (kind, a.clone())));
     }
+    // Flux's valuesFrom objects may be in any of the files.
+    let others = (files.len() > 1).then(|| helm::place::Others::of(&files));
     let stacks: Vec<Vec<Arc<Source>>> = if args.stack || files.len() <= 1 {
         vec![files]
     } else {
@@ -35,6 +37,37 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
         None => Version::BOTH.to_vec(),
     };
     for stack in stacks {
+        // A file of Kubernetes objects is not a values file: refused, naming what it holds,
+        // rather than printed as the chart's defaults beside its keys. Flux's valuesFrom objects
+        // of another input are read by that input: nothing to print for them.
+        if let [only] = stack.as_slice()
+            && let Some(what) = kubernetes_objects(only)
+        {
+            let referenced = others.as_ref().is_some_and(|o| {
+                let refs = o.values_from();
+                objects_of(only)
+                    .iter()
+                    .all(|root| refs.iter().any(|(_, r)| helm::place::names(root, r)))
+            });
+            if referenced {
+                continue;
+            }
+            return Err(AppError::Usage(format!(
+                "{}: {what}: not a values file, and no release of the chart {} (a Flux HelmRelease, an Argo CD Application or ApplicationSet, a kustomization's helmCharts, a helmfile release); nothing to print",
+                only.name,
+                crate::cgpu::CHART
+            )));
+        }
+        if stack.len() > 1
+            && let Some((src, what)) = stack
+                .iter()
+                .find_map(|s| kubernetes_objects(s).map(|w| (s, w)))
+        {
+            return Err(AppError::Usage(format!(
+                "{}: {what}: not a values file of the stack",
+                src.name
+            )));
+        }
         let layers = Layers {
             chart: chart.clone(),
             files: stack,
@@ -42,7 +75,7 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
         };
         let mut printed: Option<(Version, String)> = None;
         for &v in &versions {
-            if let Some(releases) = helm::place::releases(&layers, v) {
+            if let Some(releases) = helm::place::releases_among(&layers, others.as_ref(), v) {
                 let releases = releases.map_err(|r| refusal(&versions, v, r))?;
                 let text = releases_text(&releases, args.origins);
                 compare(&mut printed, v, text)?;
@@ -56,6 +89,52 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
         }
     }
     Ok(Exit::Clean)
+}
+
+/// The roots of a file's documents.
+fn objects_of(src: &Arc<Source>) -> Vec<Node> {
+    crate::yaml::parse(src)
+        .documents
+        .into_iter()
+        .filter_map(|d| d.root)
+        .collect()
+}
+
+/// What a file holds when it is Kubernetes objects (every document has an `apiVersion` and a
+/// `kind`, none a `cgpu` key) that are not releases of the chart: `a ConfigMap `x``, … ; None
+/// for a values file and for the forms [`helm::place`] reads.
+fn kubernetes_objects(src: &Arc<Source>) -> Option<String> {
+    if src.invalid.is_some() {
+        return None;
+    }
+    let roots = objects_of(src);
+    if roots.is_empty() {
+        return None;
+    }
+    let mut names = Vec::new();
+    for root in &roots {
+        if root.entry("cgpu").is_some() || !helm::place::targets(root, None).is_empty() {
+            return None;
+        }
+        let what = if let Some((what, charts)) = helm::place::other_charts(root) {
+            let charts: Vec<String> = charts.iter().map(|c| format!("`{c}`")).collect();
+            format!("{what} (of {})", charts.join(", "))
+        } else {
+            let kind = root.get("kind").and_then(Node::as_str)?;
+            root.get("apiVersion").and_then(Node::as_str)?;
+            match root.pointer("/metadata/name").and_then(Node::as_str) {
+                Some(n) => format!("a {kind} `{n}`"),
+                None => format!("a {kind}"),
+            }
+        };
+        if names.len() < 3 {
+            names.push(what);
+        }
+    }
+    if roots.len() > 3 {
+        names.push("…".into());
+    }
+    Some(names.join(", "))
 }
 
 fn origins_of(node: &Node, pointer: &str, out: &mut String, first: &mut bool) {

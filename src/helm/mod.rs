@@ -432,12 +432,16 @@ pub fn effective(layers: &Layers, version: Version) -> Result<Node, Refusal> {
     Ok(out)
 }
 
-/// The user-supplied values alone (`-f` files and set flags, before the chart's defaults).
+/// The user-supplied values alone (`-f` files and set flags, before the chart's defaults); a
+/// GitOps file among them is what its release passes ([`place::stack_layer`]).
 pub fn user_values(layers: &Layers, version: Version) -> Result<Node, Refusal> {
     let base_src = Source::new("<values>", String::new());
     let mut base = empty_map(&base_src);
     for f in &layers.files {
-        let doc = read_file(f, version)?;
+        let doc = match place::stack_layer(f, version) {
+            Some(release) => release?,
+            None => read_file(f, version)?,
+        };
         merge_maps(&mut base, doc);
     }
     for kind in [SetKind::Json, SetKind::Set, SetKind::String] {

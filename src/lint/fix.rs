@@ -50,8 +50,23 @@ impl Fixed {
 /// Only safe fixes are applied unless `unsafe_fixes` (`--unsafe-fixes`); the unsafe ones left
 /// stay among [`Fixed::remaining`] with their consequence.
 pub fn lint_fix(src: &Arc<Source>, settings: &Settings, unsafe_fixes: bool) -> Fixed {
+    lint_fix_among(src, None, settings, unsafe_fixes)
+}
+
+/// [`lint_fix`], with the ConfigMaps, Secrets and HelmReleases of the run's other inputs (`fix`
+/// on several files finds what `check` on them finds).
+pub fn lint_fix_among(
+    src: &Arc<Source>,
+    others: Option<&crate::helm::place::Others>,
+    settings: &Settings,
+    unsafe_fixes: bool,
+) -> Fixed {
+    let lint = |s: &Arc<Source>| match others {
+        Some(o) => super::lint_file_among(s, o, settings),
+        None => lint_file(s, settings),
+    };
     let mut current = src.clone();
-    let mut diags = lint_file(&current, settings);
+    let mut diags = lint(&current);
     let mut applied = Vec::new();
     let mut refused = None;
     // Text that does not parse (or is not UTF-8) has no fixes: the rules only see parsed values.
@@ -84,7 +99,7 @@ pub fn lint_fix(src: &Arc<Source>, settings: &Settings, unsafe_fixes: bool) -> F
                 break;
             }
             let next = Source::new(current.name.clone(), text);
-            let next_diags = lint_file(&next, settings);
+            let next_diags = lint(&next);
             if !parses(&next_diags) {
                 refused = Some(
                     "a fix produced YAML that does not parse; those fixes were not applied".into(),

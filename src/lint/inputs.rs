@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{Settings, lint_cluster, lint_file, lint_stack};
+use super::{Settings, lint_cluster, lint_file, lint_file_among, lint_stack};
 use crate::cgpu;
 use crate::check::{InputError, expand_paths, read_input};
 use crate::diag::Diagnostic;
@@ -24,6 +24,9 @@ pub struct Report {
 /// Check each path on its own through [`lint_file`], in parallel; findings in input order.
 pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Report {
     let (files, mut errors) = expand_paths(paths);
+    if files.len() > 1 {
+        return check_among(files, errors, settings, max_size);
+    }
     type Checked = Result<(Arc<Source>, Vec<Diagnostic>), InputError>;
     let one = |p: &String| -> Checked {
         let src = read_input(p, max_size)?;
@@ -50,6 +53,112 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
     }
     Report {
         diagnostics,
+        errors,
+        files: files.len(),
+        sources,
+    }
+}
+
+/// `check --gitops`: of the files, only those whose bytes name the chart, those holding the
+/// ConfigMaps and Secrets its HelmReleases take values from, and the values files beside an
+/// umbrella's Chart.yaml that names it, are checked (each on its own, with
+/// the ConfigMaps, Secrets and HelmReleases of all the files); the others are not reported. The byte search comes before any parse, so a repository
+/// of thousands of YAML files costs about the time to read them.
+pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Report {
+    let (files, mut errors) = expand_paths(paths);
+    let read = |p: &String| read_input(p, max_size);
+    let results: Vec<Result<Arc<Source>, InputError>> = if files.len() < 4 {
+        files.iter().map(read).collect()
+    } else {
+        files.par_iter().map(read).collect()
+    };
+    let mut all = Vec::new();
+    for r in results {
+        match r {
+            Ok(src) => all.push(src),
+            Err(e) => errors.push(e),
+        }
+    }
+    let others = crate::helm::place::Others::of(&all);
+    // The files of the ConfigMaps and Secrets the chart's HelmReleases take values from are
+    // checked too: their values are the release's.
+    let refs = others.values_from();
+    let referenced: std::collections::HashSet<&str> = others
+        .roots
+        .iter()
+        .filter(|root| refs.iter().any(|(_, r)| crate::helm::place::names(root, r)))
+        .map(|root| root.src.name.as_str())
+        .collect();
+    // The values files beside an umbrella's Chart.yaml that depends on the chart are the
+    // subchart's (under its alias, which need not name the chart); one look per folder.
+    let mut umbrella: std::collections::HashMap<Option<std::path::PathBuf>, bool> =
+        Default::default();
+    let mut beside_umbrella = |s: &Source| {
+        let dir = std::path::Path::new(&s.name)
+            .parent()
+            .map(|p| p.to_path_buf());
+        *umbrella.entry(dir).or_insert_with(|| {
+            crate::helm::place::parent_chart(&s.name).is_some_and(|(_, deps)| !deps.is_empty())
+        })
+    };
+    let is_chart_yaml = |s: &Source| {
+        std::path::Path::new(&s.name).file_name() == Some(std::ffi::OsStr::new("Chart.yaml"))
+    };
+    let sources: Vec<Arc<Source>> = all
+        .iter()
+        .filter(|s| !is_chart_yaml(s))
+        .filter(|s| {
+            s.text.contains(cgpu::CHART)
+                || referenced.contains(s.name.as_str())
+                || beside_umbrella(s)
+        })
+        .cloned()
+        .collect();
+    let one = |src: &Arc<Source>| lint_file_among(src, &others, settings);
+    let per_file: Vec<Vec<Diagnostic>> = if sources.len() < 4 {
+        sources.iter().map(one).collect()
+    } else {
+        sources.par_iter().map(one).collect()
+    };
+    Report {
+        diagnostics: per_file.into_iter().flatten().collect(),
+        errors,
+        files: sources.len(),
+        sources,
+    }
+}
+
+/// Several files, each checked on its own through [`lint_file_among`], with the ConfigMaps,
+/// Secrets and HelmReleases of all of them (Flux's `valuesFrom` in another file): read first,
+/// then checked, both in parallel from 4 files on.
+fn check_among(
+    files: Vec<String>,
+    mut errors: Vec<InputError>,
+    settings: &Settings,
+    max_size: u64,
+) -> Report {
+    let read = |p: &String| read_input(p, max_size);
+    let results: Vec<Result<Arc<Source>, InputError>> = if files.len() < 4 {
+        files.iter().map(read).collect()
+    } else {
+        files.par_iter().map(read).collect()
+    };
+    let mut sources = Vec::new();
+    for r in results {
+        match r {
+            Ok(src) => sources.push(src),
+            Err(e) => errors.push(e),
+        }
+    }
+    let others = crate::helm::place::Others::of(&sources);
+    let one = |src: &Arc<Source>| lint_file_among(src, &others, settings);
+    let per_file: Vec<Vec<Diagnostic>> = if sources.len() < 4 {
+        sources.iter().map(one).collect()
+    } else {
+        sources.par_iter().map(one).collect()
+    };
+    Report {
+        diagnostics: per_file.into_iter().flatten().collect(),
         errors,
         files: files.len(),
         sources,

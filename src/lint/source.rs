@@ -47,6 +47,7 @@ pub(super) fn rules_source(
     parsed: &yaml::Parsed,
     opts: &RuleOptions,
     facts: &ClusterFacts,
+    others: Option<&place::Others>,
 ) -> (Vec<Diagnostic>, Vec<InstallerPolicy>) {
     let mut policies = Vec::new();
     let mut out = Vec::new();
@@ -57,25 +58,37 @@ pub(super) fn rules_source(
     // The parent chart's dependencies on the chart (its Chart.yaml beside the file), read once.
     let mut deps: Option<Option<Vec<place::Dependency>>> = None;
     // The ConfigMaps the chart's HelmReleases of this file take values from.
-    let values_from: Vec<(String, place::ValuesRef)> = parsed
+    // Those of the run's other inputs too (which hold this file's own).
+    let values_from: Vec<(String, place::ValuesRef)> = match others {
+        Some(o) => o.values_from(),
+        None => parsed
+            .documents
+            .iter()
+            .filter_map(|d| d.root.as_ref())
+            .filter(|r| r.get("kind").and_then(Node::as_str) == Some("HelmRelease"))
+            .flat_map(|r| place::targets(r, None))
+            .flat_map(|t| {
+                let name = t.name.clone();
+                t.values_from.into_iter().map(move |r| (name.clone(), r))
+            })
+            .collect(),
+    };
+    // The ConfigMaps and Secrets of this file: a valuesFrom entry naming another (not among
+    // the run's inputs either) is not checked.
+    let objects: Vec<&Node> = parsed
         .documents
         .iter()
         .filter_map(|d| d.root.as_ref())
-        .filter(|r| r.get("kind").and_then(Node::as_str) == Some("HelmRelease"))
-        .flat_map(|r| place::targets(r, None))
-        .flat_map(|t| {
-            let name = t.name.clone();
-            t.values_from.into_iter().map(move |r| (name.clone(), r))
+        .filter(|r| {
+            matches!(
+                r.get("kind").and_then(Node::as_str),
+                Some("ConfigMap" | "Secret")
+            )
         })
         .collect();
-    // The ConfigMaps of this file, by name: a valuesFrom entry naming another is not checked.
-    let config_maps: Vec<&str> = parsed
-        .documents
-        .iter()
-        .filter_map(|d| d.root.as_ref())
-        .filter(|r| r.get("kind").and_then(Node::as_str) == Some("ConfigMap"))
-        .filter_map(|r| r.get("metadata")?.get("name")?.as_str())
-        .collect();
+    let found = |r: &place::ValuesRef| {
+        objects.iter().any(|o| place::names(o, r)) || others.is_some_and(|o| o.has(r))
+    };
     for doc in &parsed.documents {
         let Some(root) = &doc.root else { continue };
         if first_content.is_none() {
@@ -110,11 +123,39 @@ pub(super) fn rules_source(
             }
             for t in &targets {
                 if t.form == place::Form::HelmRelease && t.via.is_none() {
-                    values_from_unchecked(&mut ctx, src, t, &config_maps);
+                    values_from_unchecked(&mut ctx, src, t, &found);
+                }
+                for (node, why) in &t.unread {
+                    // The file's source: a node inside a `values: |` string has the file's
+                    // offsets but a source of its own.
+                    let message = format!("{}: {why}", t.label());
+                    ctx.report(RuleId::ValuesNotRead, src, node.span.clone(), "", message);
+                }
+                // A helmfile release is judged as a whole (its `values:` list and `set:` layered),
+                // not entry by entry; so is an Application with parameters.
+                if matches!(t.form, place::Form::Helmfile | place::Form::Kustomize) {
+                    if t.release {
+                        ctx.out.extend(check_layered(src, parsed, doc, t, opts));
+                    }
+                    continue;
                 }
                 if !t.check
                     || (t.form == place::Form::Umbrella && place::disabled(t, root).is_some())
                 {
+                    continue;
+                }
+                if matches!(
+                    t.form,
+                    place::Form::Application | place::Form::ApplicationSet
+                ) && (!t.parameters.is_empty() || !t.layers.is_empty())
+                    && matches!(
+                        t.values,
+                        place::Values::Absent
+                            | place::Values::Node(_)
+                            | place::Values::Embedded(..)
+                    )
+                {
+                    ctx.out.extend(check_layered(src, parsed, doc, t, opts));
                     continue;
                 }
                 ctx.out.extend(check_target(src, doc, t, opts));
@@ -194,10 +235,10 @@ fn values_from_unchecked(
     ctx: &mut Ctx,
     src: &Arc<Source>,
     t: &place::Target,
-    config_maps: &[&str],
+    found: &dyn Fn(&place::ValuesRef) -> bool,
 ) {
     for r in &t.values_from {
-        if r.kind == "ConfigMap" && config_maps.contains(&r.name.as_str()) {
+        if found(r) {
             continue;
         }
         let kind = if r.kind.is_empty() { "object" } else { &r.kind };
@@ -271,6 +312,28 @@ fn check_target(
             let message = format!("{}: the values string is not checked: {why}", t.label());
             values::missing(&mut ctx, src, n.span.clone(), message, None);
         }
+        place::Values::Decoded(n, decoded) => {
+            // A Secret's base64 data: the rules read the decoded values; each finding points
+            // at the base64 string, which no edit can change in place.
+            let parsed = yaml::parse(decoded);
+            let no_aliases = Default::default();
+            let mut dctx = Ctx::new(opts, doc.index, &no_aliases);
+            if let Some(root) = parsed.documents.first().and_then(|d| d.root.as_ref())
+                && root.entry("cgpu").is_some()
+            {
+                check_values(&mut dctx, root);
+            }
+            for mut d in dctx.out {
+                d.src = src.clone();
+                d.span = n.span.clone();
+                d.edits.clear();
+                d.consequence = None;
+                d.fix_note =
+                    Some("not fixed automatically: the value is inside base64 Secret data".into());
+                d.message = format!("(in the base64 data) {}", d.message);
+                inner.push(d);
+            }
+        }
         place::Values::Embedded(vsrc, parsed) => {
             // Helm 3 (Argo CD's) reads the first document of a values file.
             if let Some(vdoc) = parsed.documents.first() {
@@ -317,6 +380,167 @@ fn check_target(
     out
 }
 
+/// The rules on what a tool hands Helm for one release when it layers several sources: Argo
+/// CD's `parameters` over the Application's values, a helmfile release's `values:` list (inline
+/// mappings and files beside the helmfile, in order) then its `set:` and `setString:`. The rules
+/// judge the layered values ([`place::release_values`], as the tool passes them to Helm 3, or
+/// `--helm`), so a key a later entry sets is judged there only; each finding points at the entry
+/// that set the value: the mapping in place (inside a `values: |` string too), a values file in
+/// that file, a parameter at its `value`.
+fn check_layered(
+    src: &Arc<Source>,
+    parsed: &yaml::Parsed,
+    doc: &yaml::Document,
+    t: &place::Target,
+    opts: &RuleOptions,
+) -> Vec<Diagnostic> {
+    let version = opts.helm.unwrap_or(crate::helm::Version::Three);
+    let mut out = Vec::new();
+    // Duplicates and syntax errors inside a `values: |` string are its own.
+    if let place::Values::Embedded(vsrc, vparsed) = &t.values {
+        if let Some(vdoc) = vparsed.documents.first() {
+            let mut vctx = Ctx::new(opts, doc.index, &vdoc.alias_uses);
+            crate::rules::duplicates(&mut vctx, vsrc, vdoc);
+            out.extend(vctx.out);
+        }
+        if let Some(err) = &vparsed.error
+            && err.document == 1
+        {
+            out.extend(syntax_finding(
+                opts,
+                vsrc,
+                doc.index,
+                err.offset,
+                &err.message,
+            ));
+            return moved_to(out, src);
+        }
+    }
+    let mut ctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+    // An Argo CD value file whose source folder is not here: named, not read.
+    for l in &t.layers {
+        if let place::Layer::SourceFile(entry, folder, _, _) = l
+            && place::source_folder(&src.name, folder).is_none()
+        {
+            let message = format!(
+                "{}: the value file `{}` is relative to the source's path `{folder}`, which is not under the Application's folders or the working directory: its values are not checked",
+                t.label(),
+                entry.as_str().unwrap_or_default()
+            );
+            ctx.at(RuleId::ValuesNotRead, entry, "", message);
+        }
+    }
+    match place::release_values(t, parsed, None, &src.name, None, version) {
+        Ok(mut tree) => {
+            place::at_parameters(&mut tree, &t.parameters, src);
+            if t.form == place::Form::ApplicationSet {
+                // What the generators fill in is named in `t.unread`, not judged.
+                place::strip_templated(&mut tree, "", &mut Vec::new());
+            }
+            if tree.entry("cgpu").is_some() {
+                check_values(&mut ctx, &tree);
+            }
+        }
+        Err(r) => {
+            let missing = t.layers.iter().any(|l| {
+                matches!(l, place::Layer::File(entry, _) | place::Layer::SourceFile(entry, _, _, _)
+                    if entry.span.start == r.offset && Arc::ptr_eq(&entry.src, &r.src))
+            });
+            let rule = if missing {
+                RuleId::ValuesFileMissing
+            } else {
+                RuleId::YamlSyntax
+            };
+            let message = format!("{}: {}", t.label(), r.message);
+            // Helm's parser refusing a parameter's flag: at the parameter's `value`.
+            match t.parameters.iter().find(|p| p.source_name() == r.src.name) {
+                Some(p) => ctx.report(rule, src, p.value.span.clone(), p.pointer.clone(), message),
+                None => ctx.report(rule, &r.src, r.offset..r.offset, "", message),
+            };
+            out.extend(moved_to(ctx.out, src));
+            return out;
+        }
+    }
+    for mut d in ctx.out {
+        if matches!(d.rule, RuleId::CgpuMissing | RuleId::ValuesNotRead) {
+            out.push(d);
+            continue;
+        }
+        let label = t.label();
+        if let Some(p) = t
+            .parameters
+            .iter()
+            .find(|p| Arc::ptr_eq(&d.src, src) && p.value.span == d.span)
+        {
+            // A value a parameter sets: the finding is at the parameter's `value`. Its text is
+            // a Kubernetes string the tool turns into a flag, so no edit is offered.
+            d.src = src.clone();
+            d.span = p.value.span.clone();
+            d.path = p.pointer.clone();
+            d.edits.clear();
+            d.consequence = None;
+            let hint = if p.what == "parameter" {
+                "its `value` (or `forceString`)"
+            } else {
+                "its `value` (or move it between `set:` and `setString:`)"
+            };
+            d.fix_note = Some(format!(
+                "not fixed automatically: the value comes from the {} `{}`; edit {hint} by hand",
+                p.what, p.name
+            ));
+            d.message = format!("{label} ({} `{}`): {}", p.what, p.name, d.message);
+        } else if d.src.name == src.name {
+            let prefix = t
+                .layers
+                .iter()
+                .find_map(|l| match l {
+                    place::Layer::Inline(n, at)
+                        if n.span.start <= d.span.start && d.span.end <= n.span.end =>
+                    {
+                        Some(at.as_str())
+                    }
+                    _ => None,
+                })
+                .unwrap_or(&t.pointer);
+            d.path = format!("{prefix}{}", d.path);
+            d.message = format!("{label}: {}", d.message);
+            d.src = src.clone();
+            for e in &mut d.edits {
+                e.src = src.clone();
+            }
+        } else {
+            // A values file the release names: the finding is in that file, which `fix` on
+            // that file changes (not `fix` on this one).
+            d.document = 1;
+            d.message = format!("{label}: {}", d.message);
+            if !d.edits.is_empty() {
+                d.edits.clear();
+                d.consequence = None;
+                d.fix_note = Some(format!(
+                    "fixed by `cgpu-lint fix {}`, not from the release's file",
+                    d.src.name
+                ));
+            }
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// Findings of a `values: |` string read in place, moved back to the file (the string's source
+/// has the file's offsets).
+fn moved_to(mut diags: Vec<Diagnostic>, src: &Arc<Source>) -> Vec<Diagnostic> {
+    for d in &mut diags {
+        if d.src.name == src.name {
+            d.src = src.clone();
+            for e in &mut d.edits {
+                e.src = src.clone();
+            }
+        }
+    }
+    diags
+}
+
 /// What a file without anything to check holds, so that `cgpu-missing` can say so instead of
 /// asking for a `cgpu:` block in a Job or a Chart.yaml.
 #[derive(Default)]
@@ -324,11 +548,16 @@ struct What {
     documents: usize,
     objects: Vec<String>,
     chart_yaml: bool,
+    /// GitOps documents of other charts: what each is and the charts it names.
+    gitops: Vec<(String, Vec<String>)>,
 }
 
 impl What {
     fn note(&mut self, root: &Node, objects: &Objects) {
         self.documents += 1;
+        if let Some(other) = place::other_charts(root) {
+            self.gitops.push(other);
+        }
         for o in objects.iter() {
             if self.objects.len() < 3 {
                 self.objects.push(if o.name.is_empty() {
@@ -355,6 +584,33 @@ impl What {
 
     fn describe(&self, src: &Source) -> (String, Option<String>) {
         let installers = cgpu::INSTALLER_NAMES.join(" or ");
+        if !self.gitops.is_empty() {
+            let parts: Vec<String> = self
+                .gitops
+                .iter()
+                .map(|(what, charts)| match charts.as_slice() {
+                    [] => format!("{what} names no chart"),
+                    c => format!(
+                        "{what} deploys {}",
+                        c.iter()
+                            .map(|c| format!("`{c}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                })
+                .collect();
+            return (
+                format!(
+                    "{}, not {}: nothing for cgpu-lint to check, skipped",
+                    parts.join("; "),
+                    cgpu::CHART
+                ),
+                Some(format!(
+                    "cgpu-lint reads the values of releases of the chart `{}` (by its name, or the last segment of its path or reference)",
+                    cgpu::CHART
+                )),
+            );
+        }
         if self.chart_yaml {
             return (
                 "a Helm chart's Chart.yaml (chart metadata, not values): skipped".into(),

@@ -63,6 +63,21 @@ pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
     {
         found.extend(versions_differ(opts, layers, *v3, *v4));
     }
+    // A value a parameter or a `set:` entry of a GitOps layer gives: its text is the tool's
+    // string, which no edit here changes (as `check` on the file says).
+    for src in &layers.files {
+        let params = helm::place::stack_parameters(src);
+        for d in found.iter_mut().filter(|d| d.src.name == src.name) {
+            if let Some(p) = params.iter().find(|p| p.value.span == d.span) {
+                d.edits.clear();
+                d.consequence = None;
+                d.fix_note = Some(format!(
+                    "not fixed automatically: the value comes from the {} `{}`; edit it by hand",
+                    p.what, p.name
+                ));
+            }
+        }
+    }
     // The same finding from both readings once.
     let mut seen = HashSet::new();
     found.retain(|d| {

@@ -201,7 +201,7 @@ pub struct SyntaxError {
 }
 
 /// Everything read from one file: the documents before any error, then the error.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Parsed {
     pub documents: Vec<Document>,
     pub error: Option<SyntaxError>,

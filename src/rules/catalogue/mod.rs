@@ -180,13 +180,29 @@ an error, for repositories where every values file must configure cGPU."),
     ValuesFromUnchecked: ("values-from-unchecked", Info, Values,
         "a Flux HelmRelease `valuesFrom` entry whose ConfigMap or Secret is not among the inputs: its values are not checked",
         fix: None,
-        help: "put the ConfigMap in the same file as the HelmRelease so it is checked, or check its values file separately",
+        help: "name the file that holds the ConfigMap or Secret as an input too (or put it in the HelmRelease's file) so it is checked",
         "Flux's helm-controller merges each `spec.valuesFrom` entry in order, then `spec.values` \
 over them (fluxcd.io, Helm Releases, values references). A ConfigMap or Secret that is not in the \
 same file as the HelmRelease lives in the cluster, not in the repository, so cgpu-lint cannot \
 check its `cgpu:` keys: every key that `spec.values` does not set comes from it (with \
 `targetPath`, that one value). An `optional: true` entry is skipped by Flux when the object or \
 key does not exist. The finding names the kind, name and valuesKey."),
+    ValuesNotRead: ("values-not-read", Info, Values,
+        "values a GitOps tool hands the chart that cgpu-lint does not read (a value file it cannot find, a templated field), or that the tool itself ignores (an Argo CD `values` string beside `valuesObject`)",
+        fix: None,
+        help: "check those values another way (name the file as an input), or delete what the tool ignores",
+        "Argo CD, helmfile, kustomize and ApplicationSets can take values from places a file in the \
+repository does not hold: a `valueFiles` entry of another repository, an ApplicationSet field \
+written as `{{…}}` that its generator fills in. cgpu-lint says which ones it did not read instead \
+of staying silent. Argo CD passes `valuesObject` when it is set and ignores the `values` string \
+beside it (argo-cd `ApplicationSourceHelm.ValuesYAML`), so settings in that string are dead text."),
+    ValuesFileMissing: ("values-file-missing", Error, Values,
+        "a helmfile release names a values file that does not exist (helmfile stops with an error)",
+        fix: None,
+        help: "create the file, fix the path (relative to the helmfile), or set `missingFileHandler: Warn`",
+        "helmfile reads each string entry of a release's `values:` list as a file relative to the \
+helmfile, and with the default `missingFileHandler: Error` it stops (`values file matching … does \
+not exist in …`) before Helm runs. cgpu-lint reports it at the entry, with helmfile's message."),
     NotAMapping: ("not-a-mapping", Error, Values,
         "`cgpu` (or `nodeSelector` where a map is needed) is not a mapping",
         fix: None,

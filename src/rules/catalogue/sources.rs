@@ -29,6 +29,15 @@ const FLUX_VALUES_REFERENCES: Source = src(
     "https://fluxcd.io/flux/components/helm/helmreleases/#values-references",
 );
 
+const ARGO_CD_HELM: Source = src(
+    "Argo CD: Helm (values, valuesObject, valueFiles, parameters and their precedence)",
+    "https://argo-cd.readthedocs.io/en/stable/user-guide/helm/",
+);
+const HELMFILE_STATE: Source = src(
+    "helmfile: the helmfile.yaml reference (releases' values, set, setString, missingFileHandler)",
+    "https://helmfile.readthedocs.io/en/latest/",
+);
+
 // Alibaba Cloud ACK / EGS documentation.
 const ACK_POLICY: Source = src(
     "Alibaba Cloud ACK: Configure a computing power allocation policy for GPU sharing",
@@ -227,6 +236,8 @@ pub fn of(rule: RuleId) -> &'static [Source] {
         RuleId::CgpuMissing => &[CHART_VALUES, HELM_VALUES],
         RuleId::NotAMapping => &[CHART_VALUES, HELM_VALUES],
         RuleId::ValuesFromUnchecked => &[FLUX_VALUES_REFERENCES],
+        RuleId::ValuesNotRead => &[ARGO_CD_HELM],
+        RuleId::ValuesFileMissing => &[HELMFILE_STATE],
         RuleId::UnknownKey => &[CHART_VALUES, HELM_VALUES],
         RuleId::Yaml11Scalar => &[GO_YAML_RESOLVE, YAML11_BOOL, YAML11_INT],
         RuleId::StringBoolean => &[GO_TEMPLATE, CHART_VALUES],

@@ -1,0 +1,719 @@
+//! Values everywhere GitOps keeps them, part 2 (issue 34, spec §10 "Also (turn 4)"): Argo CD
+//! `helm.parameters` (with `forceString`) over the Application's values, helmfile `set:` and
+//! `setString:` over its `values:` list (inline mappings and files beside the helmfile),
+//! ApplicationSet templates, kustomize `helmCharts[]`, and what is not read said as such.
+//! Every position is computed here from the bytes of the file (the offset of the text the finding
+//! is about), never copied from what cgpu-lint printed. The layering follows the tools' code:
+//!
+//! - Argo CD (<https://argo-cd.readthedocs.io/en/stable/user-guide/helm/>, "parameters >
+//!   valuesObject > values > valueFiles"; `util/helm/cmd.go`: parameters as `--set`, with
+//!   `forceString` as `--set-string`; `ValuesYAML`: valuesObject replaces the `values` string);
+//! - helmfile (`pkg/state/state.go` `namespaceAndValuesFlags`: the `values:` entries as
+//!   `--values` in order, then `setFlags` (`--set`), then `setStringFlags` (`--set-string`);
+//!   a missing values file stops it: `values file matching "…" does not exist in "…"`).
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+
+fn dir() -> PathBuf {
+    fixtures().join("gitops-forms")
+}
+
+/// 1-based line and column (in characters) of byte `offset`.
+fn line_col(text: &str, offset: usize) -> (u64, u64) {
+    let before = &text[..offset];
+    let line = before.matches('\n').count() as u64 + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() as u64 + 1)
+}
+
+/// The offset of `needle` after each of `after` in turn.
+fn offset_of(text: &str, after: &[&str], needle: &str) -> usize {
+    let mut from = 0;
+    for a in after {
+        from += text[from..]
+            .find(a)
+            .unwrap_or_else(|| panic!("{a:?} not in the file"))
+            + a.len();
+    }
+    from + text[from..].find(needle).unwrap()
+}
+
+fn check(paths: &[&Path]) -> (Option<i32>, Vec<serde_json::Value>) {
+    let out = bin()
+        .args(["check", "--format", "json", "--no-config"])
+        .args(paths)
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (
+        out.status.code(),
+        json["diagnostics"].as_array().unwrap().clone(),
+    )
+}
+
+fn at(d: &serde_json::Value) -> (u64, u64) {
+    (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap())
+}
+
+/// The findings of `rule` in the file named `file`.
+fn find<'a>(diags: &'a [serde_json::Value], file: &str, rule: &str) -> Vec<&'a serde_json::Value> {
+    diags
+        .iter()
+        .filter(|d| d["rule"] == rule && d["file"].as_str().unwrap().ends_with(file))
+        .collect()
+}
+
+/// Exactly one finding of `rule` in `file`, at `needle` after `after`.
+fn expect_one(diags: &[serde_json::Value], file: &Path, rule: &str, after: &[&str], needle: &str) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let name = file.file_name().unwrap().to_str().unwrap();
+    let found = find(diags, name, rule);
+    assert_eq!(found.len(), 1, "{rule} in {name}: {diags:#?}");
+    assert_eq!(
+        at(found[0]),
+        line_col(&text, offset_of(&text, after, needle)),
+        "{rule} in {name}: {:#}",
+        found[0]
+    );
+}
+
+fn values(path: &Path) -> serde_json::Value {
+    let out = bin()
+        .args(["values", "--helm", "3"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn argo_cd_parameters_are_judged_over_the_values_at_their_value() {
+    let path = dir().join("application-parameters.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let chart = ["chart: ack-ai-installer", "parameters:"];
+    let enabled = [&chart[..], &["name: cgpu.enabled", "value: "]].concat();
+    expect_one(&diags, &path, "string-boolean", &enabled, "\"false\"");
+    let tag = [&chart[..], &["name: cgpu.tag", "value: "]].concat();
+    expect_one(&diags, &path, "tag-invalid", &tag, "latest");
+    let pull = [&chart[..], &["name: cgpu.imagePullPolicy", "value: "]].concat();
+    expect_one(&diags, &path, "pull-policy", &pull, "always");
+    let sb = &find(&diags, "application-parameters.yaml", "string-boolean")[0];
+    assert_eq!(sb["path"], "/spec/sources/2/helm/parameters/1/value");
+    assert!(
+        sb["message"]
+            .as_str()
+            .unwrap()
+            .contains("`enabled` is the string \"false\""),
+        "{sb:#}"
+    );
+    // The parameter `cgpu.policy=3` wins over valuesObject's 7, and the other chart's
+    // parameter `cgpu.policy=9` is not this chart's: no policy finding at all.
+    assert!(
+        find(&diags, "application-parameters.yaml", "policy-out-of-range").is_empty(),
+        "{diags:#?}"
+    );
+    let v = values(&path);
+    assert_eq!(v["cgpu"]["policy"], 3);
+    assert_eq!(v["cgpu"]["enabled"], "false");
+    assert_eq!(v["cgpu"]["tag"], "latest");
+}
+
+#[test]
+fn a_values_string_beside_values_object_is_named_as_not_read() {
+    let path = dir().join("application-dead-values.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(0), "{diags:#?}");
+    expect_one(&diags, &path, "values-not-read", &["values: "], "|");
+    assert!(
+        find(
+            &diags,
+            "application-dead-values.yaml",
+            "policy-out-of-range"
+        )
+        .is_empty(),
+        "{diags:#?}"
+    );
+    assert_eq!(values(&path)["cgpu"]["policy"], 3);
+}
+
+#[test]
+fn helmfile_values_files_inline_values_set_and_set_string_are_layered() {
+    let path = dir().join("helmfile.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let gpu = ["- name: gpu\n"];
+    let policy = [&gpu[..], &["set:", "value: "]].concat();
+    expect_one(&diags, &path, "policy-out-of-range", &policy, "7");
+    let regions = [&gpu[..], &["setString:", "value: "]].concat();
+    expect_one(&diags, &path, "string-boolean", &regions, "\"false\"");
+    // The inline entry's imagePullPolicy comes after the file's `Never`: it is the one judged.
+    expect_one(&diags, &path, "pull-policy", &gpu, "always");
+    // The file entry, read relative to the helmfile: its tag is judged in that file.
+    let file = dir().join("values/gpu.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let tag: Vec<_> = diags
+        .iter()
+        .filter(|d| d["file"].as_str().unwrap().ends_with("values/gpu.yaml"))
+        .collect();
+    assert_eq!(tag.len(), 1, "{diags:#?}");
+    assert!(
+        tag[0]["rule"].as_str().unwrap().starts_with("tag-"),
+        "{diags:#?}"
+    );
+    assert_eq!(
+        at(tag[0]),
+        line_col(&text, offset_of(&text, &["tag: "], "1.0.5"))
+    );
+    // `web` is another chart's release: its `set:` is not read.
+    assert_eq!(
+        diags
+            .iter()
+            .filter(|d| d["rule"] == "policy-out-of-range")
+            .count(),
+        1,
+        "{diags:#?}"
+    );
+    let v = values(&path);
+    assert_eq!(v["cgpu"]["policy"], 7);
+    assert_eq!(v["cgpu"]["checkRegions"], "false");
+    assert_eq!(v["cgpu"]["tag"], "1.0.5");
+    assert_eq!(v["cgpu"]["imagePullPolicy"], "always");
+}
+
+#[test]
+fn a_missing_helmfile_values_file_is_an_error_as_in_helmfile() {
+    let path = fixtures().join("gitops-missing/helmfile.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let missing = find(&diags, "helmfile.yaml", "values-file-missing");
+    assert_eq!(missing.len(), 1, "{diags:#?}");
+    assert_eq!(
+        at(missing[0]),
+        line_col(
+            &text,
+            offset_of(&text, &["- name: gpu\n"], "values/missing.yaml")
+        )
+    );
+    assert!(
+        missing[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("values file matching \"values/missing.yaml\" does not exist in"),
+        "{diags:#?}"
+    );
+    // `missingFileHandler: Warn`: helmfile skips the file and installs the rest.
+    let range = find(&diags, "helmfile.yaml", "policy-out-of-range");
+    assert_eq!(range.len(), 1, "{diags:#?}");
+    assert_eq!(
+        at(range[0]),
+        line_col(&text, offset_of(&text, &["gpu-lenient", "policy: "], "7"))
+    );
+    // `values` refuses as helmfile does, naming the file.
+    let out = bin()
+        .args(["values", "--helm", "3"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("values/missing.yaml"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn an_application_set_template_is_read_as_an_application_and_its_templates_named() {
+    let path = dir().join("applicationset.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    expect_one(
+        &diags,
+        &path,
+        "policy-out-of-range",
+        &["values: |", "policy: "],
+        "7",
+    );
+    expect_one(
+        &diags,
+        &path,
+        "tag-invalid",
+        &["name: cgpu.tag", "value: "],
+        "latest",
+    );
+    let unread = find(&diags, "applicationset.yaml", "values-not-read");
+    assert_eq!(unread.len(), 2, "{diags:#?}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut places: Vec<_> = unread.iter().map(|d| at(d)).collect();
+    places.sort();
+    assert_eq!(
+        places,
+        vec![
+            line_col(
+                &text,
+                offset_of(&text, &["values: |", "cluster: "], "'{{.cluster}}'")
+            ),
+            line_col(
+                &text,
+                offset_of(&text, &["name: cgpu.image", "value: "], "'{{.image}}'")
+            ),
+        ],
+        "{diags:#?}"
+    );
+    assert!(
+        unread.iter().any(|d| d["message"]
+            .as_str()
+            .unwrap()
+            .contains("`cgpu.nodeSelector.cluster`")),
+        "{diags:#?}"
+    );
+    // No finding about the templates themselves (a label value `{{.cluster}}`).
+    assert!(
+        find(&diags, "applicationset.yaml", "label-value").is_empty(),
+        "{diags:#?}"
+    );
+}
+
+#[test]
+fn kustomize_helm_charts_are_layered_as_its_helm_generator_does() {
+    let path = dir().join("kustomize/kustomization.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let chart = ["name: ack-ai-installer", "valuesInline:"];
+    expect_one(&diags, &path, "string-boolean", &chart, "\"false\"");
+    expect_one(
+        &diags,
+        &path,
+        "policy-out-of-range",
+        &[&chart[..], &["policy: "]].concat(),
+        "7",
+    );
+    expect_one(&diags, &path, "tag-invalid", &chart, "latest");
+    let sb = &find(&diags, "kustomization.yaml", "string-boolean")[0];
+    assert_eq!(sb["path"], "/helmCharts/1/valuesInline/cgpu/enabled");
+    // additionalValuesFiles come after valuesFile and valuesInline: `always` is judged there.
+    let extra = dir().join("kustomize/values/extra.yaml");
+    expect_one(
+        &diags,
+        &extra,
+        "pull-policy",
+        &["imagePullPolicy: "],
+        "always",
+    );
+    // ingress-nginx is another chart: its policy 9 is not read.
+    assert_eq!(
+        diags
+            .iter()
+            .filter(|d| d["rule"] == "policy-out-of-range")
+            .count(),
+        1,
+        "{diags:#?}"
+    );
+    let v = values(&path);
+    assert_eq!(v["cgpu"]["policy"], 7);
+    assert_eq!(v["cgpu"]["imagePullPolicy"], "always");
+}
+
+/// Argo CD's `valueFiles` of a source whose `path` is in this repository: read there, in order,
+/// under `values` and the parameters; `ignoreMissingValueFiles` skips a missing one; a file of
+/// another source (`$values/…`) is named as not read.
+#[test]
+fn argo_cd_value_files_are_read_relative_to_the_source_path() {
+    let path = dir().join("argocd/apps/gpu.yaml");
+    let prod = dir().join("charts/ack-ai-installer/values-prod.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let text = std::fs::read_to_string(&prod).unwrap();
+    let tag: Vec<_> = diags
+        .iter()
+        .filter(|d| d["file"].as_str().unwrap().ends_with("values-prod.yaml"))
+        .filter(|d| d["rule"].as_str().unwrap().starts_with("tag-"))
+        .collect();
+    assert_eq!(tag.len(), 1, "{diags:#?}");
+    assert_eq!(
+        at(tag[0]),
+        line_col(&text, offset_of(&text, &["tag: "], "1.0.5"))
+    );
+    expect_one(&diags, &prod, "policy-quoted", &["policy: "], "\"2\"");
+    // `values` sets imagePullPolicy over the file's `always`: not reported.
+    assert!(
+        diags.iter().all(|d| d["rule"] != "pull-policy"),
+        "{diags:#?}"
+    );
+    expect_one(
+        &diags,
+        &path,
+        "values-not-read",
+        &["valueFiles:"],
+        "$values/clusters/prod.yaml",
+    );
+    let v = values(&path);
+    assert_eq!(v["cgpu"]["tag"], "1.0.5");
+    assert_eq!(v["cgpu"]["imagePullPolicy"], "Always");
+    // Without ignoreMissingValueFiles, the missing file stops Argo CD: an error at the entry.
+    let tmp = tempfile::tempdir().unwrap();
+    let apps = tmp.path().join("argocd/apps");
+    std::fs::create_dir_all(&apps).unwrap();
+    std::fs::create_dir_all(tmp.path().join("charts/ack-ai-installer")).unwrap();
+    std::fs::copy(
+        &prod,
+        tmp.path().join("charts/ack-ai-installer/values-prod.yaml"),
+    )
+    .unwrap();
+    let strict = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("      ignoreMissingValueFiles: true\n", "");
+    let strict_path = apps.join("gpu.yaml");
+    std::fs::write(&strict_path, &strict).unwrap();
+    let (code, diags) = check(&[&strict_path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    expect_one(
+        &diags,
+        &strict_path,
+        "values-file-missing",
+        &["valueFiles:"],
+        "values-missing.yaml",
+    );
+    // A source path that is not here: the value file is named, not read, never silence.
+    let elsewhere = strict.replace(
+        "path: charts/ack-ai-installer",
+        "path: elsewhere/ack-ai-installer",
+    );
+    std::fs::write(&strict_path, &elsewhere).unwrap();
+    let (code, diags) = check(&[&strict_path]);
+    assert_eq!(code, Some(0), "{diags:#?}");
+    let unread = find(&diags, "gpu.yaml", "values-not-read");
+    assert_eq!(unread.len(), 3, "{diags:#?}");
+}
+
+/// Flux's `valuesFrom` objects in other files of the same run: each ConfigMap's values checked
+/// in place, a Secret's base64 `data` decoded (findings at the base64 string), `targetPath` set
+/// like `--set`; without those files, each entry is named (`values-from-unchecked`).
+#[test]
+fn flux_values_from_objects_in_other_inputs_are_read() {
+    let flux = dir().join("flux");
+    let (release, cms, secret) = (
+        flux.join("helmrelease.yaml"),
+        flux.join("configmaps.yaml"),
+        flux.join("secret.yaml"),
+    );
+    let (code, diags) = check(&[&release, &cms, &secret]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    expect_one(
+        &diags,
+        &cms,
+        "policy-out-of-range",
+        &["values.yaml: |", "policy: "],
+        "7",
+    );
+    expect_one(
+        &diags,
+        &cms,
+        "pull-policy",
+        &["values.yaml: |", "imagePullPolicy: "],
+        "always",
+    );
+    expect_one(&diags, &secret, "string-boolean", &["gpu.yaml: "], "Y2dwdT");
+    assert!(
+        find(&diags, "helmrelease.yaml", "values-from-unchecked").is_empty(),
+        "{diags:#?}"
+    );
+    let out = bin()
+        .args(["values", "--helm", "3"])
+        .args([&release, &cms, &secret])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cgpu"]["policy"], 7);
+    assert_eq!(v["cgpu"]["enabled"], "false", "the Secret's base64 data");
+    assert_eq!(v["cgpu"]["tag"], "latest", "targetPath cgpu.tag");
+    assert_eq!(v["cgpu"]["imagePullPolicy"], "Always", "spec.values last");
+    // `fix` on the same files finds what `check` finds: the ConfigMap's `always` is fixed.
+    let out = bin()
+        .args(["fix", "--diff", "--no-config"])
+        .args([&release, &cms, &secret])
+        .output()
+        .unwrap();
+    let diff = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        diff.contains("-      imagePullPolicy: always\n+      imagePullPolicy: Always"),
+        "{diff}"
+    );
+    // The release alone: three entries not among the inputs.
+    let (code, diags) = check(&[&release]);
+    assert_eq!(code, Some(0), "{diags:#?}");
+    assert_eq!(
+        find(&diags, "helmrelease.yaml", "values-from-unchecked").len(),
+        3
+    );
+}
+
+/// What is not read is said: `values` refuses Kubernetes objects (naming them) instead of
+/// printing the chart's defaults beside their keys, and `cgpu-missing` names the chart a GitOps
+/// document deploys instead.
+#[test]
+fn what_is_not_a_release_of_the_chart_is_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let web = tmp.path().join("web.yaml");
+    std::fs::write(
+        &web,
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: web\nspec:\n  chart:\n    spec:\n      chart: ingress-nginx\n  values:\n    cgpu: {policy: 7}\n",
+    )
+    .unwrap();
+    let (code, diags) = check(&[&web]);
+    assert_eq!(code, Some(0), "{diags:#?}");
+    let missing = find(&diags, "web.yaml", "cgpu-missing");
+    assert_eq!(missing.len(), 1, "{diags:#?}");
+    assert!(
+        missing[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("Flux HelmRelease `web` deploys `ingress-nginx`"),
+        "{diags:#?}"
+    );
+    for file in [&web, &dir().join("flux/configmaps.yaml")] {
+        let out = bin()
+            .args(["values", "--helm", "3"])
+            .arg(file)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(out.stdout.is_empty());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("HelmRelease `web`") || err.contains("a ConfigMap `gpu-base`"),
+            "{err}"
+        );
+    }
+}
+
+/// `set` changes the release's values block, and refuses a key a parameter or a `set:` entry
+/// sets over it (the change would change nothing), naming the entry.
+#[test]
+fn set_refuses_a_key_that_a_parameter_or_set_entry_overrides() {
+    for (file, what) in [
+        ("helmfile.yaml", "`set:` entry `cgpu.policy`"),
+        ("application-parameters.yaml", "parameter `cgpu.policy`"),
+    ] {
+        let path = dir().join(file);
+        let out = bin()
+            .args(["set", "--stdout", "policy=3"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert_ne!(out.status.code(), Some(0), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(what), "{file}: {err}");
+    }
+    // A key no entry sets: changed in the inline values (helmfile) or valuesInline (kustomize).
+    let out = bin()
+        .args(["set", "--stdout", "tag=v1.5.10-2b9e7d4-aliyun"])
+        .arg(dir().join("kustomize/kustomization.yaml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let before = std::fs::read_to_string(dir().join("kustomize/kustomization.yaml")).unwrap();
+    assert_eq!(
+        text,
+        before.replace("tag: latest", "tag: v1.5.10-2b9e7d4-aliyun")
+    );
+}
+
+/// `set --release NAME` changes the named release of a file of several; an unknown name is
+/// refused with the names there are; a value an error rule rejects is refused there too.
+#[test]
+fn set_release_changes_the_named_release() {
+    let text = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: gpu-a\nspec:\n  chart:\n    spec:\n      chart: ack-ai-installer\n  values:\n    cgpu:\n      policy: 2\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: gpu-b\nspec:\n  chart:\n    spec:\n      chart: ack-ai-installer\n  values:\n    cgpu:\n      policy: 3\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("releases.yaml");
+    std::fs::write(&path, text).unwrap();
+    let run = |args: &[&str]| bin().arg("set").args(args).arg(&path).output().unwrap();
+    let out = run(&["--stdout", "--release", "gpu-b", "policy=4"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        text.replace("policy: 3", "policy: 4")
+    );
+    let out = run(&["--stdout", "policy=4"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        text.replace("policy: 2", "policy: 4"),
+        "the first release without --release"
+    );
+    let out = run(&["--stdout", "--release", "nope", "policy=4"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("`gpu-a`, `gpu-b`"),
+        "{out:?}"
+    );
+    let out = run(&["--stdout", "--release", "gpu-b", "policy=7"]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("policy-out-of-range"),
+        "{out:?}"
+    );
+}
+
+/// `check --stack` and `values --stack`: a GitOps file in a stack is one layer, what its release
+/// passes (parameters and `set:` entries included), over the files before it; findings about a
+/// parameter's value point at it, without a fix.
+#[test]
+fn a_release_file_is_one_layer_of_a_stack() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().join("base.yaml");
+    std::fs::write(
+        &base,
+        "cgpu:\n  policy: 9\n  tag: v1.5.10-2b9e7d4-aliyun\n  imagePullPolicy: Never\n",
+    )
+    .unwrap();
+    let app = dir().join("application-parameters.yaml");
+    let out = bin()
+        .args(["check", "--stack", "--format", "json", "--no-config"])
+        .args([&base, &app])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let diags = json["diagnostics"].as_array().unwrap().clone();
+    let chart = ["chart: ack-ai-installer", "parameters:"];
+    let enabled = [&chart[..], &["name: cgpu.enabled", "value: "]].concat();
+    expect_one(&diags, &app, "string-boolean", &enabled, "\"false\"");
+    let pull = [&chart[..], &["name: cgpu.imagePullPolicy", "value: "]].concat();
+    expect_one(&diags, &app, "pull-policy", &pull, "always");
+    assert!(
+        diags.iter().all(|d| d["fixable"] == false),
+        "no edit of a parameter's value: {diags:#?}"
+    );
+    // The base's policy 9 is overridden by the parameter `cgpu.policy=3`.
+    assert!(
+        diags.iter().all(|d| d["rule"] != "policy-out-of-range"),
+        "{diags:#?}"
+    );
+    let out = bin()
+        .args(["values", "--stack", "--helm", "3"])
+        .args([&base, &app])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cgpu"]["policy"], 3);
+    assert_eq!(v["cgpu"]["imagePullPolicy"], "always");
+    assert_eq!(v["cgpu"]["enabled"], "false");
+}
+
+/// A `$ref/…` value file of a `ref:` source of the same repository (`repoURL` without `.git`)
+/// is read from the repository's root; one of another repository is named as not read.
+#[test]
+fn argo_cd_ref_value_files_of_the_same_repository_are_read() {
+    let path = dir().join("argocd/apps/gpu-ref.yaml");
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let prod = dir().join("clusters/prod.yaml");
+    expect_one(&diags, &prod, "policy-out-of-range", &["policy: "], "7");
+    let found = find(&diags, "clusters/prod.yaml", "policy-out-of-range");
+    assert!(
+        !found[0]["file"].as_str().unwrap().contains(".."),
+        "{:#}",
+        found[0]
+    );
+    expect_one(
+        &diags,
+        &path,
+        "values-not-read",
+        &["valueFiles:"],
+        "$other/prod.yaml",
+    );
+}
+
+/// CRLF line ends: the parameter and `set:` findings are at the same line and column.
+#[test]
+fn positions_hold_with_crlf_line_ends() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, rule, after, needle) in [
+        (
+            "application-parameters.yaml",
+            "string-boolean",
+            &["chart: ack-ai-installer", "name: cgpu.enabled", "value: "][..],
+            "\"false\"",
+        ),
+        (
+            "helmfile.yaml",
+            "policy-out-of-range",
+            &["- name: gpu\r\n", "set:", "value: "][..],
+            "7",
+        ),
+    ] {
+        let text = std::fs::read_to_string(dir().join(name))
+            .unwrap()
+            .replace('\n', "\r\n");
+        let path = tmp.path().join(name);
+        std::fs::write(&path, &text).unwrap();
+        std::fs::create_dir_all(tmp.path().join("values")).unwrap();
+        std::fs::copy(
+            dir().join("values/gpu.yaml"),
+            tmp.path().join("values/gpu.yaml"),
+        )
+        .unwrap();
+        let (_, diags) = check(&[&path]);
+        expect_one(&diags, &path, rule, after, needle);
+    }
+}
+
+/// What each tool passes that is not read here is named at its entry (`values-not-read`),
+/// never silently left out: a helmfile `.gotmpl` values file, `secrets:`, a `set:` entry with
+/// `file:`; Argo CD `fileParameters`; Flux's chart `valuesFiles`.
+#[test]
+fn what_the_tools_pass_and_is_not_read_is_named_at_its_entry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "helmfile.yaml",
+            "releases:\n  - name: gpu\n    chart: aliyun/ack-ai-installer\n    values:\n      - values.yaml.gotmpl\n      - cgpu: {policy: 3}\n    secrets:\n      - secrets.yaml\n    set:\n      - name: cgpu.tag\n        file: tag.txt\n",
+            vec!["values.yaml.gotmpl", "secrets.yaml", "tag.txt"],
+        ),
+        (
+            "app.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n    chart: ack-ai-installer\n    repoURL: https://example.com/charts\n    helm:\n      fileParameters:\n        - name: cgpu.tag\n          path: tag.txt\n",
+            vec!["name: cgpu.tag"],
+        ),
+        (
+            "release.yaml",
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: gpu\nspec:\n  chart:\n    spec:\n      chart: ack-ai-installer\n      valuesFiles:\n        - values-prod.yaml\n",
+            vec!["values-prod.yaml"],
+        ),
+    ];
+    for (name, text, places) in cases {
+        let path = tmp.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let (code, diags) = check(&[&path]);
+        assert_eq!(code, Some(0), "{name}: {diags:#?}");
+        let mut got: Vec<_> = find(&diags, name, "values-not-read")
+            .iter()
+            .map(|d| at(d))
+            .collect();
+        got.sort();
+        let mut want: Vec<_> = places
+            .iter()
+            .map(|p| line_col(text, text.find(p).unwrap()))
+            .collect();
+        want.sort();
+        assert_eq!(got, want, "{name}: {diags:#?}");
+    }
+}

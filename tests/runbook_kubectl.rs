@@ -504,10 +504,9 @@ impl World {
         .iter()
         .map(|a| a.to_string())
         .collect();
-        args.extend([
-            "--kubeconfig".into(),
-            self.kubeconfig.to_string_lossy().into_owned(),
-        ]);
+        // The kubeconfig through KUBECONFIG, not --kubeconfig: the script then pins only the
+        // context, and each run authenticates with the kubeconfig it is given (two copies of
+        // one plan with two tokens, which the fake tells apart).
         args.extend(["--kubectl".into(), kubectl()]);
         args.extend(["--max-unavailable".into(), s.max_unavailable.to_string()]);
         if s.upgrade {
@@ -518,7 +517,7 @@ impl World {
         }
         let out = bin()
             .env("HOME", self.dir.path())
-            .env_remove("KUBECONFIG")
+            .env("KUBECONFIG", &self.kubeconfig)
             .args(&args)
             .output()
             .unwrap();
@@ -1881,7 +1880,17 @@ fn without(text: &str, function: &str, edited: &std::cell::Cell<u32>) -> String 
     text.replace(&head, &format!("{head}  return 0\n"))
 }
 
-fn assert_reported(found: &[(Inv, String)], want: &[Inv]) {
+/// A trial of issue 32: the case breaks no invariant, and the script without `function` (made a
+/// no-op) breaks each of `want`: the invariants can fail.
+fn trial(shape: Shape, function: &str, want: &[Inv]) {
+    let pki = pki();
+    let found = case(&pki, "trial", shape.clone());
+    assert!(found.is_empty(), "{found:#?}");
+    let edited = std::cell::Cell::new(0);
+    let found = case_with(&pki, "trial-mutant", shape, &|t| {
+        without(t, function, &edited)
+    });
+    assert_eq!(edited.get(), 1, "no {function}() in the script to edit");
     let kinds: BTreeSet<Inv> = found.iter().map(|f| f.0).collect();
     for w in want {
         assert!(kinds.contains(w), "{w:?} not reported: {found:#?}");
@@ -1893,32 +1902,22 @@ fn assert_reported(found: &[(Inv, String)], want: &[Inv]) {
 /// again. Without the plan check, the judge sees nodes rebooted into 1.5.3.
 #[test]
 fn an_image_changed_between_plan_and_run_stops_before_any_change() {
-    let pki = pki();
-    let shape = coordination_shape(41, 2, "RollingUpdate", Fault::ImageDrift);
-    let found = case(&pki, "drift", shape.clone());
-    assert!(found.is_empty(), "{found:#?}");
-    let edited = std::cell::Cell::new(0);
-    let found = case_with(&pki, "drift-mutant", shape, &|t| {
-        without(t, "check_plan", &edited)
-    });
-    assert_eq!(edited.get(), 1, "no check_plan() in the script to edit");
-    assert_reported(&found, &[Inv::DriftStops, Inv::AsPlanned]);
+    trial(
+        coordination_shape(41, 2, "RollingUpdate", Fault::ImageDrift),
+        "check_plan",
+        &[Inv::DriftStops, Inv::AsPlanned],
+    );
 }
 
 /// The trial of issue 32: two copies of one script started 0.5 s apart with --yes. One runs,
 /// the other names the lock's holder and changes nothing; without the lock both act.
 #[test]
 fn two_runs_of_one_plan_never_act_at_once() {
-    let pki = pki();
-    let shape = coordination_shape(42, 3, "OnDelete", Fault::ConcurrentStart);
-    let found = case(&pki, "two-runs", shape.clone());
-    assert!(found.is_empty(), "{found:#?}");
-    let edited = std::cell::Cell::new(0);
-    let found = case_with(&pki, "two-runs-mutant", shape, &|t| {
-        without(t, "lock_take", &edited)
-    });
-    assert_eq!(edited.get(), 1, "no lock_take() in the script to edit");
-    assert_reported(&found, &[Inv::LockHeld]);
+    trial(
+        coordination_shape(42, 3, "OnDelete", Fault::ConcurrentStart),
+        "lock_take",
+        &[Inv::LockHeld],
+    );
 }
 
 /// The trial of issue 32: a run stopped at wait-node-ready left its node NotReady, cordoned
@@ -1926,16 +1925,11 @@ fn two_runs_of_one_plan_never_act_at_once() {
 /// and finishes it once it is back. Without the budget check it drains a second node.
 #[test]
 fn a_node_left_down_by_an_earlier_run_holds_the_budget() {
-    let pki = pki();
-    let shape = coordination_shape(43, 2, "OnDelete", Fault::DownMarked);
-    let found = case(&pki, "budget", shape.clone());
-    assert!(found.is_empty(), "{found:#?}");
-    let edited = std::cell::Cell::new(0);
-    let found = case_with(&pki, "budget-mutant", shape, &|t| {
-        without(t, "budget_check", &edited)
-    });
-    assert_eq!(edited.get(), 1, "no budget_check() in the script to edit");
-    assert_reported(&found, &[Inv::CordonLimit]);
+    trial(
+        coordination_shape(43, 2, "OnDelete", Fault::DownMarked),
+        "budget_check",
+        &[Inv::CordonLimit],
+    );
 }
 
 /// Seed 1003 (mid-run): the node is replaced (same name, new instance) after the plan; the run

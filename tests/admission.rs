@@ -876,8 +876,20 @@ fn gitops_check(object: &Json) -> (BTreeSet<String>, Vec<(String, String)>) {
     (rules, messages)
 }
 
-/// The gitops policy's denials (rule, message); `Err` on an evaluation error.
+/// The gitops policy's denials (rule, message); `Err` on an evaluation error (also one its
+/// `failurePolicy: Ignore` drops) or when the policy does not evaluate the object.
 fn gitops_verdict(set: &PolicySet, object: &Json) -> Result<Vec<(String, String)>, String> {
+    match gitops_evaluated(set, object)? {
+        Some(v) => Ok(v),
+        None => Err("the gitops policy did not evaluate it (matchConditions)".into()),
+    }
+}
+
+/// `None` when the gitops policy's matchConditions leave the object out.
+fn gitops_evaluated(
+    set: &PolicySet,
+    object: &Json,
+) -> Result<Option<Vec<(String, String)>>, String> {
     let admitted = admission::as_admitted(object)?;
     let ns = object
         .pointer("/metadata/namespace")
@@ -889,12 +901,18 @@ fn gitops_verdict(set: &PolicySet, object: &Json) -> Result<Vec<(String, String)
         operation: "CREATE",
         namespace: ns,
     });
+    if let Some((p, e)) = out.ignored.first() {
+        return Err(format!("{p}: an error failurePolicy Ignore drops: {e}"));
+    }
     if !out
         .matched
         .iter()
         .any(|m| m.0 == admission::gitops::GITOPS_POLICY)
     {
-        return Err(format!("matched {:?}, not the gitops policy", out.matched));
+        if !out.decisions.is_empty() {
+            return Err(format!("not matched, yet decided: {:?}", out.decisions));
+        }
+        return Ok(None);
     }
     let mut v = Vec::new();
     for d in &out.decisions {
@@ -910,7 +928,7 @@ fn gitops_verdict(set: &PolicySet, object: &Json) -> Result<Vec<(String, String)
             .to_string();
         v.push((rule, msg));
     }
-    Ok(v)
+    Ok(Some(v))
 }
 
 fn gitops_value(r: &mut Rng, key: &str) -> Json {
@@ -1027,8 +1045,9 @@ fn gitops_object(r: &mut Rng) -> (Json, bool, bool) {
         if r.chance(90) {
             spec["values"] = gitops_block(r);
         }
+        let version = *r.pick(&["v2", "v2", "v2beta2", "v2beta1"]);
         let o = json!({
-            "apiVersion": "helm.toolkit.fluxcd.io/v2",
+            "apiVersion": format!("helm.toolkit.fluxcd.io/{version}"),
             "kind": "HelmRelease",
             "metadata": { "name": "gpu", "namespace": "flux-system" },
             "spec": spec,
@@ -1087,7 +1106,7 @@ fn the_gitops_policy_agrees_with_check_on_generated_releases_and_applications() 
     for i in 0..cases {
         let (object, string_values, names_chart) = gitops_object(&mut r);
         let (rules, messages) = gitops_check(&object);
-        let verdict = gitops_verdict(&set, &object);
+        let verdict = gitops_evaluated(&set, &object);
         let show = || {
             format!(
                 "case {i} (ADMISSION_SEED={seed}):\nobject: {}\ncheck: {messages:?}\npolicy: {verdict:?}",
@@ -1098,11 +1117,15 @@ fn the_gitops_policy_agrees_with_check_on_generated_releases_and_applications() 
             panic!("{}", show())
         };
         if !names_chart {
-            // Another chart's release is never denied, and check does not read it either.
+            // Another chart's release is never evaluated (matchConditions), and check does
+            // not read it either.
             other_charts += 1;
-            assert!(p.is_empty() && rules.is_empty(), "{}", show());
+            assert!(p.is_none() && rules.is_empty(), "{}", show());
             continue;
         }
+        let Some(p) = p else {
+            panic!("the chart's object is not evaluated\n{}", show())
+        };
         if string_values {
             // A `values: |` string is not covered: the policy never denies on it; what it
             // judges (a valuesObject of another source) is still compared below only when
@@ -1181,5 +1204,125 @@ fn the_gitops_policy_on_the_gitops_examples() {
                 assert_eq!(reported, want, "{file}: check");
             }
         }
+    }
+}
+
+/// Issue 36: the chart is selected in matchConditions, so another team's HelmRelease or
+/// Application, of any shape its CRD admits, is never evaluated; every HelmRelease version
+/// Flux serves (v2, v2beta2, v2beta1) is matched by name.
+#[test]
+fn the_gitops_policy_evaluates_only_the_charts_objects_in_every_version() {
+    let set = gitops_policy();
+    let bad = json!({"cgpu": {"policy": 7}});
+    for version in ["v2", "v2beta2", "v2beta1"] {
+        let hr = json!({"apiVersion": format!("helm.toolkit.fluxcd.io/{version}"), "kind": "HelmRelease",
+            "metadata": {"name": "gpu", "namespace": "flux-system"},
+            "spec": {"chart": {"spec": {"chart": "ack-ai-installer"}}, "values": bad}});
+        let v = gitops_verdict(&set, &hr).unwrap();
+        assert_eq!(v.len(), 1, "{version}: {v:?}");
+        assert_eq!(v[0].0, "policy-out-of-range", "{version}");
+    }
+    // Not the chart's, or shapes a validation could trip on: never evaluated, never denied.
+    let others = [
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": {"name": "x"},
+            "spec": {"chart": {"spec": {"chart": "nginx"}}, "values": bad}}),
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": {"name": "x"},
+            "spec": {"chart": {"spec": {}}, "values": {"cgpu": 5}}}),
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2beta1", "kind": "HelmRelease", "metadata": {"name": "x"},
+            "spec": {"values": bad}}),
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": {"name": "x"}}),
+        json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "x"},
+            "spec": {"source": {"repoURL": "r", "path": "apps/web", "helm": {"valuesObject": bad}}}}),
+        json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "x"},
+            "spec": {"sources": [{"repoURL": "r"}, {"repoURL": "r", "chart": "redis", "helm": {"valuesObject": 3}}]}}),
+        json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "x"},
+            "spec": {"project": "default"}}),
+    ];
+    for o in others {
+        assert_eq!(gitops_evaluated(&set, &o), Ok(None), "{o}");
+    }
+}
+
+/// matchConditions as the API server decides them: a false one skips the policy even when
+/// another fails to evaluate; otherwise an error is failurePolicy's: Fail denies (the binding's
+/// actions), Ignore admits and is listed as ignored.
+#[test]
+fn match_conditions_false_wins_and_an_error_follows_failure_policy() {
+    let doc = |fp: &str, conds: &str| {
+        format!(
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {{name: p}}\nspec:\n  failurePolicy: {fp}\n  matchConstraints: {{resourceRules: [{{apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*']}}]}}\n  matchConditions: [{conds}]\n  validations: [{{expression: 'false', message: 'denied'}}]\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {{name: b}}\nspec: {{policyName: p, validationActions: [Deny]}}\n"
+        )
+    };
+    let error = "{name: e, expression: 'object.nope == 1'}";
+    let no = "{name: f, expression: 'false'}";
+    let yes = "{name: t, expression: 'true'}";
+    let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+    let eval = |fp: &str, conds: String| {
+        let set = admission::eval::load_text("p.yaml", &doc(fp, &conds)).unwrap();
+        set.evaluate(&Request {
+            object: &object,
+            old_object: None,
+            operation: "CREATE",
+            namespace: "default",
+        })
+    };
+    for fp in ["Fail", "Ignore"] {
+        for conds in [format!("{error}, {no}"), format!("{no}, {error}")] {
+            let out = eval(fp, conds);
+            assert!(
+                out.decisions.is_empty() && out.ignored.is_empty() && out.matched.is_empty(),
+                "{fp}: {out:?}"
+            );
+        }
+    }
+    let out = eval("Fail", format!("{yes}, {error}"));
+    assert!(out.denied(), "{out:?}");
+    assert!(
+        out.decisions[0]
+            .message
+            .starts_with("matchCondition `e` could not be evaluated"),
+        "{out:?}"
+    );
+    let out = eval("Ignore", format!("{yes}, {error}"));
+    assert!(!out.denied() && out.matched.is_empty(), "{out:?}");
+    assert_eq!(out.ignored.len(), 1, "{out:?}");
+    assert!(eval("Ignore", yes.to_string()).denied());
+}
+
+/// Each policy's failurePolicy is the one the header explains.
+#[test]
+fn each_policy_has_the_failure_policy_its_header_explains() {
+    let text = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+        include_gitops: true,
+    });
+    let docs: Vec<&str> = text.split("\n---\n").collect();
+    for (name, want) in [
+        (admission::ERRORS_POLICY, "Fail"),
+        (admission::WARNINGS_POLICY, "Fail"),
+        (admission::gitops::GITOPS_POLICY, "Ignore"),
+    ] {
+        let doc = docs
+            .iter()
+            .find(|d| {
+                d.contains("kind: ValidatingAdmissionPolicy\n")
+                    && d.contains(&format!("name: {name}\n"))
+            })
+            .unwrap();
+        assert!(doc.contains(&format!("failurePolicy: {want}\n")), "{name}");
+        assert!(doc.contains("matchConditions:\n"), "{name}");
+        let (fp, why) = admission::failure_policy(name);
+        assert_eq!(fp, want);
+        let words: String = why.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
+        let header: String = docs[0]
+            .split_whitespace()
+            .filter(|w| *w != "#")
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            header.contains(&format!("failurePolicy {want}: {words}")),
+            "{name}: {words}"
+        );
     }
 }

@@ -7,7 +7,8 @@
 //! objectSelector with matchLabels and matchExpressions), matchConditions, `variables` in order
 //! (a variable that fails to evaluate fails only the expressions that use it, as the lazy
 //! apiserver does), validations with message and messageExpression, failurePolicy (Fail: an
-//! evaluation error rejects like a failed validation; Ignore: it is dropped), and the binding's
+//! evaluation error rejects like a failed validation; Ignore: it is dropped, and listed in
+//! `Outcome::ignored`), a false matchCondition winning over another's error, and the binding's
 //! validationActions. What it cannot do offline: `authorizer` (no API server to ask), params
 //! (paramKind/paramRef: reported, the policy is not evaluated), namespace labels other than
 //! `kubernetes.io/metadata.name`, and the runtime cost budget.
@@ -66,6 +67,9 @@ pub struct Outcome {
     /// Policies that matched but cannot be evaluated offline, and why.
     pub skipped: Vec<(String, String)>,
     pub decisions: Vec<Decision>,
+    /// Evaluation errors a policy's `failurePolicy: Ignore` dropped (policy, message): the
+    /// API server admits as if the expression had passed.
+    pub ignored: Vec<(String, String)>,
 }
 
 impl Outcome {
@@ -545,34 +549,44 @@ impl PolicySet {
                 continue;
             }
             let ctx = base_context(&self.functions, req, &attrs);
-            // matchConditions: all must be true; an error follows failurePolicy.
-            let mut skip = false;
-            for c in &p.conditions {
+            // matchConditions, as the API server decides them: one false skips the policy
+            // (whatever errors the others had); otherwise an error follows failurePolicy
+            // (Fail: the request is rejected by the binding's actions; Ignore: skipped).
+            let mut any_false = false;
+            let mut error = None;
+            for (i, c) in p.conditions.iter().enumerate() {
                 match run(&c.program, &ctx) {
                     Ok(Value::Bool(true)) => {}
-                    Ok(Value::Bool(false)) => skip = true,
+                    Ok(Value::Bool(false)) => {
+                        any_false = true;
+                        break;
+                    }
                     other => {
-                        if p.fail_closed {
-                            out.decisions.push(Decision {
-                                policy: p.name.clone(),
-                                binding: b.name.clone(),
-                                actions: b.actions.clone(),
-                                rule: None,
-                                message: format!(
-                                    "matchCondition `{}` could not be evaluated: {}",
-                                    c.name,
-                                    describe(&other)
-                                ),
-                                evaluation_error: true,
-                                document: p.document,
-                                pointer: "/spec/matchConditions".into(),
-                            });
+                        if error.is_none() {
+                            error = Some((i, c.name.clone(), describe(&other)));
                         }
-                        skip = true;
                     }
                 }
             }
-            if skip {
+            if any_false {
+                continue;
+            }
+            if let Some((i, name, why)) = error {
+                let message = format!("matchCondition `{name}` could not be evaluated: {why}");
+                if p.fail_closed {
+                    out.decisions.push(Decision {
+                        policy: p.name.clone(),
+                        binding: b.name.clone(),
+                        actions: b.actions.clone(),
+                        rule: None,
+                        message,
+                        evaluation_error: true,
+                        document: p.document,
+                        pointer: format!("/spec/matchConditions/{i}/expression"),
+                    });
+                } else {
+                    out.ignored.push((p.name.clone(), message));
+                }
                 continue;
             }
             out.matched.push((p.name.clone(), b.name.clone()));
@@ -593,17 +607,16 @@ impl PolicySet {
                         (m, false)
                     }
                     other => {
+                        let message = format!(
+                            "expression could not be evaluated ({}): {}",
+                            describe(&other),
+                            v.expression
+                        );
                         if !p.fail_closed {
+                            out.ignored.push((p.name.clone(), message));
                             continue;
                         }
-                        (
-                            format!(
-                                "expression could not be evaluated ({}): {}",
-                                describe(&other),
-                                v.expression
-                            ),
-                            true,
-                        )
+                        (message, true)
                     }
                 };
                 let rule = rule_prefix(v.message.as_deref().unwrap_or(&message));

@@ -1,5 +1,5 @@
 //! `generate admission-policy --include-gitops`: a ValidatingAdmissionPolicy for the Flux
-//! HelmReleases (helm.toolkit.fluxcd.io/v2) and Argo CD Applications (argoproj.io/v1alpha1) of
+//! HelmReleases (helm.toolkit.fluxcd.io v2, v2beta2, v2beta1) and Argo CD Applications (argoproj.io/v1alpha1) of
 //! the ack-ai-installer chart. It judges the `cgpu:` block of `spec.values` (Flux) and of each
 //! chart source's `helm.valuesObject` (Argo CD), the values `check` reads in place there
 //! (`helm::place`), for the values rules that one block decides. A `values: |` string, Flux
@@ -13,16 +13,57 @@ use crate::rules::catalogue::{RuleId, Severity};
 /// The policy (and binding) name.
 pub const GITOPS_POLICY: &str = "cgpu-lint-gitops-values-errors";
 
-/// The variables, in order: `blocks` is every `cgpu` mapping the object hands the chart.
-pub fn variables() -> Vec<(&'static str, String)> {
+/// The Flux HelmRelease versions matched, each named (the API server's `matchPolicy:
+/// Equivalent` would also send a request of another served version, converted by the CRD to a
+/// listed one; `check --admission-policy` matches the version as written).
+pub const HELMRELEASE_VERSIONS: &[&str] = &["v2", "v2beta2", "v2beta1"];
+
+/// The name of the matchCondition that selects the chart's objects.
+pub const CHART_CONDITION: &str = "ack-ai-installer-chart";
+
+/// `s` (an Argo CD source) names the chart: its `chart`, or the last segment of its `path`.
+fn source_names_chart(s: &str) -> String {
+    format!(
+        "(has({s}.chart) ? {s}.chart == {} : (has({s}.path) && {s}.path.matches({})))",
+        lit(CHART),
+        chart_re()
+    )
+}
+
+/// helm::place::chart_name: the last path segment, trailing slashes trimmed.
+fn chart_re() -> String {
+    lit(&format!("^(.*/)?{}/*$", CHART.replace('.', "[.]")))
+}
+
+/// The matchCondition: the object is a HelmRelease or an Application of the chart. Total on
+/// every object the CRDs admit (each field is tested with `has` before it is read), so another
+/// chart's object is never evaluated, whatever its shape.
+pub fn chart_condition() -> String {
     let chart = lit(CHART);
-    // helm::place::chart_name: the last path segment, trailing slashes trimmed.
-    let chart_re = lit(&format!("^(.*/)?{}/*$", CHART.replace('.', "[.]")));
+    let chart_re = chart_re();
+    format!(
+        "has(object.spec) && (object.kind == 'HelmRelease' ? (has(object.spec.chart) && has(object.spec.chart.spec) && has(object.spec.chart.spec.chart) ? object.spec.chart.spec.chart.matches({chart_re}) : (has(object.spec.chartRef) && has(object.spec.chartRef.name) && object.spec.chartRef.name == {chart})) : ((has(object.spec.source) && {}) || (has(object.spec.sources) && object.spec.sources.exists(s, {}))))",
+        source_names_chart("object.spec.source"),
+        source_names_chart("s"),
+    )
+}
+
+/// The variables, in order: `blocks` is every `cgpu` mapping the object hands the chart (the
+/// matchCondition has selected the chart's objects).
+pub fn variables() -> Vec<(&'static str, String)> {
+    let with_values = |s: &str| {
+        format!(
+            "{} && has({s}.helm) && has({s}.helm.valuesObject)",
+            source_names_chart(s)
+        )
+    };
     vec![
         (
             "values",
             format!(
-                "object.kind == 'HelmRelease' ? ((has(object.spec.chart) && has(object.spec.chart.spec) && has(object.spec.chart.spec.chart) ? object.spec.chart.spec.chart.matches({chart_re}) : (has(object.spec.chartRef) && has(object.spec.chartRef.name) && object.spec.chartRef.name == {chart})) && has(object.spec.values) ? [object.spec.values] : []) : ((has(object.spec.source) ? [object.spec.source] : []) + (has(object.spec.sources) ? object.spec.sources : [])).filter(s, (has(s.chart) ? s.chart == {chart} : (has(s.path) && s.path.matches({chart_re}))) && has(s.helm) && has(s.helm.valuesObject)).map(s, s.helm.valuesObject)"
+                "object.kind == 'HelmRelease' ? (has(object.spec.values) ? [object.spec.values] : []) : (has(object.spec.source) && {} ? [object.spec.source.helm.valuesObject] : []) + (has(object.spec.sources) ? object.spec.sources.filter(s, {}).map(s, s.helm.valuesObject) : [])",
+                with_values("object.spec.source"),
+                with_values("s"),
             ),
         ),
         (
@@ -199,7 +240,14 @@ pub fn covers(rule: RuleId) -> bool {
 /// The policy and its binding.
 pub fn documents(api: &str, action: Action) -> String {
     let mut s = format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"helm.toolkit.fluxcd.io\"]\n      apiVersions: [\"v2\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"helmreleases\"]\n    - apiGroups: [\"argoproj.io\"]\n      apiVersions: [\"v1alpha1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"applications\"]\n  variables:\n"
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    matchPolicy: Equivalent\n    resourceRules:\n    - apiGroups: [\"helm.toolkit.fluxcd.io\"]\n      apiVersions: [{}]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"helmreleases\"]\n    - apiGroups: [\"argoproj.io\"]\n      apiVersions: [\"v1alpha1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"applications\"]\n  matchConditions:\n  - name: {CHART_CONDITION}\n    expression: {}\n  variables:\n",
+        super::failure_policy(GITOPS_POLICY).0,
+        HELMRELEASE_VERSIONS
+            .iter()
+            .map(|v| super::q(v))
+            .collect::<Vec<_>>()
+            .join(", "),
+        super::q(&chart_condition()),
     );
     for (n, e) in variables() {
         s.push_str(&format!(

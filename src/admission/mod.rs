@@ -667,24 +667,43 @@ fn header(req: &Request, api: &str) -> String {
         req.action.as_str()
     ));
     wrap(&mut h, "#   ", &rule_list(Severity::Error).join(", "));
+    let fp = |h: &mut String, policy: &str| {
+        let (v, why) = failure_policy(policy);
+        wrap(h, "#   ", &format!("failurePolicy {v}: {why}."));
+    };
+    fp(&mut h, ERRORS_POLICY);
     h.push_str(&format!(
         "# {WARNINGS_POLICY} (binding: {}):\n",
         warn_action(req.action).as_str()
     ));
     wrap(&mut h, "#   ", &rule_list(Severity::Warning).join(", "));
+    fp(&mut h, WARNINGS_POLICY);
     if req.include_gitops {
         h.push_str(&format!(
             "# {} (binding: {}):\n",
             gitops::GITOPS_POLICY,
             req.action.as_str()
         ));
-        h.push_str(
-            "#   for Flux HelmReleases (helm.toolkit.fluxcd.io/v2) and Argo CD Applications\n",
+        wrap(
+            &mut h,
+            "#   ",
+            &format!(
+                "for Flux HelmReleases (helm.toolkit.fluxcd.io {}) and Argo CD Applications (argoproj.io v1alpha1) of the ack-ai-installer chart, on the cgpu block of spec.values and of each chart source's helm.valuesObject; the chart is selected in matchConditions (`{}`), so another chart's object is never evaluated:",
+                gitops::HELMRELEASE_VERSIONS.join(", "),
+                gitops::CHART_CONDITION
+            ),
         );
-        h.push_str("#   (argoproj.io/v1alpha1) of the ack-ai-installer chart, on the cgpu block of spec.values\n");
-        h.push_str("#   and of each chart source's helm.valuesObject:\n");
         let names: Vec<&str> = gitops::checks().iter().map(|c| c.rule.name()).collect();
         wrap(&mut h, "#   ", &names.join(", "));
+        wrap(
+            &mut h,
+            "#   ",
+            &format!(
+                "failurePolicy {}: {}.",
+                failure_policy(gitops::GITOPS_POLICY).0,
+                failure_policy(gitops::GITOPS_POLICY).1
+            ),
+        );
         wrap(
             &mut h,
             "#   ",
@@ -742,14 +761,52 @@ fn warn_action(a: Action) -> Action {
     }
 }
 
+/// The failurePolicy of each policy, and why (for the header and docs/admission-policy.md).
+pub fn failure_policy(policy: &str) -> (&'static str, &'static str) {
+    if policy == gitops::GITOPS_POLICY {
+        (
+            "Ignore",
+            "it matches every team's HelmReleases and Applications; an expression that cannot be evaluated (an unforeseen shape, the cost budget) admits the object instead of refusing it, and CI's `cgpu-lint check` remains the gate",
+        )
+    } else if policy == WARNINGS_POLICY {
+        (
+            "Fail",
+            "its binding only warns (or audits), so an expression that cannot be evaluated is shown as a warning, never a denial",
+        )
+    } else {
+        (
+            "Fail",
+            "it matches only the two installer DaemonSets by name in kube-system (matchConstraints, no CEL), and an installer the policy cannot judge is refused",
+        )
+    }
+}
+
+/// The matchCondition that selects the installer DaemonSets (total: never an error).
+pub fn installer_condition() -> (&'static str, String) {
+    (
+        "cgpu-installer-daemonset",
+        format!(
+            "has(object.metadata.name) && object.metadata.name in [{}]",
+            INSTALLER_NAMES
+                .iter()
+                .map(|n| lit(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+}
+
 fn policy_doc(name: &str, api: &str, sev: Severity) -> String {
+    let (cond, cond_expr) = installer_condition();
     let mut s = format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"daemonsets\"]\n      resourceNames: [{}]\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kube-system\n  variables:\n",
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"daemonsets\"]\n      resourceNames: [{}]\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kube-system\n  matchConditions:\n  - name: {cond}\n    expression: {}\n  variables:\n",
+        failure_policy(name).0,
         INSTALLER_NAMES
             .iter()
             .map(|n| q(n))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        q(&cond_expr),
     );
     for (n, e) in variables() {
         s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(&e)));

@@ -76,7 +76,11 @@ fn verdicts(
                 operation: "CREATE",
                 namespace: ns,
             });
-            if out.matched.is_empty() && out.skipped.is_empty() && out.decisions.is_empty() {
+            if out.matched.is_empty()
+                && out.skipped.is_empty()
+                && out.decisions.is_empty()
+                && out.ignored.is_empty()
+            {
                 continue;
             }
             matched += 1;
@@ -95,6 +99,9 @@ fn verdicts(
             for d in &out.decisions {
                 let actions: Vec<&str> = d.actions.iter().map(|a| a.as_str()).collect();
                 let _ = writeln!(w, "  {} {}: {}", actions.join(","), d.policy, d.message);
+            }
+            for (p, why) in &out.ignored {
+                let _ = writeln!(w, "  ignored (failurePolicy: Ignore) {p}: {why}");
             }
             for (p, why) in &out.skipped {
                 let _ = writeln!(w, "  not evaluated {p}: {why}");

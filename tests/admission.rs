@@ -561,6 +561,177 @@ fn the_policy_agrees_with_check_on_generated_daemonsets() {
     }
 }
 
+/// The errors a covered rule check reports on an object, as rule → messages.
+fn error_messages(
+    findings: &[cgpu_lint::diag::Diagnostic],
+) -> std::collections::BTreeMap<String, BTreeSet<String>> {
+    let v = check_verdict(findings);
+    let mut out: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for (rule, msg) in v.messages {
+        if v.errors.contains(&rule) {
+            out.entry(rule).or_default().insert(msg);
+        }
+    }
+    out
+}
+
+/// An UPDATE from `old` to `new`, against check on both: the errors policy denies exactly the
+/// covered rules check reports as errors on `new` with a message it did not report on `old`
+/// (ratcheting: an unchanged bad value does not deny), with one of check's messages for `new`;
+/// the warnings policy warns exactly what check warns about on `new`. Returns the rules denied.
+fn agree_on_update(set: &PolicySet, old: &Json, new: &Json) -> Result<BTreeSet<String>, String> {
+    let (old_f, new_f) = (check_json(old), check_json(new));
+    let (was, is) = (error_messages(&old_f), error_messages(&new_f));
+    let want: BTreeSet<String> = is
+        .iter()
+        .filter(|(rule, msgs)| !was.get(*rule).is_some_and(|o| msgs.is_subset(o)))
+        .map(|(r, _)| r.clone())
+        .collect();
+    let out = set.evaluate(&Request {
+        object: new,
+        old_object: Some(old),
+        operation: "UPDATE",
+        namespace: "kube-system",
+    });
+    if out.matched.len() != 2 {
+        return Err(format!("matched {:?}, not both policies", out.matched));
+    }
+    let mut denied = BTreeSet::new();
+    let mut warned = BTreeSet::new();
+    for d in &out.decisions {
+        if d.evaluation_error {
+            return Err(format!("{}: {}", d.policy, d.message));
+        }
+        let rule = d.rule.clone().unwrap_or_default();
+        let msg = d
+            .message
+            .strip_prefix(&format!("{rule}: "))
+            .unwrap_or(&d.message);
+        if d.policy == admission::ERRORS_POLICY {
+            if !is.get(&rule).is_some_and(|m| m.contains(msg)) {
+                return Err(format!(
+                    "{rule}: the policy says {msg:?}, check says {:?}",
+                    is.get(&rule)
+                ));
+            }
+            denied.insert(rule);
+        } else {
+            warned.insert(rule);
+        }
+    }
+    let mut problems = Vec::new();
+    if denied != want {
+        problems.push(format!(
+            "UPDATE errors: check (new errors, old {was:?}, new {is:?}) wants {want:?}, the policy denies {denied:?}"
+        ));
+    }
+    let warnings = check_verdict(&new_f).warnings;
+    if warned != warnings {
+        problems.push(format!(
+            "UPDATE warnings: check {warnings:?}, policy {warned:?}"
+        ));
+    }
+    if problems.is_empty() {
+        Ok(denied)
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// The new object of a generated UPDATE: only metadata changed (what a controller adding a
+/// finalizer or a label does), one container's image or env replaced, or another DaemonSet of
+/// the same name.
+fn updated(r: &mut Rng, old: &Json) -> (Json, &'static str) {
+    let mut new = old.clone();
+    match r.below(4) {
+        0 => {
+            new["metadata"]["labels"] = json!({"team": "gpu"});
+            new["metadata"]["finalizers"] = json!(["example.com/keep"]);
+            (new, "metadata")
+        }
+        1 => {
+            let c = &mut new["spec"]["template"]["spec"]["containers"];
+            let n = c.as_array().map_or(0, Vec::len);
+            let i = r.below(n.max(1));
+            match image(r) {
+                Some(img) => c[i]["image"] = json!(img),
+                None => {
+                    if let Some(m) = c[i].as_object_mut() {
+                        m.remove("image");
+                    }
+                }
+            }
+            (new, "image")
+        }
+        2 => {
+            let c = &mut new["spec"]["template"]["spec"]["containers"];
+            let n = c.as_array().map_or(0, Vec::len);
+            let i = r.below(n.max(1));
+            let k = *r.pick(&[0, 1, 1, 2]);
+            let env: Vec<Json> = (0..k).map(|_| env_entry(r)).collect();
+            c[i]["env"] = json!(env);
+            (new, "env")
+        }
+        _ => {
+            let mut other = daemonset(r);
+            other["metadata"]["name"] = old["metadata"]["name"].clone();
+            (other, "other")
+        }
+    }
+}
+
+/// Issue 36: ratcheting, proven on generated UPDATEs (see `agree_on_update`). An update that
+/// changes only metadata is never denied, whatever the object already carries.
+#[test]
+fn on_update_the_policy_denies_only_new_or_changed_violations() {
+    let started = std::time::Instant::now();
+    let cases = env_usize("ADMISSION_CASES", 3000) / 2;
+    let seed = env_usize("ADMISSION_SEED", 24) as u64;
+    let (_, set) = policy(Action::Deny, 30);
+    let mut r = Rng((seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x0ba5_e01d) | 1);
+    let (mut ratcheted, mut denied, mut metadata_bad) = (0, 0, 0);
+    for i in 0..cases {
+        let old = daemonset(&mut r);
+        let (new, how) = updated(&mut r, &old);
+        let show = |e: &str| {
+            format!(
+                "case {i} (ADMISSION_SEED={seed}, {how}):\n{e}\nold: {}\nnew: {}",
+                serde_json::to_string_pretty(&old).unwrap(),
+                serde_json::to_string_pretty(&new).unwrap()
+            )
+        };
+        let got = agree_on_update(&set, &old, &new).unwrap_or_else(|e| panic!("{}", show(&e)));
+        let new_errors = check_verdict(&check_json(&new)).errors;
+        if how == "metadata" {
+            assert!(
+                got.is_empty(),
+                "{}",
+                show("a metadata-only update was denied")
+            );
+            if !new_errors.is_empty() {
+                metadata_bad += 1;
+            }
+        }
+        if got.len() < new_errors.len() {
+            ratcheted += 1;
+        }
+        if !got.is_empty() {
+            denied += 1;
+        }
+    }
+    eprintln!(
+        "{cases} generated UPDATEs ({denied} denied, {ratcheted} with a violation ratcheted, {metadata_bad} metadata-only updates of a bad object) in {:.2?}",
+        started.elapsed()
+    );
+    if cases >= 500 {
+        assert!(
+            ratcheted > cases / 10 && denied > cases / 10,
+            "{ratcheted} ratcheted, {denied} denied"
+        );
+        assert!(metadata_bad > cases / 20, "{metadata_bad}");
+    }
+}
+
 #[test]
 fn the_policy_for_1_29_is_v1beta1_and_evaluates_alike() {
     let (text, set) = policy(Action::Warn, 29);
@@ -1325,4 +1496,166 @@ fn each_policy_has_the_failure_policy_its_header_explains() {
             "{name}: {words}"
         );
     }
+}
+
+/// Issue 36: ratcheting in the gitops policy, on generated UPDATEs of HelmReleases and
+/// Applications: it denies exactly the covered rules check reports as errors on the new object
+/// with a message check did not report on the old one; a metadata-only update is never denied.
+#[test]
+fn the_gitops_policy_ratchets_on_update() {
+    let cases = env_usize("ADMISSION_CASES", 3000) / 2;
+    let seed = env_usize("ADMISSION_SEED", 24) as u64;
+    let set = gitops_policy();
+    let mut r = Rng((seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x0072_a7c4) | 1);
+    let (mut compared, mut ratcheted, mut denied) = (0, 0, 0);
+    for i in 0..cases {
+        let (old, old_strings, _) = gitops_object(&mut r);
+        let (new, new_strings, names_chart, how) = match r.below(3) {
+            0 => {
+                let mut n = old.clone();
+                n["metadata"]["finalizers"] = json!(["finalizers.fluxcd.io"]);
+                n["metadata"]["labels"] = json!({"team": "gpu"});
+                let names = gitops_check_names(&set, &n);
+                (n, old_strings, names, "metadata")
+            }
+            1 => {
+                let mut n = old.clone();
+                if n["kind"] == "HelmRelease" {
+                    n["spec"]["values"] = gitops_block(&mut r);
+                } else if n["spec"]["source"].is_object() {
+                    n["spec"]["source"]["helm"] = json!({"valuesObject": gitops_block(&mut r)});
+                }
+                let names = gitops_check_names(&set, &n);
+                let strings = n["kind"] == "Application"
+                    && serde_json::to_string(&n).unwrap().contains("\"values\":");
+                (n, strings, names, "values")
+            }
+            _ => {
+                let (mut n, s, names) = gitops_object(&mut r);
+                n["kind"] = old["kind"].clone();
+                n["apiVersion"] = old["apiVersion"].clone();
+                let names = names && gitops_check_names(&set, &n);
+                (n, s, names, "other")
+            }
+        };
+        if !names_chart || old_strings || new_strings {
+            continue;
+        }
+        let show = |e: &str| {
+            format!(
+                "case {i} (ADMISSION_SEED={seed}, {how}):\n{e}\nold: {}\nnew: {}",
+                serde_json::to_string_pretty(&old).unwrap(),
+                serde_json::to_string_pretty(&new).unwrap()
+            )
+        };
+        let msgs = |o: &Json| {
+            let mut m: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+            for (rule, msg) in gitops_check(o).1 {
+                m.entry(rule).or_default().insert(msg);
+            }
+            m
+        };
+        let (was, is) = (msgs(&old), msgs(&new));
+        let want: BTreeSet<String> = is
+            .iter()
+            .filter(|(rule, m)| !was.get(*rule).is_some_and(|o| m.is_subset(o)))
+            .map(|(r, _)| r.clone())
+            .collect();
+        let out = set.evaluate(&Request {
+            object: &new,
+            old_object: Some(&old),
+            operation: "UPDATE",
+            namespace: "flux-system",
+        });
+        assert!(
+            out.ignored.is_empty(),
+            "{}",
+            show(&format!("{:?}", out.ignored))
+        );
+        let got: BTreeSet<String> = out
+            .decisions
+            .iter()
+            .filter_map(|d| d.rule.clone())
+            .collect();
+        assert_eq!(got, want, "{}", show(&format!("old {was:?}\nnew {is:?}")));
+        if how == "metadata" {
+            assert!(
+                got.is_empty(),
+                "{}",
+                show("a metadata-only update was denied")
+            );
+        }
+        compared += 1;
+        if got.len() < is.len() {
+            ratcheted += 1;
+        }
+        if !got.is_empty() {
+            denied += 1;
+        }
+    }
+    eprintln!("{compared} gitops UPDATEs compared ({denied} denied, {ratcheted} ratcheted)");
+    if cases >= 500 {
+        assert!(compared > cases / 3 && ratcheted > cases / 20 && denied > cases / 20);
+    }
+}
+
+/// Whether the gitops policy evaluates the object (its matchCondition selects the chart).
+fn gitops_check_names(set: &PolicySet, o: &Json) -> bool {
+    matches!(gitops_evaluated(set, o), Ok(Some(_)))
+}
+
+/// `check --admission-policy --old FILE`: an input object with an object of the same kind,
+/// namespace and name in FILE is admitted as an UPDATE of it: a label added to an installer
+/// that already has `POLICY: "7"` is admitted, a changed bad value is denied; without `--old`
+/// the same object is a CREATE and denied.
+#[test]
+fn check_admits_an_update_against_the_old_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        admission::generate(&admission::Request {
+            action: Action::Deny,
+            kube_minor: 30,
+            include_gitops: false,
+        }),
+    )
+    .unwrap();
+    let ds = |labels: &str, policy: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: cgpu-installer\n  namespace: kube-system\n{labels}spec:\n  selector: {{matchLabels: {{name: cgpu-installer}}}}\n  template:\n    metadata: {{labels: {{name: cgpu-installer}}}}\n    spec:\n      nodeSelector: {{ack.node.gpu.schedule: cgpu}}\n      containers:\n      - name: cgpu-installer\n        image: registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun\n        env:\n        - {{name: POLICY, value: \"{policy}\"}}\n"
+        )
+    };
+    let write = |name: &str, text: String| {
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        f
+    };
+    let old = write("live.yaml", ds("", "7"));
+    let relabelled = write("relabelled.yaml", ds("  labels: {team: gpu}\n", "7"));
+    let changed = write("changed.yaml", ds("", "8"));
+    let run = |file: &std::path::Path, with_old: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cgpu-lint"));
+        cmd.args(["check", "-q", "--no-config", "--admission-policy"])
+            .arg(&policy);
+        if with_old {
+            cmd.arg("--old").arg(&old);
+        }
+        let out = cmd.arg(file).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let out = run(&relabelled, true);
+    assert!(
+        out.contains("DaemonSet cgpu-installer in kube-system (UPDATE): admitted"),
+        "{out}"
+    );
+    assert!(out.contains("1 of 1 objects matched, 0 denied"), "{out}");
+    let out = run(&changed, true);
+    assert!(
+        out.contains("(UPDATE): denied")
+            && out.contains("Deny cgpu-lint-installer-errors: installer-policy-invalid: POLICY \"8\" is not one of"),
+        "{out}"
+    );
+    let out = run(&relabelled, false);
+    assert!(out.contains("in kube-system: denied"), "{out}");
 }

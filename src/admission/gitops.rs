@@ -73,6 +73,33 @@ pub fn variables() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// CEL about the block `b`, about the block `name` instead (code only, not literals).
+fn block_as(expr: &str, name: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| regex::Regex::new(r"\bb\b").expect("regex"));
+    super::rewrite_code(expr, |code| re.replace_all(code, name).into_owned())
+}
+
+/// The ratchet of a rule whose violations are `parts` (each key's condition and message in
+/// the block `b`): every violation of the new object's blocks is one of the old object's
+/// blocks too, with the same message (the message names the value).
+fn ratchet(parts: &[(String, String)]) -> String {
+    let olds: Vec<String> = parts
+        .iter()
+        .map(|(c, m)| format!("(({}) && ({}) == msg)", block_as(c, "o"), block_as(m, "o")))
+        .collect();
+    parts
+        .iter()
+        .map(|(cond, msg)| {
+            format!(
+                "variables.blocks.all(b, !({cond}) || [{msg}].all(msg, variables.oldBlocks.exists(o, {})))",
+                olds.join(" || ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" && ")
+}
+
 /// A valid tag (`check_tag`'s parse): the installer policy's `tagValid`, on `t`.
 fn tag_valid(t: &str) -> String {
     format!(
@@ -88,11 +115,15 @@ fn tag_core(t: &str) -> String {
 /// The validations (all errors: the policy denies).
 pub fn checks() -> Vec<Check> {
     use RuleId::*;
-    let c = |rule, expression: String, message_expression: String| Check {
+    // `parts`: each key's (condition, message) in the block `b`, for the ratchet.
+    let c = |rule,
+             (expression, message_expression): (String, String),
+             parts: &[(String, String)]| Check {
         rule,
         severity: Severity::Error,
         expression,
         message_expression,
+        ratchet: ratchet(parts),
     };
     let strbool = |k: &str| format!("('{k}' in b && type(b.{k}) == string)");
     let bool_msg = |k: &str| {
@@ -180,6 +211,7 @@ pub fn checks() -> Vec<Check> {
             &[&tag_core(&format!("b.{k}"))],
         )
     };
+    // A violation in a block: the expression and the message.
     let any = |cond: String, msg: String| {
         (
             format!("!variables.blocks.exists(b, {cond})"),
@@ -187,7 +219,7 @@ pub fn checks() -> Vec<Check> {
         )
     };
     let mut out = Vec::new();
-    let (e, m) = any(
+    let v = any(
         format!("{} || {}", strbool("enabled"), strbool("checkRegions")),
         format!(
             "{} ? {} : {}",
@@ -196,12 +228,15 @@ pub fn checks() -> Vec<Check> {
             bool_msg("checkRegions")
         ),
     );
-    out.push(c(StringBoolean, e, m));
-    let (e, m) = any(not_integer, not_integer_msg);
-    out.push(c(PolicyNotInteger, e, m));
-    let (e, m) = any(out_of_range, out_of_range_msg);
-    out.push(c(PolicyOutOfRange, e, m));
-    let (e, m) = any(
+    let parts = ["enabled", "checkRegions"].map(|k| (strbool(k), bool_msg(k)));
+    out.push(c(StringBoolean, v, &parts));
+    let parts = [(not_integer.clone(), not_integer_msg.clone())];
+    let v = any(not_integer, not_integer_msg);
+    out.push(c(PolicyNotInteger, v, &parts));
+    let parts = [(out_of_range.clone(), out_of_range_msg.clone())];
+    let v = any(out_of_range, out_of_range_msg);
+    out.push(c(PolicyOutOfRange, v, &parts));
+    let v = any(
         tag_keys
             .iter()
             .map(|k| bad_tag(k))
@@ -214,8 +249,9 @@ pub fn checks() -> Vec<Check> {
             bad_tag_msg("financeCloudImageTag")
         ),
     );
-    out.push(c(TagInvalid, e, m));
-    let (e, m) = any(
+    let parts = tag_keys.map(|k| (bad_tag(k), bad_tag_msg(k)));
+    out.push(c(TagInvalid, v, &parts));
+    let v = any(
         tag_keys
             .iter()
             .map(|k| old_tag(k))
@@ -228,7 +264,8 @@ pub fn checks() -> Vec<Check> {
             old_msg("financeCloudImageTag")
         ),
     );
-    out.push(c(TagTooOld, e, m));
+    let parts = tag_keys.map(|k| (old_tag(k), old_msg(k)));
+    out.push(c(TagTooOld, v, &parts));
     out
 }
 
@@ -249,7 +286,17 @@ pub fn documents(api: &str, action: Action) -> String {
             .join(", "),
         super::q(&chart_condition()),
     );
-    for (n, e) in variables() {
+    let vars = variables();
+    for (n, e) in &vars {
+        s.push_str(&format!("  - name: {n}\n    expression: {}\n", super::q(e)));
+    }
+    // The old object's blocks, for the ratchets: only when it was the chart's too.
+    for (n, e) in super::old_variables(&vars) {
+        let e = if n == "oldValues" {
+            format!("({}) ? ({e}) : []", super::on_old(&chart_condition()))
+        } else {
+            e
+        };
         s.push_str(&format!(
             "  - name: {n}\n    expression: {}\n",
             super::q(&e)
@@ -260,7 +307,7 @@ pub fn documents(api: &str, action: Action) -> String {
         let r = c.rule.info();
         s.push_str(&format!(
             "  - expression: {}\n    message: {}\n    messageExpression: {}\n    reason: Invalid\n",
-            super::q(&c.expression),
+            super::q(&c.policy_expression()),
             super::q(&format!("{}: {}", r.name, r.summary)),
             super::q(&format!(
                 "{} + ({})",

@@ -83,6 +83,103 @@ pub struct Check {
     pub severity: Severity,
     pub expression: String,
     pub message_expression: String,
+    /// Ratcheting (errors only; empty for warnings): CEL true on an UPDATE when every violation
+    /// of the new object was already in `oldObject` with the same value, so the update is not
+    /// denied for it.
+    pub ratchet: String,
+}
+
+impl Check {
+    /// The validation's expression as the policy writes it: ratcheted on UPDATE when it has a
+    /// ratchet.
+    pub fn policy_expression(&self) -> String {
+        if self.ratchet.is_empty() {
+            self.expression.clone()
+        } else {
+            format!(
+                "{} || (request.operation == 'UPDATE' && {})",
+                self.expression, self.ratchet
+            )
+        }
+    }
+}
+
+/// Split CEL into code and single-quoted literals (as [`lit`] writes them): `(is_code, text)`.
+fn segments(expr: &str) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = Vec::new();
+    let mut cur = String::new();
+    let mut in_lit = false;
+    let mut chars = expr.chars();
+    while let Some(c) = chars.next() {
+        if in_lit {
+            cur.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            } else if c == '\'' {
+                out.push((false, std::mem::take(&mut cur)));
+                in_lit = false;
+            }
+        } else if c == '\'' {
+            out.push((true, std::mem::take(&mut cur)));
+            cur.push(c);
+            in_lit = true;
+        } else {
+            cur.push(c);
+        }
+    }
+    out.push((!in_lit, cur));
+    out
+}
+
+/// Rewrite the code (not the literals) of `expr` with `f`.
+pub(crate) fn rewrite_code(expr: &str, f: impl Fn(&str) -> String) -> String {
+    segments(expr)
+        .into_iter()
+        .map(|(code, t)| if code { f(&t) } else { t })
+        .collect()
+}
+
+/// The name of a variable's twin on the old object: `containers` → `oldContainers`.
+pub fn old_name(name: &str) -> String {
+    let mut c = name.chars();
+    match c.next() {
+        Some(f) => format!("old{}{}", f.to_ascii_uppercase(), c.as_str()),
+        None => "old".into(),
+    }
+}
+
+/// The same CEL on the old object: `object` → `oldObject`, `variables.x` → `variables.oldX`.
+pub fn on_old(expr: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"\bobject\b|\bvariables\.([A-Za-z_][A-Za-z0-9_]*)").expect("regex")
+    });
+    rewrite_code(expr, |code| {
+        re.replace_all(code, |c: &regex::Captures| match c.get(1) {
+            Some(v) => format!("variables.{}", old_name(v.as_str())),
+            None => "oldObject".to_string(),
+        })
+        .into_owned()
+    })
+}
+
+/// The variables' twins on `oldObject` (read only by ratchets, on UPDATE: the API server
+/// evaluates a variable when an expression first reads it).
+pub fn old_variables(vars: &[(&'static str, String)]) -> Vec<(String, String)> {
+    vars.iter().map(|(n, e)| (old_name(n), on_old(e))).collect()
+}
+
+/// The default ratchet of an error check: the old object failed it too, with the same message
+/// (every message names the bad value).
+fn same_violation(expression: &str, message: &str) -> String {
+    format!(
+        "!({}) && ({}) == ({})",
+        on_old(expression),
+        message,
+        on_old(message)
+    )
 }
 
 /// Why a rule of the installer group is, or is not, in the policy (for the header and
@@ -421,27 +518,43 @@ pub fn variables() -> Vec<(&'static str, String)> {
 /// A POLICY entry that is not one of "0" … "5" (valueFrom entries are not judged).
 const BAD_POLICY: &str = "e.name == 'POLICY' && !has(e.valueFrom) && !(has(e.value) && e.value in ['0', '1', '2', '3', '4', '5'])";
 
+/// installer-policy-invalid's ratchet: every bad POLICY entry of the new object has a bad
+/// entry of the same value (or the same lack of one) in the old object.
+fn policy_invalid_ratchet() -> String {
+    let bad_f = BAD_POLICY.replace("e.", "f.");
+    format!(
+        "variables.containers.all(c, !has(c.env) || c.env.all(e, !({BAD_POLICY}) || variables.oldContainers.exists(o, has(o.env) && o.env.exists(f, ({bad_f}) && has(f.value) == has(e.value) && (!has(e.value) || f.value == e.value)))))"
+    )
+}
+
 /// The validations, errors first.
 pub fn checks() -> Vec<Check> {
     use RuleId::*;
     let c = |rule, severity, expression: String, message_expression: String| Check {
         rule,
         severity,
+        ratchet: if severity == Severity::Error {
+            same_violation(&expression, &message_expression)
+        } else {
+            String::new()
+        },
         expression,
         message_expression,
     };
     let workload = "e.name.startsWith('ALIYUN_COM_GPU_') || e.name == 'CGPU_DISABLE'";
     let vpc_host = "(variables.regForm == 'ack' ? 'registry-' + variables.region + '-vpc.ack.aliyuncs.com' : 'registry-vpc.' + variables.region + '.aliyuncs.com')";
-    vec![
-        c(
-            InstallerPolicyInvalid,
-            Severity::Error,
-            format!("!variables.containers.exists(c, has(c.env) && c.env.exists(e, {BAD_POLICY}))"),
-            format!(
-                "variables.containers.filter(c, has(c.env) && c.env.exists(e, {BAD_POLICY}))[0].env.filter(e, {BAD_POLICY}).map(e, has(e.value) ? {} : 'POLICY has no value')[0]",
-                words("POLICY \"\0\" is not one of \"0\" … \"5\"", &["e.value"])
-            ),
+    let mut invalid = c(
+        InstallerPolicyInvalid,
+        Severity::Error,
+        format!("!variables.containers.exists(c, has(c.env) && c.env.exists(e, {BAD_POLICY}))"),
+        format!(
+            "variables.containers.filter(c, has(c.env) && c.env.exists(e, {BAD_POLICY}))[0].env.filter(e, {BAD_POLICY}).map(e, has(e.value) ? {} : 'POLICY has no value')[0]",
+            words("POLICY \"\0\" is not one of \"0\" … \"5\"", &["e.value"])
         ),
+    );
+    invalid.ratchet = policy_invalid_ratchet();
+    vec![
+        invalid,
         c(
             InstallerPolicyDuplicate,
             Severity::Error,
@@ -808,15 +921,21 @@ fn policy_doc(name: &str, api: &str, sev: Severity) -> String {
             .join(", "),
         q(&cond_expr),
     );
-    for (n, e) in variables() {
-        s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(&e)));
+    let vars = variables();
+    for (n, e) in &vars {
+        s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(e)));
+    }
+    if sev == Severity::Error {
+        for (n, e) in old_variables(&vars) {
+            s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(&e)));
+        }
     }
     s.push_str("  validations:\n");
     for c in checks().into_iter().filter(|c| c.severity == sev) {
         let r = c.rule.info();
         s.push_str(&format!(
             "  - expression: {}\n    message: {}\n    messageExpression: {}\n    reason: Invalid\n",
-            q(&c.expression),
+            q(&c.policy_expression()),
             q(&format!("{}: {}", r.name, r.summary)),
             q(&format!(
                 "{} + ({})",

@@ -1659,3 +1659,44 @@ fn check_admits_an_update_against_the_old_object() {
     let out = run(&relabelled, false);
     assert!(out.contains("in kube-system: denied"), "{out}");
 }
+
+/// Issue 36: every generated object carries `app.kubernetes.io/managed-by: cgpu-lint` and the
+/// tool's version, and the header names the prune command with them.
+#[test]
+fn every_generated_object_is_labelled_with_the_tool_and_its_version() {
+    for (gitops, minor) in [(false, 30), (true, 30), (true, 29)] {
+        let text = admission::generate(&admission::Request {
+            action: Action::Deny,
+            kube_minor: minor,
+            include_gitops: gitops,
+        });
+        let src = Source::new("policy.yaml", text.clone());
+        let objects = admission::objects(&src);
+        assert_eq!(objects.len(), if gitops { 6 } else { 4 });
+        for o in &objects {
+            let labels = &o.json["metadata"]["labels"];
+            assert_eq!(
+                labels["app.kubernetes.io/managed-by"], "cgpu-lint",
+                "{}",
+                o.name
+            );
+            assert_eq!(
+                labels["app.kubernetes.io/version"],
+                env!("CARGO_PKG_VERSION"),
+                "{}",
+                o.name
+            );
+        }
+        let api = if minor >= 30 { "v1" } else { "v1beta1" };
+        let header: String = text
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .flat_map(|l| l.trim_start_matches('#').split_whitespace())
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            header.contains(&format!("kubectl apply --prune -l app.kubernetes.io/managed-by=cgpu-lint --prune-allowlist=admissionregistration.k8s.io/{api}/ValidatingAdmissionPolicy --prune-allowlist=admissionregistration.k8s.io/{api}/ValidatingAdmissionPolicyBinding -f THIS_FILE")),
+            "{header}"
+        );
+    }
+}

@@ -6,7 +6,7 @@
 //! `valuesFrom` and Argo CD `parameters` are not seen (CEL cannot parse YAML; the others are not
 //! in the object). `tests/admission.rs` proves it equal to `check` by execution.
 
-use super::{Action, Check, lit, words};
+use super::{Action, Check, VERSION_LABEL, lit, words};
 use crate::cgpu::{CHART, POLICY_NAMES, TagError, min_policy_version};
 use crate::rules::catalogue::{RuleId, Severity};
 
@@ -277,7 +277,7 @@ pub fn covers(rule: RuleId) -> bool {
 /// The policy and its binding.
 pub fn documents(api: &str, action: Action) -> String {
     let mut s = format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    matchPolicy: Equivalent\n    resourceRules:\n    - apiGroups: [\"helm.toolkit.fluxcd.io\"]\n      apiVersions: [{}]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"helmreleases\"]\n    - apiGroups: [\"argoproj.io\"]\n      apiVersions: [\"v1alpha1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"applications\"]\n  matchConditions:\n  - name: {CHART_CONDITION}\n    expression: {}\n  variables:\n",
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    matchPolicy: Equivalent\n    resourceRules:\n    - apiGroups: [\"helm.toolkit.fluxcd.io\"]\n      apiVersions: [{}]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"helmreleases\"]\n    - apiGroups: [\"argoproj.io\"]\n      apiVersions: [\"v1alpha1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"applications\"]\n  matchConditions:\n  - name: {CHART_CONDITION}\n    expression: {}\n  variables:\n",
         super::failure_policy(GITOPS_POLICY).0,
         HELMRELEASE_VERSIONS
             .iter()
@@ -317,7 +317,7 @@ pub fn documents(api: &str, action: Action) -> String {
         ));
     }
     s.push_str(&format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  policyName: {GITOPS_POLICY}\n  validationActions: [{}]\n",
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  policyName: {GITOPS_POLICY}\n  validationActions: [{}]\n",
         action.as_str()
     ));
     s

@@ -71,6 +71,33 @@ pub fn parse_kube_version(s: &str) -> Result<u32, String> {
     Ok(minor)
 }
 
+/// The label every generated object carries (`kubectl apply --prune -l` finds stale ones).
+pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by=cgpu-lint";
+/// The tool's version, the `app.kubernetes.io/version` label of every generated object (a
+/// YAML string).
+pub const VERSION_LABEL: &str = concat!("\"", env!("CARGO_PKG_VERSION"), "\"");
+
+/// `kubectl apply --prune` of the generated file: only objects labelled [`MANAGED_BY`] of the
+/// generated kinds (`--prune-allowlist`; kubectl's default list has neither policies nor
+/// bindings) that `file` does not hold are deleted.
+pub fn prune_command(api: &str, file: &str, params: bool) -> String {
+    let mut kinds = vec![
+        format!("{api}/ValidatingAdmissionPolicy"),
+        format!("{api}/ValidatingAdmissionPolicyBinding"),
+    ];
+    if params {
+        kinds.push("core/v1/ConfigMap".into());
+    }
+    let allow: Vec<String> = kinds
+        .iter()
+        .map(|k| format!("--prune-allowlist={k}"))
+        .collect();
+    format!(
+        "kubectl apply --prune -l {MANAGED_BY} {} -f {file}",
+        allow.join(" ")
+    )
+}
+
 /// The policy (and binding) names.
 pub const ERRORS_POLICY: &str = "cgpu-lint-installer-errors";
 pub const WARNINGS_POLICY: &str = "cgpu-lint-installer-warnings";
@@ -775,6 +802,15 @@ fn header(req: &Request, api: &str) -> String {
     h.push_str("# from its rule catalogue. Each validation is one rule; its message starts with the rule id\n");
     h.push_str("# and says what `cgpu-lint check` says. Try it offline first:\n");
     h.push_str("#   cgpu-lint check --admission-policy THIS_FILE daemonset.yaml\n");
+    wrap(
+        &mut h,
+        "# ",
+        &format!(
+            "Every object is labelled {MANAGED_BY} and app.kubernetes.io/version={}; apply it so that the objects of an older version that this file no longer has are deleted: {}",
+            env!("CARGO_PKG_VERSION"),
+            prune_command(api, "THIS_FILE", false)
+        ),
+    );
     h.push_str(&format!(
         "# {ERRORS_POLICY} (binding: {}):\n",
         req.action.as_str()
@@ -912,7 +948,7 @@ pub fn installer_condition() -> (&'static str, String) {
 fn policy_doc(name: &str, api: &str, sev: Severity) -> String {
     let (cond, cond_expr) = installer_condition();
     let mut s = format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"daemonsets\"]\n      resourceNames: [{}]\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kube-system\n  matchConditions:\n  - name: {cond}\n    expression: {}\n  variables:\n",
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"daemonsets\"]\n      resourceNames: [{}]\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kube-system\n  matchConditions:\n  - name: {cond}\n    expression: {}\n  variables:\n",
         failure_policy(name).0,
         INSTALLER_NAMES
             .iter()
@@ -949,7 +985,7 @@ fn policy_doc(name: &str, api: &str, sev: Severity) -> String {
 
 fn binding_doc(name: &str, api: &str, action: Action) -> String {
     format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  policyName: {name}\n  validationActions: [{}]\n",
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  policyName: {name}\n  validationActions: [{}]\n",
         action.as_str()
     )
 }

@@ -1700,3 +1700,145 @@ fn every_generated_object_is_labelled_with_the_tool_and_its_version() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Issue 36: type-clean against the apps/v1 DaemonSet schema.
+
+/// The schema lists an operand reads: for the API server's type checker each is its own list
+/// type (named by its path), so `_+_` of two of them has no overload.
+const SCHEMA_LISTS: &[&str] = &[
+    "object.spec.template.spec.initContainers",
+    "object.spec.template.spec.containers",
+    "oldObject.spec.template.spec.initContainers",
+    "oldObject.spec.template.spec.containers",
+    "object.spec.source",
+    "object.spec.sources",
+    "oldObject.spec.source",
+    "oldObject.spec.sources",
+];
+
+/// Every `a + b` of `expr` (at any depth, outside string literals) whose operands read two
+/// different schema lists, neither through `dyn(…)`. This is the checker's `found no matching
+/// overload for '_+_'` for list types; it is not a CEL type checker (see
+/// docs/admission-policy.md).
+fn mixed_list_sums(expr: &str) -> Vec<String> {
+    // Code with the literals blanked, so quotes and brackets in them do not count.
+    let mut code = String::new();
+    let mut in_lit = false;
+    let mut esc = false;
+    for c in expr.chars() {
+        if in_lit {
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == '\'' {
+                in_lit = false;
+            }
+            code.push(if c == '\'' && !in_lit { '\'' } else { '_' });
+        } else {
+            if c == '\'' {
+                in_lit = true;
+            }
+            code.push(c);
+        }
+    }
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    // Each group: the text between a bracket and its match (and the whole expression).
+    let mut starts = vec![0usize];
+    let mut groups = Vec::new();
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'(' | b'[' | b'{' => starts.push(i + 1),
+            b')' | b']' | b'}' => {
+                if let Some(s) = starts.pop() {
+                    groups.push((s, i));
+                }
+            }
+            _ => {}
+        }
+    }
+    groups.push((0, b.len()));
+    for (s, e) in groups {
+        // Split the group at its own depth on `+`, `?`, `:`, `,`, `&&`, `||`.
+        let mut depth = 0;
+        let mut operands: Vec<(usize, usize, bool)> = Vec::new(); // (start, end, after_plus)
+        let mut start = s;
+        let mut after_plus = false;
+        let mut i = s;
+        while i < e {
+            let c = b[i];
+            match c {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                _ if depth == 0 && matches!(c, b'+' | b'?' | b':' | b',' | b'&' | b'|') => {
+                    operands.push((start, i, after_plus));
+                    after_plus = c == b'+';
+                    start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        operands.push((start, e, after_plus));
+        let reads = |(s, e, _): (usize, usize, bool)| -> Option<&'static str> {
+            let t = code[s..e].trim();
+            if t.starts_with("dyn(") {
+                return None;
+            }
+            SCHEMA_LISTS
+                .iter()
+                .filter(|p| {
+                    t.match_indices(**p).any(|(at, _)| {
+                        let next = t[at + p.len()..].chars().next();
+                        !next.is_some_and(|c| c.is_ascii_alphanumeric())
+                    })
+                })
+                .max_by_key(|p| p.len())
+                .copied()
+        };
+        for w in operands.windows(2) {
+            if !w[1].2 {
+                continue;
+            }
+            if let (Some(a), Some(c)) = (reads(w[0]), reads(w[1]))
+                && a != c
+            {
+                out.push(format!("{a} + {c} in `{}`", expr));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_expression_adds_two_schema_list_types() {
+    // The check can fail: the `containers` variable as it was before issue 36.
+    let before = "(has(object.spec.template.spec.initContainers) ? object.spec.template.spec.initContainers : []) + object.spec.template.spec.containers";
+    assert_eq!(mixed_list_sums(before).len(), 1, "{before}");
+    assert!(mixed_list_sums("'a + b' + object.spec.template.spec.containers[0].name").is_empty());
+    let text = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+        include_gitops: true,
+    });
+    let src = Source::new("policy.yaml", text);
+    let mut exprs = 0;
+    let mut problems = Vec::new();
+    for o in admission::objects(&src) {
+        let spec = &o.json["spec"];
+        for key in ["matchConditions", "variables", "validations"] {
+            for item in spec[key].as_array().into_iter().flatten() {
+                for field in ["expression", "messageExpression"] {
+                    if let Some(e) = item[field].as_str() {
+                        exprs += 1;
+                        problems.extend(mixed_list_sums(e));
+                    }
+                }
+            }
+        }
+    }
+    assert!(exprs > 80, "{exprs} expressions");
+    assert!(problems.is_empty(), "{problems:#?}");
+}

@@ -1,6 +1,7 @@
 //! Offline evaluation of ValidatingAdmissionPolicies (admissionregistration.k8s.io v1 and
 //! v1beta1) and their bindings with kube-cel, the Kubernetes CEL libraries on the `cel` crate.
-//! This module is the only one that names kube-cel or cel.
+//! This module is the only one that names kube-cel or cel. It adds what the cel crate lacks and
+//! the API server's cel-go has: `type()`, `dyn()` and a compiled-regex `matches`.
 //!
 //! What the API server does and this does too: matchConstraints and a binding's matchResources
 //! (resourceRules with `*` and resourceNames, excludeResourceRules, namespaceSelector and
@@ -202,6 +203,14 @@ fn type_of(
     )
 }
 
+/// CEL's `dyn(x)`: `x` itself at run time (cel-go's checker types it as `dyn`), which the cel
+/// crate lacks.
+fn dyn_of(
+    kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Value>,
+) -> Result<Value, kube_cel::cel::ExecutionError> {
+    Ok(this)
+}
+
 /// The type identifiers `type_of` answers with.
 const TYPE_NAMES: &[&str] = &[
     "list",
@@ -220,6 +229,7 @@ fn functions() -> Context<'static> {
     ctx.register_all();
     ctx.add_function("matches", matches);
     ctx.add_function("type", type_of);
+    ctx.add_function("dyn", dyn_of);
     for t in TYPE_NAMES {
         ctx.add_variable_from_value(*t, Value::String(Arc::new(t.to_string())));
     }

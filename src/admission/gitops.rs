@@ -61,7 +61,7 @@ pub fn variables() -> Vec<(&'static str, String)> {
         (
             "values",
             format!(
-                "object.kind == 'HelmRelease' ? (has(object.spec.values) ? [object.spec.values] : []) : (has(object.spec.source) && {} ? [object.spec.source.helm.valuesObject] : []) + (has(object.spec.sources) ? object.spec.sources.filter(s, {}).map(s, s.helm.valuesObject) : [])",
+                "object.kind == 'HelmRelease' ? (has(object.spec.values) ? [object.spec.values] : []) : dyn(has(object.spec.source) && {} ? [object.spec.source.helm.valuesObject] : []) + dyn(has(object.spec.sources) ? object.spec.sources.filter(s, {}).map(s, s.helm.valuesObject) : [])",
                 with_values("object.spec.source"),
                 with_values("s"),
             ),

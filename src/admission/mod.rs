@@ -471,7 +471,10 @@ pub fn variables() -> Vec<(&'static str, String)> {
     vec![
         (
             "containers",
-            "(has(object.spec.template.spec.initContainers) ? object.spec.template.spec.initContainers : []) + object.spec.template.spec.containers".into(),
+            // dyn(): initContainers and containers are two list types for the API server's
+            // type checker (one per schema path), and `_+_` has no overload for two list
+            // types; as dyn the sum type-checks, and at run time dyn(x) is x.
+            "(has(object.spec.template.spec.initContainers) ? dyn(object.spec.template.spec.initContainers) : dyn([])) + dyn(object.spec.template.spec.containers)".into(),
         ),
         (
             "main",

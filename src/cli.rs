@@ -680,6 +680,10 @@ pub struct AdmissionPolicyArgs {
     /// rules on the cgpu block of spec.values / helm.valuesObject
     #[arg(long)]
     pub include_gitops: bool,
+    /// Also a ConfigMap (kube-system/cgpu-lint-params: allowedRegions, minVersion, registries)
+    /// the installer policies read as params, so a value changes without regenerating
+    #[arg(long)]
+    pub params: bool,
     /// Write to FILE instead of stdout
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<String>,

@@ -26,6 +26,7 @@ fn policy(action: Action, minor: u32) -> (String, PolicySet) {
         action,
         kube_minor: minor,
         include_gitops: false,
+        params: false,
     });
     let set = admission::eval::load_text("policy.yaml", &text)
         .unwrap_or_else(|e| panic!("the generated policy does not load:\n{}", e.join("\n")));
@@ -805,6 +806,7 @@ fn golden_policies() {
             action,
             kube_minor: minor,
             include_gitops: gitops,
+            params: false,
         });
         let path = dir.join(file);
         if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
@@ -896,6 +898,8 @@ fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
                 action: Action::Deny,
                 kube_minor: minor,
                 include_gitops: true,
+                // With --params on every other version: the ConfigMap, paramKind, paramRef.
+                params: minor % 2 == 0,
             });
             (minor, text)
         })
@@ -910,7 +914,7 @@ fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
             assert!(ok, "1.{minor}: {out}");
             assert_eq!(
                 out.matches("passed for resource").count(),
-                6,
+                if minor % 2 == 0 { 7 } else { 6 },
                 "1.{minor}: {out}"
             );
             assert!(
@@ -923,6 +927,7 @@ fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
         action: Action::Deny,
         kube_minor: 30,
         include_gitops: false,
+        params: false,
     })
     .replacen(
         "    reason: Invalid\n",
@@ -1013,6 +1018,7 @@ fn gitops_policy() -> PolicySet {
         action: Action::Deny,
         kube_minor: 30,
         include_gitops: true,
+        params: false,
     });
     admission::eval::load_text("policy.yaml", &text)
         .unwrap_or_else(|e| panic!("the generated policy does not load:\n{}", e.join("\n")))
@@ -1467,6 +1473,7 @@ fn each_policy_has_the_failure_policy_its_header_explains() {
         action: Action::Deny,
         kube_minor: 30,
         include_gitops: true,
+        params: false,
     });
     let docs: Vec<&str> = text.split("\n---\n").collect();
     for (name, want) in [
@@ -1618,6 +1625,7 @@ fn check_admits_an_update_against_the_old_object() {
             action: Action::Deny,
             kube_minor: 30,
             include_gitops: false,
+            params: false,
         }),
     )
     .unwrap();
@@ -1669,6 +1677,7 @@ fn every_generated_object_is_labelled_with_the_tool_and_its_version() {
             action: Action::Deny,
             kube_minor: minor,
             include_gitops: gitops,
+            params: false,
         });
         let src = Source::new("policy.yaml", text.clone());
         let objects = admission::objects(&src);
@@ -1822,6 +1831,7 @@ fn no_expression_adds_two_schema_list_types() {
         action: Action::Deny,
         kube_minor: 30,
         include_gitops: true,
+        params: false,
     });
     let src = Source::new("policy.yaml", text);
     let mut exprs = 0;
@@ -1841,4 +1851,130 @@ fn no_expression_adds_two_schema_list_types() {
     }
     assert!(exprs > 80, "{exprs} expressions");
     assert!(problems.is_empty(), "{problems:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 36: --params.
+
+fn params_policy(data: Option<&str>) -> PolicySet {
+    let mut text = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+        include_gitops: false,
+        params: true,
+    });
+    if let Some(d) = data {
+        let start = text.find("\ndata:\n").unwrap() + 7;
+        let end = start + text[start..].find("---").unwrap();
+        text.replace_range(start..end, d);
+    }
+    admission::eval::load_text("policy.yaml", &text)
+        .unwrap_or_else(|e| panic!("the generated policy does not load:\n{}", e.join("\n")))
+}
+
+/// With the ConfigMap as generated (the tool's facts), the params policies decide as check.
+#[test]
+fn the_params_policy_with_its_generated_configmap_agrees_with_check() {
+    let set = params_policy(None);
+    let mut r = Rng(36);
+    for i in 0..env_usize("ADMISSION_CASES", 3000) / 5 {
+        let object = daemonset(&mut r);
+        if let Err(e) = agree(&set, &object, &check_json(&object)) {
+            panic!("case {i}:\n{e}\nobject: {object:#}");
+        }
+        let old = daemonset(&mut r);
+        let (new, how) = updated(&mut r, &old);
+        if let Err(e) = agree_on_update(&set, &old, &new) {
+            panic!("update {i} ({how}):\n{e}\nold: {old:#}\nnew: {new:#}");
+        }
+    }
+}
+
+/// An admin edits the ConfigMap: the minimum version, the allowed regions and an extra registry
+/// change the verdicts without regenerating; a missing ConfigMap denies (parameterNotFoundAction:
+/// Deny).
+#[test]
+fn the_params_configmap_changes_the_verdicts() {
+    let ds = |image: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "cgpu-installer", "namespace": "kube-system"},
+            "spec": {"template": {"spec": {"nodeSelector": {"ack.node.gpu.schedule": "cgpu"},
+                "containers": [{"name": "cgpu-installer", "image": image,
+                    "env": [{"name": "POLICY", "value": "2"}]}]}}}})
+    };
+    let eval = |set: &PolicySet, o: &Json| {
+        let out = set.evaluate(&Request {
+            object: o,
+            old_object: None,
+            operation: "CREATE",
+            namespace: "kube-system",
+        });
+        out.decisions
+            .iter()
+            .map(|d| d.message.clone())
+            .collect::<Vec<_>>()
+    };
+    let good = "registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun";
+    let old = "registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.5.8-2b9e7d4-aliyun";
+    let mirror = "my-mirror.example.com:443/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun";
+    let defaults = params_policy(None);
+    assert!(eval(&defaults, &ds(good)).is_empty());
+    assert!(
+        eval(&defaults, &ds(old))
+            .iter()
+            .all(|m| !m.starts_with("tag-too-old"))
+    );
+    assert!(
+        eval(&defaults, &ds(mirror))
+            .iter()
+            .any(|m| m.starts_with("registry-host"))
+    );
+    let edited = params_policy(Some(
+        "  allowedRegions: \"cn-hangzhou, cn-shanghai\"\n  minVersion: v1.5.9\n  registries: my-mirror.example.com:443\n",
+    ));
+    let m = eval(&edited, &ds(old));
+    assert!(
+        m.contains(
+            &"tag-too-old: cGPU 1.5.8 is older than 1.5.9: the policy setting is not supported"
+                .to_string()
+        ),
+        "{m:?}"
+    );
+    assert!(
+        eval(&edited, &ds(mirror)).is_empty(),
+        "{:?}",
+        eval(&edited, &ds(mirror))
+    );
+    let m = eval(&edited, &ds(good));
+    assert_eq!(
+        m,
+        vec![
+            "region-unknown: region `cn-beijing` in registry host `registry-vpc.cn-beijing.aliyuncs.com` is not a region id cgpu-lint knows"
+        ],
+    );
+    // Version components compare as numbers: 1.10.0 is not older than 1.9.0.
+    let nine = params_policy(Some("  minVersion: \"1.9.0\"\n"));
+    let ten = "registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.10.0-2b9e7d4-aliyun";
+    assert!(
+        eval(&nine, &ds(ten)).is_empty(),
+        "{:?}",
+        eval(&nine, &ds(ten))
+    );
+    // No ConfigMap in the file: parameterNotFoundAction Deny.
+    let text = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+        include_gitops: false,
+        params: true,
+    })
+    .replace(
+        "name: cgpu-lint-params\n  namespace",
+        "name: other\n  namespace",
+    );
+    let set = admission::eval::load_text("p.yaml", &text).unwrap();
+    let m = eval(&set, &ds(good));
+    assert!(
+        m.iter().any(|m| m == "no ConfigMap kube-system/cgpu-lint-params (paramRef, parameterNotFoundAction: Deny) in the policy file"),
+        "{m:?}"
+    );
 }

@@ -44,7 +44,13 @@ pub struct Request {
     /// Also the policy for Flux HelmReleases and Argo CD Applications of the chart
     /// (`--include-gitops`, [`gitops`]).
     pub include_gitops: bool,
+    /// `--params`: the installer policies read the allowed regions, the minimum cGPU version and
+    /// extra registry hosts from a ConfigMap ([`PARAMS_CONFIGMAP`]) written with them.
+    pub params: bool,
 }
+
+/// The ConfigMap (in kube-system) the installer policies read with `--params`.
+pub const PARAMS_CONFIGMAP: &str = "cgpu-lint-params";
 
 /// The oldest Kubernetes minor with `variables` in ValidatingAdmissionPolicy (v1beta1).
 pub const OLDEST_MINOR: u32 = 28;
@@ -465,10 +471,36 @@ fn version_below(v: &semver::Version) -> String {
 const NUM: &str = "(0|[1-9][0-9]{0,18})";
 
 /// The variables every validation reads, in order (each is total on an object the API server
-/// admits: it never fails to evaluate).
+/// admits: it never fails to evaluate), without params.
 pub fn variables() -> Vec<(&'static str, String)> {
+    variables_for(false)
+}
+
+/// A key of the params ConfigMap's data, or `default` when it has none.
+fn param(key: &str, default: &str) -> String {
+    format!(
+        "has(params.data) && {k} in params.data ? params.data[{k}] : {default}",
+        k = lit(key)
+    )
+}
+
+/// The comma-separated list of a params key (entries trimmed, empty ones dropped).
+fn param_list(key: &str, default: &str) -> String {
+    format!(
+        "({}).split(',').map(r, r.trim()).filter(r, r != '')",
+        param(key, &lit(default))
+    )
+}
+
+/// `a < b` for decimals without leading zeros (as strings: no overflow at 19 digits).
+fn num_lt(a: &str, b: &str) -> String {
+    format!("(size({a}) < size({b}) || (size({a}) == size({b}) && {a} < {b}))")
+}
+
+/// The variables, with `params` the ones that read the params ConfigMap.
+pub fn variables_for(params: bool) -> Vec<(&'static str, String)> {
     let schedule = lit(SCHEDULE_LABEL);
-    vec![
+    let mut vars = vec![
         (
             "containers",
             // dyn(): initContainers and containers are two list types for the API server's
@@ -516,6 +548,34 @@ pub fn variables() -> Vec<(&'static str, String)> {
             "tooOld",
             format!("variables.tagValid && variables.tag.matches('{}')", version_below(min_policy_version())),
         ),
+    ];
+    if params {
+        let (c, m) = ("variables.coreParts", "variables.minParts");
+        let tail = vars.len() - 1;
+        vars.truncate(tail);
+        vars.extend([
+            (
+                "minVersion",
+                format!(
+                    "has(params.data) && 'minVersion' in params.data ? (params.data['minVersion'].trim().startsWith('v') ? params.data['minVersion'].trim().substring(1) : params.data['minVersion'].trim()) : {}",
+                    lit(&min_policy_version().to_string())
+                ),
+            ),
+            ("minParts", "variables.minVersion.split('.')".into()),
+            ("coreParts", "variables.tagValid ? variables.core.split('.') : ['0', '0', '0']".into()),
+            (
+                "tooOld",
+                format!(
+                    "variables.tagValid && ({} || ({c}[0] == {m}[0] && ({} || ({c}[1] == {m}[1] && {}))))",
+                    num_lt(&format!("{c}[0]"), &format!("{m}[0]")),
+                    num_lt(&format!("{c}[1]"), &format!("{m}[1]")),
+                    num_lt(&format!("{c}[2]"), &format!("{m}[2]")),
+                ),
+            ),
+        ]);
+    }
+    vars.extend([
+
         (
             "regForm",
             "variables.host.endsWith('.ack.aliyuncs.com') ? (variables.host.matches('^registry-.*[.]ack[.]aliyuncs[.]com$') ? 'ack' : '') : (variables.host.matches('^registry(-vpc)?[.][^.]*[.]aliyuncs[.]com$') ? 'acr' : '')".into(),
@@ -533,7 +593,14 @@ pub fn variables() -> Vec<(&'static str, String)> {
             "variables.regForm == 'ack' && variables.vpc ? variables.regMid.substring(0, size(variables.regMid) - 4) : variables.regMid".into(),
         ),
         ("regionWellFormed", "variables.region.matches('^[a-z]+(-[a-z0-9]+)+$')".into()),
-        ("knownRegions", list(KNOWN_REGIONS)),
+        (
+            "knownRegions",
+            if params {
+                param_list("allowedRegions", &KNOWN_REGIONS.join(","))
+            } else {
+                list(KNOWN_REGIONS)
+            },
+        ),
         (
             "selector",
             "has(object.spec.template.spec.nodeSelector) ? object.spec.template.spec.nodeSelector : {}".into(),
@@ -542,7 +609,11 @@ pub fn variables() -> Vec<(&'static str, String)> {
             "scheduleLabel",
             format!("{schedule} in variables.selector ? variables.selector[{schedule}] : ''"),
         ),
-    ]
+    ]);
+    if params {
+        vars.push(("registries", param_list("registries", "")));
+    }
+    vars
 }
 
 /// A POLICY entry that is not one of "0" … "5" (valueFrom entries are not judged).
@@ -557,9 +628,36 @@ fn policy_invalid_ratchet() -> String {
     )
 }
 
-/// The validations, errors first.
+/// The validations, errors first (without params).
 pub fn checks() -> Vec<Check> {
+    checks_for(false)
+}
+
+/// The validations, errors first; with `params` the minimum version and extra registries are
+/// the params ConfigMap's.
+pub fn checks_for(params: bool) -> Vec<Check> {
     use RuleId::*;
+    // A message naming the minimum version: `\u{1}` in `text` is it.
+    let min_words = |text: &str, exprs: &[&str]| {
+        if !params {
+            return words(
+                &text.replace('\u{1}', &min_policy_version().to_string()),
+                exprs,
+            );
+        }
+        let mut ex: Vec<&str> = Vec::new();
+        let mut it = exprs.iter();
+        for ch in text.chars() {
+            if ch == '\u{1}' {
+                ex.push("variables.minVersion");
+            } else if ch == '\0'
+                && let Some(e) = it.next()
+            {
+                ex.push(e);
+            }
+        }
+        words(&text.replace('\u{1}', "\0"), &ex)
+    };
     let c = |rule, severity, expression: String, message_expression: String| Check {
         rule,
         severity,
@@ -610,8 +708,8 @@ pub fn checks() -> Vec<Check> {
             TagTooOld,
             Severity::Error,
             "!variables.tooOld".into(),
-            words(
-                &format!("cGPU \0 is older than {}: the policy setting is not supported", min_policy_version()),
+            min_words(
+                "cGPU \0 is older than \u{1}: the policy setting is not supported",
                 &["variables.core"],
             ),
         ),
@@ -630,8 +728,8 @@ pub fn checks() -> Vec<Check> {
             "variables.policyCount > 0".into(),
             format!(
                 "variables.tooOld ? {} : {}",
-                words(
-                    &format!("\0 sets no POLICY env, and its cGPU \0 is older than {} and has no policy setting: upgrade the image first (tag-too-old), then set POLICY", min_policy_version()),
+                min_words(
+                    "\0 sets no POLICY env, and its cGPU \0 is older than \u{1} and has no policy setting: upgrade the image first (tag-too-old), then set POLICY",
                     &["object.metadata.name", "variables.core"],
                 ),
                 words(&cgpu::policy_missing_message("\0"), &["object.metadata.name"]),
@@ -684,7 +782,11 @@ pub fn checks() -> Vec<Check> {
         c(
             RegistryHost,
             Severity::Warning,
-            "variables.image == '' || variables.regForm != ''".into(),
+            if params {
+                "variables.image == '' || variables.regForm != '' || variables.host in variables.registries".into()
+            } else {
+                "variables.image == '' || variables.regForm != ''".into()
+            },
             format!(
                 "variables.host == '' ? {} : {}",
                 words(
@@ -811,9 +913,18 @@ fn header(req: &Request, api: &str) -> String {
         &format!(
             "Every object is labelled {MANAGED_BY} and app.kubernetes.io/version={}; apply it so that the objects of an older version that this file no longer has are deleted: {}",
             env!("CARGO_PKG_VERSION"),
-            prune_command(api, "THIS_FILE", false)
+            prune_command(api, "THIS_FILE", req.params)
         ),
     );
+    if req.params {
+        wrap(
+            &mut h,
+            "# ",
+            &format!(
+                "Params: the installer policies read allowedRegions (region-unknown), minVersion (tag-too-old, installer-policy-missing) and registries (hosts registry-host accepts, such as a mirror) from the ConfigMap kube-system/{PARAMS_CONFIGMAP} below (paramKind; each binding's paramRef, parameterNotFoundAction: Deny, so without it the installers are refused); change a value with `kubectl edit configmap {PARAMS_CONFIGMAP} -n kube-system`, no regeneration. minVersion must be MAJOR.MINOR.PATCH. The gitops policy does not read it."
+            ),
+        );
+    }
     h.push_str(&format!(
         "# {ERRORS_POLICY} (binding: {}):\n",
         req.action.as_str()
@@ -948,19 +1059,24 @@ pub fn installer_condition() -> (&'static str, String) {
     )
 }
 
-fn policy_doc(name: &str, api: &str, sev: Severity) -> String {
+fn policy_doc(name: &str, api: &str, sev: Severity, params: bool) -> String {
     let (cond, cond_expr) = installer_condition();
     let mut s = format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"daemonsets\"]\n      resourceNames: [{}]\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kube-system\n  matchConditions:\n  - name: {cond}\n    expression: {}\n  variables:\n",
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"daemonsets\"]\n      resourceNames: [{}]\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kube-system\n{}  matchConditions:\n  - name: {cond}\n    expression: {}\n  variables:\n",
         failure_policy(name).0,
         INSTALLER_NAMES
             .iter()
             .map(|n| q(n))
             .collect::<Vec<_>>()
             .join(", "),
+        if params {
+            "  paramKind:\n    apiVersion: v1\n    kind: ConfigMap\n"
+        } else {
+            ""
+        },
         q(&cond_expr),
     );
-    let vars = variables();
+    let vars = variables_for(params);
     for (n, e) in &vars {
         s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(e)));
     }
@@ -970,7 +1086,7 @@ fn policy_doc(name: &str, api: &str, sev: Severity) -> String {
         }
     }
     s.push_str("  validations:\n");
-    for c in checks().into_iter().filter(|c| c.severity == sev) {
+    for c in checks_for(params).into_iter().filter(|c| c.severity == sev) {
         let r = c.rule.info();
         s.push_str(&format!(
             "  - expression: {}\n    message: {}\n    messageExpression: {}\n    reason: Invalid\n",
@@ -986,10 +1102,26 @@ fn policy_doc(name: &str, api: &str, sev: Severity) -> String {
     s
 }
 
-fn binding_doc(name: &str, api: &str, action: Action) -> String {
+fn binding_doc(name: &str, api: &str, action: Action, params: bool) -> String {
+    let param_ref = if params {
+        format!(
+            "  paramRef:\n    name: {PARAMS_CONFIGMAP}\n    namespace: kube-system\n    parameterNotFoundAction: Deny\n"
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  policyName: {name}\n  validationActions: [{}]\n",
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  policyName: {name}\n  validationActions: [{}]\n{param_ref}",
         action.as_str()
+    )
+}
+
+/// The params ConfigMap, with the tool's facts as its values.
+fn params_doc() -> String {
+    format!(
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {PARAMS_CONFIGMAP}\n  namespace: kube-system\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\ndata:\n  # Region ids (comma-separated) region-unknown accepts in a registry host (also with -pub).\n  allowedRegions: {}\n  # The oldest cGPU (MAJOR.MINOR.PATCH) with the policy setting: older is tag-too-old.\n  minVersion: {}\n  # Registry hosts (comma-separated) registry-host accepts besides ACK's, such as a mirror.\n  registries: \"\"\n",
+        q(&KNOWN_REGIONS.join(",")),
+        q(&min_policy_version().to_string())
     )
 }
 
@@ -1001,10 +1133,23 @@ pub fn generate(req: &Request) -> String {
         "admissionregistration.k8s.io/v1beta1"
     };
     let mut out = header(req, api);
-    out.push_str(&policy_doc(ERRORS_POLICY, api, Severity::Error));
-    out.push_str(&binding_doc(ERRORS_POLICY, api, req.action));
-    out.push_str(&policy_doc(WARNINGS_POLICY, api, Severity::Warning));
-    out.push_str(&binding_doc(WARNINGS_POLICY, api, warn_action(req.action)));
+    if req.params {
+        out.push_str(&params_doc());
+    }
+    out.push_str(&policy_doc(ERRORS_POLICY, api, Severity::Error, req.params));
+    out.push_str(&binding_doc(ERRORS_POLICY, api, req.action, req.params));
+    out.push_str(&policy_doc(
+        WARNINGS_POLICY,
+        api,
+        Severity::Warning,
+        req.params,
+    ));
+    out.push_str(&binding_doc(
+        WARNINGS_POLICY,
+        api,
+        warn_action(req.action),
+        req.params,
+    ));
     if req.include_gitops {
         out.push_str(&gitops::documents(api, req.action));
     }

@@ -1978,3 +1978,61 @@ fn the_params_configmap_changes_the_verdicts() {
         "{m:?}"
     );
 }
+
+/// Issue 36: the size guard. An installer with 20,000 env entries (the API server's cost grows
+/// quadratically with them in the unguarded policy) is denied by the guard alone, and nothing
+/// else is evaluated on it; at the limit the policies judge as check does.
+#[test]
+fn the_size_guard_denies_what_no_installer_has_and_judges_nothing_else() {
+    let (text, set) = policy(Action::Deny, 30);
+    assert!(text.contains(&admission::size_guard_message()));
+    let ds = |n: usize, policy: &str| {
+        let mut env: Vec<Json> = (0..n.saturating_sub(1))
+            .map(|i| json!({"name": format!("E{i}"), "value": "x"}))
+            .collect();
+        env.push(json!({"name": "POLICY", "value": policy}));
+        json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "cgpu-installer", "namespace": "kube-system"},
+            "spec": {"template": {"spec": {"nodeSelector": {"ack.node.gpu.schedule": "cgpu"},
+                "containers": [{"name": "cgpu-installer",
+                    "image": "registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun",
+                    "env": env}]}}}})
+    };
+    let started = std::time::Instant::now();
+    let big = ds(20_000, "7");
+    let out = set.evaluate(&Request {
+        object: &big,
+        old_object: Some(&big),
+        operation: "UPDATE",
+        namespace: "kube-system",
+    });
+    eprintln!("20,000 env entries evaluated in {:.2?}", started.elapsed());
+    let messages: Vec<&str> = out.decisions.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(messages, vec![admission::size_guard_message().as_str()]);
+    assert!(out.denied() && !out.decisions[0].evaluation_error);
+    // At the limit: judged, and as check judges it.
+    let at = ds(admission::MAX_ENV, "7");
+    agree(&set, &at, &check_json(&at)).unwrap();
+    let out = set.evaluate(&Request {
+        object: &at,
+        old_object: None,
+        operation: "CREATE",
+        namespace: "kube-system",
+    });
+    assert!(
+        out.decisions
+            .iter()
+            .any(|d| d.rule.as_deref() == Some("installer-policy-invalid")),
+        "{:?}",
+        out.decisions
+    );
+    let too_many = ds(admission::MAX_ENV + 1, "2");
+    let out = set.evaluate(&Request {
+        object: &too_many,
+        old_object: None,
+        operation: "CREATE",
+        namespace: "kube-system",
+    });
+    assert_eq!(out.decisions.len(), 1, "{:?}", out.decisions);
+    assert_eq!(out.decisions[0].message, admission::size_guard_message());
+}

@@ -104,6 +104,21 @@ pub fn prune_command(api: &str, file: &str, params: bool) -> String {
     )
 }
 
+/// The size guard: no installer DaemonSet has more containers (init and regular), env entries
+/// in one container, or characters in an image reference. Past it the installer policies judge
+/// nothing else (their cost grows with the env entries: the API server's cost budget would be
+/// spent on an object built for it) and the errors policy denies.
+pub const MAX_CONTAINERS: usize = 16;
+pub const MAX_ENV: usize = 256;
+pub const MAX_IMAGE: usize = 1024;
+
+/// The size guard's validation message.
+pub fn size_guard_message() -> String {
+    format!(
+        "size-guard: more than {MAX_CONTAINERS} containers, more than {MAX_ENV} env entries in a container, or an image reference longer than {MAX_IMAGE} characters: no cgpu installer DaemonSet has that, and the policy does not judge it further"
+    )
+}
+
 /// The policy (and binding) names.
 pub const ERRORS_POLICY: &str = "cgpu-lint-installer-errors";
 pub const WARNINGS_POLICY: &str = "cgpu-lint-installer-warnings";
@@ -507,6 +522,12 @@ pub fn variables_for(params: bool) -> Vec<(&'static str, String)> {
             // type checker (one per schema path), and `_+_` has no overload for two list
             // types; as dyn the sum type-checks, and at run time dyn(x) is x.
             "(has(object.spec.template.spec.initContainers) ? dyn(object.spec.template.spec.initContainers) : dyn([])) + dyn(object.spec.template.spec.containers)".into(),
+        ),
+        (
+            "small",
+            format!(
+                "size(variables.containers) <= {MAX_CONTAINERS} && variables.containers.all(c, (!has(c.env) || size(c.env) <= {MAX_ENV}) && (!has(c.image) || size(c.image) <= {MAX_IMAGE}))"
+            ),
         ),
         (
             "main",
@@ -1003,6 +1024,13 @@ fn header(req: &Request, api: &str) -> String {
         "# ",
         "A version number of 20 digits or more in the image tag reads as malformed here (check reads numbers up to 2^64).",
     );
+    wrap(
+        &mut h,
+        "# ",
+        &format!(
+            "Cost bound: the installer policies' cost grows with the containers and env entries; a size guard (variable `small`) stops both at more than {MAX_CONTAINERS} containers, {MAX_ENV} env entries in a container or an image reference of more than {MAX_IMAGE} characters, which no installer DaemonSet has: {ERRORS_POLICY} denies it (size-guard, not a check rule; not ratcheted) and judges nothing else. The gitops policy has no guard: past the API server's cost budget its failurePolicy Ignore admits."
+        ),
+    );
     if api.ends_with("v1beta1") {
         wrap(
             &mut h,
@@ -1086,11 +1114,26 @@ fn policy_doc(name: &str, api: &str, sev: Severity, params: bool) -> String {
         }
     }
     s.push_str("  validations:\n");
+    if sev == Severity::Error {
+        s.push_str(&format!(
+            "  - expression: \"variables.small\"\n    message: {}\n    reason: Invalid\n",
+            q(&size_guard_message())
+        ));
+    }
     for c in checks_for(params).into_iter().filter(|c| c.severity == sev) {
         let r = c.rule.info();
+        // Past the size guard nothing else is judged; an old object past it ratchets nothing.
+        let expression = if c.ratchet.is_empty() {
+            format!("!variables.small || ({})", c.expression)
+        } else {
+            format!(
+                "!variables.small || ({} || (request.operation == 'UPDATE' && variables.oldSmall && {}))",
+                c.expression, c.ratchet
+            )
+        };
         s.push_str(&format!(
             "  - expression: {}\n    message: {}\n    messageExpression: {}\n    reason: Invalid\n",
-            q(&c.policy_expression()),
+            q(&expression),
             q(&format!("{}: {}", r.name, r.summary)),
             q(&format!(
                 "{} + ({})",

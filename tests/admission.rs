@@ -1701,6 +1701,7 @@ fn every_generated_object_is_labelled_with_the_tool_and_its_version() {
             .lines()
             .take_while(|l| l.starts_with('#'))
             .flat_map(|l| l.trim_start_matches('#').split_whitespace())
+            .filter(|w| *w != "\\")
             .collect::<Vec<_>>()
             .join(" ");
         assert!(

@@ -932,11 +932,18 @@ fn header(req: &Request, api: &str) -> String {
         &mut h,
         "# ",
         &format!(
-            "Every object is labelled {MANAGED_BY} and app.kubernetes.io/version={}; apply it so that the objects of an older version that this file no longer has are deleted: {}",
+            "Every object is labelled {MANAGED_BY} and app.kubernetes.io/version={}; apply it with prune, so that the objects of an older version this file no longer has are deleted:",
             env!("CARGO_PKG_VERSION"),
-            prune_command(api, "THIS_FILE", req.params)
         ),
     );
+    let prune = prune_command(api, "THIS_FILE", req.params);
+    let mut parts = prune.split(" --prune-allowlist=");
+    h.push_str(&format!("#   {} \\\n", parts.next().unwrap_or_default()));
+    let rest: Vec<&str> = parts.collect();
+    for (i, p) in rest.iter().enumerate() {
+        let end = if i + 1 < rest.len() { " \\" } else { "" };
+        h.push_str(&format!("#     --prune-allowlist={p}{end}\n"));
+    }
     if req.params {
         wrap(
             &mut h,

@@ -325,6 +325,10 @@ pub struct CheckArgs {
     /// (`generate admission-policy`, or your own) and print its verdicts after check's
     #[arg(long, value_name = "FILE", conflicts_with_all = ["cluster", "stack"])]
     pub admission_policy: Option<String>,
+    /// With --admission-policy: the objects as they are in the cluster (`kubectl get -o yaml`);
+    /// an input object of the same kind, namespace and name is admitted as an UPDATE of it
+    #[arg(long, value_name = "FILE", requires = "admission_policy")]
+    pub old: Option<String>,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// With --cluster: also list the unfinished pods of all namespaces (needs list pods
@@ -686,6 +690,10 @@ pub struct AdmissionPolicyArgs {
     /// rules on the cgpu block of spec.values / helm.valuesObject
     #[arg(long)]
     pub include_gitops: bool,
+    /// Also a ConfigMap (kube-system/cgpu-lint-params: allowedRegions, minVersion, registries)
+    /// the installer policies read as params, so a value changes without regenerating
+    #[arg(long)]
+    pub params: bool,
     /// Write to FILE instead of stdout
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<String>,

@@ -26,6 +26,7 @@ fn policy(action: Action, minor: u32) -> (String, PolicySet) {
         action,
         kube_minor: minor,
         include_gitops: false,
+        params: false,
     });
     let set = admission::eval::load_text("policy.yaml", &text)
         .unwrap_or_else(|e| panic!("the generated policy does not load:\n{}", e.join("\n")));
@@ -561,6 +562,177 @@ fn the_policy_agrees_with_check_on_generated_daemonsets() {
     }
 }
 
+/// The errors a covered rule check reports on an object, as rule → messages.
+fn error_messages(
+    findings: &[cgpu_lint::diag::Diagnostic],
+) -> std::collections::BTreeMap<String, BTreeSet<String>> {
+    let v = check_verdict(findings);
+    let mut out: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+    for (rule, msg) in v.messages {
+        if v.errors.contains(&rule) {
+            out.entry(rule).or_default().insert(msg);
+        }
+    }
+    out
+}
+
+/// An UPDATE from `old` to `new`, against check on both: the errors policy denies exactly the
+/// covered rules check reports as errors on `new` with a message it did not report on `old`
+/// (ratcheting: an unchanged bad value does not deny), with one of check's messages for `new`;
+/// the warnings policy warns exactly what check warns about on `new`. Returns the rules denied.
+fn agree_on_update(set: &PolicySet, old: &Json, new: &Json) -> Result<BTreeSet<String>, String> {
+    let (old_f, new_f) = (check_json(old), check_json(new));
+    let (was, is) = (error_messages(&old_f), error_messages(&new_f));
+    let want: BTreeSet<String> = is
+        .iter()
+        .filter(|(rule, msgs)| !was.get(*rule).is_some_and(|o| msgs.is_subset(o)))
+        .map(|(r, _)| r.clone())
+        .collect();
+    let out = set.evaluate(&Request {
+        object: new,
+        old_object: Some(old),
+        operation: "UPDATE",
+        namespace: "kube-system",
+    });
+    if out.matched.len() != 2 {
+        return Err(format!("matched {:?}, not both policies", out.matched));
+    }
+    let mut denied = BTreeSet::new();
+    let mut warned = BTreeSet::new();
+    for d in &out.decisions {
+        if d.evaluation_error {
+            return Err(format!("{}: {}", d.policy, d.message));
+        }
+        let rule = d.rule.clone().unwrap_or_default();
+        let msg = d
+            .message
+            .strip_prefix(&format!("{rule}: "))
+            .unwrap_or(&d.message);
+        if d.policy == admission::ERRORS_POLICY {
+            if !is.get(&rule).is_some_and(|m| m.contains(msg)) {
+                return Err(format!(
+                    "{rule}: the policy says {msg:?}, check says {:?}",
+                    is.get(&rule)
+                ));
+            }
+            denied.insert(rule);
+        } else {
+            warned.insert(rule);
+        }
+    }
+    let mut problems = Vec::new();
+    if denied != want {
+        problems.push(format!(
+            "UPDATE errors: check (new errors, old {was:?}, new {is:?}) wants {want:?}, the policy denies {denied:?}"
+        ));
+    }
+    let warnings = check_verdict(&new_f).warnings;
+    if warned != warnings {
+        problems.push(format!(
+            "UPDATE warnings: check {warnings:?}, policy {warned:?}"
+        ));
+    }
+    if problems.is_empty() {
+        Ok(denied)
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// The new object of a generated UPDATE: only metadata changed (what a controller adding a
+/// finalizer or a label does), one container's image or env replaced, or another DaemonSet of
+/// the same name.
+fn updated(r: &mut Rng, old: &Json) -> (Json, &'static str) {
+    let mut new = old.clone();
+    match r.below(4) {
+        0 => {
+            new["metadata"]["labels"] = json!({"team": "gpu"});
+            new["metadata"]["finalizers"] = json!(["example.com/keep"]);
+            (new, "metadata")
+        }
+        1 => {
+            let c = &mut new["spec"]["template"]["spec"]["containers"];
+            let n = c.as_array().map_or(0, Vec::len);
+            let i = r.below(n.max(1));
+            match image(r) {
+                Some(img) => c[i]["image"] = json!(img),
+                None => {
+                    if let Some(m) = c[i].as_object_mut() {
+                        m.remove("image");
+                    }
+                }
+            }
+            (new, "image")
+        }
+        2 => {
+            let c = &mut new["spec"]["template"]["spec"]["containers"];
+            let n = c.as_array().map_or(0, Vec::len);
+            let i = r.below(n.max(1));
+            let k = *r.pick(&[0, 1, 1, 2]);
+            let env: Vec<Json> = (0..k).map(|_| env_entry(r)).collect();
+            c[i]["env"] = json!(env);
+            (new, "env")
+        }
+        _ => {
+            let mut other = daemonset(r);
+            other["metadata"]["name"] = old["metadata"]["name"].clone();
+            (other, "other")
+        }
+    }
+}
+
+/// Issue 36: ratcheting, proven on generated UPDATEs (see `agree_on_update`). An update that
+/// changes only metadata is never denied, whatever the object already carries.
+#[test]
+fn on_update_the_policy_denies_only_new_or_changed_violations() {
+    let started = std::time::Instant::now();
+    let cases = env_usize("ADMISSION_CASES", 3000) / 2;
+    let seed = env_usize("ADMISSION_SEED", 24) as u64;
+    let (_, set) = policy(Action::Deny, 30);
+    let mut r = Rng((seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x0ba5_e01d) | 1);
+    let (mut ratcheted, mut denied, mut metadata_bad) = (0, 0, 0);
+    for i in 0..cases {
+        let old = daemonset(&mut r);
+        let (new, how) = updated(&mut r, &old);
+        let show = |e: &str| {
+            format!(
+                "case {i} (ADMISSION_SEED={seed}, {how}):\n{e}\nold: {}\nnew: {}",
+                serde_json::to_string_pretty(&old).unwrap(),
+                serde_json::to_string_pretty(&new).unwrap()
+            )
+        };
+        let got = agree_on_update(&set, &old, &new).unwrap_or_else(|e| panic!("{}", show(&e)));
+        let new_errors = check_verdict(&check_json(&new)).errors;
+        if how == "metadata" {
+            assert!(
+                got.is_empty(),
+                "{}",
+                show("a metadata-only update was denied")
+            );
+            if !new_errors.is_empty() {
+                metadata_bad += 1;
+            }
+        }
+        if got.len() < new_errors.len() {
+            ratcheted += 1;
+        }
+        if !got.is_empty() {
+            denied += 1;
+        }
+    }
+    eprintln!(
+        "{cases} generated UPDATEs ({denied} denied, {ratcheted} with a violation ratcheted, {metadata_bad} metadata-only updates of a bad object) in {:.2?}",
+        started.elapsed()
+    );
+    if cases >= 500 {
+        assert!(
+            ratcheted > cases / 10 && denied > cases / 10,
+            "{ratcheted} ratcheted, {denied} denied"
+        );
+        assert!(metadata_bad > cases / 20, "{metadata_bad}");
+    }
+}
+
 #[test]
 fn the_policy_for_1_29_is_v1beta1_and_evaluates_alike() {
     let (text, set) = policy(Action::Warn, 29);
@@ -634,6 +806,7 @@ fn golden_policies() {
             action,
             kube_minor: minor,
             include_gitops: gitops,
+            params: false,
         });
         let path = dir.join(file);
         if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
@@ -725,6 +898,8 @@ fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
                 action: Action::Deny,
                 kube_minor: minor,
                 include_gitops: true,
+                // With --params on every other version: the ConfigMap, paramKind, paramRef.
+                params: minor % 2 == 0,
             });
             (minor, text)
         })
@@ -739,7 +914,7 @@ fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
             assert!(ok, "1.{minor}: {out}");
             assert_eq!(
                 out.matches("passed for resource").count(),
-                6,
+                if minor % 2 == 0 { 7 } else { 6 },
                 "1.{minor}: {out}"
             );
             assert!(
@@ -752,6 +927,7 @@ fn the_policy_passes_the_kubernetes_schema_of_every_version_offered() {
         action: Action::Deny,
         kube_minor: 30,
         include_gitops: false,
+        params: false,
     })
     .replacen(
         "    reason: Invalid\n",
@@ -842,6 +1018,7 @@ fn gitops_policy() -> PolicySet {
         action: Action::Deny,
         kube_minor: 30,
         include_gitops: true,
+        params: false,
     });
     admission::eval::load_text("policy.yaml", &text)
         .unwrap_or_else(|e| panic!("the generated policy does not load:\n{}", e.join("\n")))
@@ -876,8 +1053,20 @@ fn gitops_check(object: &Json) -> (BTreeSet<String>, Vec<(String, String)>) {
     (rules, messages)
 }
 
-/// The gitops policy's denials (rule, message); `Err` on an evaluation error.
+/// The gitops policy's denials (rule, message); `Err` on an evaluation error (also one its
+/// `failurePolicy: Ignore` drops) or when the policy does not evaluate the object.
 fn gitops_verdict(set: &PolicySet, object: &Json) -> Result<Vec<(String, String)>, String> {
+    match gitops_evaluated(set, object)? {
+        Some(v) => Ok(v),
+        None => Err("the gitops policy did not evaluate it (matchConditions)".into()),
+    }
+}
+
+/// `None` when the gitops policy's matchConditions leave the object out.
+fn gitops_evaluated(
+    set: &PolicySet,
+    object: &Json,
+) -> Result<Option<Vec<(String, String)>>, String> {
     let admitted = admission::as_admitted(object)?;
     let ns = object
         .pointer("/metadata/namespace")
@@ -889,12 +1078,18 @@ fn gitops_verdict(set: &PolicySet, object: &Json) -> Result<Vec<(String, String)
         operation: "CREATE",
         namespace: ns,
     });
+    if let Some((p, e)) = out.ignored.first() {
+        return Err(format!("{p}: an error failurePolicy Ignore drops: {e}"));
+    }
     if !out
         .matched
         .iter()
         .any(|m| m.0 == admission::gitops::GITOPS_POLICY)
     {
-        return Err(format!("matched {:?}, not the gitops policy", out.matched));
+        if !out.decisions.is_empty() {
+            return Err(format!("not matched, yet decided: {:?}", out.decisions));
+        }
+        return Ok(None);
     }
     let mut v = Vec::new();
     for d in &out.decisions {
@@ -910,7 +1105,7 @@ fn gitops_verdict(set: &PolicySet, object: &Json) -> Result<Vec<(String, String)
             .to_string();
         v.push((rule, msg));
     }
-    Ok(v)
+    Ok(Some(v))
 }
 
 fn gitops_value(r: &mut Rng, key: &str) -> Json {
@@ -1027,8 +1222,9 @@ fn gitops_object(r: &mut Rng) -> (Json, bool, bool) {
         if r.chance(90) {
             spec["values"] = gitops_block(r);
         }
+        let version = *r.pick(&["v2", "v2", "v2beta2", "v2beta1"]);
         let o = json!({
-            "apiVersion": "helm.toolkit.fluxcd.io/v2",
+            "apiVersion": format!("helm.toolkit.fluxcd.io/{version}"),
             "kind": "HelmRelease",
             "metadata": { "name": "gpu", "namespace": "flux-system" },
             "spec": spec,
@@ -1087,7 +1283,7 @@ fn the_gitops_policy_agrees_with_check_on_generated_releases_and_applications() 
     for i in 0..cases {
         let (object, string_values, names_chart) = gitops_object(&mut r);
         let (rules, messages) = gitops_check(&object);
-        let verdict = gitops_verdict(&set, &object);
+        let verdict = gitops_evaluated(&set, &object);
         let show = || {
             format!(
                 "case {i} (ADMISSION_SEED={seed}):\nobject: {}\ncheck: {messages:?}\npolicy: {verdict:?}",
@@ -1098,11 +1294,15 @@ fn the_gitops_policy_agrees_with_check_on_generated_releases_and_applications() 
             panic!("{}", show())
         };
         if !names_chart {
-            // Another chart's release is never denied, and check does not read it either.
+            // Another chart's release is never evaluated (matchConditions), and check does
+            // not read it either.
             other_charts += 1;
-            assert!(p.is_empty() && rules.is_empty(), "{}", show());
+            assert!(p.is_none() && rules.is_empty(), "{}", show());
             continue;
         }
+        let Some(p) = p else {
+            panic!("the chart's object is not evaluated\n{}", show())
+        };
         if string_values {
             // A `values: |` string is not covered: the policy never denies on it; what it
             // judges (a valuesObject of another source) is still compared below only when
@@ -1182,4 +1382,658 @@ fn the_gitops_policy_on_the_gitops_examples() {
             }
         }
     }
+}
+
+/// Issue 36: the chart is selected in matchConditions, so another team's HelmRelease or
+/// Application, of any shape its CRD admits, is never evaluated; every HelmRelease version
+/// Flux serves (v2, v2beta2, v2beta1) is matched by name.
+#[test]
+fn the_gitops_policy_evaluates_only_the_charts_objects_in_every_version() {
+    let set = gitops_policy();
+    let bad = json!({"cgpu": {"policy": 7}});
+    for version in ["v2", "v2beta2", "v2beta1"] {
+        let hr = json!({"apiVersion": format!("helm.toolkit.fluxcd.io/{version}"), "kind": "HelmRelease",
+            "metadata": {"name": "gpu", "namespace": "flux-system"},
+            "spec": {"chart": {"spec": {"chart": "ack-ai-installer"}}, "values": bad}});
+        let v = gitops_verdict(&set, &hr).unwrap();
+        assert_eq!(v.len(), 1, "{version}: {v:?}");
+        assert_eq!(v[0].0, "policy-out-of-range", "{version}");
+    }
+    // Not the chart's, or shapes a validation could trip on: never evaluated, never denied.
+    let others = [
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": {"name": "x"},
+            "spec": {"chart": {"spec": {"chart": "nginx"}}, "values": bad}}),
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": {"name": "x"},
+            "spec": {"chart": {"spec": {}}, "values": {"cgpu": 5}}}),
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2beta1", "kind": "HelmRelease", "metadata": {"name": "x"},
+            "spec": {"values": bad}}),
+        json!({"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease", "metadata": {"name": "x"}}),
+        json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "x"},
+            "spec": {"source": {"repoURL": "r", "path": "apps/web", "helm": {"valuesObject": bad}}}}),
+        json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "x"},
+            "spec": {"sources": [{"repoURL": "r"}, {"repoURL": "r", "chart": "redis", "helm": {"valuesObject": 3}}]}}),
+        json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "x"},
+            "spec": {"project": "default"}}),
+    ];
+    for o in others {
+        assert_eq!(gitops_evaluated(&set, &o), Ok(None), "{o}");
+    }
+}
+
+/// matchConditions as the API server decides them: a false one skips the policy even when
+/// another fails to evaluate; otherwise an error is failurePolicy's: Fail denies (the binding's
+/// actions), Ignore admits and is listed as ignored.
+#[test]
+fn match_conditions_false_wins_and_an_error_follows_failure_policy() {
+    let doc = |fp: &str, conds: &str| {
+        format!(
+            "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {{name: p}}\nspec:\n  failurePolicy: {fp}\n  matchConstraints: {{resourceRules: [{{apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*']}}]}}\n  matchConditions: [{conds}]\n  validations: [{{expression: 'false', message: 'denied'}}]\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {{name: b}}\nspec: {{policyName: p, validationActions: [Deny]}}\n"
+        )
+    };
+    let error = "{name: e, expression: 'object.nope == 1'}";
+    let no = "{name: f, expression: 'false'}";
+    let yes = "{name: t, expression: 'true'}";
+    let object = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
+    let eval = |fp: &str, conds: String| {
+        let set = admission::eval::load_text("p.yaml", &doc(fp, &conds)).unwrap();
+        set.evaluate(&Request {
+            object: &object,
+            old_object: None,
+            operation: "CREATE",
+            namespace: "default",
+        })
+    };
+    for fp in ["Fail", "Ignore"] {
+        for conds in [format!("{error}, {no}"), format!("{no}, {error}")] {
+            let out = eval(fp, conds);
+            assert!(
+                out.decisions.is_empty() && out.ignored.is_empty() && out.matched.is_empty(),
+                "{fp}: {out:?}"
+            );
+        }
+    }
+    let out = eval("Fail", format!("{yes}, {error}"));
+    assert!(out.denied(), "{out:?}");
+    assert!(
+        out.decisions[0]
+            .message
+            .starts_with("matchCondition `e` could not be evaluated"),
+        "{out:?}"
+    );
+    let out = eval("Ignore", format!("{yes}, {error}"));
+    assert!(!out.denied() && out.matched.is_empty(), "{out:?}");
+    assert_eq!(out.ignored.len(), 1, "{out:?}");
+    assert!(eval("Ignore", yes.to_string()).denied());
+}
+
+/// Each policy's failurePolicy is the one the header explains.
+#[test]
+fn each_policy_has_the_failure_policy_its_header_explains() {
+    let text = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+        include_gitops: true,
+        params: false,
+    });
+    let docs: Vec<&str> = text.split("\n---\n").collect();
+    for (name, want) in [
+        (admission::ERRORS_POLICY, "Fail"),
+        (admission::WARNINGS_POLICY, "Fail"),
+        (admission::gitops::GITOPS_POLICY, "Ignore"),
+    ] {
+        let doc = docs
+            .iter()
+            .find(|d| {
+                d.contains("kind: ValidatingAdmissionPolicy\n")
+                    && d.contains(&format!("name: {name}\n"))
+            })
+            .unwrap();
+        assert!(doc.contains(&format!("failurePolicy: {want}\n")), "{name}");
+        assert!(doc.contains("matchConditions:\n"), "{name}");
+        let (fp, why) = admission::failure_policy(name);
+        assert_eq!(fp, want);
+        let words: String = why.split_whitespace().take(6).collect::<Vec<_>>().join(" ");
+        let header: String = docs[0]
+            .split_whitespace()
+            .filter(|w| *w != "#")
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            header.contains(&format!("failurePolicy {want}: {words}")),
+            "{name}: {words}"
+        );
+    }
+}
+
+/// Issue 36: ratcheting in the gitops policy, on generated UPDATEs of HelmReleases and
+/// Applications: it denies exactly the covered rules check reports as errors on the new object
+/// with a message check did not report on the old one; a metadata-only update is never denied.
+#[test]
+fn the_gitops_policy_ratchets_on_update() {
+    let cases = env_usize("ADMISSION_CASES", 3000) / 2;
+    let seed = env_usize("ADMISSION_SEED", 24) as u64;
+    let set = gitops_policy();
+    let mut r = Rng((seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x0072_a7c4) | 1);
+    let (mut compared, mut ratcheted, mut denied) = (0, 0, 0);
+    for i in 0..cases {
+        let (old, old_strings, _) = gitops_object(&mut r);
+        let (new, new_strings, names_chart, how) = match r.below(3) {
+            0 => {
+                let mut n = old.clone();
+                n["metadata"]["finalizers"] = json!(["finalizers.fluxcd.io"]);
+                n["metadata"]["labels"] = json!({"team": "gpu"});
+                let names = gitops_check_names(&set, &n);
+                (n, old_strings, names, "metadata")
+            }
+            1 => {
+                let mut n = old.clone();
+                if n["kind"] == "HelmRelease" {
+                    n["spec"]["values"] = gitops_block(&mut r);
+                } else if n["spec"]["source"].is_object() {
+                    n["spec"]["source"]["helm"] = json!({"valuesObject": gitops_block(&mut r)});
+                }
+                let names = gitops_check_names(&set, &n);
+                let strings = n["kind"] == "Application"
+                    && serde_json::to_string(&n).unwrap().contains("\"values\":");
+                (n, strings, names, "values")
+            }
+            _ => {
+                let (mut n, s, names) = gitops_object(&mut r);
+                n["kind"] = old["kind"].clone();
+                n["apiVersion"] = old["apiVersion"].clone();
+                let names = names && gitops_check_names(&set, &n);
+                (n, s, names, "other")
+            }
+        };
+        if !names_chart || old_strings || new_strings {
+            continue;
+        }
+        let show = |e: &str| {
+            format!(
+                "case {i} (ADMISSION_SEED={seed}, {how}):\n{e}\nold: {}\nnew: {}",
+                serde_json::to_string_pretty(&old).unwrap(),
+                serde_json::to_string_pretty(&new).unwrap()
+            )
+        };
+        let msgs = |o: &Json| {
+            let mut m: std::collections::BTreeMap<String, BTreeSet<String>> = Default::default();
+            for (rule, msg) in gitops_check(o).1 {
+                m.entry(rule).or_default().insert(msg);
+            }
+            m
+        };
+        let (was, is) = (msgs(&old), msgs(&new));
+        let want: BTreeSet<String> = is
+            .iter()
+            .filter(|(rule, m)| !was.get(*rule).is_some_and(|o| m.is_subset(o)))
+            .map(|(r, _)| r.clone())
+            .collect();
+        let out = set.evaluate(&Request {
+            object: &new,
+            old_object: Some(&old),
+            operation: "UPDATE",
+            namespace: "flux-system",
+        });
+        assert!(
+            out.ignored.is_empty(),
+            "{}",
+            show(&format!("{:?}", out.ignored))
+        );
+        let got: BTreeSet<String> = out
+            .decisions
+            .iter()
+            .filter_map(|d| d.rule.clone())
+            .collect();
+        assert_eq!(got, want, "{}", show(&format!("old {was:?}\nnew {is:?}")));
+        if how == "metadata" {
+            assert!(
+                got.is_empty(),
+                "{}",
+                show("a metadata-only update was denied")
+            );
+        }
+        compared += 1;
+        if got.len() < is.len() {
+            ratcheted += 1;
+        }
+        if !got.is_empty() {
+            denied += 1;
+        }
+    }
+    eprintln!("{compared} gitops UPDATEs compared ({denied} denied, {ratcheted} ratcheted)");
+    if cases >= 500 {
+        assert!(compared > cases / 3 && ratcheted > cases / 20 && denied > cases / 20);
+    }
+}
+
+/// Whether the gitops policy evaluates the object (its matchCondition selects the chart).
+fn gitops_check_names(set: &PolicySet, o: &Json) -> bool {
+    matches!(gitops_evaluated(set, o), Ok(Some(_)))
+}
+
+/// `check --admission-policy --old FILE`: an input object with an object of the same kind,
+/// namespace and name in FILE is admitted as an UPDATE of it: a label added to an installer
+/// that already has `POLICY: "7"` is admitted, a changed bad value is denied; without `--old`
+/// the same object is a CREATE and denied.
+#[test]
+fn check_admits_an_update_against_the_old_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = dir.path().join("policy.yaml");
+    std::fs::write(
+        &policy,
+        admission::generate(&admission::Request {
+            action: Action::Deny,
+            kube_minor: 30,
+            include_gitops: false,
+            params: false,
+        }),
+    )
+    .unwrap();
+    let ds = |labels: &str, policy: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: cgpu-installer\n  namespace: kube-system\n{labels}spec:\n  selector: {{matchLabels: {{name: cgpu-installer}}}}\n  template:\n    metadata: {{labels: {{name: cgpu-installer}}}}\n    spec:\n      nodeSelector: {{ack.node.gpu.schedule: cgpu}}\n      containers:\n      - name: cgpu-installer\n        image: registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun\n        env:\n        - {{name: POLICY, value: \"{policy}\"}}\n"
+        )
+    };
+    let write = |name: &str, text: String| {
+        let f = dir.path().join(name);
+        std::fs::write(&f, text).unwrap();
+        f
+    };
+    let old = write("live.yaml", ds("", "7"));
+    let relabelled = write("relabelled.yaml", ds("  labels: {team: gpu}\n", "7"));
+    let changed = write("changed.yaml", ds("", "8"));
+    let run = |file: &std::path::Path, with_old: bool| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cgpu-lint"));
+        cmd.args(["check", "-q", "--no-config", "--admission-policy"])
+            .arg(&policy);
+        if with_old {
+            cmd.arg("--old").arg(&old);
+        }
+        let out = cmd.arg(file).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let out = run(&relabelled, true);
+    assert!(
+        out.contains("DaemonSet cgpu-installer in kube-system (UPDATE): admitted"),
+        "{out}"
+    );
+    assert!(out.contains("1 of 1 objects matched, 0 denied"), "{out}");
+    let out = run(&changed, true);
+    assert!(
+        out.contains("(UPDATE): denied")
+            && out.contains("Deny cgpu-lint-installer-errors: installer-policy-invalid: POLICY \"8\" is not one of"),
+        "{out}"
+    );
+    let out = run(&relabelled, false);
+    assert!(out.contains("in kube-system: denied"), "{out}");
+}
+
+/// Issue 36: every generated object carries `app.kubernetes.io/managed-by: cgpu-lint` and the
+/// tool's version, and the header names the prune command with them.
+#[test]
+fn every_generated_object_is_labelled_with_the_tool_and_its_version() {
+    for (gitops, minor) in [(false, 30), (true, 30), (true, 29)] {
+        let text = admission::generate(&admission::Request {
+            action: Action::Deny,
+            kube_minor: minor,
+            include_gitops: gitops,
+            params: false,
+        });
+        let src = Source::new("policy.yaml", text.clone());
+        let objects = admission::objects(&src);
+        assert_eq!(objects.len(), if gitops { 6 } else { 4 });
+        for o in &objects {
+            let labels = &o.json["metadata"]["labels"];
+            assert_eq!(
+                labels["app.kubernetes.io/managed-by"], "cgpu-lint",
+                "{}",
+                o.name
+            );
+            assert_eq!(
+                labels["app.kubernetes.io/version"],
+                env!("CARGO_PKG_VERSION"),
+                "{}",
+                o.name
+            );
+        }
+        let api = if minor >= 30 { "v1" } else { "v1beta1" };
+        let header: String = text
+            .lines()
+            .take_while(|l| l.starts_with('#'))
+            .flat_map(|l| l.trim_start_matches('#').split_whitespace())
+            .filter(|w| *w != "\\")
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            header.contains(&format!("kubectl apply --prune -l app.kubernetes.io/managed-by=cgpu-lint --prune-allowlist=admissionregistration.k8s.io/{api}/ValidatingAdmissionPolicy --prune-allowlist=admissionregistration.k8s.io/{api}/ValidatingAdmissionPolicyBinding -f THIS_FILE")),
+            "{header}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 36: type-clean against the apps/v1 DaemonSet schema.
+
+/// The schema lists an operand reads: for the API server's type checker each is its own list
+/// type (named by its path), so `_+_` of two of them has no overload.
+const SCHEMA_LISTS: &[&str] = &[
+    "object.spec.template.spec.initContainers",
+    "object.spec.template.spec.containers",
+    "oldObject.spec.template.spec.initContainers",
+    "oldObject.spec.template.spec.containers",
+    "object.spec.source",
+    "object.spec.sources",
+    "oldObject.spec.source",
+    "oldObject.spec.sources",
+];
+
+/// Every `a + b` of `expr` (at any depth, outside string literals) whose operands read two
+/// different schema lists, neither through `dyn(…)`. This is the checker's `found no matching
+/// overload for '_+_'` for list types; it is not a CEL type checker (see
+/// docs/admission-policy.md).
+fn mixed_list_sums(expr: &str) -> Vec<String> {
+    // Code with the literals blanked, so quotes and brackets in them do not count.
+    let mut code = String::new();
+    let mut in_lit = false;
+    let mut esc = false;
+    for c in expr.chars() {
+        if in_lit {
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == '\'' {
+                in_lit = false;
+            }
+            code.push(if c == '\'' && !in_lit { '\'' } else { '_' });
+        } else {
+            if c == '\'' {
+                in_lit = true;
+            }
+            code.push(c);
+        }
+    }
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    // Each group: the text between a bracket and its match (and the whole expression).
+    let mut starts = vec![0usize];
+    let mut groups = Vec::new();
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'(' | b'[' | b'{' => starts.push(i + 1),
+            b')' | b']' | b'}' => {
+                if let Some(s) = starts.pop() {
+                    groups.push((s, i));
+                }
+            }
+            _ => {}
+        }
+    }
+    groups.push((0, b.len()));
+    for (s, e) in groups {
+        // Split the group at its own depth on `+`, `?`, `:`, `,`, `&&`, `||`.
+        let mut depth = 0;
+        let mut operands: Vec<(usize, usize, bool)> = Vec::new(); // (start, end, after_plus)
+        let mut start = s;
+        let mut after_plus = false;
+        let mut i = s;
+        while i < e {
+            let c = b[i];
+            match c {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth -= 1,
+                _ if depth == 0 && matches!(c, b'+' | b'?' | b':' | b',' | b'&' | b'|') => {
+                    operands.push((start, i, after_plus));
+                    after_plus = c == b'+';
+                    start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        operands.push((start, e, after_plus));
+        let reads = |(s, e, _): (usize, usize, bool)| -> Option<&'static str> {
+            let t = code[s..e].trim();
+            if t.starts_with("dyn(") {
+                return None;
+            }
+            SCHEMA_LISTS
+                .iter()
+                .filter(|p| {
+                    t.match_indices(**p).any(|(at, _)| {
+                        let next = t[at + p.len()..].chars().next();
+                        !next.is_some_and(|c| c.is_ascii_alphanumeric())
+                    })
+                })
+                .max_by_key(|p| p.len())
+                .copied()
+        };
+        for w in operands.windows(2) {
+            if !w[1].2 {
+                continue;
+            }
+            if let (Some(a), Some(c)) = (reads(w[0]), reads(w[1]))
+                && a != c
+            {
+                out.push(format!("{a} + {c} in `{}`", expr));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_expression_adds_two_schema_list_types() {
+    // The check can fail: the `containers` variable as it was before issue 36.
+    let before = "(has(object.spec.template.spec.initContainers) ? object.spec.template.spec.initContainers : []) + object.spec.template.spec.containers";
+    assert_eq!(mixed_list_sums(before).len(), 1, "{before}");
+    assert!(mixed_list_sums("'a + b' + object.spec.template.spec.containers[0].name").is_empty());
+    let text = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+        include_gitops: true,
+        params: false,
+    });
+    let src = Source::new("policy.yaml", text);
+    let mut exprs = 0;
+    let mut problems = Vec::new();
+    for o in admission::objects(&src) {
+        let spec = &o.json["spec"];
+        for key in ["matchConditions", "variables", "validations"] {
+            for item in spec[key].as_array().into_iter().flatten() {
+                for field in ["expression", "messageExpression"] {
+                    if let Some(e) = item[field].as_str() {
+                        exprs += 1;
+                        problems.extend(mixed_list_sums(e));
+                    }
+                }
+            }
+        }
+    }
+    assert!(exprs > 80, "{exprs} expressions");
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Issue 36: --params.
+
+fn params_policy(data: Option<&str>) -> PolicySet {
+    let mut text = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+        include_gitops: false,
+        params: true,
+    });
+    if let Some(d) = data {
+        let start = text.find("\ndata:\n").unwrap() + 7;
+        let end = start + text[start..].find("---").unwrap();
+        text.replace_range(start..end, d);
+    }
+    admission::eval::load_text("policy.yaml", &text)
+        .unwrap_or_else(|e| panic!("the generated policy does not load:\n{}", e.join("\n")))
+}
+
+/// With the ConfigMap as generated (the tool's facts), the params policies decide as check.
+#[test]
+fn the_params_policy_with_its_generated_configmap_agrees_with_check() {
+    let set = params_policy(None);
+    let mut r = Rng(36);
+    for i in 0..env_usize("ADMISSION_CASES", 3000) / 5 {
+        let object = daemonset(&mut r);
+        if let Err(e) = agree(&set, &object, &check_json(&object)) {
+            panic!("case {i}:\n{e}\nobject: {object:#}");
+        }
+        let old = daemonset(&mut r);
+        let (new, how) = updated(&mut r, &old);
+        if let Err(e) = agree_on_update(&set, &old, &new) {
+            panic!("update {i} ({how}):\n{e}\nold: {old:#}\nnew: {new:#}");
+        }
+    }
+}
+
+/// An admin edits the ConfigMap: the minimum version, the allowed regions and an extra registry
+/// change the verdicts without regenerating; a missing ConfigMap denies (parameterNotFoundAction:
+/// Deny).
+#[test]
+fn the_params_configmap_changes_the_verdicts() {
+    let ds = |image: &str| {
+        json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "cgpu-installer", "namespace": "kube-system"},
+            "spec": {"template": {"spec": {"nodeSelector": {"ack.node.gpu.schedule": "cgpu"},
+                "containers": [{"name": "cgpu-installer", "image": image,
+                    "env": [{"name": "POLICY", "value": "2"}]}]}}}})
+    };
+    let eval = |set: &PolicySet, o: &Json| {
+        let out = set.evaluate(&Request {
+            object: o,
+            old_object: None,
+            operation: "CREATE",
+            namespace: "kube-system",
+        });
+        out.decisions
+            .iter()
+            .map(|d| d.message.clone())
+            .collect::<Vec<_>>()
+    };
+    let good = "registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun";
+    let old = "registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.5.8-2b9e7d4-aliyun";
+    let mirror = "my-mirror.example.com:443/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun";
+    let defaults = params_policy(None);
+    assert!(eval(&defaults, &ds(good)).is_empty());
+    assert!(
+        eval(&defaults, &ds(old))
+            .iter()
+            .all(|m| !m.starts_with("tag-too-old"))
+    );
+    assert!(
+        eval(&defaults, &ds(mirror))
+            .iter()
+            .any(|m| m.starts_with("registry-host"))
+    );
+    let edited = params_policy(Some(
+        "  allowedRegions: \"cn-hangzhou, cn-shanghai\"\n  minVersion: v1.5.9\n  registries: my-mirror.example.com:443\n",
+    ));
+    let m = eval(&edited, &ds(old));
+    assert!(
+        m.contains(
+            &"tag-too-old: cGPU 1.5.8 is older than 1.5.9: the policy setting is not supported"
+                .to_string()
+        ),
+        "{m:?}"
+    );
+    assert!(
+        eval(&edited, &ds(mirror)).is_empty(),
+        "{:?}",
+        eval(&edited, &ds(mirror))
+    );
+    let m = eval(&edited, &ds(good));
+    assert_eq!(
+        m,
+        vec![
+            "region-unknown: region `cn-beijing` in registry host `registry-vpc.cn-beijing.aliyuncs.com` is not a region id cgpu-lint knows"
+        ],
+    );
+    // Version components compare as numbers: 1.10.0 is not older than 1.9.0.
+    let nine = params_policy(Some("  minVersion: \"1.9.0\"\n"));
+    let ten = "registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.10.0-2b9e7d4-aliyun";
+    assert!(
+        eval(&nine, &ds(ten)).is_empty(),
+        "{:?}",
+        eval(&nine, &ds(ten))
+    );
+    // No ConfigMap in the file: parameterNotFoundAction Deny.
+    let text = admission::generate(&admission::Request {
+        action: Action::Deny,
+        kube_minor: 30,
+        include_gitops: false,
+        params: true,
+    })
+    .replace(
+        "name: cgpu-lint-params\n  namespace",
+        "name: other\n  namespace",
+    );
+    let set = admission::eval::load_text("p.yaml", &text).unwrap();
+    let m = eval(&set, &ds(good));
+    assert!(
+        m.iter().any(|m| m == "no ConfigMap kube-system/cgpu-lint-params (paramRef, parameterNotFoundAction: Deny) in the policy file"),
+        "{m:?}"
+    );
+}
+
+/// Issue 36: the size guard. An installer with 20,000 env entries (the API server's cost grows
+/// quadratically with them in the unguarded policy) is denied by the guard alone, and nothing
+/// else is evaluated on it; at the limit the policies judge as check does.
+#[test]
+fn the_size_guard_denies_what_no_installer_has_and_judges_nothing_else() {
+    let (text, set) = policy(Action::Deny, 30);
+    assert!(text.contains(&admission::size_guard_message()));
+    let ds = |n: usize, policy: &str| {
+        let mut env: Vec<Json> = (0..n.saturating_sub(1))
+            .map(|i| json!({"name": format!("E{i}"), "value": "x"}))
+            .collect();
+        env.push(json!({"name": "POLICY", "value": policy}));
+        json!({"apiVersion": "apps/v1", "kind": "DaemonSet",
+            "metadata": {"name": "cgpu-installer", "namespace": "kube-system"},
+            "spec": {"template": {"spec": {"nodeSelector": {"ack.node.gpu.schedule": "cgpu"},
+                "containers": [{"name": "cgpu-installer",
+                    "image": "registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun",
+                    "env": env}]}}}})
+    };
+    let started = std::time::Instant::now();
+    let big = ds(20_000, "7");
+    let out = set.evaluate(&Request {
+        object: &big,
+        old_object: Some(&big),
+        operation: "UPDATE",
+        namespace: "kube-system",
+    });
+    eprintln!("20,000 env entries evaluated in {:.2?}", started.elapsed());
+    let messages: Vec<&str> = out.decisions.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(messages, vec![admission::size_guard_message().as_str()]);
+    assert!(out.denied() && !out.decisions[0].evaluation_error);
+    // At the limit: judged, and as check judges it.
+    let at = ds(admission::MAX_ENV, "7");
+    agree(&set, &at, &check_json(&at)).unwrap();
+    let out = set.evaluate(&Request {
+        object: &at,
+        old_object: None,
+        operation: "CREATE",
+        namespace: "kube-system",
+    });
+    assert!(
+        out.decisions
+            .iter()
+            .any(|d| d.rule.as_deref() == Some("installer-policy-invalid")),
+        "{:?}",
+        out.decisions
+    );
+    let too_many = ds(admission::MAX_ENV + 1, "2");
+    let out = set.evaluate(&Request {
+        object: &too_many,
+        old_object: None,
+        operation: "CREATE",
+        namespace: "kube-system",
+    });
+    assert_eq!(out.decisions.len(), 1, "{:?}", out.decisions);
+    assert_eq!(out.decisions[0].message, admission::size_guard_message());
 }

@@ -1,15 +1,18 @@
 //! Offline evaluation of ValidatingAdmissionPolicies (admissionregistration.k8s.io v1 and
 //! v1beta1) and their bindings with kube-cel, the Kubernetes CEL libraries on the `cel` crate.
-//! This module is the only one that names kube-cel or cel.
+//! This module is the only one that names kube-cel or cel. It adds what the cel crate lacks and
+//! the API server's cel-go has: `type()`, `dyn()` and a compiled-regex `matches`.
 //!
 //! What the API server does and this does too: matchConstraints and a binding's matchResources
 //! (resourceRules with `*` and resourceNames, excludeResourceRules, namespaceSelector and
 //! objectSelector with matchLabels and matchExpressions), matchConditions, `variables` in order
 //! (a variable that fails to evaluate fails only the expressions that use it, as the lazy
 //! apiserver does), validations with message and messageExpression, failurePolicy (Fail: an
-//! evaluation error rejects like a failed validation; Ignore: it is dropped), and the binding's
-//! validationActions. What it cannot do offline: `authorizer` (no API server to ask), params
-//! (paramKind/paramRef: reported, the policy is not evaluated), namespace labels other than
+//! evaluation error rejects like a failed validation; Ignore: it is dropped, and listed in
+//! `Outcome::ignored`), a false matchCondition winning over another's error, and the binding's
+//! validationActions, params (the object a binding's paramRef names, among the file's other
+//! objects; parameterNotFoundAction). What it cannot do offline: `authorizer` (no API server
+//! to ask), a paramRef selector (reported, the policy is not evaluated), namespace labels other than
 //! `kubernetes.io/metadata.name`, and the runtime cost budget.
 
 use std::collections::{BTreeMap, HashMap};
@@ -66,6 +69,9 @@ pub struct Outcome {
     /// Policies that matched but cannot be evaluated offline, and why.
     pub skipped: Vec<(String, String)>,
     pub decisions: Vec<Decision>,
+    /// Evaluation errors a policy's `failurePolicy: Ignore` dropped (policy, message): the
+    /// API server admits as if the expression had passed.
+    pub ignored: Vec<(String, String)>,
 }
 
 impl Outcome {
@@ -119,7 +125,8 @@ struct Policy {
     document: usize,
     fail_closed: bool,
     matching: Match,
-    params: bool,
+    /// paramKind: (apiVersion, kind).
+    params: Option<(String, String)>,
     conditions: Vec<Compiled>,
     variables: Vec<Compiled>,
     validations: Vec<Validation>,
@@ -130,12 +137,23 @@ struct Binding {
     policy: String,
     actions: Vec<Action>,
     matching: Option<Match>,
+    param_ref: Option<ParamRef>,
+}
+
+/// A binding's paramRef (by name; a selector is not resolved offline).
+struct ParamRef {
+    name: Option<String>,
+    namespace: Option<String>,
+    selector: bool,
+    deny_not_found: bool,
 }
 
 /// Policies and bindings read from one or more documents.
 pub struct PolicySet {
     policies: Vec<Policy>,
     bindings: Vec<Binding>,
+    /// The file's other objects: the params a binding's paramRef names are among them.
+    objects: Vec<Json>,
     /// The CEL functions (the standard ones and the Kubernetes libraries), built once.
     functions: Context<'static>,
 }
@@ -198,6 +216,14 @@ fn type_of(
     )
 }
 
+/// CEL's `dyn(x)`: `x` itself at run time (cel-go's checker types it as `dyn`), which the cel
+/// crate lacks.
+fn dyn_of(
+    kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Value>,
+) -> Result<Value, kube_cel::cel::ExecutionError> {
+    Ok(this)
+}
+
 /// The type identifiers `type_of` answers with.
 const TYPE_NAMES: &[&str] = &[
     "list",
@@ -216,6 +242,7 @@ fn functions() -> Context<'static> {
     ctx.register_all();
     ctx.add_function("matches", matches);
     ctx.add_function("type", type_of);
+    ctx.add_function("dyn", dyn_of);
     for t in TYPE_NAMES {
         ctx.add_variable_from_value(*t, Value::String(Arc::new(t.to_string())));
     }
@@ -365,10 +392,14 @@ impl PolicySet {
         let mut errors = Vec::new();
         let mut policies = Vec::new();
         let mut bindings = Vec::new();
+        let mut objects = Vec::new();
         for (document, doc) in documents.iter().enumerate() {
             let api = doc.get("apiVersion").and_then(Json::as_str).unwrap_or("");
             let kind = doc.get("kind").and_then(Json::as_str).unwrap_or("");
             if !api.starts_with(GROUP) {
+                if doc.is_object() {
+                    objects.push(doc.clone());
+                }
                 continue;
             }
             let name = doc
@@ -439,7 +470,11 @@ impl PolicySet {
                         fail_closed: spec.get("failurePolicy").and_then(Json::as_str)
                             != Some("Ignore"),
                         matching: matching(spec.get("matchConstraints")),
-                        params: spec.get("paramKind").is_some(),
+                        params: spec.get("paramKind").map(|k| {
+                            let s =
+                                |f: &str| k.get(f).and_then(Json::as_str).unwrap_or("").to_string();
+                            (s("apiVersion"), s("kind"))
+                        }),
                         conditions,
                         variables,
                         validations,
@@ -480,6 +515,16 @@ impl PolicySet {
                             .to_string(),
                         actions,
                         matching: spec.get("matchResources").map(|m| matching(Some(m))),
+                        param_ref: spec.get("paramRef").map(|r| {
+                            let s = |f: &str| r.get(f).and_then(Json::as_str).map(str::to_string);
+                            ParamRef {
+                                name: s("name"),
+                                namespace: s("namespace"),
+                                selector: r.get("selector").is_some(),
+                                deny_not_found: s("parameterNotFoundAction").as_deref()
+                                    != Some("Allow"),
+                            }
+                        }),
                     });
                 }
                 _ => {}
@@ -489,6 +534,7 @@ impl PolicySet {
             Ok(PolicySet {
                 policies,
                 bindings,
+                objects,
                 functions: functions(),
             })
         } else {
@@ -537,42 +583,106 @@ impl PolicySet {
             {
                 continue;
             }
-            if p.params {
-                out.skipped.push((
-                    p.name.clone(),
-                    "it takes params (paramKind), which are not read offline".into(),
-                ));
-                continue;
-            }
-            let ctx = base_context(&self.functions, req, &attrs);
-            // matchConditions: all must be true; an error follows failurePolicy.
-            let mut skip = false;
-            for c in &p.conditions {
-                match run(&c.program, &ctx) {
-                    Ok(Value::Bool(true)) => {}
-                    Ok(Value::Bool(false)) => skip = true,
-                    other => {
-                        if p.fail_closed {
+            let params = match (&p.params, &b.param_ref) {
+                (None, _) => Value::Null,
+                (Some(_), None) => {
+                    out.skipped.push((
+                        p.name.clone(),
+                        format!(
+                            "it takes params (paramKind) and binding `{}` has no paramRef",
+                            b.name
+                        ),
+                    ));
+                    continue;
+                }
+                (Some(_), Some(r)) if r.selector || r.name.is_none() => {
+                    out.skipped.push((
+                        p.name.clone(),
+                        "it takes params by a paramRef selector, which is not resolved offline"
+                            .into(),
+                    ));
+                    continue;
+                }
+                (Some((api, kind)), Some(r)) => {
+                    let ns = r.namespace.as_deref().unwrap_or(req.namespace);
+                    let name = r.name.as_deref().unwrap_or("");
+                    let found = self.objects.iter().find(|o| {
+                        o.get("apiVersion").and_then(Json::as_str) == Some(api)
+                            && o.get("kind").and_then(Json::as_str) == Some(kind)
+                            && o.pointer("/metadata/name").and_then(Json::as_str) == Some(name)
+                            && o.pointer("/metadata/namespace")
+                                .and_then(Json::as_str)
+                                .unwrap_or("default")
+                                == ns
+                    });
+                    match found {
+                        Some(o) => json_to_cel(o),
+                        // Deny: "subject to the failurePolicy of the policy".
+                        None if r.deny_not_found && !p.fail_closed => {
+                            out.ignored.push((
+                                p.name.clone(),
+                                format!("no {kind} {ns}/{name} (paramRef) in the policy file"),
+                            ));
+                            continue;
+                        }
+                        None if r.deny_not_found => {
                             out.decisions.push(Decision {
                                 policy: p.name.clone(),
                                 binding: b.name.clone(),
                                 actions: b.actions.clone(),
                                 rule: None,
                                 message: format!(
-                                    "matchCondition `{}` could not be evaluated: {}",
-                                    c.name,
-                                    describe(&other)
+                                    "no {kind} {ns}/{name} (paramRef, parameterNotFoundAction: Deny) in the policy file"
                                 ),
                                 evaluation_error: true,
                                 document: p.document,
-                                pointer: "/spec/matchConditions".into(),
+                                pointer: "/spec/paramKind".into(),
                             });
+                            continue;
                         }
-                        skip = true;
+                        None => continue,
+                    }
+                }
+            };
+            let ctx = base_context(&self.functions, req, &attrs, params);
+            // matchConditions, as the API server decides them: one false skips the policy
+            // (whatever errors the others had); otherwise an error follows failurePolicy
+            // (Fail: the request is rejected by the binding's actions; Ignore: skipped).
+            let mut any_false = false;
+            let mut error = None;
+            for (i, c) in p.conditions.iter().enumerate() {
+                match run(&c.program, &ctx) {
+                    Ok(Value::Bool(true)) => {}
+                    Ok(Value::Bool(false)) => {
+                        any_false = true;
+                        break;
+                    }
+                    other => {
+                        if error.is_none() {
+                            error = Some((i, c.name.clone(), describe(&other)));
+                        }
                     }
                 }
             }
-            if skip {
+            if any_false {
+                continue;
+            }
+            if let Some((i, name, why)) = error {
+                let message = format!("matchCondition `{name}` could not be evaluated: {why}");
+                if p.fail_closed {
+                    out.decisions.push(Decision {
+                        policy: p.name.clone(),
+                        binding: b.name.clone(),
+                        actions: b.actions.clone(),
+                        rule: None,
+                        message,
+                        evaluation_error: true,
+                        document: p.document,
+                        pointer: format!("/spec/matchConditions/{i}/expression"),
+                    });
+                } else {
+                    out.ignored.push((p.name.clone(), message));
+                }
                 continue;
             }
             out.matched.push((p.name.clone(), b.name.clone()));
@@ -593,17 +703,16 @@ impl PolicySet {
                         (m, false)
                     }
                     other => {
+                        let message = format!(
+                            "expression could not be evaluated ({}): {}",
+                            describe(&other),
+                            v.expression
+                        );
                         if !p.fail_closed {
+                            out.ignored.push((p.name.clone(), message));
                             continue;
                         }
-                        (
-                            format!(
-                                "expression could not be evaluated ({}): {}",
-                                describe(&other),
-                                v.expression
-                            ),
-                            true,
-                        )
+                        (message, true)
                     }
                 };
                 let rule = rule_prefix(v.message.as_deref().unwrap_or(&message));
@@ -810,8 +919,14 @@ pub fn json_to_cel(v: &Json) -> Value {
     }
 }
 
-fn base_context<'f>(functions: &'f Context<'static>, req: &Request, a: &Attributes) -> Context<'f> {
+fn base_context<'f>(
+    functions: &'f Context<'static>,
+    req: &Request,
+    a: &Attributes,
+    params: Value,
+) -> Context<'f> {
     let mut ctx = functions.new_inner_scope();
+    ctx.add_variable_from_value("params", params);
     ctx.add_variable_from_value("object", json_to_cel(req.object));
     ctx.add_variable_from_value("oldObject", req.old_object.map_or(Value::Null, json_to_cel));
     let gvk = map(vec![

@@ -1,28 +1,69 @@
 //! `generate admission-policy --include-gitops`: a ValidatingAdmissionPolicy for the Flux
-//! HelmReleases (helm.toolkit.fluxcd.io/v2) and Argo CD Applications (argoproj.io/v1alpha1) of
+//! HelmReleases (helm.toolkit.fluxcd.io v2, v2beta2, v2beta1) and Argo CD Applications (argoproj.io/v1alpha1) of
 //! the ack-ai-installer chart. It judges the `cgpu:` block of `spec.values` (Flux) and of each
 //! chart source's `helm.valuesObject` (Argo CD), the values `check` reads in place there
 //! (`helm::place`), for the values rules that one block decides. A `values: |` string, Flux
 //! `valuesFrom` and Argo CD `parameters` are not seen (CEL cannot parse YAML; the others are not
 //! in the object). `tests/admission.rs` proves it equal to `check` by execution.
 
-use super::{Action, Check, lit, words};
+use super::{Action, Check, VERSION_LABEL, lit, words};
 use crate::cgpu::{CHART, POLICY_NAMES, TagError, min_policy_version};
 use crate::rules::catalogue::{RuleId, Severity};
 
 /// The policy (and binding) name.
 pub const GITOPS_POLICY: &str = "cgpu-lint-gitops-values-errors";
 
-/// The variables, in order: `blocks` is every `cgpu` mapping the object hands the chart.
-pub fn variables() -> Vec<(&'static str, String)> {
+/// The Flux HelmRelease versions matched, each named (the API server's `matchPolicy:
+/// Equivalent` would also send a request of another served version, converted by the CRD to a
+/// listed one; `check --admission-policy` matches the version as written).
+pub const HELMRELEASE_VERSIONS: &[&str] = &["v2", "v2beta2", "v2beta1"];
+
+/// The name of the matchCondition that selects the chart's objects.
+pub const CHART_CONDITION: &str = "ack-ai-installer-chart";
+
+/// `s` (an Argo CD source) names the chart: its `chart`, or the last segment of its `path`.
+fn source_names_chart(s: &str) -> String {
+    format!(
+        "(has({s}.chart) ? {s}.chart == {} : (has({s}.path) && {s}.path.matches({})))",
+        lit(CHART),
+        chart_re()
+    )
+}
+
+/// helm::place::chart_name: the last path segment, trailing slashes trimmed.
+fn chart_re() -> String {
+    lit(&format!("^(.*/)?{}/*$", CHART.replace('.', "[.]")))
+}
+
+/// The matchCondition: the object is a HelmRelease or an Application of the chart. Total on
+/// every object the CRDs admit (each field is tested with `has` before it is read), so another
+/// chart's object is never evaluated, whatever its shape.
+pub fn chart_condition() -> String {
     let chart = lit(CHART);
-    // helm::place::chart_name: the last path segment, trailing slashes trimmed.
-    let chart_re = lit(&format!("^(.*/)?{}/*$", CHART.replace('.', "[.]")));
+    let chart_re = chart_re();
+    format!(
+        "has(object.spec) && (object.kind == 'HelmRelease' ? (has(object.spec.chart) && has(object.spec.chart.spec) && has(object.spec.chart.spec.chart) ? object.spec.chart.spec.chart.matches({chart_re}) : (has(object.spec.chartRef) && has(object.spec.chartRef.name) && object.spec.chartRef.name == {chart})) : ((has(object.spec.source) && {}) || (has(object.spec.sources) && object.spec.sources.exists(s, {}))))",
+        source_names_chart("object.spec.source"),
+        source_names_chart("s"),
+    )
+}
+
+/// The variables, in order: `blocks` is every `cgpu` mapping the object hands the chart (the
+/// matchCondition has selected the chart's objects).
+pub fn variables() -> Vec<(&'static str, String)> {
+    let with_values = |s: &str| {
+        format!(
+            "{} && has({s}.helm) && has({s}.helm.valuesObject)",
+            source_names_chart(s)
+        )
+    };
     vec![
         (
             "values",
             format!(
-                "object.kind == 'HelmRelease' ? ((has(object.spec.chart) && has(object.spec.chart.spec) && has(object.spec.chart.spec.chart) ? object.spec.chart.spec.chart.matches({chart_re}) : (has(object.spec.chartRef) && has(object.spec.chartRef.name) && object.spec.chartRef.name == {chart})) && has(object.spec.values) ? [object.spec.values] : []) : ((has(object.spec.source) ? [object.spec.source] : []) + (has(object.spec.sources) ? object.spec.sources : [])).filter(s, (has(s.chart) ? s.chart == {chart} : (has(s.path) && s.path.matches({chart_re}))) && has(s.helm) && has(s.helm.valuesObject)).map(s, s.helm.valuesObject)"
+                "object.kind == 'HelmRelease' ? (has(object.spec.values) ? [object.spec.values] : []) : dyn(has(object.spec.source) && {} ? [object.spec.source.helm.valuesObject] : []) + dyn(has(object.spec.sources) ? object.spec.sources.filter(s, {}).map(s, s.helm.valuesObject) : [])",
+                with_values("object.spec.source"),
+                with_values("s"),
             ),
         ),
         (
@@ -30,6 +71,33 @@ pub fn variables() -> Vec<(&'static str, String)> {
             "variables.values.filter(v, type(v) == map && 'cgpu' in v && type(v.cgpu) == map).map(v, v.cgpu)".into(),
         ),
     ]
+}
+
+/// CEL about the block `b`, about the block `name` instead (code only, not literals).
+fn block_as(expr: &str, name: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| regex::Regex::new(r"\bb\b").expect("regex"));
+    super::rewrite_code(expr, |code| re.replace_all(code, name).into_owned())
+}
+
+/// The ratchet of a rule whose violations are `parts` (each key's condition and message in
+/// the block `b`): every violation of the new object's blocks is one of the old object's
+/// blocks too, with the same message (the message names the value).
+fn ratchet(parts: &[(String, String)]) -> String {
+    let olds: Vec<String> = parts
+        .iter()
+        .map(|(c, m)| format!("(({}) && ({}) == msg)", block_as(c, "o"), block_as(m, "o")))
+        .collect();
+    parts
+        .iter()
+        .map(|(cond, msg)| {
+            format!(
+                "variables.blocks.all(b, !({cond}) || [{msg}].all(msg, variables.oldBlocks.exists(o, {})))",
+                olds.join(" || ")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" && ")
 }
 
 /// A valid tag (`check_tag`'s parse): the installer policy's `tagValid`, on `t`.
@@ -47,11 +115,15 @@ fn tag_core(t: &str) -> String {
 /// The validations (all errors: the policy denies).
 pub fn checks() -> Vec<Check> {
     use RuleId::*;
-    let c = |rule, expression: String, message_expression: String| Check {
+    // `parts`: each key's (condition, message) in the block `b`, for the ratchet.
+    let c = |rule,
+             (expression, message_expression): (String, String),
+             parts: &[(String, String)]| Check {
         rule,
         severity: Severity::Error,
         expression,
         message_expression,
+        ratchet: ratchet(parts),
     };
     let strbool = |k: &str| format!("('{k}' in b && type(b.{k}) == string)");
     let bool_msg = |k: &str| {
@@ -139,6 +211,7 @@ pub fn checks() -> Vec<Check> {
             &[&tag_core(&format!("b.{k}"))],
         )
     };
+    // A violation in a block: the expression and the message.
     let any = |cond: String, msg: String| {
         (
             format!("!variables.blocks.exists(b, {cond})"),
@@ -146,7 +219,7 @@ pub fn checks() -> Vec<Check> {
         )
     };
     let mut out = Vec::new();
-    let (e, m) = any(
+    let v = any(
         format!("{} || {}", strbool("enabled"), strbool("checkRegions")),
         format!(
             "{} ? {} : {}",
@@ -155,12 +228,15 @@ pub fn checks() -> Vec<Check> {
             bool_msg("checkRegions")
         ),
     );
-    out.push(c(StringBoolean, e, m));
-    let (e, m) = any(not_integer, not_integer_msg);
-    out.push(c(PolicyNotInteger, e, m));
-    let (e, m) = any(out_of_range, out_of_range_msg);
-    out.push(c(PolicyOutOfRange, e, m));
-    let (e, m) = any(
+    let parts = ["enabled", "checkRegions"].map(|k| (strbool(k), bool_msg(k)));
+    out.push(c(StringBoolean, v, &parts));
+    let parts = [(not_integer.clone(), not_integer_msg.clone())];
+    let v = any(not_integer, not_integer_msg);
+    out.push(c(PolicyNotInteger, v, &parts));
+    let parts = [(out_of_range.clone(), out_of_range_msg.clone())];
+    let v = any(out_of_range, out_of_range_msg);
+    out.push(c(PolicyOutOfRange, v, &parts));
+    let v = any(
         tag_keys
             .iter()
             .map(|k| bad_tag(k))
@@ -173,8 +249,9 @@ pub fn checks() -> Vec<Check> {
             bad_tag_msg("financeCloudImageTag")
         ),
     );
-    out.push(c(TagInvalid, e, m));
-    let (e, m) = any(
+    let parts = tag_keys.map(|k| (bad_tag(k), bad_tag_msg(k)));
+    out.push(c(TagInvalid, v, &parts));
+    let v = any(
         tag_keys
             .iter()
             .map(|k| old_tag(k))
@@ -187,7 +264,8 @@ pub fn checks() -> Vec<Check> {
             old_msg("financeCloudImageTag")
         ),
     );
-    out.push(c(TagTooOld, e, m));
+    let parts = tag_keys.map(|k| (old_tag(k), old_msg(k)));
+    out.push(c(TagTooOld, v, &parts));
     out
 }
 
@@ -199,9 +277,26 @@ pub fn covers(rule: RuleId) -> bool {
 /// The policy and its binding.
 pub fn documents(api: &str, action: Action) -> String {
     let mut s = format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"helm.toolkit.fluxcd.io\"]\n      apiVersions: [\"v2\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"helmreleases\"]\n    - apiGroups: [\"argoproj.io\"]\n      apiVersions: [\"v1alpha1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"applications\"]\n  variables:\n"
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    matchPolicy: Equivalent\n    resourceRules:\n    - apiGroups: [\"helm.toolkit.fluxcd.io\"]\n      apiVersions: [{}]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"helmreleases\"]\n    - apiGroups: [\"argoproj.io\"]\n      apiVersions: [\"v1alpha1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"applications\"]\n  matchConditions:\n  - name: {CHART_CONDITION}\n    expression: {}\n  variables:\n",
+        super::failure_policy(GITOPS_POLICY).0,
+        HELMRELEASE_VERSIONS
+            .iter()
+            .map(|v| super::q(v))
+            .collect::<Vec<_>>()
+            .join(", "),
+        super::q(&chart_condition()),
     );
-    for (n, e) in variables() {
+    let vars = variables();
+    for (n, e) in &vars {
+        s.push_str(&format!("  - name: {n}\n    expression: {}\n", super::q(e)));
+    }
+    // The old object's blocks, for the ratchets: only when it was the chart's too.
+    for (n, e) in super::old_variables(&vars) {
+        let e = if n == "oldValues" {
+            format!("({}) ? ({e}) : []", super::on_old(&chart_condition()))
+        } else {
+            e
+        };
         s.push_str(&format!(
             "  - name: {n}\n    expression: {}\n",
             super::q(&e)
@@ -212,7 +307,7 @@ pub fn documents(api: &str, action: Action) -> String {
         let r = c.rule.info();
         s.push_str(&format!(
             "  - expression: {}\n    message: {}\n    messageExpression: {}\n    reason: Invalid\n",
-            super::q(&c.expression),
+            super::q(&c.policy_expression()),
             super::q(&format!("{}: {}", r.name, r.summary)),
             super::q(&format!(
                 "{} + ({})",
@@ -222,7 +317,7 @@ pub fn documents(api: &str, action: Action) -> String {
         ));
     }
     s.push_str(&format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  policyName: {GITOPS_POLICY}\n  validationActions: [{}]\n",
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  policyName: {GITOPS_POLICY}\n  validationActions: [{}]\n",
         action.as_str()
     ));
     s

@@ -44,7 +44,13 @@ pub struct Request {
     /// Also the policy for Flux HelmReleases and Argo CD Applications of the chart
     /// (`--include-gitops`, [`gitops`]).
     pub include_gitops: bool,
+    /// `--params`: the installer policies read the allowed regions, the minimum cGPU version and
+    /// extra registry hosts from a ConfigMap ([`PARAMS_CONFIGMAP`]) written with them.
+    pub params: bool,
 }
+
+/// The ConfigMap (in kube-system) the installer policies read with `--params`.
+pub const PARAMS_CONFIGMAP: &str = "cgpu-lint-params";
 
 /// The oldest Kubernetes minor with `variables` in ValidatingAdmissionPolicy (v1beta1).
 pub const OLDEST_MINOR: u32 = 28;
@@ -71,6 +77,48 @@ pub fn parse_kube_version(s: &str) -> Result<u32, String> {
     Ok(minor)
 }
 
+/// The label every generated object carries (`kubectl apply --prune -l` finds stale ones).
+pub const MANAGED_BY: &str = "app.kubernetes.io/managed-by=cgpu-lint";
+/// The tool's version, the `app.kubernetes.io/version` label of every generated object (a
+/// YAML string).
+pub const VERSION_LABEL: &str = concat!("\"", env!("CARGO_PKG_VERSION"), "\"");
+
+/// `kubectl apply --prune` of the generated file: only objects labelled [`MANAGED_BY`] of the
+/// generated kinds (`--prune-allowlist`; kubectl's default list has neither policies nor
+/// bindings) that `file` does not hold are deleted.
+pub fn prune_command(api: &str, file: &str, params: bool) -> String {
+    let mut kinds = vec![
+        format!("{api}/ValidatingAdmissionPolicy"),
+        format!("{api}/ValidatingAdmissionPolicyBinding"),
+    ];
+    if params {
+        kinds.push("core/v1/ConfigMap".into());
+    }
+    let allow: Vec<String> = kinds
+        .iter()
+        .map(|k| format!("--prune-allowlist={k}"))
+        .collect();
+    format!(
+        "kubectl apply --prune -l {MANAGED_BY} {} -f {file}",
+        allow.join(" ")
+    )
+}
+
+/// The size guard: no installer DaemonSet has more containers (init and regular), env entries
+/// in one container, or characters in an image reference. Past it the installer policies judge
+/// nothing else (their cost grows with the env entries: the API server's cost budget would be
+/// spent on an object built for it) and the errors policy denies.
+pub const MAX_CONTAINERS: usize = 16;
+pub const MAX_ENV: usize = 256;
+pub const MAX_IMAGE: usize = 1024;
+
+/// The size guard's validation message.
+pub fn size_guard_message() -> String {
+    format!(
+        "size-guard: more than {MAX_CONTAINERS} containers, more than {MAX_ENV} env entries in a container, or an image reference longer than {MAX_IMAGE} characters: no cgpu installer DaemonSet has that, and the policy does not judge it further"
+    )
+}
+
 /// The policy (and binding) names.
 pub const ERRORS_POLICY: &str = "cgpu-lint-installer-errors";
 pub const WARNINGS_POLICY: &str = "cgpu-lint-installer-warnings";
@@ -83,6 +131,103 @@ pub struct Check {
     pub severity: Severity,
     pub expression: String,
     pub message_expression: String,
+    /// Ratcheting (errors only; empty for warnings): CEL true on an UPDATE when every violation
+    /// of the new object was already in `oldObject` with the same value, so the update is not
+    /// denied for it.
+    pub ratchet: String,
+}
+
+impl Check {
+    /// The validation's expression as the policy writes it: ratcheted on UPDATE when it has a
+    /// ratchet.
+    pub fn policy_expression(&self) -> String {
+        if self.ratchet.is_empty() {
+            self.expression.clone()
+        } else {
+            format!(
+                "{} || (request.operation == 'UPDATE' && {})",
+                self.expression, self.ratchet
+            )
+        }
+    }
+}
+
+/// Split CEL into code and single-quoted literals (as [`lit`] writes them): `(is_code, text)`.
+fn segments(expr: &str) -> Vec<(bool, String)> {
+    let mut out: Vec<(bool, String)> = Vec::new();
+    let mut cur = String::new();
+    let mut in_lit = false;
+    let mut chars = expr.chars();
+    while let Some(c) = chars.next() {
+        if in_lit {
+            cur.push(c);
+            if c == '\\' {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                }
+            } else if c == '\'' {
+                out.push((false, std::mem::take(&mut cur)));
+                in_lit = false;
+            }
+        } else if c == '\'' {
+            out.push((true, std::mem::take(&mut cur)));
+            cur.push(c);
+            in_lit = true;
+        } else {
+            cur.push(c);
+        }
+    }
+    out.push((!in_lit, cur));
+    out
+}
+
+/// Rewrite the code (not the literals) of `expr` with `f`.
+pub(crate) fn rewrite_code(expr: &str, f: impl Fn(&str) -> String) -> String {
+    segments(expr)
+        .into_iter()
+        .map(|(code, t)| if code { f(&t) } else { t })
+        .collect()
+}
+
+/// The name of a variable's twin on the old object: `containers` → `oldContainers`.
+pub fn old_name(name: &str) -> String {
+    let mut c = name.chars();
+    match c.next() {
+        Some(f) => format!("old{}{}", f.to_ascii_uppercase(), c.as_str()),
+        None => "old".into(),
+    }
+}
+
+/// The same CEL on the old object: `object` → `oldObject`, `variables.x` → `variables.oldX`.
+pub fn on_old(expr: &str) -> String {
+    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r"\bobject\b|\bvariables\.([A-Za-z_][A-Za-z0-9_]*)").expect("regex")
+    });
+    rewrite_code(expr, |code| {
+        re.replace_all(code, |c: &regex::Captures| match c.get(1) {
+            Some(v) => format!("variables.{}", old_name(v.as_str())),
+            None => "oldObject".to_string(),
+        })
+        .into_owned()
+    })
+}
+
+/// The variables' twins on `oldObject` (read only by ratchets, on UPDATE: the API server
+/// evaluates a variable when an expression first reads it).
+pub fn old_variables(vars: &[(&'static str, String)]) -> Vec<(String, String)> {
+    vars.iter().map(|(n, e)| (old_name(n), on_old(e))).collect()
+}
+
+/// The default ratchet of an error check: the old object failed it too, with the same message
+/// (every message names the bad value).
+fn same_violation(expression: &str, message: &str) -> String {
+    format!(
+        "!({}) && ({}) == ({})",
+        on_old(expression),
+        message,
+        on_old(message)
+    )
 }
 
 /// Why a rule of the installer group is, or is not, in the policy (for the header and
@@ -341,13 +486,48 @@ fn version_below(v: &semver::Version) -> String {
 const NUM: &str = "(0|[1-9][0-9]{0,18})";
 
 /// The variables every validation reads, in order (each is total on an object the API server
-/// admits: it never fails to evaluate).
+/// admits: it never fails to evaluate), without params.
 pub fn variables() -> Vec<(&'static str, String)> {
+    variables_for(false)
+}
+
+/// A key of the params ConfigMap's data, or `default` when it has none.
+fn param(key: &str, default: &str) -> String {
+    format!(
+        "has(params.data) && {k} in params.data ? params.data[{k}] : {default}",
+        k = lit(key)
+    )
+}
+
+/// The comma-separated list of a params key (entries trimmed, empty ones dropped).
+fn param_list(key: &str, default: &str) -> String {
+    format!(
+        "({}).split(',').map(r, r.trim()).filter(r, r != '')",
+        param(key, &lit(default))
+    )
+}
+
+/// `a < b` for decimals without leading zeros (as strings: no overflow at 19 digits).
+fn num_lt(a: &str, b: &str) -> String {
+    format!("(size({a}) < size({b}) || (size({a}) == size({b}) && {a} < {b}))")
+}
+
+/// The variables, with `params` the ones that read the params ConfigMap.
+pub fn variables_for(params: bool) -> Vec<(&'static str, String)> {
     let schedule = lit(SCHEDULE_LABEL);
-    vec![
+    let mut vars = vec![
         (
             "containers",
-            "(has(object.spec.template.spec.initContainers) ? object.spec.template.spec.initContainers : []) + object.spec.template.spec.containers".into(),
+            // dyn(): initContainers and containers are two list types for the API server's
+            // type checker (one per schema path), and `_+_` has no overload for two list
+            // types; as dyn the sum type-checks, and at run time dyn(x) is x.
+            "(has(object.spec.template.spec.initContainers) ? dyn(object.spec.template.spec.initContainers) : dyn([])) + dyn(object.spec.template.spec.containers)".into(),
+        ),
+        (
+            "small",
+            format!(
+                "size(variables.containers) <= {MAX_CONTAINERS} && variables.containers.all(c, (!has(c.env) || size(c.env) <= {MAX_ENV}) && (!has(c.image) || size(c.image) <= {MAX_IMAGE}))"
+            ),
         ),
         (
             "main",
@@ -389,6 +569,34 @@ pub fn variables() -> Vec<(&'static str, String)> {
             "tooOld",
             format!("variables.tagValid && variables.tag.matches('{}')", version_below(min_policy_version())),
         ),
+    ];
+    if params {
+        let (c, m) = ("variables.coreParts", "variables.minParts");
+        let tail = vars.len() - 1;
+        vars.truncate(tail);
+        vars.extend([
+            (
+                "minVersion",
+                format!(
+                    "has(params.data) && 'minVersion' in params.data ? (params.data['minVersion'].trim().startsWith('v') ? params.data['minVersion'].trim().substring(1) : params.data['minVersion'].trim()) : {}",
+                    lit(&min_policy_version().to_string())
+                ),
+            ),
+            ("minParts", "variables.minVersion.split('.')".into()),
+            ("coreParts", "variables.tagValid ? variables.core.split('.') : ['0', '0', '0']".into()),
+            (
+                "tooOld",
+                format!(
+                    "variables.tagValid && ({} || ({c}[0] == {m}[0] && ({} || ({c}[1] == {m}[1] && {}))))",
+                    num_lt(&format!("{c}[0]"), &format!("{m}[0]")),
+                    num_lt(&format!("{c}[1]"), &format!("{m}[1]")),
+                    num_lt(&format!("{c}[2]"), &format!("{m}[2]")),
+                ),
+            ),
+        ]);
+    }
+    vars.extend([
+
         (
             "regForm",
             "variables.host.endsWith('.ack.aliyuncs.com') ? (variables.host.matches('^registry-.*[.]ack[.]aliyuncs[.]com$') ? 'ack' : '') : (variables.host.matches('^registry(-vpc)?[.][^.]*[.]aliyuncs[.]com$') ? 'acr' : '')".into(),
@@ -406,7 +614,14 @@ pub fn variables() -> Vec<(&'static str, String)> {
             "variables.regForm == 'ack' && variables.vpc ? variables.regMid.substring(0, size(variables.regMid) - 4) : variables.regMid".into(),
         ),
         ("regionWellFormed", "variables.region.matches('^[a-z]+(-[a-z0-9]+)+$')".into()),
-        ("knownRegions", list(KNOWN_REGIONS)),
+        (
+            "knownRegions",
+            if params {
+                param_list("allowedRegions", &KNOWN_REGIONS.join(","))
+            } else {
+                list(KNOWN_REGIONS)
+            },
+        ),
         (
             "selector",
             "has(object.spec.template.spec.nodeSelector) ? object.spec.template.spec.nodeSelector : {}".into(),
@@ -415,33 +630,80 @@ pub fn variables() -> Vec<(&'static str, String)> {
             "scheduleLabel",
             format!("{schedule} in variables.selector ? variables.selector[{schedule}] : ''"),
         ),
-    ]
+    ]);
+    if params {
+        vars.push(("registries", param_list("registries", "")));
+    }
+    vars
 }
 
 /// A POLICY entry that is not one of "0" … "5" (valueFrom entries are not judged).
 const BAD_POLICY: &str = "e.name == 'POLICY' && !has(e.valueFrom) && !(has(e.value) && e.value in ['0', '1', '2', '3', '4', '5'])";
 
-/// The validations, errors first.
+/// installer-policy-invalid's ratchet: every bad POLICY entry of the new object has a bad
+/// entry of the same value (or the same lack of one) in the old object.
+fn policy_invalid_ratchet() -> String {
+    let bad_f = BAD_POLICY.replace("e.", "f.");
+    format!(
+        "variables.containers.all(c, !has(c.env) || c.env.all(e, !({BAD_POLICY}) || variables.oldContainers.exists(o, has(o.env) && o.env.exists(f, ({bad_f}) && has(f.value) == has(e.value) && (!has(e.value) || f.value == e.value)))))"
+    )
+}
+
+/// The validations, errors first (without params).
 pub fn checks() -> Vec<Check> {
+    checks_for(false)
+}
+
+/// The validations, errors first; with `params` the minimum version and extra registries are
+/// the params ConfigMap's.
+pub fn checks_for(params: bool) -> Vec<Check> {
     use RuleId::*;
+    // A message naming the minimum version: `\u{1}` in `text` is it.
+    let min_words = |text: &str, exprs: &[&str]| {
+        if !params {
+            return words(
+                &text.replace('\u{1}', &min_policy_version().to_string()),
+                exprs,
+            );
+        }
+        let mut ex: Vec<&str> = Vec::new();
+        let mut it = exprs.iter();
+        for ch in text.chars() {
+            if ch == '\u{1}' {
+                ex.push("variables.minVersion");
+            } else if ch == '\0'
+                && let Some(e) = it.next()
+            {
+                ex.push(e);
+            }
+        }
+        words(&text.replace('\u{1}', "\0"), &ex)
+    };
     let c = |rule, severity, expression: String, message_expression: String| Check {
         rule,
         severity,
+        ratchet: if severity == Severity::Error {
+            same_violation(&expression, &message_expression)
+        } else {
+            String::new()
+        },
         expression,
         message_expression,
     };
     let workload = "e.name.startsWith('ALIYUN_COM_GPU_') || e.name == 'CGPU_DISABLE'";
     let vpc_host = "(variables.regForm == 'ack' ? 'registry-' + variables.region + '-vpc.ack.aliyuncs.com' : 'registry-vpc.' + variables.region + '.aliyuncs.com')";
-    vec![
-        c(
-            InstallerPolicyInvalid,
-            Severity::Error,
-            format!("!variables.containers.exists(c, has(c.env) && c.env.exists(e, {BAD_POLICY}))"),
-            format!(
-                "variables.containers.filter(c, has(c.env) && c.env.exists(e, {BAD_POLICY}))[0].env.filter(e, {BAD_POLICY}).map(e, has(e.value) ? {} : 'POLICY has no value')[0]",
-                words("POLICY \"\0\" is not one of \"0\" … \"5\"", &["e.value"])
-            ),
+    let mut invalid = c(
+        InstallerPolicyInvalid,
+        Severity::Error,
+        format!("!variables.containers.exists(c, has(c.env) && c.env.exists(e, {BAD_POLICY}))"),
+        format!(
+            "variables.containers.filter(c, has(c.env) && c.env.exists(e, {BAD_POLICY}))[0].env.filter(e, {BAD_POLICY}).map(e, has(e.value) ? {} : 'POLICY has no value')[0]",
+            words("POLICY \"\0\" is not one of \"0\" … \"5\"", &["e.value"])
         ),
+    );
+    invalid.ratchet = policy_invalid_ratchet();
+    vec![
+        invalid,
         c(
             InstallerPolicyDuplicate,
             Severity::Error,
@@ -467,8 +729,8 @@ pub fn checks() -> Vec<Check> {
             TagTooOld,
             Severity::Error,
             "!variables.tooOld".into(),
-            words(
-                &format!("cGPU \0 is older than {}: the policy setting is not supported", min_policy_version()),
+            min_words(
+                "cGPU \0 is older than \u{1}: the policy setting is not supported",
                 &["variables.core"],
             ),
         ),
@@ -487,8 +749,8 @@ pub fn checks() -> Vec<Check> {
             "variables.policyCount > 0".into(),
             format!(
                 "variables.tooOld ? {} : {}",
-                words(
-                    &format!("\0 sets no POLICY env, and its cGPU \0 is older than {} and has no policy setting: upgrade the image first (tag-too-old), then set POLICY", min_policy_version()),
+                min_words(
+                    "\0 sets no POLICY env, and its cGPU \0 is older than \u{1} and has no policy setting: upgrade the image first (tag-too-old), then set POLICY",
                     &["object.metadata.name", "variables.core"],
                 ),
                 words(&cgpu::policy_missing_message("\0"), &["object.metadata.name"]),
@@ -541,7 +803,11 @@ pub fn checks() -> Vec<Check> {
         c(
             RegistryHost,
             Severity::Warning,
-            "variables.image == '' || variables.regForm != ''".into(),
+            if params {
+                "variables.image == '' || variables.regForm != '' || variables.host in variables.registries".into()
+            } else {
+                "variables.image == '' || variables.regForm != ''".into()
+            },
             format!(
                 "variables.host == '' ? {} : {}",
                 words(
@@ -662,29 +928,73 @@ fn header(req: &Request, api: &str) -> String {
     h.push_str("# from its rule catalogue. Each validation is one rule; its message starts with the rule id\n");
     h.push_str("# and says what `cgpu-lint check` says. Try it offline first:\n");
     h.push_str("#   cgpu-lint check --admission-policy THIS_FILE daemonset.yaml\n");
+    wrap(
+        &mut h,
+        "# ",
+        &format!(
+            "Every object is labelled {MANAGED_BY} and app.kubernetes.io/version={}; apply it with prune, so that the objects of an older version this file no longer has are deleted:",
+            env!("CARGO_PKG_VERSION"),
+        ),
+    );
+    let prune = prune_command(api, "THIS_FILE", req.params);
+    let mut parts = prune.split(" --prune-allowlist=");
+    h.push_str(&format!("#   {} \\\n", parts.next().unwrap_or_default()));
+    let rest: Vec<&str> = parts.collect();
+    for (i, p) in rest.iter().enumerate() {
+        let end = if i + 1 < rest.len() { " \\" } else { "" };
+        h.push_str(&format!("#     --prune-allowlist={p}{end}\n"));
+    }
+    if req.params {
+        wrap(
+            &mut h,
+            "# ",
+            &format!(
+                "Params: the installer policies read allowedRegions (region-unknown), minVersion (tag-too-old, installer-policy-missing) and registries (hosts registry-host accepts, such as a mirror) from the ConfigMap kube-system/{PARAMS_CONFIGMAP} below (paramKind; each binding's paramRef, parameterNotFoundAction: Deny, so without it the installers are refused); change a value with `kubectl edit configmap {PARAMS_CONFIGMAP} -n kube-system`, no regeneration. minVersion must be MAJOR.MINOR.PATCH. The gitops policy does not read it."
+            ),
+        );
+    }
     h.push_str(&format!(
         "# {ERRORS_POLICY} (binding: {}):\n",
         req.action.as_str()
     ));
     wrap(&mut h, "#   ", &rule_list(Severity::Error).join(", "));
+    let fp = |h: &mut String, policy: &str| {
+        let (v, why) = failure_policy(policy);
+        wrap(h, "#   ", &format!("failurePolicy {v}: {why}."));
+    };
+    fp(&mut h, ERRORS_POLICY);
     h.push_str(&format!(
         "# {WARNINGS_POLICY} (binding: {}):\n",
         warn_action(req.action).as_str()
     ));
     wrap(&mut h, "#   ", &rule_list(Severity::Warning).join(", "));
+    fp(&mut h, WARNINGS_POLICY);
     if req.include_gitops {
         h.push_str(&format!(
             "# {} (binding: {}):\n",
             gitops::GITOPS_POLICY,
             req.action.as_str()
         ));
-        h.push_str(
-            "#   for Flux HelmReleases (helm.toolkit.fluxcd.io/v2) and Argo CD Applications\n",
+        wrap(
+            &mut h,
+            "#   ",
+            &format!(
+                "for Flux HelmReleases (helm.toolkit.fluxcd.io {}) and Argo CD Applications (argoproj.io v1alpha1) of the ack-ai-installer chart, on the cgpu block of spec.values and of each chart source's helm.valuesObject; the chart is selected in matchConditions (`{}`), so another chart's object is never evaluated:",
+                gitops::HELMRELEASE_VERSIONS.join(", "),
+                gitops::CHART_CONDITION
+            ),
         );
-        h.push_str("#   (argoproj.io/v1alpha1) of the ack-ai-installer chart, on the cgpu block of spec.values\n");
-        h.push_str("#   and of each chart source's helm.valuesObject:\n");
         let names: Vec<&str> = gitops::checks().iter().map(|c| c.rule.name()).collect();
         wrap(&mut h, "#   ", &names.join(", "));
+        wrap(
+            &mut h,
+            "#   ",
+            &format!(
+                "failurePolicy {}: {}.",
+                failure_policy(gitops::GITOPS_POLICY).0,
+                failure_policy(gitops::GITOPS_POLICY).1
+            ),
+        );
         wrap(
             &mut h,
             "#   ",
@@ -721,6 +1031,13 @@ fn header(req: &Request, api: &str) -> String {
         "# ",
         "A version number of 20 digits or more in the image tag reads as malformed here (check reads numbers up to 2^64).",
     );
+    wrap(
+        &mut h,
+        "# ",
+        &format!(
+            "Cost bound: the installer policies' cost grows with the containers and env entries; a size guard (variable `small`) stops both at more than {MAX_CONTAINERS} containers, {MAX_ENV} env entries in a container or an image reference of more than {MAX_IMAGE} characters, which no installer DaemonSet has: {ERRORS_POLICY} denies it (size-guard, not a check rule; not ratcheted) and judges nothing else. The gitops policy has no guard: past the API server's cost budget its failurePolicy Ignore admits."
+        ),
+    );
     if api.ends_with("v1beta1") {
         wrap(
             &mut h,
@@ -742,24 +1059,88 @@ fn warn_action(a: Action) -> Action {
     }
 }
 
-fn policy_doc(name: &str, api: &str, sev: Severity) -> String {
+/// The failurePolicy of each policy, and why (for the header and docs/admission-policy.md).
+pub fn failure_policy(policy: &str) -> (&'static str, &'static str) {
+    if policy == gitops::GITOPS_POLICY {
+        (
+            "Ignore",
+            "it matches every team's HelmReleases and Applications; an expression that cannot be evaluated (an unforeseen shape, the cost budget) admits the object instead of refusing it, and CI's `cgpu-lint check` remains the gate",
+        )
+    } else if policy == WARNINGS_POLICY {
+        (
+            "Fail",
+            "its binding only warns (or audits), so an expression that cannot be evaluated is shown as a warning, never a denial",
+        )
+    } else {
+        (
+            "Fail",
+            "it matches only the two installer DaemonSets by name in kube-system (matchConstraints, no CEL), and an installer the policy cannot judge is refused",
+        )
+    }
+}
+
+/// The matchCondition that selects the installer DaemonSets (total: never an error).
+pub fn installer_condition() -> (&'static str, String) {
+    (
+        "cgpu-installer-daemonset",
+        format!(
+            "has(object.metadata.name) && object.metadata.name in [{}]",
+            INSTALLER_NAMES
+                .iter()
+                .map(|n| lit(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    )
+}
+
+fn policy_doc(name: &str, api: &str, sev: Severity, params: bool) -> String {
+    let (cond, cond_expr) = installer_condition();
     let mut s = format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  failurePolicy: Fail\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"daemonsets\"]\n      resourceNames: [{}]\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kube-system\n  variables:\n",
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [\"apps\"]\n      apiVersions: [\"v1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"daemonsets\"]\n      resourceNames: [{}]\n    namespaceSelector:\n      matchLabels:\n        kubernetes.io/metadata.name: kube-system\n{}  matchConditions:\n  - name: {cond}\n    expression: {}\n  variables:\n",
+        failure_policy(name).0,
         INSTALLER_NAMES
             .iter()
             .map(|n| q(n))
             .collect::<Vec<_>>()
-            .join(", ")
+            .join(", "),
+        if params {
+            "  paramKind:\n    apiVersion: v1\n    kind: ConfigMap\n"
+        } else {
+            ""
+        },
+        q(&cond_expr),
     );
-    for (n, e) in variables() {
-        s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(&e)));
+    let vars = variables_for(params);
+    for (n, e) in &vars {
+        s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(e)));
+    }
+    if sev == Severity::Error {
+        for (n, e) in old_variables(&vars) {
+            s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(&e)));
+        }
     }
     s.push_str("  validations:\n");
-    for c in checks().into_iter().filter(|c| c.severity == sev) {
+    if sev == Severity::Error {
+        s.push_str(&format!(
+            "  - expression: \"variables.small\"\n    message: {}\n    reason: Invalid\n",
+            q(&size_guard_message())
+        ));
+    }
+    for c in checks_for(params).into_iter().filter(|c| c.severity == sev) {
         let r = c.rule.info();
+        // Past the size guard nothing else is judged; an old object past it ratchets nothing.
+        let expression = if c.ratchet.is_empty() {
+            format!("!variables.small || ({})", c.expression)
+        } else {
+            format!(
+                "!variables.small || ({} || (request.operation == 'UPDATE' && variables.oldSmall && {}))",
+                c.expression, c.ratchet
+            )
+        };
         s.push_str(&format!(
             "  - expression: {}\n    message: {}\n    messageExpression: {}\n    reason: Invalid\n",
-            q(&c.expression),
+            q(&expression),
             q(&format!("{}: {}", r.name, r.summary)),
             q(&format!(
                 "{} + ({})",
@@ -771,10 +1152,26 @@ fn policy_doc(name: &str, api: &str, sev: Severity) -> String {
     s
 }
 
-fn binding_doc(name: &str, api: &str, action: Action) -> String {
+fn binding_doc(name: &str, api: &str, action: Action, params: bool) -> String {
+    let param_ref = if params {
+        format!(
+            "  paramRef:\n    name: {PARAMS_CONFIGMAP}\n    namespace: kube-system\n    parameterNotFoundAction: Deny\n"
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\nspec:\n  policyName: {name}\n  validationActions: [{}]\n",
+        "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicyBinding\nmetadata:\n  name: {name}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  policyName: {name}\n  validationActions: [{}]\n{param_ref}",
         action.as_str()
+    )
+}
+
+/// The params ConfigMap, with the tool's facts as its values.
+fn params_doc() -> String {
+    format!(
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {PARAMS_CONFIGMAP}\n  namespace: kube-system\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\ndata:\n  # Region ids (comma-separated) region-unknown accepts in a registry host (also with -pub).\n  allowedRegions: {}\n  # The oldest cGPU (MAJOR.MINOR.PATCH) with the policy setting: older is tag-too-old.\n  minVersion: {}\n  # Registry hosts (comma-separated) registry-host accepts besides ACK's, such as a mirror.\n  registries: \"\"\n",
+        q(&KNOWN_REGIONS.join(",")),
+        q(&min_policy_version().to_string())
     )
 }
 
@@ -786,10 +1183,23 @@ pub fn generate(req: &Request) -> String {
         "admissionregistration.k8s.io/v1beta1"
     };
     let mut out = header(req, api);
-    out.push_str(&policy_doc(ERRORS_POLICY, api, Severity::Error));
-    out.push_str(&binding_doc(ERRORS_POLICY, api, req.action));
-    out.push_str(&policy_doc(WARNINGS_POLICY, api, Severity::Warning));
-    out.push_str(&binding_doc(WARNINGS_POLICY, api, warn_action(req.action)));
+    if req.params {
+        out.push_str(&params_doc());
+    }
+    out.push_str(&policy_doc(ERRORS_POLICY, api, Severity::Error, req.params));
+    out.push_str(&binding_doc(ERRORS_POLICY, api, req.action, req.params));
+    out.push_str(&policy_doc(
+        WARNINGS_POLICY,
+        api,
+        Severity::Warning,
+        req.params,
+    ));
+    out.push_str(&binding_doc(
+        WARNINGS_POLICY,
+        api,
+        warn_action(req.action),
+        req.params,
+    ));
     if req.include_gitops {
         out.push_str(&gitops::documents(api, req.action));
     }

@@ -47,7 +47,10 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     }
     // Read the policy first: a policy that does not load stops the run before any report.
     let admission = match &args.admission_policy {
-        Some(p) => Some((p.as_str(), super::admission::load(p, max_file_size)?)),
+        Some(p) => Some((
+            p.as_str(),
+            super::admission::load(p, args.old.as_deref(), max_file_size)?,
+        )),
         None => None,
     };
     let mut paths = if args.paths.is_empty() {

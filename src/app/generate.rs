@@ -90,6 +90,7 @@ fn admission_policy(
         action,
         kube_minor,
         include_gitops: args.include_gitops,
+        params: args.params,
     });
     match &args.output {
         Some(file) => {

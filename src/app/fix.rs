@@ -4,6 +4,7 @@ use super::report::{input_error, print_report, report_to_stderr, use_color, verd
 use super::settings::resolve_common;
 use super::{AppError, Exit, Streams};
 use crate::check;
+use crate::output::escape_line as esc;
 
 /// One line per unsafe fix applied (`--unsafe-fixes`): what changes at the next upgrade.
 fn unsafe_applied(
@@ -15,8 +16,11 @@ fn unsafe_applied(
         if let Some(c) = &a.consequence {
             writeln!(
                 s.err,
-                "cgpu-lint: {path}:{}: unsafe fix ({}): {}",
-                a.line, a.rule, c.line
+                "cgpu-lint: {}:{}: unsafe fix ({}): {}",
+                esc(path),
+                a.line,
+                a.rule,
+                crate::output::shown_text(&c.line)
             )?;
         }
     }
@@ -60,7 +64,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
         };
         let fixed = crate::lint::fix::lint_fix(&src, &settings, args.unsafe_fixes);
         if let Some(why) = &fixed.refused {
-            writeln!(s.err, "cgpu-lint: {p}: {why}")?;
+            writeln!(s.err, "cgpu-lint: {}: {why}", esc(p))?;
         }
         changed |= fixed.changed();
         if args.stdout || (p == "-" && !args.diff) {
@@ -81,7 +85,8 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
                     }
                     writeln!(
                         s.err,
-                        "cgpu-lint: fixed {p}: {} finding{} ({})",
+                        "cgpu-lint: fixed {}: {} finding{} ({})",
+                        esc(p),
                         fixed.applied.len(),
                         if fixed.applied.len() == 1 { "" } else { "s" },
                         rules.join(", ")
@@ -89,7 +94,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
                     unsafe_applied(s, p, &fixed.applied)?;
                 }
                 Err(e) => {
-                    writeln!(s.err, "cgpu-lint: error: {e}")?;
+                    writeln!(s.err, "cgpu-lint: error: {}", esc(&e.to_string()))?;
                     trouble = true;
                 }
             }
@@ -99,7 +104,9 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
     let baselined = super::baseline::hide(c, &mut remaining, &|dir, f| {
         super::baseline::under(dir, &paths, f)
     });
-    if args.stdout || args.diff {
+    // `fix -` writes the fixed text to stdout (`fix - <in >out`): the report goes to stderr, as
+    // with --stdout and --diff, so that `out` is the file and nothing else.
+    if args.stdout || args.diff || files.iter().any(|p| p == "-") {
         if !(c.quiet && remaining.is_empty()) {
             report_to_stderr(s, c, &mut remaining, files.len(), baselined)?;
         }

@@ -179,7 +179,11 @@ pub(crate) fn input_error(
     e: &InputError,
     diags: &mut Vec<Diagnostic>,
 ) -> Result<(), AppError> {
-    writeln!(s.err, "cgpu-lint: error: {e}")?;
+    writeln!(
+        s.err,
+        "cgpu-lint: error: {}",
+        crate::output::escape_line(&e.to_string())
+    )?;
     diags.push(e.to_diagnostic());
     Ok(())
 }

@@ -71,7 +71,7 @@ pub fn check_tag(
                     RuleId::InstallerImageTag,
                     v,
                     path.to_string(),
-                    format!("image {}", e.message(tag)),
+                    e.about(crate::cgpu::IMAGE_TAG, tag),
                 );
             } else {
                 ctx.at(

@@ -391,7 +391,7 @@ DaemonSet. Without it the installer's built-in default applies, which is not doc
         "POLICY `value: 1`: EnvVar.value must be a string",
         fix: safe("quote it",
             "the API server refuses a number in EnvVar.value (kubernetes#82296), so the original never installs; the quoted number is the same POLICY"),
-        help: "quote the value: value: \"1\"",
+        help: "quote the value: `value: \"1\"`",
         "EnvVar.value is a string; the API server rejects a number with \"cannot unmarshal number \
 into Go struct field EnvVar...value of type string\" (kubernetes#82296)."),
     InstallerPolicyInvalid: ("installer-policy-invalid", Error, Installer,

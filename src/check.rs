@@ -113,8 +113,14 @@ pub fn read_input(path: &str, max_size: u64) -> Result<Arc<Source>, InputError> 
             limit: max_size,
         });
     }
-    Ok(match yaml::source::decode(bytes) {
-        Ok(text) => Source::new(path, text),
+    Ok(match yaml::source::decode_file(bytes) {
+        Ok((text, encoding)) => {
+            let mut src = Source::new(path, text);
+            if let Some(s) = Arc::get_mut(&mut src) {
+                s.encoding = encoding;
+            }
+            src
+        }
         Err((lossy, offset, message)) => Source::new_invalid(path, lossy, offset, message),
     })
 }

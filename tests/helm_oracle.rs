@@ -1741,3 +1741,123 @@ fn findings_on_the_source_equal_findings_on_helms_values() {
             .join("\n")
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// UTF-16 (issue 35)
+
+/// `text` in UTF-16 (`le`: little-endian), with or without the byte-order mark.
+fn utf16(text: &str, le: bool, bom: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let units = std::iter::once(0xfeff)
+        .filter(|_| bom)
+        .chain(text.encode_utf16());
+    for u in units {
+        out.extend(if le { u.to_le_bytes() } else { u.to_be_bytes() });
+    }
+    out
+}
+
+/// A values file in UTF-16 with a byte-order mark is read as go-yaml's reader reads it: Helm 3
+/// decodes both byte orders, Helm 4 refuses little-endian ones; without the mark neither reads
+/// it. `cgpu-lint values` agrees with each Helm on every case (accepts with Helm's JSON, or
+/// refuses), and `check` places findings in characters of the decoded text, as for UTF-8.
+#[test]
+fn utf16_with_a_bom_is_read_as_helm_reads_it() {
+    // Generated: one-key cases of the generator, and non-ASCII values (an astral character is a
+    // surrogate pair in UTF-16) before a finding on the same line.
+    let mut texts: Vec<String> = generate()
+        .iter()
+        .filter_map(|c| c.fragment.as_ref())
+        .step_by(37)
+        .take(12)
+        .map(|(k, v)| format!("cgpu:\n  {k}: {v}\n"))
+        .collect();
+    for (i, value) in ["é", "中文", "😀", "a😀b🚀", "\u{10ffff}x"]
+        .iter()
+        .enumerate()
+    {
+        texts.push(format!("cgpu: {{image: \"{value}\", policy: 9}}\n"));
+        texts.push(format!(
+            "# {value}\ncgpu:\n  image: {value}{i}\n  policy: 9\n"
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let helms = [Helm::new(3), Helm::new(4)];
+    let mut problems = Vec::new();
+    let (mut compared, mut accepted) = (0, BTreeMap::<(u8, &str), usize>::new());
+    for (i, text) in texts.iter().enumerate() {
+        for (form, bytes) in [
+            ("le", utf16(text, true, true)),
+            ("be", utf16(text, false, true)),
+            ("le-nobom", utf16(text, true, false)),
+        ] {
+            let files = write_files(dir.path(), &format!("u{i}-{form}"), &[bytes]);
+            for helm in &helms {
+                compared += 1;
+                let h = helm.template(&files, &[]);
+                let l = lint(&values_args(helm.version, &files, &[]));
+                match &h {
+                    Outcome::Values(json, _) => {
+                        *accepted.entry((helm.version, form)).or_default() += 1;
+                        if l.code != 0 || l.stdout.trim_end() != json {
+                            problems.push(format!(
+                                "{text:?} {form} Helm {}: Helm reads {json}; cgpu-lint: {} {}",
+                                helm.version,
+                                l.stdout.trim(),
+                                l.stderr.trim()
+                            ));
+                        }
+                    }
+                    Outcome::Refused(why) => {
+                        if l.code == 0 {
+                            problems.push(format!(
+                                "{text:?} {form} Helm {}: Helm refuses ({why}); cgpu-lint reads {}",
+                                helm.version,
+                                l.stdout.trim()
+                            ));
+                        }
+                    }
+                }
+            }
+            // Positions: `policy: 9` is found where the decoded text has it, in characters.
+            if form != "le-nobom" && text.contains("policy: 9") {
+                let out = lint(&[
+                    "check".into(),
+                    "--no-config".into(),
+                    "--format".into(),
+                    "json".into(),
+                    files[0].to_string_lossy().into_owned(),
+                ]);
+                let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+                let d = report["diagnostics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|d| d["rule"] == "policy-out-of-range")
+                    .unwrap_or_else(|| panic!("{text:?} {form}: {report}"));
+                let at = text.find("policy: 9").unwrap() + "policy: ".len();
+                let line = text[..at].matches('\n').count() + 1;
+                let column = text[..at].rsplit('\n').next().unwrap().chars().count() + 1;
+                assert_eq!(
+                    (
+                        d["line"].as_u64().unwrap() as usize,
+                        d["column"].as_u64().unwrap() as usize
+                    ),
+                    (line, column),
+                    "{text:?} {form}"
+                );
+            }
+        }
+    }
+    eprintln!("utf-16: {compared} readings compared; Helm accepted (version, form): {accepted:?}");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // What Helm does, measured here: both read big-endian, only Helm 3 little-endian, and
+    // neither a file without the mark.
+    let n = texts.len();
+    assert!(
+        accepted.get(&(3, "le")).copied().unwrap_or(0) >= n - 2,
+        "{accepted:?}"
+    );
+    assert_eq!(accepted.get(&(4, "le")), None, "{accepted:?}");
+    assert_eq!(accepted.get(&(3, "le-nobom")), None, "{accepted:?}");
+}

@@ -74,6 +74,14 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
             let d = crate::fix::unified_diff(p, &src.text, &fixed.text, color);
             s.out.write_all(d.as_bytes())?;
             unsafe_applied(s, p, &fixed.applied)?;
+        } else if fixed.changed() && src.encoding != crate::yaml::source::Encoding::Utf8 {
+            // The fixed text is UTF-8: writing it would change the file's encoding too.
+            writeln!(
+                s.err,
+                "cgpu-lint: {}: not fixed in place: the file is {}; save it as UTF-8 for `fix` to edit it (or use --stdout)",
+                esc(p),
+                src.encoding.name()
+            )?;
         } else if fixed.changed() {
             match crate::fix::write_in_place(p, &fixed.text, opts) {
                 Ok(_) => {

@@ -217,6 +217,25 @@ fn a_missing_path_is_an_io_error_not_a_file_checked() {
     }
 }
 
+/// The stderr line of a command that stops on a path (`values`, `check`) shows the path escaped.
+#[test]
+fn an_error_line_naming_a_hostile_path_is_escaped() {
+    let name = "x\u{202e}\u{1b}]0;t\u{7}\n::warning file=x::y.yaml";
+    for cmd in ["values", "check", "fix"] {
+        let out = bin().args([cmd, "--no-config", name]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_safe(&stderr, cmd);
+        assert!(
+            stderr.contains("x\\u{202e}\\x1b]0;t\\x07\\n::warning"),
+            "{cmd}: {stderr}"
+        );
+        if cmd != "values" {
+            assert_safe(&String::from_utf8(out.stdout).unwrap(), cmd);
+        }
+    }
+}
+
 /// Two equal words in a row ("the the", "image image"), outside backticks (a value may repeat
 /// a word).
 fn doubled_word(text: &str) -> Option<String> {

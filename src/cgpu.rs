@@ -479,6 +479,9 @@ pub struct Tag {
     pub suffix: Option<String>,
 }
 
+/// How a message names the tag of the installer's image ([`TagError::about`]).
+pub const IMAGE_TAG: &str = "the image's tag";
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TagError {
     Empty,
@@ -487,6 +490,20 @@ pub enum TagError {
 }
 
 impl TagError {
+    /// The problem said of `subject`, a noun phrase for the tag ("the image's tag"): "the
+    /// image's tag is `latest`: …".
+    pub fn about(&self, subject: &str, tag: &str) -> String {
+        match self {
+            TagError::Empty => format!("{subject} is empty"),
+            TagError::Latest => format!(
+                "{subject} is `latest`: the cGPU version cannot be known and changes under you"
+            ),
+            TagError::Malformed => format!(
+                "{subject} `{tag}` is not a cGPU tag of the form v?MAJOR.MINOR.PATCH[-suffix]"
+            ),
+        }
+    }
+
     pub fn message(&self, tag: &str) -> String {
         match self {
             TagError::Empty => "the tag is empty".into(),

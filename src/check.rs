@@ -50,7 +50,33 @@ impl InputError {
             .strip_prefix(&format!("{path}: "))
             .unwrap_or(&full)
             .to_string();
-        Diagnostic::io_error(path, reason)
+        let mut d = Diagnostic::io_error(path, reason);
+        d.help = self.help().to_string();
+        d
+    }
+
+    /// What to do about it, for this kind of failure (the catalogue's help names them all).
+    pub fn help(&self) -> &'static str {
+        match self {
+            InputError::Io { source, .. } => match source.kind() {
+                std::io::ErrorKind::NotFound => {
+                    "no file or directory has this name: check the path (a relative one is taken from the working directory)"
+                }
+                std::io::ErrorKind::PermissionDenied => {
+                    "this user may not read the file: check its permissions"
+                }
+                std::io::ErrorKind::InvalidData => "the input is not text cgpu-lint can read",
+                _ => "check the path and its permissions",
+            },
+            InputError::IsDirectory { .. } => "give the directory to `check`, which walks it",
+            InputError::TooLarge { .. } => {
+                "a values file is rarely this large: check it is the file meant, or raise --max-file-size"
+            }
+            InputError::Walk { .. } => "check the directory's permissions and links",
+            InputError::NoYaml { .. } => {
+                "check the path: name a file, or a directory holding *.yaml or *.yml files"
+            }
+        }
     }
 }
 
@@ -87,8 +113,14 @@ pub fn read_input(path: &str, max_size: u64) -> Result<Arc<Source>, InputError> 
             limit: max_size,
         });
     }
-    Ok(match yaml::source::decode(bytes) {
-        Ok(text) => Source::new(path, text),
+    Ok(match yaml::source::decode_file(bytes) {
+        Ok((text, encoding)) => {
+            let mut src = Source::new(path, text);
+            if let Some(s) = Arc::get_mut(&mut src) {
+                s.encoding = encoding;
+            }
+            src
+        }
         Err((lossy, offset, message)) => Source::new_invalid(path, lossy, offset, message),
     })
 }
@@ -136,6 +168,14 @@ pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
             }
             found.sort();
             out.extend(found.into_iter().map(|f| f.to_string_lossy().into_owned()));
+        } else if p != "-"
+            && let Err(source) = std::fs::metadata(p)
+        {
+            // A path that is not there is not a file checked: an error of its own.
+            errors.push(InputError::Io {
+                path: p.clone(),
+                source,
+            });
         } else {
             out.push(p.clone());
         }

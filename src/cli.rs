@@ -203,6 +203,11 @@ pub struct CommonArgs {
     /// wgpolicyk8s.io/v1alpha2 PolicyReport and ClusterPolicyReport
     #[arg(long)]
     pub openreports: bool,
+    /// With --format policyreport: only the severities earlier wgpolicyk8s.io/v1alpha2 CRDs
+    /// accept (high, medium, low: an info finding is written low); without it, info findings
+    /// are `info`, which the CRD wg-policy-prototypes publishes now accepts
+    #[arg(long, conflicts_with = "openreports")]
+    pub original_severities: bool,
     /// Count the findings per rule (and how many `fix` fixes) instead of listing them; with
     /// --output FILE the counts go to stderr and the report to FILE
     #[arg(long)]

@@ -76,7 +76,7 @@ fn main() -> ExitCode {
         }
         (Ok(exit), _) => ExitCode::from(exit.code()),
         (Err(e), _) => {
-            let _ = writeln!(err, "cgpu-lint: error: {e}");
+            let _ = writeln!(err, "cgpu-lint: error: {}", e.shown());
             ExitCode::from(2)
         }
     }

@@ -421,3 +421,34 @@ fn set_usage_names_pairs_then_the_file() {
         "{help}"
     );
 }
+
+/// A UTF-16 file (which Helm reads, issue 35) is not rewritten in place: the fixed text is
+/// UTF-8, so `fix` says so and leaves the bytes; `--stdout` prints the fixed UTF-8 text.
+#[test]
+fn a_utf16_file_is_not_rewritten_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("v.yaml");
+    let text = "cgpu:\n  policy: \"5\"\n";
+    let bytes: Vec<u8> = [0xfeffu16]
+        .into_iter()
+        .chain(text.encode_utf16())
+        .flat_map(u16::to_be_bytes)
+        .collect();
+    std::fs::write(&p, &bytes).unwrap();
+    let out = bin().args(["fix", "--no-config"]).arg(&p).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not fixed in place: the file is UTF-16BE"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), bytes);
+    let out = bin()
+        .args(["fix", "--no-config", "--stdout"])
+        .arg(&p)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "cgpu:\n  policy: 5\n"
+    );
+}

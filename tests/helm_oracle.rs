@@ -1441,3 +1441,423 @@ fn helm_reads_values_as_cgpu_lint_says() {
         "these cases agree now; remove them from tests/helm_oracle_known.txt: {fixed_known:?}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Findings: one reading for every rule (issue 35, spec §13)
+
+/// Rules about the spelling of a value, not about the value Helm reads: the source and a file
+/// written from Helm's values differ for them by design. Everything else must agree.
+const SPELLING_RULES: &[(&str, &str)] = &[
+    (
+        "yaml11-scalar",
+        "a plain scalar YAML 1.1 (Helm) and YAML 1.2 read differently: the canonical file is JSON, which every reader types alike",
+    ),
+    (
+        "policy-whole-float",
+        "`policy: 3.0`: Helm's values have one number type, and its JSON writes 3.0 as 3",
+    ),
+    (
+        "duplicate-key",
+        "a key written twice in the source: Helm keeps the last, and the canonical file has one",
+    ),
+];
+
+/// The rules a JSON report names per file, as (file, JSON pointer, rule): each finding's rule and
+/// each rule folded into it on the same token ("…; also RULE: …").
+fn findings_by_file(report: &str) -> BTreeMap<String, BTreeSet<(String, String)>> {
+    let json: serde_json::Value = serde_json::from_str(report).expect("check's JSON");
+    let mut out: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    for d in json["diagnostics"].as_array().unwrap() {
+        let file = d["file"].as_str().unwrap().to_string();
+        let path = d["path"].as_str().unwrap().to_string();
+        let mut rules = vec![d["rule"].as_str().unwrap().to_string()];
+        let message = d["message"].as_str().unwrap();
+        for part in message.split("; also ").skip(1) {
+            if let Some((rule, _)) = part.split_once(": ")
+                && rule
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            {
+                rules.push(rule.to_string());
+            }
+        }
+        let set = out.entry(file).or_default();
+        for r in rules {
+            if !SPELLING_RULES.iter().any(|(s, _)| *s == r) {
+                set.insert((path.clone(), r));
+            }
+        }
+    }
+    out
+}
+
+/// One case of the findings comparison: a values file whose one root key is `cgpu`, and for a
+/// one-key case the key (Helm deleting it, for `null`, is written back as `KEY: null`).
+struct Reading {
+    id: String,
+    text: String,
+    key: Option<String>,
+}
+
+/// Helm's value of each case's `cgpu` (read under `c{i}`, away from the chart's defaults), or
+/// None where Helm refuses it; batches that Helm refuses are halved down to single cases.
+fn helm_cgpu_values(
+    batch: &[&Reading],
+    helm: &Helm,
+    dir: &Path,
+    n: &mut usize,
+) -> Vec<Option<serde_json::Value>> {
+    *n += 1;
+    let mut text = String::new();
+    for (i, c) in batch.iter().enumerate() {
+        let body = c.text.strip_prefix("cgpu:").expect("a cgpu case");
+        text.push_str(&format!("c{i}:{body}"));
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    let files = write_files(
+        dir,
+        &format!("findings{n}-h{}", helm.version),
+        &[text.into_bytes()],
+    );
+    let h = helm.template(&files, &[]);
+    let _ = std::fs::remove_file(&files[0]);
+    match h {
+        Outcome::Values(json, _) => {
+            let values: serde_json::Value = serde_json::from_str(&json).unwrap();
+            batch
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let v = values
+                        .get(format!("c{i}"))
+                        .cloned()
+                        .unwrap_or(serde_json::Value::Null);
+                    Some(match &c.key {
+                        Some(k) => {
+                            let mut m = serde_json::Map::new();
+                            m.insert(
+                                k.clone(),
+                                v.get(k).cloned().unwrap_or(serde_json::Value::Null),
+                            );
+                            serde_json::Value::Object(m)
+                        }
+                        None => v,
+                    })
+                })
+                .collect()
+        }
+        Outcome::Refused(_) if batch.len() == 1 => vec![None],
+        Outcome::Refused(_) => {
+            let (a, b) = batch.split_at(batch.len() / 2);
+            let mut out = helm_cgpu_values(a, helm, dir, n);
+            out.extend(helm_cgpu_values(b, helm, dir, n));
+            out
+        }
+    }
+}
+
+/// Cases of more than one key, for the rules that read several (issue 35's classes): `enabled`
+/// in every spelling Helm reads as false beside another setting, in block and flow style; an
+/// anchor defined twice whose alias another key uses.
+fn multi_key_readings() -> Vec<Reading> {
+    let mut out = Vec::new();
+    let falses = [
+        "false",
+        "no",
+        "n",
+        "N",
+        "No",
+        "NO",
+        "off",
+        "Off",
+        "OFF",
+        "\"false\"",
+        "!!bool false",
+        "0",
+        "~",
+    ];
+    let others = ["policy: 3", "tag: v1.5.20", "image: mirror/cgpu-installer"];
+    for f in falses {
+        for o in others {
+            let (ok, ov) = o.split_once(": ").unwrap();
+            out.push(format!("cgpu:\n  enabled: {f}\n  {o}\n"));
+            out.push(format!("cgpu: {{{ok}: {ov}, enabled: {f}}}\n"));
+        }
+    }
+    for (first, second) in [("3", "9"), ("9", "3"), ("v1.5.20", "7"), ("yes", "x")] {
+        for (k1, k2, user) in [
+            ("p", "policy", "image"),
+            ("p", "tag", "policy"),
+            ("x", "image", "tag"),
+            ("p", "policy", "enabled"),
+        ] {
+            out.push(format!(
+                "cgpu:\n  {k1}: &a {first}\n  {k2}: &a {second}\n  {user}: *a\n"
+            ));
+        }
+    }
+    out.into_iter()
+        .enumerate()
+        .map(|(i, text)| Reading {
+            id: format!("multi/{i:04}"),
+            text,
+            key: None,
+        })
+        .collect()
+}
+
+/// Every generated one-key case and the [`multi_key_readings`] Helm reads: `check` on the source
+/// and `check` on Helm's value of its `cgpu` written back as a canonical (JSON) file report the
+/// same rules at the same pointers, but the [`SPELLING_RULES`]. The figures go to
+/// target/helm-oracle-findings.txt.
+#[test]
+fn findings_on_the_source_equal_findings_on_helms_values() {
+    let cases = generate();
+    let every: usize = std::env::var("ORACLE_EVERY")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .filter(|&n| n >= 1)
+        .unwrap_or(3);
+    let mut readings: Vec<Reading> = cases
+        .iter()
+        .filter(|c| c.fragment.is_some())
+        .enumerate()
+        .filter(|(i, _)| i.is_multiple_of(every))
+        .map(|(_, c)| {
+            let (k, v) = c.fragment.as_ref().unwrap();
+            Reading {
+                id: c.id.clone(),
+                text: format!("cgpu:\n  {k}: {v}\n"),
+                key: Some(k.clone()),
+            }
+        })
+        .collect();
+    let one_key = readings.len();
+    readings.extend(multi_key_readings());
+    assert!(one_key >= 300, "only {one_key} cases");
+    let dir = tempfile::tempdir().unwrap();
+    let mut report = String::new();
+    let mut problems = Vec::new();
+    let (mut compared, mut agreed, mut refused) = (0, 0, 0);
+    let mut excepted: BTreeMap<&str, usize> = BTreeMap::new();
+    for version in [3u8, 4] {
+        let helm = Helm::new(version);
+        let mut n = 0;
+        let refs: Vec<&Reading> = readings.iter().collect();
+        for chunk in refs.chunks(64) {
+            let values = helm_cgpu_values(chunk, &helm, dir.path(), &mut n);
+            let (mut sources, mut canon) = (Vec::new(), Vec::new());
+            let mut pairs = Vec::new();
+            for (i, (c, v)) in chunk.iter().zip(values).enumerate() {
+                let Some(v) = v else {
+                    refused += 1;
+                    continue;
+                };
+                let s = dir.path().join(format!("s{n}-{i}.yaml"));
+                let w = dir.path().join(format!("w{n}-{i}.yaml"));
+                std::fs::write(&s, &c.text).unwrap();
+                std::fs::write(&w, format!("{}\n", serde_json::json!({ "cgpu": v }))).unwrap();
+                sources.push(s.to_string_lossy().into_owned());
+                canon.push(w.to_string_lossy().into_owned());
+                pairs.push((*c, s, w, v));
+            }
+            if pairs.is_empty() {
+                continue;
+            }
+            let check = |files: &[String]| {
+                let mut args: Vec<String> = [
+                    "check",
+                    "--no-config",
+                    "--format",
+                    "json",
+                    "--helm",
+                    &version.to_string(),
+                    "--",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+                args.extend(files.iter().cloned());
+                lint(&args).stdout
+            };
+            let raw_src = check(&sources);
+            // Which spelling rules the sources raised (for the figures).
+            for (r, _) in SPELLING_RULES {
+                *excepted.entry(r).or_default() +=
+                    raw_src.matches(&format!("\"rule\": \"{r}\"")).count()
+                        + raw_src.matches(&format!("; also {r}: ")).count();
+            }
+            let on_source = findings_by_file(&raw_src);
+            let on_values = findings_by_file(&check(&canon));
+            for (c, s, w, v) in pairs {
+                compared += 1;
+                let a = on_source
+                    .get(&*s.to_string_lossy())
+                    .cloned()
+                    .unwrap_or_default();
+                let b = on_values
+                    .get(&*w.to_string_lossy())
+                    .cloned()
+                    .unwrap_or_default();
+                if a == b {
+                    agreed += 1;
+                } else {
+                    problems.push(format!(
+                        "{}@{version}: {:?} (Helm's cgpu: {v}): source {a:?}, Helm's values {b:?}",
+                        c.id, c.text
+                    ));
+                }
+            }
+        }
+    }
+    report.push_str(&format!(
+        "findings oracle: {} cases ({one_key} one-key, ORACLE_EVERY={every}; {} of several keys) x 2 Helm versions: {compared} compared, {agreed} agree, {} differ, {refused} refused by Helm (not compared)\n",
+        readings.len(),
+        readings.len() - one_key,
+        compared - agreed
+    ));
+    for (r, why) in SPELLING_RULES {
+        report.push_str(&format!(
+            "excepted {r} ({} on the sources): {why}\n",
+            excepted.get(r).copied().unwrap_or(0)
+        ));
+    }
+    for p in &problems {
+        report.push_str(&format!("differs: {p}\n"));
+    }
+    let _ = std::fs::write(root().join("target/helm-oracle-findings.txt"), &report);
+    eprintln!("{}", report.lines().take(40).collect::<Vec<_>>().join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} cases whose findings depend on the spelling (target/helm-oracle-findings.txt):\n{}",
+        problems.len(),
+        problems
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// UTF-16 (issue 35)
+
+/// `text` in UTF-16 (`le`: little-endian), with or without the byte-order mark.
+fn utf16(text: &str, le: bool, bom: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let units = std::iter::once(0xfeff)
+        .filter(|_| bom)
+        .chain(text.encode_utf16());
+    for u in units {
+        out.extend(if le { u.to_le_bytes() } else { u.to_be_bytes() });
+    }
+    out
+}
+
+/// A values file in UTF-16 with a byte-order mark is read as go-yaml's reader reads it: Helm 3
+/// decodes both byte orders, Helm 4 refuses little-endian ones; without the mark neither reads
+/// it. `cgpu-lint values` agrees with each Helm on every case (accepts with Helm's JSON, or
+/// refuses), and `check` places findings in characters of the decoded text, as for UTF-8.
+#[test]
+fn utf16_with_a_bom_is_read_as_helm_reads_it() {
+    // Generated: one-key cases of the generator, and non-ASCII values (an astral character is a
+    // surrogate pair in UTF-16) before a finding on the same line.
+    let mut texts: Vec<String> = generate()
+        .iter()
+        .filter_map(|c| c.fragment.as_ref())
+        .step_by(37)
+        .take(12)
+        .map(|(k, v)| format!("cgpu:\n  {k}: {v}\n"))
+        .collect();
+    for (i, value) in ["é", "中文", "😀", "a😀b🚀", "\u{10ffff}x"]
+        .iter()
+        .enumerate()
+    {
+        texts.push(format!("cgpu: {{image: \"{value}\", policy: 9}}\n"));
+        texts.push(format!(
+            "# {value}\ncgpu:\n  image: {value}{i}\n  policy: 9\n"
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let helms = [Helm::new(3), Helm::new(4)];
+    let mut problems = Vec::new();
+    let (mut compared, mut accepted) = (0, BTreeMap::<(u8, &str), usize>::new());
+    for (i, text) in texts.iter().enumerate() {
+        for (form, bytes) in [
+            ("le", utf16(text, true, true)),
+            ("be", utf16(text, false, true)),
+            ("le-nobom", utf16(text, true, false)),
+        ] {
+            let files = write_files(dir.path(), &format!("u{i}-{form}"), &[bytes]);
+            for helm in &helms {
+                compared += 1;
+                let h = helm.template(&files, &[]);
+                let l = lint(&values_args(helm.version, &files, &[]));
+                match &h {
+                    Outcome::Values(json, _) => {
+                        *accepted.entry((helm.version, form)).or_default() += 1;
+                        if l.code != 0 || l.stdout.trim_end() != json {
+                            problems.push(format!(
+                                "{text:?} {form} Helm {}: Helm reads {json}; cgpu-lint: {} {}",
+                                helm.version,
+                                l.stdout.trim(),
+                                l.stderr.trim()
+                            ));
+                        }
+                    }
+                    Outcome::Refused(why) => {
+                        if l.code == 0 {
+                            problems.push(format!(
+                                "{text:?} {form} Helm {}: Helm refuses ({why}); cgpu-lint reads {}",
+                                helm.version,
+                                l.stdout.trim()
+                            ));
+                        }
+                    }
+                }
+            }
+            // Positions: `policy: 9` is found where the decoded text has it, in characters.
+            if form != "le-nobom" && text.contains("policy: 9") {
+                let out = lint(&[
+                    "check".into(),
+                    "--no-config".into(),
+                    "--format".into(),
+                    "json".into(),
+                    files[0].to_string_lossy().into_owned(),
+                ]);
+                let report: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
+                let d = report["diagnostics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|d| d["rule"] == "policy-out-of-range")
+                    .unwrap_or_else(|| panic!("{text:?} {form}: {report}"));
+                let at = text.find("policy: 9").unwrap() + "policy: ".len();
+                let line = text[..at].matches('\n').count() + 1;
+                let column = text[..at].rsplit('\n').next().unwrap().chars().count() + 1;
+                assert_eq!(
+                    (
+                        d["line"].as_u64().unwrap() as usize,
+                        d["column"].as_u64().unwrap() as usize
+                    ),
+                    (line, column),
+                    "{text:?} {form}"
+                );
+            }
+        }
+    }
+    eprintln!("utf-16: {compared} readings compared; Helm accepted (version, form): {accepted:?}");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    // What Helm does, measured here: both read big-endian, only Helm 3 little-endian, and
+    // neither a file without the mark.
+    let n = texts.len();
+    assert!(
+        accepted.get(&(3, "le")).copied().unwrap_or(0) >= n - 2,
+        "{accepted:?}"
+    );
+    assert_eq!(accepted.get(&(4, "le")), None, "{accepted:?}");
+    assert_eq!(accepted.get(&(3, "le-nobom")), None, "{accepted:?}");
+}

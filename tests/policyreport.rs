@@ -240,3 +240,86 @@ fn a_values_file_passes_the_values_rules_by_file() {
     assert_eq!(policies.len(), results.len(), "one result per rule");
     assert_eq!(policies, rules_of_group("values (`cgpu:` block)"));
 }
+
+/// Earlier v1alpha2 CRDs took `severity` high, low or medium only (the CRD file in tests/schemas
+/// still has that enum in v1alpha1; its v1alpha2 has critical and info too):
+/// `--original-severities` writes only those (an info finding as low), and every
+/// report names the CRD it is written for in its `cgpu-lint/crd` annotation.
+#[test]
+fn original_severities_fit_the_first_v1alpha2_crd() {
+    let (_, current) = report_of(INPUTS);
+    let mut args = vec!["--original-severities"];
+    args.extend_from_slice(INPUTS);
+    let (code, original) = report_of(&args);
+    assert_eq!(code, 2, "an unreadable file is exit 2");
+    // The schema as first published: the same, with the three severities.
+    let validators: Vec<(&str, jsonschema::Validator)> = [
+        ("PolicyReport", "wgpolicyk8s.io_policyreports"),
+        ("ClusterPolicyReport", "wgpolicyk8s.io_clusterpolicyreports"),
+    ]
+    .iter()
+    .map(|(kind, file)| {
+        let mut schema = common::policyreport::crd_schema(file, "v1alpha2");
+        let old = common::policyreport::crd_schema(file, "v1alpha1");
+        let severity = |s: &Value| {
+            s["properties"]["results"]["items"]["properties"]["severity"]["enum"].clone()
+        };
+        assert_eq!(severity(&old), serde_json::json!(["high", "low", "medium"]));
+        assert_eq!(
+            severity(&schema),
+            serde_json::json!(["critical", "high", "low", "medium", "info"])
+        );
+        schema["properties"]["results"]["items"]["properties"]["severity"]["enum"] = severity(&old);
+        (*kind, jsonschema::validator_for(&schema).unwrap())
+    })
+    .collect();
+    let fits = |list: &Value| {
+        list["items"].as_array().unwrap().iter().all(|item| {
+            let kind = item["kind"].as_str().unwrap();
+            validators
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .unwrap()
+                .1
+                .is_valid(item)
+        })
+    };
+    let severities = |list: &Value| -> std::collections::BTreeSet<String> {
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|i| i["results"].as_array().unwrap().iter())
+            .map(|r| r["severity"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(
+        severities(&current).contains("info"),
+        "{:?}",
+        severities(&current)
+    );
+    assert!(
+        !fits(&current),
+        "the current severities do not fit the first CRD"
+    );
+    assert_eq!(
+        severities(&original).into_iter().collect::<Vec<_>>(),
+        ["high", "low", "medium"]
+    );
+    assert!(fits(&original));
+    validate(&original, false);
+    for (list, crd) in [
+        (&current, "last changed 2023-02-08"),
+        (&original, "as earlier CRDs define it"),
+    ] {
+        for item in list["items"].as_array().unwrap() {
+            let note = item["metadata"]["annotations"]["cgpu-lint/crd"]
+                .as_str()
+                .unwrap();
+            assert!(
+                note.starts_with("wgpolicyk8s.io/v1alpha2 ") && note.contains(crd),
+                "{note}"
+            );
+        }
+    }
+}

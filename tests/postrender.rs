@@ -305,7 +305,7 @@ fn a_stream_of_ten_thousand_documents_goes_through() {
     assert!(out.stdout == expected.as_bytes());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("10001 documents, 1 installer DaemonSets: 0 errors, 0 warnings, 1 infos"),
+        stderr.contains("10001 documents, 1 installer DaemonSet: 0 errors, 0 warnings, 1 info"),
         "{stderr}"
     );
     // Findings carry the stream's line numbers.

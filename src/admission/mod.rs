@@ -9,8 +9,8 @@ pub mod eval;
 pub mod gitops;
 
 use crate::cgpu::{
-    self, CORE_INSTALLER, INSTALLER, INSTALLER_NAMES, KNOWN_REGIONS, LEGACY_LABEL, LEGACY_VALUE,
-    SCHEDULE_LABEL, TagError, last_deadlock_version, min_policy_version,
+    self, CORE_INSTALLER, IMAGE_TAG, INSTALLER, INSTALLER_NAMES, KNOWN_REGIONS, LEGACY_LABEL,
+    LEGACY_VALUE, SCHEDULE_LABEL, TagError, last_deadlock_version, min_policy_version,
 };
 use crate::rules::catalogue::{RuleId, Severity};
 use serde_json::Value as Json;
@@ -720,9 +720,9 @@ pub fn checks_for(params: bool) -> Vec<Check> {
             format!(
                 "!variables.hasTag ? {} : variables.tag.trim() == '' ? {} : variables.tag == 'latest' ? {} : {}",
                 words("image `\0` has no tag: it is `latest`, an unknown cGPU version", &["variables.image"]),
-                lit(&format!("image {}", TagError::Empty.message(""))),
-                lit(&format!("image {}", TagError::Latest.message(""))),
-                words(&format!("image {}", TagError::Malformed.message("\0")), &["variables.tag"]),
+                lit(&TagError::Empty.about(IMAGE_TAG, "")),
+                lit(&TagError::Latest.about(IMAGE_TAG, "")),
+                words(&TagError::Malformed.about(IMAGE_TAG, "\0"), &["variables.tag"]),
             ),
         ),
         c(

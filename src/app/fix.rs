@@ -4,6 +4,7 @@ use super::report::{input_error, print_report, report_to_stderr, use_color, verd
 use super::settings::resolve_common;
 use super::{AppError, Exit, Streams};
 use crate::check;
+use crate::output::escape_line as esc;
 
 /// One line per unsafe fix applied (`--unsafe-fixes`): what changes at the next upgrade.
 fn unsafe_applied(
@@ -15,8 +16,11 @@ fn unsafe_applied(
         if let Some(c) = &a.consequence {
             writeln!(
                 s.err,
-                "cgpu-lint: {path}:{}: unsafe fix ({}): {}",
-                a.line, a.rule, c.line
+                "cgpu-lint: {}:{}: unsafe fix ({}): {}",
+                esc(path),
+                a.line,
+                a.rule,
+                crate::output::shown_text(&c.line)
             )?;
         }
     }
@@ -76,7 +80,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
         let fixed =
             crate::lint::fix::lint_fix_among(&src, others.as_ref(), &settings, args.unsafe_fixes);
         if let Some(why) = &fixed.refused {
-            writeln!(s.err, "cgpu-lint: {p}: {why}")?;
+            writeln!(s.err, "cgpu-lint: {}: {why}", esc(p))?;
         }
         changed |= fixed.changed();
         if args.stdout || (p == "-" && !args.diff) {
@@ -86,6 +90,14 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
             let d = crate::fix::unified_diff(p, &src.text, &fixed.text, color);
             s.out.write_all(d.as_bytes())?;
             unsafe_applied(s, p, &fixed.applied)?;
+        } else if fixed.changed() && src.encoding != crate::yaml::source::Encoding::Utf8 {
+            // The fixed text is UTF-8: writing it would change the file's encoding too.
+            writeln!(
+                s.err,
+                "cgpu-lint: {}: not fixed in place: the file is {}; save it as UTF-8 for `fix` to edit it (or use --stdout)",
+                esc(p),
+                src.encoding.name()
+            )?;
         } else if fixed.changed() {
             match crate::fix::write_in_place(p, &fixed.text, opts) {
                 Ok(_) => {
@@ -97,7 +109,8 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
                     }
                     writeln!(
                         s.err,
-                        "cgpu-lint: fixed {p}: {} finding{} ({})",
+                        "cgpu-lint: fixed {}: {} finding{} ({})",
+                        esc(p),
                         fixed.applied.len(),
                         if fixed.applied.len() == 1 { "" } else { "s" },
                         rules.join(", ")
@@ -105,7 +118,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
                     unsafe_applied(s, p, &fixed.applied)?;
                 }
                 Err(e) => {
-                    writeln!(s.err, "cgpu-lint: error: {e}")?;
+                    writeln!(s.err, "cgpu-lint: error: {}", esc(&e.to_string()))?;
                     trouble = true;
                 }
             }
@@ -115,7 +128,9 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
     let baselined = super::baseline::hide(c, &mut remaining, &|dir, f| {
         super::baseline::under(dir, &paths, f)
     });
-    if args.stdout || args.diff {
+    // `fix -` writes the fixed text to stdout (`fix - <in >out`): the report goes to stderr, as
+    // with --stdout and --diff, so that `out` is the file and nothing else.
+    if args.stdout || args.diff || files.iter().any(|p| p == "-") {
         if !(c.quiet && remaining.is_empty()) {
             report_to_stderr(s, c, &mut remaining, files.len(), baselined)?;
         }

@@ -70,6 +70,19 @@ pub enum AppError {
     Io(#[from] std::io::Error),
 }
 
+impl AppError {
+    /// The error as the binary prints it on stderr: safe on a terminal and in a CI log (spec
+    /// §13). An input's error (its path) is one line, every escape written out; the others keep
+    /// their line breaks, with control, bidi and invisible characters escaped.
+    pub fn shown(&self) -> String {
+        let text = self.to_string();
+        match self {
+            AppError::Input(_) => crate::output::escape_line(&text).into_owned(),
+            _ => crate::output::escape_controls(&text).into_owned(),
+        }
+    }
+}
+
 pub struct Streams<'a> {
     pub out: &'a mut dyn Write,
     pub err: &'a mut dyn Write,

@@ -132,13 +132,14 @@ fn serve(
             if let Some(why) = &no_installer {
                 text.push_str(&format!("cgpu-lint post-render: error: {why}\n"));
             }
+            use crate::output::count;
             text.push_str(&format!(
-                "cgpu-lint post-render: {} documents, {} installer DaemonSets: {} errors, {} warnings, {} infos; {verdict}\n",
-                outcome.documents,
-                outcome.installers,
-                summary.errors,
-                summary.warnings,
-                summary.infos,
+                "cgpu-lint post-render: {}, {}: {}, {}, {}; {verdict}\n",
+                count(outcome.documents, "document"),
+                count(outcome.installers, "installer DaemonSet"),
+                count(summary.errors, "error"),
+                count(summary.warnings, "warning"),
+                count(summary.infos, "info"),
             ));
             text
         }

@@ -22,6 +22,9 @@ pub(crate) struct Report {
     pub statistics: bool,
     /// `--openreports`: policy reports as openreports.io/v1alpha1.
     pub openreports: bool,
+    /// `--original-severities`: policy reports with the severities the original v1alpha2 CRD
+    /// takes (high, medium, low).
+    pub original_severities: bool,
     /// The baseline in force (`--baseline`, or the working directory's), and its folder.
     pub baseline: Option<std::sync::Arc<super::baseline::Loaded>>,
 }
@@ -146,7 +149,13 @@ fn render(
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs());
-            output::policyreport::render(diags, checked, cwd.as_deref(), c.openreports, now)
+            use output::policyreport::Crd;
+            let crd = match (c.openreports, c.original_severities) {
+                (true, _) => Crd::OpenReports,
+                (false, true) => Crd::WgPolicyOriginal,
+                (false, false) => Crd::WgPolicy,
+            };
+            output::policyreport::render(diags, checked, cwd.as_deref(), crd, now)
         }
     }
 }
@@ -179,7 +188,11 @@ pub(crate) fn input_error(
     e: &InputError,
     diags: &mut Vec<Diagnostic>,
 ) -> Result<(), AppError> {
-    writeln!(s.err, "cgpu-lint: error: {e}")?;
+    writeln!(
+        s.err,
+        "cgpu-lint: error: {}",
+        crate::output::escape_line(&e.to_string())
+    )?;
     diags.push(e.to_diagnostic());
     Ok(())
 }

@@ -39,6 +39,7 @@ pub(crate) fn resolve_common(c: &CommonArgs) -> Result<(Report, Settings), AppEr
         output: c.output.clone(),
         statistics: c.statistics,
         openreports: c.openreports,
+        original_severities: c.original_severities,
         baseline: super::baseline::load(c)?,
     };
     super::report::check_statistics(&report)?;

@@ -72,6 +72,7 @@ pub(crate) fn run(s: &mut Streams, args: &StatusArgs) -> Result<Exit, AppError> 
                 output: None,
                 statistics: false,
                 openreports: false,
+                original_severities: false,
                 baseline: None,
             };
             let checked = if format == Format::Policyreport {

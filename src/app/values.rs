@@ -75,6 +75,20 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
         };
         let mut printed: Option<(Version, String)> = None;
         for &v in &versions {
+            // Helm 4 refuses a UTF-16LE values file, which Helm 3 decodes.
+            if v == Version::Four
+                && let Some(f) = layers
+                    .files
+                    .iter()
+                    .find(|f| f.encoding == crate::yaml::source::Encoding::Utf16Le)
+            {
+                let r = helm::Refusal {
+                    src: f.clone(),
+                    offset: 0,
+                    message: "Helm 4 refuses a UTF-16LE values file (\"incomplete UTF-16 character\"); save it as UTF-8".into(),
+                };
+                return Err(refusal(&versions, v, r));
+            }
             if let Some(releases) = helm::place::releases_among(&layers, others.as_ref(), v) {
                 let releases = releases.map_err(|r| refusal(&versions, v, r))?;
                 let text = releases_text(&releases, args.origins);

@@ -88,6 +88,7 @@ pub fn empty_map(src: &Arc<Source>) -> Node {
         style: Style::Block,
         src: src.clone(),
         via_alias: None,
+        alias_at: None,
         refused: None,
     }
 }
@@ -259,6 +260,7 @@ pub fn view(node: &Node) -> Result<Node, Refusal> {
         style: node.style,
         src: node.src.clone(),
         via_alias: node.via_alias,
+        alias_at: node.alias_at.clone(),
         refused: None,
     })
 }

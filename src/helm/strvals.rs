@@ -70,6 +70,7 @@ fn node(src: &Arc<Source>, value: Value) -> Node {
         style: Style::Plain,
         src: src.clone(),
         via_alias: None,
+        alias_at: None,
         refused: None,
     }
 }

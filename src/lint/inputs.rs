@@ -209,7 +209,8 @@ pub fn check_stack(
             Err(e) => report.errors.push(e),
         }
     }
-    report.files = paths.len();
+    // The files read (a missing one is an io-error, not a file checked).
+    report.files = layers.len() - 1;
     report.diagnostics = lint_stack(&layers, settings);
     report.sources = layers.into_iter().skip(1).collect();
     report

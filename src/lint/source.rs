@@ -208,7 +208,8 @@ pub(super) fn rules_source(
         out.extend(ctx.out);
     }
     let empty = Default::default();
-    if values_docs > 0 && parsed.documents.len() > 1 && opts.helm.is_none() {
+    let utf16le = src.encoding == crate::yaml::source::Encoding::Utf16Le;
+    if values_docs > 0 && (parsed.documents.len() > 1 || utf16le) && opts.helm.is_none() {
         out.extend(crate::rules::stack::versions_differ_in(opts, src));
     }
     if let Some(err) = &parsed.error {

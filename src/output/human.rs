@@ -13,20 +13,26 @@ use crate::diag::{Diagnostic, Summary};
 use crate::rules::catalogue::Severity;
 use crate::yaml::Source;
 
-/// Lets miette read our sources without copying them per finding. A source holding control
-/// characters is shown through an escaped copy ([`Shown`]), so a snippet never sends them to
-/// the terminal raw.
+/// Lets miette read our sources without copying them per finding. A source holding control,
+/// bidi or invisible characters, or a very long line, is shown through an escaped and cut copy
+/// ([`Shown`]), so a snippet never sends them to the terminal raw nor a 20 MB line whole.
 struct Src {
     src: Arc<Source>,
     shown: Option<Shown>,
 }
 
-/// A source's text with each control character (but a CR before LF) written as `\xNN`, and
-/// where the escapes are, to move offsets between the two texts.
+/// The longest source line a snippet shows whole, in characters; a longer one is cut after
+/// [`LINE_KEEP`] characters with its length named.
+const LINE_BOUND: usize = 400;
+const LINE_KEEP: usize = 200;
+
+/// A source's text with each hazardous character (but a CR before LF) written as its escape
+/// and each line longer than [`LINE_BOUND`] cut, and where the replacements are, to move offsets
+/// between the two texts.
 struct Shown {
     text: String,
-    /// For each escape: (offset in the source, offset in `text`, bytes added up to its end).
-    escapes: Vec<(usize, usize, usize)>,
+    /// Each replacement, in order: (source range, shown range).
+    reps: Vec<(std::ops::Range<usize>, std::ops::Range<usize>)>,
 }
 
 impl Shown {
@@ -35,39 +41,66 @@ impl Shown {
         let hazard = |i: usize, c: char| {
             crate::output::is_hazard(c) && !(c == '\r' && bytes.get(i + 1) == Some(&b'\n'))
         };
-        if !text.char_indices().any(|(i, c)| hazard(i, c)) {
+        let long_line = text
+            .split('\n')
+            .any(|l| l.len() > LINE_BOUND && l.chars().count() > LINE_BOUND);
+        if !long_line && !text.char_indices().any(|(i, c)| hazard(i, c)) {
             return None;
         }
-        let mut out = String::with_capacity(text.len() + 16);
-        let mut escapes = Vec::new();
-        let mut added = 0;
-        for (i, c) in text.char_indices() {
-            if hazard(i, c) {
-                let at = out.len();
-                out.push_str(&format!("\\x{:02x}", c as u32));
-                added += 4 - c.len_utf8();
-                escapes.push((i, at, added));
+        let mut out = String::with_capacity(text.len().min(1 << 20) + 16);
+        let mut reps = Vec::new();
+        let mut line_start = 0;
+        for line in text.split_inclusive('\n') {
+            let body = line.strip_suffix('\n').unwrap_or(line);
+            let n = if body.len() > LINE_BOUND {
+                body.chars().count()
             } else {
-                out.push(c);
+                0
+            };
+            for (k, (j, c)) in body.char_indices().enumerate() {
+                let i = line_start + j;
+                if n > LINE_BOUND && k == LINE_KEEP {
+                    let at = out.len();
+                    out.push_str(&format!("… (a line of {n} characters, cut)"));
+                    reps.push((i..line_start + body.len(), at..out.len()));
+                    break;
+                }
+                if hazard(i, c) {
+                    let at = out.len();
+                    out.push_str(&crate::output::escaped(c));
+                    reps.push((i..i + c.len_utf8(), at..out.len()));
+                } else {
+                    out.push(c);
+                }
             }
+            if line.ends_with('\n') {
+                out.push('\n');
+            }
+            line_start += line.len();
         }
-        Some(Shown { text: out, escapes })
+        Some(Shown { text: out, reps })
     }
 
-    /// A source offset in the escaped text.
+    /// A source offset in the shown text (inside a replacement: its start).
     fn forward(&self, offset: usize) -> usize {
-        let n = self.escapes.partition_point(|&(o, _, _)| o < offset);
-        offset + if n == 0 { 0 } else { self.escapes[n - 1].2 }
+        let n = self.reps.partition_point(|(src, _)| src.start <= offset);
+        match n.checked_sub(1).map(|i| &self.reps[i]) {
+            None => offset,
+            Some((src, shown)) if offset < src.end => shown.start,
+            Some((src, shown)) => offset - src.end + shown.end,
+        }
     }
 
-    /// An escaped-text offset in the source (inside an escape: the escaped character).
+    /// A shown-text offset in the source (inside a replacement: the replaced text's start).
     fn back(&self, offset: usize) -> usize {
-        let n = self.escapes.partition_point(|&(_, e, _)| e < offset);
-        if n == 0 {
-            return offset;
+        let n = self
+            .reps
+            .partition_point(|(_, shown)| shown.start <= offset);
+        match n.checked_sub(1).map(|i| &self.reps[i]) {
+            None => offset,
+            Some((src, shown)) if offset < shown.end => src.start,
+            Some((src, shown)) => offset - shown.end + src.end,
         }
-        let (o, e, added) = self.escapes[n - 1];
-        if offset < e + 4 { o } else { offset - added }
     }
 }
 
@@ -99,7 +132,7 @@ impl SourceCode for Src {
             inner.column()
         };
         Ok(Box::new(MietteSpanContents::new_named(
-            crate::output::escape_controls(&self.src.name).into_owned(),
+            crate::output::escape_line(&self.src.name).into_owned(),
             inner.data(),
             *inner.span(),
             inner.line(),
@@ -124,7 +157,7 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
         GraphicalTheme::unicode_nocolor()
     };
     let handler = GraphicalReportHandler::new_themed(theme).with_context_lines(1);
-    use crate::output::escape_controls as esc;
+    use crate::output::shown_text as esc;
     // Spans move with the escapes of the shown text.
     let shown = if d.src.text.is_empty() {
         None
@@ -144,11 +177,11 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
     )];
     for r in &d.related {
         labels.push(LabeledSpan::new_with_span(
-            Some(esc(&r.message).into_owned()),
+            Some(esc(&r.message)),
             SourceSpan::from(at(r.span.clone())),
         ));
     }
-    let mut help = esc(&d.help).into_owned();
+    let mut help = esc(&d.help);
     if let Some(note) = &d.fix_note {
         help.push_str(&format!("\n({})", esc(note)));
     } else if let Some(c) = d.consequence.as_deref().filter(|_| !d.edits.is_empty()) {
@@ -159,7 +192,7 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
     } else if d.fixable() {
         help.push_str("\n(fixable: `cgpu-lint fix`)");
     }
-    let diag = MietteDiagnostic::new(esc(&d.message).into_owned())
+    let diag = MietteDiagnostic::new(esc(&d.message))
         .with_severity(severity(d.severity))
         .with_help(help)
         .with_labels(labels);
@@ -174,16 +207,21 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
             shown,
         })
     };
-    let mut out = format!(
-        "{} document {} {}\n",
-        crate::output::locator(d),
-        d.document,
-        if d.path.is_empty() {
-            "/".into()
-        } else {
-            esc(&d.path)
-        }
-    );
+    // An input that could not be read has no document and no position to name.
+    let mut out = if d.rule == crate::rules::catalogue::RuleId::IoError {
+        format!("{}\n", crate::output::locator(d))
+    } else {
+        format!(
+            "{} document {} {}\n",
+            crate::output::locator(d),
+            d.document,
+            if d.path.is_empty() {
+                "/".to_string()
+            } else {
+                crate::output::shown_text(&d.path)
+            }
+        )
+    };
     let mut body = String::new();
     if handler.render_report(&mut body, report.as_ref()).is_err() {
         let _ = writeln!(body, "  {}", esc(&d.message));
@@ -193,7 +231,7 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
 }
 
 pub fn summary_line(s: &Summary) -> String {
-    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let plural = crate::output::count;
     format!(
         "{} checked: {}, {}, {}{}{}{}\n",
         plural(
@@ -247,4 +285,68 @@ pub fn render(diags: &[Diagnostic], summary: Summary, color: bool, quiet: bool) 
         out.push_str(&summary_line(&summary));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_text_maps_offsets_both_ways_around_escapes_and_cuts() {
+        let long = "x".repeat(LINE_BOUND + 50);
+        let text = format!("a\u{202e}b\u{1b}c\n{long}\nend\r\n");
+        let shown = Shown::of(&text).expect("hazards and a long line");
+        // A CR before LF ends a line; it is the one control character kept.
+        assert!(
+            !shown
+                .text
+                .replace("\r\n", "\n")
+                .chars()
+                .any(crate::output::is_hazard)
+        );
+        assert!(shown.text.contains("a\\u{202e}b\\x1bc\n"));
+        assert!(
+            shown
+                .text
+                .contains(&format!("(a line of {} characters, cut)", LINE_BOUND + 50))
+        );
+        // Every character boundary outside the replaced text comes back to itself.
+        let end_line = text.find("end").unwrap();
+        let cut = text.find('x').unwrap() + LINE_KEEP..end_line - 1;
+        for (i, _) in text.char_indices() {
+            let f = shown.forward(i);
+            assert!(f <= shown.text.len());
+            if i <= cut.start || i >= cut.end {
+                assert_eq!(shown.back(f), i, "offset {i}");
+            } else {
+                assert_eq!(shown.back(f), cut.start, "offset {i} in the cut");
+            }
+        }
+        assert_eq!(&shown.text[shown.forward(end_line)..], "end\r\n");
+        // A clean short text needs no copy.
+        assert!(Shown::of("cgpu:\n  policy: 5\r\n").is_none());
+    }
+
+    #[test]
+    fn the_summary_line_takes_each_noun_in_its_number() {
+        let s = Summary {
+            files: 1,
+            errors: 1,
+            warnings: 2,
+            infos: 1,
+            ..Summary::default()
+        };
+        assert_eq!(
+            summary_line(&s),
+            "1 file checked: 1 error, 2 warnings, 1 info\n"
+        );
+        let s = Summary {
+            files: 0,
+            ..Summary::default()
+        };
+        assert_eq!(
+            summary_line(&s),
+            "0 files checked: 0 errors, 0 warnings, 0 infos\n"
+        );
+    }
 }

@@ -48,36 +48,154 @@ impl Format {
     }
 }
 
-/// A control character that must not reach a terminal raw (C0 but tab and newline, DEL, C1):
-/// `ESC ] 0 ; … BEL` in a values file would retitle the reviewer's terminal, `ESC [ 2 J` clear it.
+/// A character that must not reach a terminal raw: C0 but tab and newline, DEL, C1 (`ESC ] 0 ;
+/// … BEL` in a values file would retitle the reviewer's terminal, `ESC [ 2 J` clear it), and the
+/// Unicode bidi and invisible format characters (U+061C, U+200E/F, U+202A–U+202E, U+2066–U+2069,
+/// U+FEFF), which reorder or hide what a reviewer reads (CVE-2021-42574, "Trojan Source").
 pub fn is_hazard(c: char) -> bool {
-    matches!(c as u32, 0..=0x08 | 0x0b..=0x1f | 0x7f..=0x9f)
+    matches!(c as u32, 0..=0x08 | 0x0b..=0x1f | 0x7f..=0x9f) || is_invisible(c)
 }
 
-/// `s` with every [`is_hazard`] character written as `\xNN`: what the human formats print of
-/// anything that comes from an input (messages, help, file names, snippets).
+/// The bidi and invisible format characters [`is_hazard`] names.
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c as u32,
+        0x061c | 0x200e | 0x200f | 0x202a..=0x202e | 0x2066..=0x2069 | 0xfeff
+    )
+}
+
+/// How a hazardous character is shown: `\xNN` up to U+00FF, `\u{NNNN}` above.
+pub fn escaped(c: char) -> String {
+    if (c as u32) <= 0xff {
+        format!("\\x{:02x}", c as u32)
+    } else {
+        format!("\\u{{{:04x}}}", c as u32)
+    }
+}
+
+/// `s` with every [`is_hazard`] character written as [`escaped`]: what the human formats print
+/// of a text that may span lines (status and what-if reports, a post-renderer's template name).
 pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(is_hazard) {
+    escape_with(s, is_hazard)
+}
+
+/// `s` as one line of a report: [`escape_controls`] and also tab and newline escaped (`\t`,
+/// `\n`), for what comes from an input and is printed inside a line: a file name, a JSON
+/// pointer, a message, a help. A file named `x\n::warning file=x::` must not start a CI log line
+/// that GitHub reads as a workflow command.
+pub fn escape_line(s: &str) -> std::borrow::Cow<'_, str> {
+    escape_with(s, |c| is_hazard(c) || matches!(c, '\t' | '\n'))
+}
+
+fn escape_with(s: &str, hazard: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(&hazard) {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
-        if is_hazard(c) {
-            out.push_str(&format!("\\x{:02x}", c as u32));
-        } else {
-            out.push(c);
+        match c {
+            '\t' if hazard(c) => out.push_str("\\t"),
+            '\n' if hazard(c) => out.push_str("\\n"),
+            c if hazard(c) => out.push_str(&escaped(c)),
+            c => out.push(c),
         }
     }
     std::borrow::Cow::Owned(out)
 }
 
+/// The longest quoted value (between backticks) a human message shows whole, in characters.
+pub const VALUE_BOUND: usize = 200;
+/// The longest message or help a human report shows whole, in characters.
+pub const TEXT_BOUND: usize = 2000;
+
+/// A message, help or note as a human report prints it: each value quoted between backticks that
+/// is longer than [`VALUE_BOUND`] cut to its start and its length (`` `aaaa…` (20000000
+/// characters) ``), the whole cut at [`TEXT_BOUND`] likewise, and then [`escape_line`]. A 20 MB
+/// tag is then a line, not 60 MB of report. The machine formats keep the exact text.
+pub fn shown_text(s: &str) -> String {
+    let cut = cut_values(s);
+    let cut = cut_whole(&cut, TEXT_BOUND);
+    escape_line(&cut).into_owned()
+}
+
+fn cut_values(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.len() <= VALUE_BOUND {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let parts: Vec<&str> = s.split('`').collect();
+    if !parts
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .any(|p| p.len() > VALUE_BOUND)
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(VALUE_BOUND * parts.len());
+    // The length of the value cut last, written after its closing backtick.
+    let mut pending: Option<usize> = None;
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if let Some(n) = pending.take() {
+            out.push_str(&format!(" ({n} characters)"));
+        }
+        // An odd part lies between backticks.
+        let n = if i % 2 == 1 { part.chars().count() } else { 0 };
+        if n > VALUE_BOUND {
+            out.extend(part.chars().take(VALUE_BOUND / 2));
+            out.push('…');
+            pending = Some(n);
+        } else {
+            out.push_str(part);
+        }
+    }
+    if let Some(n) = pending {
+        out.push_str(&format!(" ({n} characters)"));
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+fn cut_whole(s: &str, bound: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= bound {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let n = s.chars().count();
+    if n <= bound {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out: String = s.chars().take(bound).collect();
+    out.push_str(&format!("… ({n} characters)"));
+    std::borrow::Cow::Owned(out)
+}
+
+/// `n` and the noun in the number `n` asks for: `1 error`, `2 errors`, `0 infos`,
+/// `1 installer DaemonSet`, `3 installer DaemonSets` (every noun of a summary line takes `s`).
+pub fn count(n: usize, singular: &str) -> String {
+    if n == 1 {
+        format!("1 {singular}")
+    } else {
+        format!("{n} {singular}s")
+    }
+}
+
 /// Where a finding is and what it is: `file:line:column: severity[rule]`. The first line of a
 /// human report and every [`brief`] line start with it.
 pub fn locator(d: &Diagnostic) -> String {
+    // An input that could not be read has no position: `file: error[io-error]`.
+    if d.rule == crate::rules::catalogue::RuleId::IoError {
+        return format!(
+            "{}: {}[{}]",
+            escape_line(d.file()),
+            d.severity.as_str(),
+            d.rule
+        );
+    }
     let start = d.start();
     format!(
         "{}:{}:{}: {}[{}]",
-        escape_controls(d.file()),
+        escape_line(d.file()),
         start.line,
         start.column,
         d.severity.as_str(),
@@ -89,7 +207,7 @@ pub fn locator(d: &Diagnostic) -> String {
 /// `generate` and `post-render` (its changes and its terminal summary) print findings in, so
 /// editors and CI logs link every one of them to its place.
 pub fn brief(d: &Diagnostic) -> String {
-    format!("{} {}", locator(d), escape_controls(&d.message))
+    format!("{} {}", locator(d), shown_text(&d.message))
 }
 
 /// A finding's file as CI systems want it: relative to the working directory when it lies under
@@ -129,6 +247,54 @@ mod tests {
             escape_controls("plain ✓"),
             std::borrow::Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn bidi_and_invisible_characters_are_escaped_and_lines_kept_on_one_line() {
+        for c in [
+            '\u{61c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202e}', '\u{2066}', '\u{2069}',
+            '\u{feff}',
+        ] {
+            let text = format!("a{c}b");
+            let shown = escape_line(&text);
+            assert_eq!(shown, format!("a\\u{{{:04x}}}b", c as u32));
+        }
+        // A zero-width joiner and the letters of other scripts are text, not hazards.
+        assert_eq!(escape_line("a\u{200d}b ✓ 中"), "a\u{200d}b ✓ 中");
+        assert_eq!(
+            escape_line("x\n::warning file=x::y\t"),
+            "x\\n::warning file=x::y\\t"
+        );
+    }
+
+    #[test]
+    fn a_long_value_is_cut_with_its_length_named() {
+        let long = "a".repeat(5000);
+        let shown = shown_text(&format!("`tag`: `{long}` is not a cGPU tag; use `v1`"));
+        assert_eq!(
+            shown,
+            format!(
+                "`tag`: `{}…` (5000 characters) is not a cGPU tag; use `v1`",
+                "a".repeat(VALUE_BOUND / 2)
+            )
+        );
+        // A value at the bound is shown whole; an unclosed one is cut too.
+        let at = "b".repeat(VALUE_BOUND);
+        assert_eq!(shown_text(&format!("`{at}`")), format!("`{at}`"));
+        assert!(shown_text(&format!("x `{long}")).ends_with("… (5000 characters)"));
+        // Text without backticks is cut at the whole-text bound.
+        let prose = "word ".repeat(1000);
+        let cut = shown_text(&prose);
+        assert!(cut.chars().count() < TEXT_BOUND + 40, "{}", cut.len());
+        assert!(cut.ends_with("… (5000 characters)"), "{cut}");
+    }
+
+    #[test]
+    fn counts_take_the_noun_in_their_number() {
+        assert_eq!(count(0, "error"), "0 errors");
+        assert_eq!(count(1, "error"), "1 error");
+        assert_eq!(count(2, "installer DaemonSet"), "2 installer DaemonSets");
+        assert_eq!(count(1, "installer DaemonSet"), "1 installer DaemonSet");
     }
 
     #[test]

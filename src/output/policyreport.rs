@@ -128,10 +128,40 @@ fn result_of(d: &Diagnostic) -> &'static str {
     }
 }
 
-fn severity_of(s: Severity) -> &'static str {
+/// The CRD a report is written for: what its `apiVersion` is and which severities it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Crd {
+    /// wgpolicyk8s.io/v1alpha2 as kubernetes-sigs/wg-policy-prototypes publishes it now
+    /// (`policy-report/crd/v1alpha2/`, last changed 2023-02-08): severity critical, high,
+    /// medium, low or info.
+    WgPolicy,
+    /// wgpolicyk8s.io/v1alpha2 as earlier CRDs define it: severity high, medium or low only (an
+    /// info finding is written `low`), for clusters whose CRD predates `info`.
+    WgPolicyOriginal,
+    /// openreports.io/v1alpha1 (openreports/reports-api).
+    OpenReports,
+}
+
+impl Crd {
+    /// What the reports' `cgpu-lint/crd` annotation says.
+    pub fn note(self) -> &'static str {
+        match self {
+            Crd::WgPolicy => {
+                "wgpolicyk8s.io/v1alpha2 as wg-policy-prototypes publishes it, last changed 2023-02-08 (severity critical, high, medium, low, info)"
+            }
+            Crd::WgPolicyOriginal => {
+                "wgpolicyk8s.io/v1alpha2 as earlier CRDs define it (severity high, medium, low; info findings written low)"
+            }
+            Crd::OpenReports => "openreports.io/v1alpha1 (openreports/reports-api)",
+        }
+    }
+}
+
+fn severity_of(s: Severity, crd: Crd) -> &'static str {
     match s {
         Severity::Error => "high",
         Severity::Warning => "medium",
+        Severity::Info if crd == Crd::WgPolicyOriginal => "low",
         Severity::Info => "info",
     }
 }
@@ -218,15 +248,16 @@ fn checked_places(checked: &Checked) -> Vec<(Place, Option<Object>, Group)> {
     out
 }
 
-/// The reports as a `v1` `List`; `openreports` chooses `openreports.io/v1alpha1`; `now` is the
-/// results' timestamp (seconds since the epoch).
+/// The reports as a `v1` `List` for `crd` (named in each report's `cgpu-lint/crd` annotation);
+/// `now` is the results' timestamp (seconds since the epoch).
 pub fn render(
     diags: &[Diagnostic],
     checked: &Checked,
     cwd: Option<&Path>,
-    openreports: bool,
+    crd: Crd,
     now: u64,
 ) -> String {
+    let openreports = crd == Crd::OpenReports;
     let mut parsed: HashMap<*const Source, crate::yaml::Parsed> = HashMap::new();
     let mut reports: BTreeMap<Scope, Vec<Value>> = BTreeMap::new();
     // The rules that gave a result, per object: those get no `pass` result.
@@ -268,7 +299,7 @@ pub fn render(
             "category": d.rule.info().group.title(),
             "message": d.message,
             "result": result_of(d),
-            "severity": severity_of(d.severity),
+            "severity": severity_of(d.severity, crd),
             "scored": d.severity == Severity::Error,
             "timestamp": {"seconds": now, "nanos": 0},
             "properties": properties,
@@ -309,7 +340,7 @@ pub fn render(
                 "category": group.title(),
                 "message": format!("{}: nothing found", info.name),
                 "result": "pass",
-                "severity": severity_of(info.severity),
+                "severity": severity_of(info.severity, crd),
                 "scored": info.severity == Severity::Error,
                 "timestamp": {"seconds": now, "nanos": 0},
                 "properties": properties,
@@ -341,6 +372,7 @@ pub fn render(
             let mut metadata = json!({
                 "name": "cgpu-lint",
                 "labels": {"app.kubernetes.io/managed-by": "cgpu-lint"},
+                "annotations": {"cgpu-lint/crd": crd.note()},
             });
             if let Some(ns) = &scope {
                 metadata["namespace"] = json!(ns);

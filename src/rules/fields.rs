@@ -19,14 +19,18 @@ pub fn yaml11(ctx: &mut Ctx, v: &Node, path: &str, fixable: bool) {
     }
     let Value::Scalar(s) = &v.value else { return };
     let raw = v.raw();
-    if !yaml11_disagreement(raw) {
+    // A tagged scalar (`!!str yes`, `!foo yes`) is read by its tag, by every reader alike.
+    if !yaml11_disagreement(raw) || tagged(v) {
         return;
     }
-    let helm_reads = format!(
-        "the {} {}",
-        s.type_name(),
-        s.canonical().unwrap_or_default()
-    );
+    let helm_reads = match s {
+        Scalar::Str(text) => format!("the string \"{text}\""),
+        s => format!(
+            "the {} {}",
+            s.type_name(),
+            s.canonical().unwrap_or_default()
+        ),
+    };
     let message = match resolve::yaml12(raw) {
         Scalar::Str(_) => format!(
             "`{raw}` is {helm_reads} to Helm (YAML 1.1) but the string \"{raw}\" to a YAML 1.2 reader"
@@ -46,6 +50,20 @@ pub fn yaml11(ctx: &mut Ctx, v: &Node, path: &str, fixable: bool) {
         finding
             .help(format!("write `{c}`, which every reader types alike"))
             .fix(v, vec![replace(v, c)]);
+    }
+}
+
+/// Is the scalar `v` written with a tag (`!!str yes`, `!!str &a yes`, `!foo yes`)? The span of a
+/// scalar starts after its properties, so the tag is the token before it (or before its anchor).
+fn tagged(v: &Node) -> bool {
+    let before = &v.src.text[..v.span.start.min(v.src.text.len())];
+    let mut tokens = before.trim_end().rsplit([' ', '\t', '\n', '\r']);
+    match tokens.next() {
+        Some(t) if t.starts_with('!') => true,
+        Some(t) if t.starts_with('&') => tokens
+            .find(|t| !t.is_empty())
+            .is_some_and(|t| t.starts_with('!')),
+        _ => false,
     }
 }
 
@@ -71,7 +89,7 @@ pub fn check_tag(
                     RuleId::InstallerImageTag,
                     v,
                     path.to_string(),
-                    format!("image {}", e.message(tag)),
+                    e.about(crate::cgpu::IMAGE_TAG, tag),
                 );
             } else {
                 ctx.at(

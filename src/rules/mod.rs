@@ -105,7 +105,9 @@ impl<'a> Ctx<'a> {
         message: impl Into<String>,
     ) -> Finding<'_> {
         let src = node.src.clone();
-        self.report(rule, &src, node.span.clone(), path, message)
+        // A value reached through an alias is reported where the alias is (spec §13).
+        let span = node.alias_at.clone().unwrap_or_else(|| node.span.clone());
+        self.report(rule, &src, span, path, message)
     }
 
     /// May the text of `node` be edited? See [`editable`].

@@ -123,6 +123,21 @@ pub fn versions_differ_in(
     opts: &RuleOptions,
     src: &std::sync::Arc<crate::yaml::Source>,
 ) -> Vec<Diagnostic> {
+    // Helm 3 decodes a UTF-16LE file (BOM FF FE) as go-yaml does; Helm 4 refuses every one
+    // ("yaml: incomplete UTF-16 character"; measured with Helm 4 in tests/safe_output.rs).
+    if src.encoding == crate::yaml::source::Encoding::Utf16Le {
+        let empty = Default::default();
+        let mut ctx = Ctx::new(opts, 1, &empty);
+        ctx.report(
+            RuleId::HelmVersionsDiffer,
+            src,
+            0..0,
+            "",
+            "this values file is UTF-16LE: Helm 3 reads it, Helm 4 refuses it (\"incomplete UTF-16 character\")",
+        )
+        .help("save it as UTF-8, which every Helm and every YAML tool reads");
+        return ctx.out;
+    }
     // One parse for both readings (a file of thousands of documents stays linear): Helm 3's
     // first document, and every document merged as Helm 4 merges them.
     let parsed = yaml::parse(src);

@@ -158,8 +158,33 @@ fn boolean(ctx: &mut Ctx, key: &str, v: &Node, path: &str) {
     }
 }
 
+/// A large float as Go's `%v` prints it (`1.8446744073709552e+19`).
+fn go_float(f: f64) -> String {
+    let s = format!("{f:e}");
+    if s.contains("e-") {
+        s
+    } else {
+        s.replacen('e', "e+", 1)
+    }
+}
+
 fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
     let number = match v.scalar() {
+        // Helm holds every number as a float64: an integer this large it renders as a float
+        // (18446744073709551615 as 1.8446744073709552e+19), so it is judged as that float.
+        Some(Scalar::Int(i)) if i.unsigned_abs() >= 1_000_000_000_000_000 => {
+            ctx.at(
+                RuleId::PolicyNotInteger,
+                v,
+                path.to_string(),
+                format!(
+                    "policy `{}` is a float to Helm, which holds every number as a float64 and renders this one as {}; cGPU policies are the integers 0–5",
+                    v.raw(),
+                    go_float(*i as f64)
+                ),
+            );
+            None
+        }
         Some(Scalar::Int(i)) => Some(*i),
         Some(Scalar::Float(f)) if f.fract() == 0.0 && f.abs() < 1e15 => {
             let n = *f as i128;

@@ -150,7 +150,13 @@ impl Builder<'_> {
                 }
                 let id = self.anchor_of.get(&target).copied().unwrap_or(0);
                 *self.alias_uses.entry(id).or_default() += 1;
-                self.node(target, via_alias.or(Some(id)), depth + 1)
+                let mut node = self.node(target, via_alias.or(Some(id)), depth + 1)?;
+                // A scalar is judged where the alias uses it (a collection's entries keep the
+                // anchor's places, which name their keys).
+                if via_alias.is_none() && matches!(node.value, Value::Scalar(_)) {
+                    node.alias_at = Some(r.span.clone());
+                }
+                Ok(node)
             }
             RawKind::Scalar(value, st, tag) => {
                 let st = *st;
@@ -165,6 +171,7 @@ impl Builder<'_> {
                     style: st,
                     src,
                     via_alias,
+                    alias_at: None,
                     refused,
                 })
             }
@@ -184,6 +191,7 @@ impl Builder<'_> {
                     style: if r.flow { Style::Flow } else { Style::Block },
                     src,
                     via_alias,
+                    alias_at: None,
                     refused: None,
                 })
             }
@@ -209,6 +217,7 @@ impl Builder<'_> {
                     style: if r.flow { Style::Flow } else { Style::Block },
                     src,
                     via_alias,
+                    alias_at: None,
                     refused: None,
                 })
             }

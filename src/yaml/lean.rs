@@ -94,6 +94,7 @@ pub(super) fn lean_entry(
         style: Style::Block,
         src: src.clone(),
         via_alias: None,
+        alias_at: None,
         refused: None,
     };
     (lean.droppable)(&probe).then_some(())
@@ -119,6 +120,7 @@ pub(super) fn lean_document(
             style: if r.flow { Style::Flow } else { Style::Block },
             src: src.clone(),
             via_alias: None,
+            alias_at: None,
             refused: None,
         }),
         duplicates: l.duplicates,

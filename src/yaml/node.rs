@@ -40,6 +40,9 @@ pub struct Node {
     /// Set when this node was reached through an alias (`*name`): the anchor's id. Editing such
     /// a node edits the anchor's text, which every other alias of it shares.
     pub via_alias: Option<usize>,
+    /// For a scalar reached through an alias: the alias's own text (`*a`), where a finding on
+    /// the value is placed (the value is the anchor's, the place is where it is used).
+    pub alias_at: Option<Range<usize>>,
     /// Why go-yaml (so Helm) refuses this scalar, when it does: a tag its text does not fit
     /// (`!!int abc`), invalid `!!binary` data. The value is then the text, as a string.
     pub refused: Option<Box<str>>,

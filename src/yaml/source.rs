@@ -10,10 +10,31 @@ pub struct Source {
     pub text: String,
     /// Set when the bytes were not UTF-8: `text` is then a lossy copy and this says where.
     pub invalid: Option<Invalid>,
+    /// How the file's bytes were encoded: UTF-8, or UTF-16 with a byte-order mark, which
+    /// go-yaml's reader decodes too (the text here is then the decoded text, without the mark).
+    pub encoding: Encoding,
     /// Byte offset of the first byte of each line. Lines end at `\n`, `\r\n` or a lone `\r`:
     /// YAML's line breaks, so line numbers are the ones Helm's errors give (go-yaml counts a
     /// lone CR) and the ones a language client counts (LSP: `\n`, `\r\n`, `\r`).
     line_starts: Vec<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Encoding {
+    #[default]
+    Utf8,
+    Utf16Le,
+    Utf16Be,
+}
+
+impl Encoding {
+    pub fn name(self) -> &'static str {
+        match self {
+            Encoding::Utf8 => "UTF-8",
+            Encoding::Utf16Le => "UTF-16LE",
+            Encoding::Utf16Be => "UTF-16BE",
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +63,7 @@ impl Source {
             name: name.into(),
             text,
             invalid: None,
+            encoding: Encoding::Utf8,
             line_starts,
         })
     }
@@ -119,6 +141,69 @@ impl Source {
 
 /// Decode bytes as UTF-8; on failure return a lossy copy (identical up to the first bad byte),
 /// the byte offset of that byte and a message.
+/// A file's bytes as text, as go-yaml's reader takes them: UTF-16 (LE or BE) when they start
+/// with its byte-order mark (decoded, the mark dropped; go-yaml has no UTF-32), else UTF-8
+/// ([`decode`]). A UTF-16 error is placed at the byte offset of the bad unit in the file.
+pub fn decode_file(bytes: Vec<u8>) -> Result<(String, Encoding), (String, usize, String)> {
+    let encoding = match bytes.get(..2) {
+        Some([0xff, 0xfe]) => Encoding::Utf16Le,
+        Some([0xfe, 0xff]) => Encoding::Utf16Be,
+        _ => return decode(bytes).map(|t| (t, Encoding::Utf8)),
+    };
+    let body = &bytes[2..];
+    let units = body.chunks(2).map(|c| match (c, encoding) {
+        ([a, b], Encoding::Utf16Le) => Some(u16::from_le_bytes([*a, *b])),
+        ([a, b], _) => Some(u16::from_be_bytes([*a, *b])),
+        _ => None,
+    });
+    let mut text = String::with_capacity(body.len() / 2);
+    let mut pending: Vec<u16> = Vec::new();
+    for (i, unit) in units.enumerate() {
+        let at = 2 + 2 * i;
+        let Some(unit) = unit else {
+            return Err((
+                text.clone(),
+                text.len(),
+                format!(
+                    "a {} file ends in the middle of a character (byte {at} of an odd-length file)",
+                    encoding.name()
+                ),
+            ));
+        };
+        pending.push(unit);
+        match char::decode_utf16(pending.iter().copied()).next() {
+            Some(Ok(c)) => {
+                text.push(c);
+                pending.clear();
+            }
+            // A high surrogate waits for its pair.
+            Some(Err(_)) if pending.len() == 1 && (0xd800..0xdc00).contains(&unit) => {}
+            _ => {
+                return Err((
+                    text.clone(),
+                    text.len(),
+                    format!(
+                        "invalid {} (an unpaired surrogate at byte {})",
+                        encoding.name(),
+                        at - 2 * (pending.len() - 1)
+                    ),
+                ));
+            }
+        }
+    }
+    if !pending.is_empty() {
+        return Err((
+            text.clone(),
+            text.len(),
+            format!(
+                "invalid {} (an unpaired surrogate at the end)",
+                encoding.name()
+            ),
+        ));
+    }
+    Ok((text, encoding))
+}
+
 pub fn decode(bytes: Vec<u8>) -> Result<String, (String, usize, String)> {
     match String::from_utf8(bytes) {
         Ok(s) => Ok(s),
@@ -129,7 +214,9 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, (String, usize, String)> {
             Err((
                 lossy,
                 at,
-                format!("invalid UTF-8 (byte 0x{bad:02x}); YAML files must be UTF-8"),
+                format!(
+                    "invalid UTF-8 (byte 0x{bad:02x}); Helm reads values files as UTF-8, or as UTF-16 when they start with its byte-order mark"
+                ),
             ))
         }
     }
@@ -138,6 +225,49 @@ pub fn decode(bytes: Vec<u8>) -> Result<String, (String, usize, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn utf16_with_a_byte_order_mark_is_decoded_without_it() {
+        let text = "cgpu: {image: \"a😀é\"}\n";
+        let le: Vec<u8> = [0xfeffu16]
+            .into_iter()
+            .chain(text.encode_utf16())
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        let be: Vec<u8> = [0xfeffu16]
+            .into_iter()
+            .chain(text.encode_utf16())
+            .flat_map(u16::to_be_bytes)
+            .collect();
+        assert_eq!(
+            decode_file(le.clone()).unwrap(),
+            (text.to_string(), Encoding::Utf16Le)
+        );
+        assert_eq!(
+            decode_file(be).unwrap(),
+            (text.to_string(), Encoding::Utf16Be)
+        );
+        // An odd length, a lone surrogate: errors naming the encoding.
+        let mut odd = le.clone();
+        odd.push(b'x');
+        assert!(decode_file(odd).unwrap_err().2.contains("UTF-16LE"));
+        let lone = [0xff, 0xfe, b'a', 0, 0x00, 0xdc, b'b', 0];
+        assert!(
+            decode_file(lone.to_vec())
+                .unwrap_err()
+                .2
+                .contains("unpaired surrogate")
+        );
+        let high_last = [0xff, 0xfe, b'a', 0, 0x3d, 0xd8];
+        assert!(
+            decode_file(high_last.to_vec())
+                .unwrap_err()
+                .2
+                .contains("unpaired")
+        );
+        // No mark: UTF-8, as before.
+        assert_eq!(decode_file(b"a: 1\n".to_vec()).unwrap().1, Encoding::Utf8);
+    }
 
     #[test]
     fn line_col_counts_characters_not_bytes() {

@@ -148,12 +148,12 @@ macro_rules! declare_rules {
 
 declare_rules! {
     YamlSyntax: ("yaml-syntax", Error, Values,
-        "the file does not parse as YAML (or is not UTF-8, nests too deep, or expands aliases past the budget)",
+        "the file does not parse as YAML (or is neither UTF-8 nor UTF-16 with a byte-order mark, nests too deep, or expands aliases past the budget)",
         fix: None,
         help: "fix the YAML at the position shown; Helm would refuse this file too",
         "Helm reads values files with go-yaml. A file that does not parse stops `helm install` and \
 `helm upgrade` before anything is rendered. cgpu-lint also refuses, as syntax errors, input that \
-is not UTF-8, collections nested deeper than 256 levels, and aliases whose expansion would create \
+is neither UTF-8 nor UTF-16 with a byte-order mark (which go-yaml decodes), collections nested deeper than 256 levels, and aliases whose expansion would create \
 more than 100,000 nodes (a \"billion laughs\" document)."),
     HelmVersionsDiffer: ("helm-versions-differ", Warning, Values,
         "a multi-document values file: Helm 3 reads only its first document, Helm 4 merges them all",
@@ -407,7 +407,7 @@ DaemonSet. Without it the installer's built-in default applies, which is not doc
         "POLICY `value: 1`: EnvVar.value must be a string",
         fix: safe("quote it",
             "the API server refuses a number in EnvVar.value (kubernetes#82296), so the original never installs; the quoted number is the same POLICY"),
-        help: "quote the value: value: \"1\"",
+        help: "quote the value: `value: \"1\"`",
         "EnvVar.value is a string; the API server rejects a number with \"cannot unmarshal number \
 into Go struct field EnvVar...value of type string\" (kubernetes#82296)."),
     InstallerPolicyInvalid: ("installer-policy-invalid", Error, Installer,

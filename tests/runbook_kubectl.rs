@@ -266,12 +266,13 @@ impl Shape {
             let n = &mut s.nodes[i];
             (n.module, n.cordoned, n.ready, n.core) = (Module::Old, false, true, false);
         }
-        // The actors of issue 32 work on a node the run would restart: the first such node.
+        // The actors of issue 32 work on a node the run would restart, one not cordoned before
+        // the change (an earlier run's mark on such a node would make it the run's to finish).
         if COORDINATION_FAULTS.contains(&s.fault)
             && let Some(i) = s
                 .nodes
                 .iter()
-                .position(|n| s.targeted(n) && n.module == Module::Old)
+                .position(|n| s.targeted(n) && n.module == Module::Old && !n.cordoned)
         {
             s.fault_node = i;
         }
@@ -1995,6 +1996,14 @@ fn regression_seed_50012_a_stalled_rollout_names_the_nodes_that_hold_it() {
 #[test]
 fn regression_seed_60054_the_node_left_down_is_one_the_run_restarts() {
     replay_full("coordination", COORDINATION_FAULTS, 4, 60054, ALL);
+}
+
+/// Seed 100101 (coordination, a harness bug): the node left down was one cordoned before the
+/// change (with --include-cordoned); the harness's own mark made it the run's, and the judge held
+/// its uncordon against the run. The node left down is now one that was not cordoned.
+#[test]
+fn regression_seed_100101_the_node_left_down_was_not_cordoned_before() {
+    replay_full("coordination", COORDINATION_FAULTS, 4, 100101, ALL);
 }
 
 /// The only free aliyun.com/gpu-mem is on a NotReady node: evicted pods could not land, so the

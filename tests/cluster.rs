@@ -951,6 +951,8 @@ fn the_checklist_from_the_cluster_equals_the_checklist_from_the_same_objects_as_
                                     || l.starts_with("- Planned: ")
                                     || l.starts_with("SERVER=")
                                     || l.starts_with("CLUSTER_UID=")
+                                    // The plan's id hashes the plan, identity included.
+                                    || l.starts_with("PLAN_ID=")
                                     // The script's blocking findings, with their locations
                                     // (compared in the JSON above).
                                     || l.starts_with("BLOCKED=("))

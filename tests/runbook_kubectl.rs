@@ -829,12 +829,28 @@ impl Judge<'_> {
         let m = s.max_unavailable.max(1) as usize;
         let mut rebooted = BTreeSet::new();
         let mut canary_done = false;
+        let mut precordoned_canary: Option<String> = None;
         for e in self.events("prod", ran.from.0) {
             match e["ev"].as_str().unwrap_or("") {
                 "reboot" if e["effective"] == true => {
-                    rebooted.insert(e["node"].as_str().unwrap().to_string());
+                    let node = e["node"].as_str().unwrap().to_string();
+                    // A canary cordoned before the change (--include-cordoned) stays cordoned:
+                    // no uncordon shows it done, the next batch's first cordon does (the run
+                    // waits for the canary before it).
+                    if s.nodes.iter().any(|n| n.name == node && n.cordoned) {
+                        precordoned_canary = Some(node.clone());
+                    }
+                    rebooted.insert(node);
                 }
                 "patch-node" => {
+                    if precordoned_canary
+                        .as_deref()
+                        .is_some_and(|c| c != e["node"].as_str().unwrap_or(""))
+                        && e["unschedulable"] == true
+                        && e["was"][0] == false
+                    {
+                        canary_done = true;
+                    }
                     let n = e["ours_cordoned"].as_array().unwrap().len();
                     let limit = if canary_done { m } else { 1 }.max(ran.leftover);
                     if n > limit {

@@ -59,6 +59,38 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
     }
 }
 
+/// The files read, in parallel from 4 files on; what cannot be read goes to `errors`.
+fn read_all(files: &[String], errors: &mut Vec<InputError>, max_size: u64) -> Vec<Arc<Source>> {
+    let read = |p: &String| read_input(p, max_size);
+    let results: Vec<Result<Arc<Source>, InputError>> = if files.len() < 4 {
+        files.iter().map(read).collect()
+    } else {
+        files.par_iter().map(read).collect()
+    };
+    let mut sources = Vec::new();
+    for r in results {
+        match r {
+            Ok(src) => sources.push(src),
+            Err(e) => errors.push(e),
+        }
+    }
+    sources
+}
+
+/// Each source checked on its own through [`lint_file_among`], in parallel from 4 files on.
+fn lint_each_among(
+    sources: &[Arc<Source>],
+    others: &crate::helm::place::Others,
+    settings: &Settings,
+) -> Vec<Vec<Diagnostic>> {
+    let one = |src: &Arc<Source>| lint_file_among(src, others, settings);
+    if sources.len() < 4 {
+        sources.iter().map(one).collect()
+    } else {
+        sources.par_iter().map(one).collect()
+    }
+}
+
 /// `check --gitops`: of the files, only those whose bytes name the chart, those holding the
 /// ConfigMaps and Secrets its HelmReleases take values from, and the values files beside an
 /// umbrella's Chart.yaml that names it, are checked (each on its own, with
@@ -66,19 +98,7 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
 /// of thousands of YAML files costs about the time to read them.
 pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Report {
     let (files, mut errors) = expand_paths(paths);
-    let read = |p: &String| read_input(p, max_size);
-    let results: Vec<Result<Arc<Source>, InputError>> = if files.len() < 4 {
-        files.iter().map(read).collect()
-    } else {
-        files.par_iter().map(read).collect()
-    };
-    let mut all = Vec::new();
-    for r in results {
-        match r {
-            Ok(src) => all.push(src),
-            Err(e) => errors.push(e),
-        }
-    }
+    let all = read_all(&files, &mut errors, max_size);
     let others = crate::helm::place::Others::of(&all);
     // The files of the ConfigMaps and Secrets the chart's HelmReleases take values from are
     // checked too: their values are the release's.
@@ -114,12 +134,7 @@ pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Rep
         })
         .cloned()
         .collect();
-    let one = |src: &Arc<Source>| lint_file_among(src, &others, settings);
-    let per_file: Vec<Vec<Diagnostic>> = if sources.len() < 4 {
-        sources.iter().map(one).collect()
-    } else {
-        sources.par_iter().map(one).collect()
-    };
+    let per_file = lint_each_among(&sources, &others, settings);
     Report {
         diagnostics: per_file.into_iter().flatten().collect(),
         errors,
@@ -137,26 +152,9 @@ fn check_among(
     settings: &Settings,
     max_size: u64,
 ) -> Report {
-    let read = |p: &String| read_input(p, max_size);
-    let results: Vec<Result<Arc<Source>, InputError>> = if files.len() < 4 {
-        files.iter().map(read).collect()
-    } else {
-        files.par_iter().map(read).collect()
-    };
-    let mut sources = Vec::new();
-    for r in results {
-        match r {
-            Ok(src) => sources.push(src),
-            Err(e) => errors.push(e),
-        }
-    }
+    let sources = read_all(&files, &mut errors, max_size);
     let others = crate::helm::place::Others::of(&sources);
-    let one = |src: &Arc<Source>| lint_file_among(src, &others, settings);
-    let per_file: Vec<Vec<Diagnostic>> = if sources.len() < 4 {
-        sources.iter().map(one).collect()
-    } else {
-        sources.par_iter().map(one).collect()
-    };
+    let per_file = lint_each_among(&sources, &others, settings);
     Report {
         diagnostics: per_file.into_iter().flatten().collect(),
         errors,

@@ -21,7 +21,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -453,18 +453,8 @@ impl World {
     }
 
     fn admin(&self, req: Value) -> Value {
-        let port = self.fake.admin.expect("the fake's admin channel");
-        let body = req.to_string();
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        write!(
-            s,
-            "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        let body = out.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        let (body, out) = self.fake.admin_call(&req);
+        let body = body.as_str();
         let v: Value =
             serde_json::from_str(body).unwrap_or_else(|e| panic!("admin {req}: {e}: {out}"));
         assert!(

@@ -6,7 +6,6 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::process::Output;
 
 use common::apiserver::{Fake, Pki, TOKEN, kubectl};
@@ -107,18 +106,8 @@ impl World {
     }
 
     fn admin(&self, req: Value) -> Value {
-        let port = self.fake.admin.expect("the fake's admin channel");
-        let body = req.to_string();
-        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        write!(
-            s,
-            "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut out = String::new();
-        s.read_to_string(&mut out).unwrap();
-        let body = out.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+        let (body, _) = self.fake.admin_call(&req);
+        let body = body.as_str();
         serde_json::from_str(body).unwrap()
     }
 

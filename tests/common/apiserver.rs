@@ -214,6 +214,29 @@ impl Fake {
         }
     }
 
+    /// One request to the stateful fake's admin channel (its JSON answer as text, and the whole
+    /// HTTP answer for messages).
+    #[allow(dead_code)]
+    pub fn admin_call(&self, req: &Value) -> (String, String) {
+        use std::io::{Read, Write};
+        let port = self.admin.expect("the fake's admin channel");
+        let body = req.to_string();
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        write!(
+            s,
+            "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        let body = out
+            .split_once("\r\n\r\n")
+            .map_or("", |(_, b)| b)
+            .to_string();
+        (body, out)
+    }
+
     pub fn server(&self, cluster: &str) -> String {
         format!("https://127.0.0.1:{}", self.ports[cluster])
     }

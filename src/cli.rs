@@ -224,6 +224,14 @@ pub struct CommonArgs {
     /// Do not report these rules (comma-separated or repeated)
     #[arg(long, value_delimiter = ',', value_name = "RULE")]
     pub ignore: Vec<String>,
+    /// Treat these rules' fixes as safe: `fix` applies them without --unsafe-fixes (adds to
+    /// the config's `[fix] extend-safe`; see docs/changing-values.md for what each changes)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub extend_safe_fixes: Vec<String>,
+    /// Treat these rules' fixes as unsafe: only --unsafe-fixes applies them (adds to the
+    /// config's `[fix] extend-unsafe`)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub extend_unsafe_fixes: Vec<String>,
     /// A file without a cgpu block is an error, not a skipped file
     #[arg(long)]
     pub require_cgpu: bool,

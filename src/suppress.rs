@@ -267,6 +267,7 @@ fn finding(
         related: Vec::new(),
         fix_note: None,
         consequence: None,
+        fix_override: None,
     }
 }
 

@@ -23,6 +23,10 @@ enum FormatArg {
     /// Kubernetes PolicyReports (wgpolicyk8s.io/v1alpha2; openreports.io with --openreports),
     /// for Policy Reporter and `kubectl apply`
     Policyreport,
+    /// reviewdog's Diagnostic Format (rdjson), for `reviewdog -f=rdjson`
+    Rdjson,
+    /// Azure Pipelines logging commands (`##vso[task.logissue …]`)
+    Azure,
 }
 
 impl FormatArg {
@@ -35,6 +39,8 @@ impl FormatArg {
             FormatArg::Junit => Format::Junit,
             FormatArg::Gitlab => Format::Gitlab,
             FormatArg::Policyreport => Format::Policyreport,
+            FormatArg::Rdjson => Format::Rdjson,
+            FormatArg::Azure => Format::Azure,
         })
     }
 }
@@ -470,6 +476,8 @@ pub enum StatusFormat {
     Junit,
     Gitlab,
     Policyreport,
+    Rdjson,
+    Azure,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -348,6 +348,16 @@ pub struct CheckArgs {
     /// an input object of the same kind, namespace and name is admitted as an UPDATE of it
     #[arg(long, value_name = "FILE", requires = "admission_policy")]
     pub old: Option<String>,
+    /// Print the settings that apply to the one PATH (a file) once .cgpu-lint.toml, its
+    /// per-file-ignores, the flags and the baseline are layered, each with where it came from
+    /// (default, FILE:LINE of the config, a flag); --format json for JSON. Checks nothing
+    #[arg(long, conflicts_with_all = ["cluster", "show_files", "stack", "gitops"])]
+    pub show_settings: bool,
+    /// Print each file a walk of the PATHs would check, and each file or folder it skips with
+    /// why (.gitignore, not YAML, chart metadata or templates, …); --format json for JSON.
+    /// Checks nothing
+    #[arg(long, conflicts_with_all = ["cluster", "stack", "gitops"])]
+    pub show_files: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// With --cluster: also list the unfinished pods of all namespaces (needs list pods

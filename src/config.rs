@@ -239,10 +239,11 @@ pub struct Resolved {
     pub format: Option<Format>,
     /// The config file that applied and how it was found (`None`: none did).
     pub config_file: Option<(PathBuf, String)>,
+    /// That file as read (its `[per-file-ignores]` for one file: `check --show-settings`).
+    pub file: Option<Loaded>,
     /// Where each setting came from, by its config key (`select`, `fix.extend-safe`, …): flags
     /// (`--select`), editor options (`initializationOptions.select`) and the file's lines
     /// (`PATH:LINE`); a key not here (or with no origin) is the default.
-    #[allow(dead_code)] // read by `check --show-settings` (next commit)
     pub origins: BTreeMap<&'static str, Vec<String>>,
 }
 
@@ -286,7 +287,6 @@ impl Loaded {
 
     /// The `[per-file-ignores]` patterns that match `file` (a path as given on the command
     /// line), each with its rules and origin: the matching the pipeline itself does.
-    #[allow(dead_code)] // read by `check --show-settings` (next commit)
     pub fn per_file_matches(&self, file: &str) -> Vec<(String, Vec<String>, String)> {
         self.per_file
             .matching(file)
@@ -479,6 +479,7 @@ pub fn resolve_with(o: &Overrides, file: Option<&Loaded>) -> Result<Resolved, Co
         deny_warnings,
         format,
         config_file: file.map(|l| (l.path.clone(), "read".to_string())),
+        file: file.cloned(),
         origins,
     })
 }

@@ -261,7 +261,12 @@ fn key_line(text: &str, table: Option<&str>, key: &str) -> Option<usize> {
             );
             continue;
         }
-        let k = t.split('=').next().unwrap_or("").trim().trim_matches('"');
+        let k = t
+            .split('=')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'');
         let dotted = table.map(|tb| format!("{tb}.{key}"));
         let here = match (table, current.as_deref()) {
             (None, None) => k == key,
@@ -495,6 +500,22 @@ mod tests {
         let e =
             toml::from_str::<Config>("[per-file-ignores]\n\"a\" = [\"x\"]\n[extra]\n").unwrap_err();
         assert!(e.to_string().contains("extra"), "{e}");
+    }
+
+    #[test]
+    fn key_lines_are_found_in_tables_dotted_and_quoted() {
+        let text = "# c\nignore = [\"a\"]\nfix.extend-unsafe = []\n[per-file-ignores]\n'x/*.yaml' = []\n\"y\" = []\n[fix]\n  extend-safe = [\"b\"]\n";
+        assert_eq!(key_line(text, None, "ignore"), Some(2));
+        assert_eq!(key_line(text, Some("fix"), "extend-unsafe"), Some(3));
+        assert_eq!(
+            key_line(text, Some("per-file-ignores"), "x/*.yaml"),
+            Some(5)
+        );
+        assert_eq!(key_line(text, Some("per-file-ignores"), "y"), Some(6));
+        assert_eq!(key_line(text, Some("fix"), "extend-safe"), Some(8));
+        // A key of another table, or none at all.
+        assert_eq!(key_line(text, None, "extend-safe"), None);
+        assert_eq!(key_line(text, None, "region"), None);
     }
 
     #[test]

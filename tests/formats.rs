@@ -773,3 +773,60 @@ fn azure_commands_parse_back_to_the_exact_fields_with_the_task_lib() {
         assert_eq!(p, &want);
     }
 }
+
+// post-render takes the same --format list: its report (stderr, --report) in rdjson and azure
+// holds the findings its JSON report holds.
+#[test]
+fn post_render_reports_in_rdjson_and_azure_as_in_json() {
+    let stream = std::fs::read(fixtures().join("helm-template-rendered-stream.yaml")).unwrap();
+    let report = |format: &str| -> String {
+        let out = bin()
+            .args(["post-render", "--fail-on", "never", "--format", format])
+            .write_stdin(stream.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout, stream, "the stream passes unchanged");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let js: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    let want: Vec<(String, u64)> = js["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["rule"].as_str().unwrap().into(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(!want.is_empty());
+    let rd: serde_json::Value = serde_json::from_str(&report("rdjson")).unwrap();
+    let got: Vec<(String, u64)> = rd["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"]["value"].as_str().unwrap().into(),
+                d["location"]["range"]["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    let az = report("azure");
+    let got: Vec<(String, u64)> = az
+        .lines()
+        .filter(|l| l.starts_with("##vso[task.logissue "))
+        .map(|l| {
+            let field = |k: &str| {
+                l.split(';')
+                    .find_map(|p| p.strip_prefix(k))
+                    .unwrap()
+                    .to_string()
+            };
+            (field("code="), field("linenumber=").parse().unwrap())
+        })
+        .collect();
+    assert_eq!(got, want);
+}

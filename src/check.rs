@@ -146,7 +146,7 @@ impl Skip {
     pub fn reason(&self) -> &'static str {
         match self {
             Skip::Ignored => "ignored by .gitignore, .git/info/exclude or .ignore",
-            Skip::GitDir => "a .git folder",
+            Skip::GitDir => "git's own .git",
             Skip::ChartTemplates => {
                 "a chart's templates/ folder (Go templates, YAML only once rendered)"
             }

@@ -114,8 +114,7 @@ pub(super) fn read(src: &Arc<Source>, lean: Option<&Lean>) -> Option<Parsed> {
                     return Some(arena.syntax_error(why, value_start.pos, false));
                 }
                 let id = define(&mut anchors, anchor);
-                arena.collection_start(is_map, flow, id, value_start.pos..range.end);
-                continue;
+                arena.collection_start(is_map, flow, id, value_start.pos..range.end)
             }
             EventKind::SequenceEnd | EventKind::MappingEnd => {
                 depth = depth.saturating_sub(1);

@@ -10,7 +10,7 @@ use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 
 use super::build::build_document;
-use super::lean::{Lean, LeanRoot, lean_document, lean_entry};
+use super::lean::{Lean, LeanRoot, lean_document};
 use super::node::{Document, Parsed, Style, SyntaxError};
 use super::source::Source;
 
@@ -190,7 +190,7 @@ impl<'a> Arena<'a> {
         flow: bool,
         anchor: Option<usize>,
         span: Range<usize>,
-    ) {
+    ) -> Step {
         self.raw.push(RawNode {
             kind: if is_map {
                 RawKind::Map(Vec::new())
@@ -204,19 +204,23 @@ impl<'a> Arena<'a> {
         if let Some(anchor) = anchor {
             self.anchors.insert(anchor, idx);
         }
-        // A root mapping is read lean; other roots (which hold no entry to keep) are built
-        // as `parse` builds them.
         if self.lean.is_some() && self.stack.is_empty() && is_map {
+            // A root mapping is read lean; other roots (which hold no entry to keep) are built
+            // as `parse` builds them.
             self.lean_root = Some(LeanRoot::new(idx));
+            self.root = Some(idx);
+        } else if let Some(l) = self.lean_root.as_mut()
+            && l.streams_children(self.stack.len())
+        {
+            let &(parent, pending) = self.stack.last().expect("an open collection");
+            if l.child_start(&self.raw, parent, pending, true).is_break() {
+                return ControlFlow::Break(None);
+            }
+        } else {
+            attach(&mut self.raw, &mut self.stack, &mut self.root, idx);
         }
-        attach_or_pair(
-            &mut self.raw,
-            &mut self.stack,
-            &mut self.root,
-            self.lean_root.as_mut(),
-            idx,
-        );
         self.stack.push((idx, None));
+        ControlFlow::Continue(())
     }
 
     /// The innermost open collection closes; `at` is where its end event ends.
@@ -224,76 +228,54 @@ impl<'a> Arena<'a> {
         let Some((idx, _)) = self.stack.pop() else {
             return ControlFlow::Continue(());
         };
+        let read_lean = match &mut self.lean_root {
+            Some(l) if l.streams.len() > self.stack.len() => l.streams.pop(),
+            _ => None,
+        };
         let raw = &mut self.raw;
         // A flow collection ends at its closing bracket; a block collection ends with
         // its last child (its end event sits at the next token, often a line later).
         let end = if raw[idx].flow {
             at
         } else {
-            match &self.lean_root {
-                Some(l) if l.root == idx => {
-                    if l.any {
-                        l.last_end
-                    } else {
-                        0
-                    }
-                }
-                _ => last_child_end(raw, idx),
+            match read_lean {
+                Some(s) => s.last_end.unwrap_or(0),
+                None => last_child_end(raw, idx),
             }
         };
         raw[idx].span.end = end.max(raw[idx].span.start);
-        self.entry_ended(idx)
+        self.done(idx)
     }
 
-    /// A node without children was read: attach it, and build the lean root entry it ends.
+    /// A node without children was read.
     fn leaf(&mut self, node: usize) -> Step {
-        attach_or_pair(
-            &mut self.raw,
-            &mut self.stack,
-            &mut self.root,
-            self.lean_root.as_mut(),
-            node,
-        );
-        self.entry_ended(node)
+        if let Some(l) = self.lean_root.as_mut()
+            && l.streams_children(self.stack.len())
+        {
+            let &(parent, pending) = self.stack.last().expect("an open collection");
+            if l.child_start(&self.raw, parent, pending, false).is_break() {
+                return ControlFlow::Break(None);
+            }
+            return self.done(node);
+        }
+        attach(&mut self.raw, &mut self.stack, &mut self.root, node);
+        ControlFlow::Continue(())
     }
 
-    /// Read lean, a root entry whose value `node` has just ended is built, then kept or dropped.
-    fn entry_ended(&mut self, node: usize) -> Step {
-        if let Some(l) = &mut self.lean_root
-            && self.stack.len() == 1
-            && l.pair.is_some_and(|(_, v)| v == node)
+    /// Read lean, the child `node` of a collection read lean has ended: see
+    /// [`LeanRoot::child_done`].
+    fn done(&mut self, node: usize) -> Step {
+        if let (Some(l), Some(lean)) = (self.lean_root.as_mut(), self.lean)
+            && l.streams_children(self.stack.len())
         {
-            let Some(lean) = self.lean else {
-                return ControlFlow::Break(None);
-            };
-            if lean_entry(self.src, &mut self.raw, l, lean).is_none() {
+            let (parent, pending) = self.stack.last_mut().expect("an open collection");
+            let step = l.child_done(self.src, &mut self.raw, lean, *parent, pending, node);
+            if step.is_break() {
                 return ControlFlow::Break(None);
             }
         }
         ControlFlow::Continue(())
     }
-}
-
-/// [`attach`], except that a pair of the lean root mapping is held in `lean.pair` until its
-/// value ends instead of joining the arena.
-fn attach_or_pair(
-    raw: &mut [RawNode],
-    stack: &mut [(usize, Option<usize>)],
-    root: &mut Option<usize>,
-    lean: Option<&mut LeanRoot>,
-    node: usize,
-) {
-    if let Some(l) = lean
-        && let [(parent, pending)] = stack
-        && *parent == l.root
-    {
-        match pending.take() {
-            None => *pending = Some(node),
-            Some(key) => l.pair = Some((key, node)),
-        }
-        return;
-    }
-    attach(raw, stack, root, node);
 }
 
 fn last_child_end(raw: &[RawNode], idx: usize) -> usize {

@@ -159,7 +159,11 @@ fn split_documents(src: &Arc<Source>) -> Result<Vec<Arc<Source>>, Refusal> {
         if !chunk.ends_with('\n') {
             chunk.push('\n');
         }
-        chunks.push(Source::new(src.name.clone(), chunk));
+        let mut chunk = Source::new(src.name.clone(), chunk);
+        if let Some(c) = Arc::get_mut(&mut chunk) {
+            c.node_budget = src.node_budget;
+        }
+        chunks.push(chunk);
     };
     while pos < text.len() {
         let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);

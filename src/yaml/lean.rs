@@ -334,6 +334,29 @@ mod tests {
         }
     }
 
+    /// The node budget counts every node read, dropped ones too, so the lean reading refuses a
+    /// file where the full parse does, at the same node.
+    #[test]
+    fn lean_and_full_refuse_at_the_same_node_over_the_budget() {
+        let text = format!("a: [{}]\ncgpu: {{}}\n", "x, ".repeat(40));
+        let src = |budget| {
+            let mut s = Source::new("t.yaml", text.clone());
+            Arc::get_mut(&mut s).unwrap().node_budget = budget;
+            s
+        };
+        let (full, lean) = (parse(&src(20)), parse_lean(&src(20), &LEAN).unwrap());
+        let (f, l) = (full.error.unwrap(), lean.error.unwrap());
+        assert!(
+            f.message.contains("more than 20 YAML nodes"),
+            "{}",
+            f.message
+        );
+        // Node 21: root, `a`, the list, then item 18 at byte 4 + 3 * 17.
+        assert_eq!((f.offset, l.offset), (4 + 3 * 17, 4 + 3 * 17));
+        assert!(parse(&src(45)).error.is_none());
+        assert!(parse_lean(&src(45), &LEAN).unwrap().error.is_none());
+    }
+
     #[test]
     fn lean_reports_the_syntax_error_the_full_parse_reports() {
         let text = "cgpu: {}\nz: 1\n---\ncgpu: {}\na: [\n";

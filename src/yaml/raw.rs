@@ -50,6 +50,8 @@ pub(super) struct Arena<'a> {
     doc_start: usize,
     doc_index: usize,
     lean_root: Option<LeanRoot>,
+    /// Nodes read so far in the file, against [`Source::node_budget`].
+    nodes: usize,
 }
 
 impl<'a> Arena<'a> {
@@ -65,7 +67,23 @@ impl<'a> Arena<'a> {
             doc_start: 0,
             doc_index: 0,
             lean_root: None,
+            nodes: 0,
         }
+    }
+
+    /// Count one more node, starting at byte `at`: `Some` (the file is refused) when it crosses
+    /// the file's node budget.
+    fn over_budget(&mut self, at: usize) -> Option<Step> {
+        self.nodes += 1;
+        if self.nodes <= self.src.node_budget {
+            return None;
+        }
+        let message = format!(
+            "the file holds more than {} YAML nodes, cgpu-lint's node budget (one node per 4 bytes of --max-file-size); refusing to read on before memory runs out",
+            self.src.node_budget
+        );
+        let document = self.doc_index.max(1);
+        Some(ControlFlow::Break(Some(self.stop(message, at, document))))
     }
 
     /// The documents read, and no error.
@@ -150,6 +168,9 @@ impl<'a> Arena<'a> {
             // Its anchor may sit in a root entry that was dropped.
             return ControlFlow::Break(None);
         }
+        if let Some(stop) = self.over_budget(span.start) {
+            return stop;
+        }
         let Some(&target) = self.anchors.get(&id) else {
             let document = self.doc_index;
             let message = "alias to an unknown anchor".into();
@@ -172,6 +193,9 @@ impl<'a> Arena<'a> {
         tag: Option<String>,
         span: Range<usize>,
     ) -> Step {
+        if let Some(stop) = self.over_budget(span.start) {
+            return stop;
+        }
         self.raw.push(RawNode {
             kind: RawKind::Scalar(value, style, tag),
             span,
@@ -191,6 +215,9 @@ impl<'a> Arena<'a> {
         anchor: Option<usize>,
         span: Range<usize>,
     ) -> Step {
+        if let Some(stop) = self.over_budget(span.start) {
+            return stop;
+        }
         self.raw.push(RawNode {
             kind: if is_map {
                 RawKind::Map(Vec::new())

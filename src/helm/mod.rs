@@ -124,7 +124,12 @@ fn read_document(src: &Arc<Source>) -> Result<Node, Refusal> {
     let Some(root) = first.and_then(|d| d.root) else {
         return Ok(empty_map(src));
     };
-    let root = view(&root)?;
+    // The view is a copy of the whole tree: taken only when it differs from the document.
+    let root = if view_unchanged(&root) {
+        root
+    } else {
+        view(&root)?
+    };
     match &root.value {
         Value::Map(_) => Ok(root),
         Value::Scalar(Scalar::Null) => Ok(empty_map(src)),

@@ -122,6 +122,36 @@ pub(super) fn build_key(
     Ok((key_node, key, merge))
 }
 
+/// A scalar's node: its text typed as go-yaml types it with its style and tag, or kept as a
+/// string with the reason Helm refuses it.
+pub(super) fn scalar_node(
+    src: &Arc<Source>,
+    value: &str,
+    style: Style,
+    tag: Option<&str>,
+    span: Range<usize>,
+) -> Node {
+    let (scalar, refused) = match resolve::go_yaml(value, style == Style::Plain, tag) {
+        Ok(s) => (s, None),
+        Err(m) => (Scalar::Str(value.to_string()), Some(m.into_boxed_str())),
+    };
+    Node {
+        value: Value::Scalar(scalar),
+        span,
+        style,
+        src: src.clone(),
+        via_alias: None,
+        alias_at: None,
+        refused,
+    }
+}
+
+/// go-yaml's isMerge for a key's text, style and tag: a plain `<<` without a tag, or any
+/// `!!merge <<`.
+pub(super) fn is_merge(key: &str, style: Style, tag: Option<&str>) -> bool {
+    key == "<<" && ((style == Style::Plain && tag.is_none()) || tag == Some("merge"))
+}
+
 /// The JSON pointer a path names.
 pub(super) fn pointer(path: &[Seg]) -> String {
     let mut out = String::new();
@@ -206,21 +236,9 @@ impl Builder<'_> {
                 Ok(node)
             }
             RawKind::Scalar(value, st, tag) => {
-                let st = *st;
-                let (scalar, refused) =
-                    match resolve::go_yaml(value, st == Style::Plain, tag.as_deref()) {
-                        Ok(s) => (s, None),
-                        Err(m) => (Scalar::Str(value.clone()), Some(m.into_boxed_str())),
-                    };
-                Ok(Node {
-                    value: Value::Scalar(scalar),
-                    span: r.span.clone(),
-                    style: st,
-                    src,
-                    via_alias,
-                    alias_at: None,
-                    refused,
-                })
+                let mut node = scalar_node(&src, value, *st, tag.as_deref(), r.span.clone());
+                node.via_alias = via_alias;
+                Ok(node)
             }
             RawKind::Seq(items) => {
                 self.in_progress.push(idx);
@@ -277,8 +295,7 @@ impl Builder<'_> {
             RawKind::Scalar(_, _, t) => t.as_deref(),
             _ => None,
         };
-        key == "<<"
-            && ((key_node.style == Style::Plain && key_tag.is_none()) || key_tag == Some("merge"))
+        is_merge(key, key_node.style, key_tag)
     }
 
     /// A mapping entry from its built key and its raw value `v`: the duplicate record (a key
@@ -424,7 +441,7 @@ impl KeySpans {
     }
 }
 
-fn key_text(node: &Node) -> String {
+pub(super) fn key_text(node: &Node) -> String {
     match &node.value {
         Value::Scalar(Scalar::Str(s)) => s.clone(),
         Value::Scalar(Scalar::Null) if node.style == Style::Plain => {

@@ -36,7 +36,7 @@ pub struct Lean<'a> {
 /// anchor may have been dropped), a merge key at the root, any error while building, a root
 /// mapping without `keep` or with a `give_up_on` key, a dropped entry `droppable` refuses.
 pub fn parse_lean(src: &Arc<Source>, lean: &Lean) -> Option<Parsed> {
-    super::events::read(src, Some(lean))
+    super::events::read(src, Some(lean), false)
 }
 
 /// The state of the current document's root mapping while reading lean. The root mapping and

@@ -10,8 +10,10 @@ use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 
 use super::build::build_document;
+use super::direct::Direct;
 use super::lean::{Lean, LeanRoot, lean_document};
-use super::node::{Document, Parsed, Style, SyntaxError};
+use super::node::{Document, Parsed, Style, SyntaxError, Value};
+use super::resolve::Scalar;
 use super::source::Source;
 
 /// How deep collections may nest (the parser stops at this depth with an error instead of
@@ -52,10 +54,14 @@ pub(super) struct Arena<'a> {
     lean_root: Option<LeanRoot>,
     /// Nodes read so far in the file, against [`Source::node_budget`].
     nodes: usize,
+    /// Set when the documents are built straight from the calls, without the arena (see
+    /// `direct.rs`); a call it cannot take ends the reading with `None`.
+    direct: Option<Direct>,
 }
 
 impl<'a> Arena<'a> {
-    pub(super) fn new(src: &'a Arc<Source>, lean: Option<&'a Lean<'a>>) -> Self {
+    /// `direct`: build the documents without the arena (see `direct.rs`; not with `lean`).
+    pub(super) fn new(src: &'a Arc<Source>, lean: Option<&'a Lean<'a>>, direct: bool) -> Self {
         Arena {
             src,
             lean,
@@ -68,6 +74,7 @@ impl<'a> Arena<'a> {
             doc_index: 0,
             lean_root: None,
             nodes: 0,
+            direct: (direct && lean.is_none()).then(Direct::default),
         }
     }
 
@@ -126,11 +133,29 @@ impl<'a> Arena<'a> {
         self.root = None;
         self.lean_root = None;
         self.doc_start = at;
+        if self.direct.is_some() {
+            self.direct = Some(Direct::default());
+        }
     }
 
     /// The open document ends at byte `at`: it is built.
     pub(super) fn document_end(&mut self, at: usize) -> Step {
         let span = self.doc_start..at.max(self.doc_start);
+        if let Some(d) = &mut self.direct {
+            let d = std::mem::take(d);
+            // A document holding only an empty plain scalar is an empty document.
+            let root = d
+                .root
+                .filter(|n| !(matches!(n.value, Value::Scalar(Scalar::Null)) && n.span.is_empty()));
+            self.documents.push(Document {
+                index: self.doc_index,
+                root,
+                duplicates: d.duplicates,
+                alias_uses: HashMap::new(),
+                span,
+            });
+            return ControlFlow::Continue(());
+        }
         if let Some(l) = self.lean_root.take() {
             let Some(lean) = self.lean else {
                 return ControlFlow::Break(None);
@@ -171,6 +196,9 @@ impl<'a> Arena<'a> {
         if let Some(stop) = self.over_budget(span.start) {
             return stop;
         }
+        if self.direct.is_some() {
+            return ControlFlow::Break(None);
+        }
         let Some(&target) = self.anchors.get(&id) else {
             let document = self.doc_index;
             let message = "alias to an unknown anchor".into();
@@ -196,6 +224,15 @@ impl<'a> Arena<'a> {
         if let Some(stop) = self.over_budget(span.start) {
             return stop;
         }
+        if let Some(d) = &mut self.direct {
+            if anchor.is_some()
+                || d.scalar(self.src, &value, style, tag.as_deref(), span)
+                    .is_break()
+            {
+                return ControlFlow::Break(None);
+            }
+            return ControlFlow::Continue(());
+        }
         self.raw.push(RawNode {
             kind: RawKind::Scalar(value, style, tag),
             span,
@@ -217,6 +254,12 @@ impl<'a> Arena<'a> {
     ) -> Step {
         if let Some(stop) = self.over_budget(span.start) {
             return stop;
+        }
+        if let Some(d) = &mut self.direct {
+            if anchor.is_some() || d.start(is_map, flow, span).is_break() {
+                return ControlFlow::Break(None);
+            }
+            return ControlFlow::Continue(());
         }
         self.raw.push(RawNode {
             kind: if is_map {
@@ -252,6 +295,12 @@ impl<'a> Arena<'a> {
 
     /// The innermost open collection closes; `at` is where its end event ends.
     pub(super) fn collection_end(&mut self, at: usize) -> Step {
+        if let Some(d) = &mut self.direct {
+            if d.end(self.src, at).is_break() {
+                return ControlFlow::Break(None);
+            }
+            return ControlFlow::Continue(());
+        }
         let Some((idx, _)) = self.stack.pop() else {
             return ControlFlow::Continue(());
         };

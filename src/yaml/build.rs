@@ -389,6 +389,14 @@ impl Entries {
         }
     }
 
+    /// The entry with this key.
+    pub(super) fn get(&self, key: &str) -> Option<&Entry> {
+        match &self.index {
+            Some(index) => index.get(key).map(|&i| &self.list[i]),
+            None => self.list.iter().find(|e| e.key == key),
+        }
+    }
+
     /// Insert, or replace the entry with the same key in place (the last one wins, as in Helm).
     pub(super) fn upsert(&mut self, entry: Entry) {
         let at = match &self.index {

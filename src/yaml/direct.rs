@@ -8,7 +8,7 @@
 use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 
-use super::build::{Entries, KeySpans, Seg, entry_of, is_merge, key_text, pointer, scalar_node};
+use super::build::{Entries, Seg, entry_of, is_merge, key_text, pointer, scalar_node};
 use super::node::{Duplicate, Node, Style, Value};
 use super::source::Source;
 
@@ -21,9 +21,9 @@ struct Frame {
     flow: bool,
     span: Range<usize>,
     items: Vec<Node>,
+    /// The entries so far; each holds where its key was last written (no merge key here), which
+    /// a duplicate report names.
     entries: Entries,
-    /// Where each key was last written, for duplicate reports.
-    seen: KeySpans,
     /// A key whose value is awaited: its text and node.
     key: Option<(String, Node)>,
     /// Where the last child ended (the end of a block collection).
@@ -70,7 +70,6 @@ impl Direct {
             span,
             items: Vec::new(),
             entries: Entries::with_capacity(0),
-            seen: KeySpans::default(),
             key: None,
             last_end: None,
         });
@@ -118,15 +117,14 @@ impl Direct {
             return ControlFlow::Break(());
         }
         let f = self.frames.last_mut().expect("a mapping is open");
-        if let Some(first) = f.seen.get(&key) {
+        if let Some(first) = f.entries.get(&key) {
             self.duplicates.push(Duplicate {
                 key: key.clone(),
                 map_pointer: pointer(&self.path),
-                first: first.clone(),
+                first: first.key_span.clone(),
                 second: node.span.clone(),
             });
         }
-        f.seen.insert(key.clone(), node.span.clone());
         self.path.push(Seg::Key(key.clone()));
         f.key = Some((key, node));
         ControlFlow::Continue(())
@@ -238,7 +236,7 @@ mod tests {
             "a:\n  b: 1\n  b: [x, {c: 1, c: 2}]\n  d:\n    - e: 1\n      e: 2\n    -\n    - f\n",
             "---\n# only a comment\n---\na: 1\n...\n---\n[1, 2]\n--- |\n  text\n",
             "a: !!str 1\nb: !!int \"2\"\nc: !!int abc\nd: .nan\ne: !local x\n? plain\n: ''\n",
-            "a: {b: 1, b: 2}\nb: [\n  1,\n  2\n]\nc:\n  - - 1\n    - 2\n  - [3]\n",
+            "a: {b: 1, b: 2, b: 3}\nb: [\n  1,\n  2\n]\nc:\n  - - 1\n    - 2\n  - [3]\n",
             "~: 1\nnull: 2\n1: 3\n0x1F: 4\nyes: 5\n'k': 6\n\"k\": 7\n",
             "a: 1\nb: [\n",
             "a:\n  b: 1\n c: 2\n",

@@ -323,6 +323,9 @@ def server_latency(edits: int):
 
 
 def main():
+    if sys.argv[1:] == ["memory"]:
+        memory()
+        return
     if sys.argv[1:] == ["server"]:
         if not CGPU.exists():
             sys.exit(f"bench: {CGPU} is missing (scripts/bench builds it)")
@@ -386,6 +389,92 @@ def main():
         print(f"\noutput byte-identical to input: {'yes' if same else 'NO'}")
 
     server_latency(int(os.environ.get("EDITS", "200")))
+    memory()
+
+
+# --- Memory on node-dense values files (issue 38, item 2) -------------------------------------
+# `scripts/bench memory` runs only this part. MEM_RUNS (default 1) runs of each command on the
+# 50 MB files, RUNS on the small one; MEM_TIMEOUT (default 900 s) caps each run (a capped run
+# prints its exit status 124).
+
+def dense_line(i: int, indent: str = "") -> str:
+    return f'{indent}k{i}: {{name: n{i}, value: "v{i}", list: [a, b, {i}]}}\n'
+
+
+def dense_values(size: int) -> Path:
+    """About `size` bytes of small flow mappings, 11 YAML nodes a line (key, mapping, 3 keys,
+    2 scalars, a list of 3): a cgpu block, then half the bytes under one root key (`big:`, which
+    the lean reading of `check` must hold open), then half as root entries."""
+    p = BENCH / f"dense-{size // 1_000_000}mb.yaml"
+    if not p.exists():
+        BENCH.mkdir(parents=True, exist_ok=True)
+        out = ["cgpu:\n  enabled: true\n  policy: 2\n  tag: v1.5.20-3c9d1e7-aliyun\nbig:\n"]
+        n, i = len(out[0]), 0
+        while n < size // 2:
+            out.append(dense_line(i, "  "))
+            n += len(out[-1])
+            i += 1
+        while n < size:
+            out.append(dense_line(i))
+            n += len(out[-1])
+            i += 1
+        p.write_text("".join(out))
+    return p
+
+
+def dense_keys(keys: int) -> Path:
+    """The issue's 40,000-key shape: one root mapping `big` of `keys` small flow mappings, no cgpu
+    (so `check` reads it whole)."""
+    p = BENCH / f"dense-{keys // 1000}k.yaml"
+    if not p.exists():
+        BENCH.mkdir(parents=True, exist_ok=True)
+        p.write_text("big:\n" + "".join(dense_line(i, "  ") for i in range(keys)))
+    return p
+
+
+def long_scalars(size: int) -> Path:
+    """About `size` bytes of root entries with one 1,080-character quoted scalar each."""
+    p = BENCH / f"long-{size // 1_000_000}mb.yaml"
+    if not p.exists():
+        BENCH.mkdir(parents=True, exist_ok=True)
+        out = ["cgpu:\n  enabled: true\n  policy: 2\n"]
+        n, i = len(out[0]), 0
+        while n < size:
+            out.append(f'key{i}: "' + ("x%07d " % i) * 120 + '"\n')
+            n += len(out[-1])
+            i += 1
+        p.write_text("".join(out))
+    return p
+
+
+def memory():
+    runs = int(os.environ.get("MEM_RUNS", "1"))
+    cap = os.environ.get("MEM_TIMEOUT", "900")
+    chart = ROOT / "charts-fixtures" / "ack-ai-installer"
+    for f, n in ((dense_keys(40_000), RUNS), (dense_values(50_000_000), runs), (long_scalars(50_000_000), runs)):
+        size = f.stat().st_size
+        rows = []
+        for label, cmd in (
+            ("cgpu-lint check", [str(CGPU), "check", "--quiet", "--no-config", str(f)]),
+            ("cgpu-lint values --helm 3", [str(CGPU), "values", "--no-config", "--helm", "3", str(f)]),
+            ("cgpu-lint check --stack", [str(CGPU), "check", "--stack", "--quiet", "--no-config", str(f)]),
+            ("helm template -f (Helm 3)", [str(TOOLS / "helm3"), "template", "x", str(chart), "-f", str(f)]),
+        ):
+            walls, cpus, rss, codes = [], [], [], set()
+            for _ in range(n):
+                w, c, r, code = measure(["timeout", cap, *cmd])
+                walls.append(w)
+                cpus.append(c)
+                rss.append(r)
+                codes.add(code)
+            rows.append({"label": label, "wall": statistics.median(walls), "cpu": statistics.median(cpus),
+                         "rss": max(rss), "codes": sorted(codes)})
+        print(f"\n### Memory: {f.name} ({size:,} bytes), {n} run(s) each, capped at {cap} s\n")
+        print("| command | median wall | CPU | peak RSS | × file | exit |")
+        print("|---|---|---|---|---|---|")
+        for r in rows:
+            print(f"| {r['label']} | {fmt_time(r['wall'])} | {fmt_time(r['cpu'])} | {r['rss'] / 1024:.1f} MiB "
+                  f"| {r['rss'] * 1024 / size:.1f}× | {','.join(map(str, r['codes']))} |")
 
 
 if __name__ == "__main__":

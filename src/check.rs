@@ -113,7 +113,7 @@ pub fn read_input(path: &str, max_size: u64) -> Result<Arc<Source>, InputError> 
             limit: max_size,
         });
     }
-    Ok(match yaml::source::decode_file(bytes) {
+    let mut src = match yaml::source::decode_file(bytes) {
         Ok((text, encoding)) => {
             let mut src = Source::new(path, text);
             if let Some(s) = Arc::get_mut(&mut src) {
@@ -122,7 +122,11 @@ pub fn read_input(path: &str, max_size: u64) -> Result<Arc<Source>, InputError> 
             src
         }
         Err((lossy, offset, message)) => Source::new_invalid(path, lossy, offset, message),
-    })
+    };
+    if let Some(s) = Arc::get_mut(&mut src) {
+        s.node_budget = yaml::source::node_budget(max_size);
+    }
+    Ok(src)
 }
 
 /// Why a walk did not check a file or folder (`check --show-files`).
@@ -330,6 +334,14 @@ pub fn is_chart_template(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_node_budget_is_the_default_size_limit_s() {
+        assert_eq!(
+            yaml::source::DEFAULT_NODE_BUDGET,
+            yaml::source::node_budget(DEFAULT_MAX_FILE_SIZE)
+        );
+    }
 
     #[test]
     fn a_walk_error_names_the_path_that_failed_not_the_root() {

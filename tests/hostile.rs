@@ -207,6 +207,66 @@ fn a_file_over_the_size_limit_is_exit_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("limit"));
 }
 
+/// A file of tiny nodes is refused at the node that crosses the node budget (one node per 4 bytes
+/// of --max-file-size: 250 here), by check and values alike, and read when the limit is the
+/// default.
+#[test]
+fn a_file_over_the_node_budget_is_refused_at_the_crossing_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("dense.yaml");
+    // Nodes: root mapping, `cgpu`, its mapping, `policy`, `1`, `x`, the list: 7, then the
+    // items; item k (from 1) is node 7 + k and sits at column 5 + 2 (k - 1) of line 2, so node
+    // 251 is item 244, column 491.
+    let text = format!("cgpu: {{policy: 1}}\nx: [{}a]\n", "a,".repeat(400));
+    assert!(text.len() <= 1000);
+    std::fs::write(&p, &text).unwrap();
+    let path = p.to_str().unwrap();
+    let out = bin()
+        .args([
+            "check",
+            "--color",
+            "never",
+            "--no-config",
+            "--max-file-size",
+            "1000",
+            path,
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains(&format!("{path}:2:491")) && stdout.contains("node budget"),
+        "{stdout}"
+    );
+    let out = bin()
+        .args([
+            "values",
+            "--no-config",
+            "--helm",
+            "3",
+            "--max-file-size",
+            "1000",
+            path,
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{path}:2:491")) && stderr.contains("more than 250 YAML nodes"),
+        "{stderr}"
+    );
+    let out = bin()
+        .args(["check", "--color", "never", "--no-config", path])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("node budget"),
+        "the default limit's budget is far above this file"
+    );
+}
+
 #[test]
 fn odd_keys_and_values_in_the_cgpu_block() {
     for text in [

@@ -124,7 +124,12 @@ fn read_document(src: &Arc<Source>) -> Result<Node, Refusal> {
     let Some(root) = first.and_then(|d| d.root) else {
         return Ok(empty_map(src));
     };
-    let root = view(&root)?;
+    // The view is a copy of the whole tree: taken only when it differs from the document.
+    let root = if view_unchanged(&root) {
+        root
+    } else {
+        view(&root)?
+    };
     match &root.value {
         Value::Map(_) => Ok(root),
         Value::Scalar(Scalar::Null) => Ok(empty_map(src)),
@@ -159,7 +164,11 @@ fn split_documents(src: &Arc<Source>) -> Result<Vec<Arc<Source>>, Refusal> {
         if !chunk.ends_with('\n') {
             chunk.push('\n');
         }
-        chunks.push(Source::new(src.name.clone(), chunk));
+        let mut chunk = Source::new(src.name.clone(), chunk);
+        if let Some(c) = Arc::get_mut(&mut chunk) {
+            c.node_budget = src.node_budget;
+        }
+        chunks.push(chunk);
     };
     while pos < text.len() {
         let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);

@@ -30,8 +30,9 @@ struct Builder<'a> {
     path: Vec<Seg>,
 }
 
+/// One step of a JSON pointer: a mapping key or a list index.
 #[derive(Clone)]
-enum Seg {
+pub(super) enum Seg {
     Key(String),
     Index(usize),
 }
@@ -71,43 +72,119 @@ pub(super) fn build_document(
     })
 }
 
-/// The root entry `k: v` of the root mapping at arena index `root`, built as [`build_document`]
-/// builds it (see [`Builder::root_entry`]), its duplicate recorded in `duplicates`.
-pub(super) fn root_entry(
+/// The node at arena index `idx` built as [`build_document`] builds it, under the JSON pointer
+/// `path` (for the duplicate keys recorded in `duplicates`), for the lean reading (no aliases).
+pub(super) fn build_node(
     src: &Arc<Source>,
     raw: &[RawNode],
-    root: usize,
-    (k, v): (usize, usize),
-    seen: &mut KeySpans,
+    idx: usize,
+    path: &mut Vec<Seg>,
     duplicates: &mut Vec<Duplicate>,
-    give_up_on: &[&str],
-) -> Option<Entry> {
+) -> Result<Node, (String, usize)> {
     let mut b = Builder {
         src,
         raw,
         anchor_of: HashMap::new(),
         budget: ALIAS_EXPANSION_BUDGET,
-        in_progress: vec![root],
+        in_progress: Vec::new(),
         duplicates: std::mem::take(duplicates),
+        alias_uses: HashMap::new(),
+        path: std::mem::take(path),
+    };
+    let depth = b.path.len();
+    let node = b.node(idx, None, depth);
+    *duplicates = b.duplicates;
+    *path = b.path;
+    node
+}
+
+/// A mapping key at arena index `k` as the mapping branch of [`Builder::node`] reads it: its
+/// node, its text as Helm sees it, and whether it is a merge key (`<<`).
+pub(super) fn build_key(
+    src: &Arc<Source>,
+    raw: &[RawNode],
+    k: usize,
+) -> Result<(Node, String, bool), (String, usize)> {
+    let mut no_path = Vec::new();
+    let key_node = build_node(src, raw, k, &mut no_path, &mut Vec::new())?;
+    let key = key_text(&key_node);
+    let b = Builder {
+        src,
+        raw,
+        anchor_of: HashMap::new(),
+        budget: 0,
+        in_progress: Vec::new(),
+        duplicates: Vec::new(),
         alias_uses: HashMap::new(),
         path: Vec::new(),
     };
-    let entry = b.root_entry(k, v, seen, give_up_on);
-    *duplicates = b.duplicates;
-    entry
+    let merge = b.is_merge_key(k, &key, &key_node);
+    Ok((key_node, key, merge))
+}
+
+/// A scalar's node: its text typed as go-yaml types it with its style and tag, or kept as a
+/// string with the reason Helm refuses it.
+pub(super) fn scalar_node(
+    src: &Arc<Source>,
+    value: &str,
+    style: Style,
+    tag: Option<&str>,
+    span: Range<usize>,
+) -> Node {
+    let (scalar, refused) = match resolve::go_yaml(value, style == Style::Plain, tag) {
+        Ok(s) => (s, None),
+        Err(m) => (Scalar::Str(value.to_string()), Some(m.into_boxed_str())),
+    };
+    Node {
+        value: Value::Scalar(scalar),
+        span,
+        style,
+        src: src.clone(),
+        via_alias: None,
+        alias_at: None,
+        refused,
+    }
+}
+
+/// go-yaml's isMerge for a key's text, style and tag: a plain `<<` without a tag, or any
+/// `!!merge <<`.
+pub(super) fn is_merge(key: &str, style: Style, tag: Option<&str>) -> bool {
+    key == "<<" && ((style == Style::Plain && tag.is_none()) || tag == Some("merge"))
+}
+
+/// The JSON pointer a path names.
+pub(super) fn pointer(path: &[Seg]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        out.push('/');
+        match seg {
+            Seg::Key(k) => out.push_str(&escape_pointer(k)),
+            Seg::Index(i) => out.push_str(&i.to_string()),
+        }
+    }
+    out
+}
+
+/// The entry a built key and value make (not from a merge key).
+pub(super) fn entry_of(key: String, key_node: Node, value: Node) -> Entry {
+    let key_kind = match &key_node.value {
+        Value::Scalar(Scalar::Str(_)) => KeyKind::Str,
+        Value::Scalar(s) => KeyKind::Typed(s.clone()),
+        _ => KeyKind::Complex,
+    };
+    Entry {
+        key,
+        key_span: key_node.span,
+        key_style: key_node.style,
+        value,
+        merged: false,
+        key_kind,
+    }
 }
 
 impl Builder<'_> {
     fn pointer(&self) -> String {
-        let mut out = String::new();
-        for seg in &self.path {
-            out.push('/');
-            match seg {
-                Seg::Key(k) => out.push_str(&escape_pointer(k)),
-                Seg::Index(i) => out.push_str(&i.to_string()),
-            }
-        }
-        out
+        pointer(&self.path)
     }
 
     fn node(
@@ -159,21 +236,9 @@ impl Builder<'_> {
                 Ok(node)
             }
             RawKind::Scalar(value, st, tag) => {
-                let st = *st;
-                let (scalar, refused) =
-                    match resolve::go_yaml(value, st == Style::Plain, tag.as_deref()) {
-                        Ok(s) => (s, None),
-                        Err(m) => (Scalar::Str(value.clone()), Some(m.into_boxed_str())),
-                    };
-                Ok(Node {
-                    value: Value::Scalar(scalar),
-                    span: r.span.clone(),
-                    style: st,
-                    src,
-                    via_alias,
-                    alias_at: None,
-                    refused,
-                })
+                let mut node = scalar_node(&src, value, *st, tag.as_deref(), r.span.clone());
+                node.via_alias = via_alias;
+                Ok(node)
             }
             RawKind::Seq(items) => {
                 self.in_progress.push(idx);
@@ -224,32 +289,13 @@ impl Builder<'_> {
         }
     }
 
-    /// One entry of a document's root mapping, built as the mapping branch of [`Builder::node`]
-    /// builds it (key, duplicate record, value), for the lean reading; `None` where that reading
-    /// gives up (a merge key, a `give_up_on` key, an error).
-    fn root_entry(
-        &mut self,
-        k: usize,
-        v: usize,
-        seen: &mut KeySpans,
-        give_up_on: &[&str],
-    ) -> Option<Entry> {
-        let key_node = self.node(k, None, 1).ok()?;
-        let key = key_text(&key_node);
-        if self.is_merge_key(k, &key, &key_node) || give_up_on.contains(&key.as_str()) {
-            return None;
-        }
-        self.entry(key_node, key, v, seen, None, 1).ok()
-    }
-
     /// go-yaml's isMerge: a plain `<<` without a tag, or any `!!merge <<`.
     fn is_merge_key(&self, k: usize, key: &str, key_node: &Node) -> bool {
         let key_tag = match &self.raw[k].kind {
             RawKind::Scalar(_, _, t) => t.as_deref(),
             _ => None,
         };
-        key == "<<"
-            && ((key_node.style == Style::Plain && key_tag.is_none()) || key_tag == Some("merge"))
+        is_merge(key, key_node.style, key_tag)
     }
 
     /// A mapping entry from its built key and its raw value `v`: the duplicate record (a key
@@ -275,20 +321,7 @@ impl Builder<'_> {
         self.path.push(Seg::Key(key.clone()));
         let value = self.node(v, via_alias, depth);
         self.path.pop();
-        let value = value?;
-        let key_kind = match &key_node.value {
-            Value::Scalar(Scalar::Str(_)) => KeyKind::Str,
-            Value::Scalar(s) => KeyKind::Typed(s.clone()),
-            _ => KeyKind::Complex,
-        };
-        Ok(Entry {
-            key,
-            key_span: key_node.span,
-            key_style: key_node.style,
-            value,
-            merged: false,
-            key_kind,
-        })
+        Ok(entry_of(key, key_node, value?))
     }
 
     /// `<<: *a` or `<<: [*a, *b]`. go-yaml v2 applies the merged mappings at the point where the
@@ -356,6 +389,14 @@ impl Entries {
         }
     }
 
+    /// The entry with this key.
+    pub(super) fn get(&self, key: &str) -> Option<&Entry> {
+        match &self.index {
+            Some(index) => index.get(key).map(|&i| &self.list[i]),
+            None => self.list.iter().find(|e| e.key == key),
+        }
+    }
+
     /// Insert, or replace the entry with the same key in place (the last one wins, as in Helm).
     pub(super) fn upsert(&mut self, entry: Entry) {
         let at = match &self.index {
@@ -386,14 +427,14 @@ pub(super) struct KeySpans {
 }
 
 impl KeySpans {
-    fn get(&self, key: &str) -> Option<&Range<usize>> {
+    pub(super) fn get(&self, key: &str) -> Option<&Range<usize>> {
         match &self.index {
             Some(index) => index.get(key),
             None => self.list.iter().find(|(k, _)| k == key).map(|(_, r)| r),
         }
     }
 
-    fn insert(&mut self, key: String, span: Range<usize>) {
+    pub(super) fn insert(&mut self, key: String, span: Range<usize>) {
         if let Some(index) = &mut self.index {
             index.insert(key, span);
             return;
@@ -408,7 +449,7 @@ impl KeySpans {
     }
 }
 
-fn key_text(node: &Node) -> String {
+pub(super) fn key_text(node: &Node) -> String {
     match &node.value {
         Value::Scalar(Scalar::Str(s)) => s.clone(),
         Value::Scalar(Scalar::Null) if node.style == Style::Plain => {

@@ -17,12 +17,12 @@ use super::node::{Parsed, Style};
 use super::raw::{Arena, MAX_NESTING_DEPTH};
 use super::source::Source;
 
-/// Read every document of `src` into the arena (lean when `lean` is given). `None`: the lean
-/// reading gave up.
-pub(super) fn read(src: &Arc<Source>, lean: Option<&Lean>) -> Option<Parsed> {
+/// Read every document of `src` into the arena (lean when `lean` is given; without the arena
+/// when `direct`, see `direct.rs`). `None`: the lean or direct reading gave up.
+pub(super) fn read(src: &Arc<Source>, lean: Option<&Lean>, direct: bool) -> Option<Parsed> {
     let text = src.text.as_bytes();
     let mut parser = Parser::new(text);
-    let mut arena = Arena::new(src, lean);
+    let mut arena = Arena::new(src, lean, direct);
     // Anchor names → the arena's numbers: each definition is a new number, an alias takes the
     // latest definition read so far (go-yaml's `p.doc.anchors[name]`, one map per document).
     let mut anchors: HashMap<Vec<u8>, usize> = HashMap::new();
@@ -114,8 +114,7 @@ pub(super) fn read(src: &Arc<Source>, lean: Option<&Lean>) -> Option<Parsed> {
                     return Some(arena.syntax_error(why, value_start.pos, false));
                 }
                 let id = define(&mut anchors, anchor);
-                arena.collection_start(is_map, flow, id, value_start.pos..range.end);
-                continue;
+                arena.collection_start(is_map, flow, id, value_start.pos..range.end)
             }
             EventKind::SequenceEnd | EventKind::MappingEnd => {
                 depth = depth.saturating_sub(1);

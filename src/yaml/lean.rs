@@ -5,9 +5,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::build::{Entries, KeySpans, root_entry};
+use std::ops::ControlFlow;
+
+use super::build::{Entries, KeySpans, Seg, build_key, build_node, entry_of, pointer};
 use super::node::{Document, Duplicate, Node, Parsed, Style, Value};
-use super::raw::RawNode;
+use super::raw::{RawKind, RawNode};
 use super::source::Source;
 
 /// What [`parse_lean`] keeps and when it gives up.
@@ -16,13 +18,17 @@ pub struct Lean<'a> {
     pub keep: &'a str,
     /// Root keys whose presence makes the lean reading give up (their readers need the rest).
     pub give_up_on: &'a [&'a str],
-    /// Whether a dropped root entry may be dropped: called with a one-entry mapping holding it.
+    /// Whether a dropped part may be dropped: called with a one-entry mapping or a one-item list
+    /// holding it, once for each entry and item of a dropped root entry, innermost first. A
+    /// collection is passed without its children (each was passed before), so this must hold of
+    /// a whole whenever it holds of each of its parts (as [`crate::helm::view_unchanged`] does).
     pub droppable: &'a dyn Fn(&Node) -> bool,
 }
 
 /// Parse every document like [`super::parse`], but keep of each document's root mapping only
-/// the entries named `lean.keep`, building and dropping every other root entry as soon as its
-/// value ends, so that memory holds one root entry at a time instead of the whole tree. Every
+/// the entries named `lean.keep`, building and dropping every other root entry piece by piece as
+/// each of its entries and items ends, so that memory holds the open collections' keys instead of
+/// the whole tree. Every
 /// event is still read (so every syntax error is found where [`super::parse`] finds it) and every
 /// duplicate key is recorded as [`super::parse`] records it; documents whose root is not a
 /// mapping are built whole. Gives up (`None`: read the file with [`super::parse`]) whenever the
@@ -30,74 +36,168 @@ pub struct Lean<'a> {
 /// anchor may have been dropped), a merge key at the root, any error while building, a root
 /// mapping without `keep` or with a `give_up_on` key, a dropped entry `droppable` refuses.
 pub fn parse_lean(src: &Arc<Source>, lean: &Lean) -> Option<Parsed> {
-    super::events::read(src, Some(lean))
+    super::events::read(src, Some(lean), false)
 }
 
-/// The state of the current document's root mapping while reading lean.
+/// The state of the current document's root mapping while reading lean. The root mapping and
+/// every collection inside a dropped root entry are read lean: each of their children is built
+/// as `build.rs` builds it as soon as it ends (its own children are built and gone by then),
+/// checked and dropped, so that memory holds the open collections and their keys, not their
+/// contents. The kept entry's value is built whole.
 pub(super) struct LeanRoot {
     /// Arena index of the root mapping.
     pub(super) root: usize,
-    /// A root entry whose value is still open: (key, value) arena indices.
-    pub(super) pair: Option<(usize, usize)>,
     out: Entries,
-    seen: KeySpans,
     duplicates: Vec<Duplicate>,
-    /// Where the last root entry's value ends (the end of a block root).
-    pub(super) last_end: usize,
-    /// Whether some entry was read (a block root without one ends where it starts).
-    pub(super) any: bool,
+    /// The open collections read lean, outermost (the root mapping) first: the bottom of the
+    /// arena's stack of open collections.
+    pub(super) streams: Vec<Stream>,
+    /// The JSON pointer of the innermost open collection read lean (and of the key read in it).
+    path: Vec<Seg>,
+    /// The root key read last is the kept one: its value is built whole.
+    kept: bool,
 }
+
+/// One open collection read lean.
+#[derive(Default)]
+pub(super) struct Stream {
+    /// A mapping's keys so far, for duplicate reports.
+    seen: KeySpans,
+    /// A list's items so far.
+    items: usize,
+    /// A mapping's key whose value is awaited: its text and built node.
+    key: Option<(String, Node)>,
+    /// Where the last child ended (the end of a block collection).
+    pub(super) last_end: Option<usize>,
+}
+
+/// What a lean step tells the arena: read on, or give up (read the file with the full parse).
+type LeanStep = ControlFlow<()>;
 
 impl LeanRoot {
     /// The root mapping at arena index `root` opens.
     pub(super) fn new(root: usize) -> Self {
         LeanRoot {
             root,
-            pair: None,
             out: Entries::with_capacity(1),
-            seen: KeySpans::default(),
             duplicates: Vec::new(),
-            last_end: 0,
-            any: false,
+            streams: vec![Stream::default()],
+            path: Vec::new(),
+            kept: false,
         }
     }
-}
 
-/// A root entry of a lean document has ended: build it as `build.rs` builds a
-/// mapping's entry, record its duplicate, keep it or drop it, and free its part of the arena.
-pub(super) fn lean_entry(
-    src: &Arc<Source>,
-    raw: &mut Vec<RawNode>,
-    l: &mut LeanRoot,
-    lean: &Lean,
-) -> Option<()> {
-    let (k, v) = l.pair.take()?;
-    l.last_end = raw[v].span.end;
-    l.any = true;
-    let entry = root_entry(
-        src,
-        raw,
-        l.root,
-        (k, v),
-        &mut l.seen,
-        &mut l.duplicates,
-        lean.give_up_on,
-    )?;
-    raw.truncate(l.root + 1);
-    if entry.key == lean.keep {
-        l.out.upsert(entry);
-        return Some(());
+    /// Whether the children of the innermost of `open` open collections are read lean.
+    pub(super) fn streams_children(&self, open: usize) -> bool {
+        open > 0 && self.streams.len() == open
     }
-    let probe = Node {
-        value: Value::Map(vec![entry]),
-        span: 0..0,
-        style: Style::Block,
-        src: src.clone(),
-        via_alias: None,
-        alias_at: None,
-        refused: None,
-    };
-    (lean.droppable)(&probe).then_some(())
+
+    /// A child (`collection`: a mapping or list) of the innermost open collection, `parent`,
+    /// starts; `pending`: the key it holds when it is a mapping. A collection started here is
+    /// read lean unless it is the kept entry's value.
+    pub(super) fn child_start(
+        &mut self,
+        raw: &[RawNode],
+        parent: usize,
+        pending: Option<usize>,
+        collection: bool,
+    ) -> LeanStep {
+        match raw[parent].kind {
+            // A mapping or list as a key: Helm refuses it (a complex key).
+            RawKind::Map(_) if pending.is_none() && collection => return ControlFlow::Break(()),
+            RawKind::Seq(_) => {
+                let i = self.streams.last().map_or(0, |s| s.items);
+                self.path.push(Seg::Index(i));
+            }
+            _ => {}
+        }
+        if collection && !(self.streams.len() == 1 && self.kept) {
+            self.streams.push(Stream::default());
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// The child `node` of the innermost open collection `parent` (read lean) has ended: a key
+    /// is recorded (its duplicate too); a value or item is built, checked and dropped, or kept
+    /// when it is the kept entry's value.
+    pub(super) fn child_done(
+        &mut self,
+        src: &Arc<Source>,
+        raw: &mut Vec<RawNode>,
+        lean: &Lean,
+        parent: usize,
+        pending: &mut Option<usize>,
+        node: usize,
+    ) -> LeanStep {
+        let give_up = ControlFlow::Break(());
+        let level = self.streams.len() - 1;
+        let is_map = matches!(raw[parent].kind, RawKind::Map(_));
+        if is_map && pending.is_none() {
+            let Ok((key_node, key, merge)) = build_key(src, raw, node) else {
+                return give_up;
+            };
+            if merge
+                || !matches!(key_node.value, Value::Scalar(_))
+                || (level == 0 && lean.give_up_on.contains(&key.as_str()))
+            {
+                return give_up;
+            }
+            let s = &mut self.streams[level];
+            if let Some(first) = s.seen.get(&key) {
+                self.duplicates.push(Duplicate {
+                    key: key.clone(),
+                    map_pointer: pointer(&self.path),
+                    first: first.clone(),
+                    second: key_node.span.clone(),
+                });
+            }
+            s.seen.insert(key.clone(), key_node.span.clone());
+            self.path.push(Seg::Key(key.clone()));
+            if level == 0 {
+                self.kept = key == lean.keep;
+            }
+            s.key = Some((key, key_node));
+            *pending = Some(node);
+            return ControlFlow::Continue(());
+        }
+        let built = build_node(src, raw, node, &mut self.path, &mut self.duplicates);
+        self.path.pop();
+        let Ok(value) = built else {
+            return give_up;
+        };
+        let s = &mut self.streams[level];
+        s.last_end = Some(raw[node].span.end);
+        raw.truncate(parent + 1);
+        let probe = if is_map {
+            *pending = None;
+            let Some((key, key_node)) = s.key.take() else {
+                return give_up;
+            };
+            let entry = entry_of(key, key_node, value);
+            if level == 0 && std::mem::take(&mut self.kept) {
+                self.out.upsert(entry);
+                return ControlFlow::Continue(());
+            }
+            Value::Map(vec![entry])
+        } else {
+            s.items += 1;
+            Value::Seq(vec![value])
+        };
+        let probe = Node {
+            value: probe,
+            span: 0..0,
+            style: Style::Block,
+            src: src.clone(),
+            via_alias: None,
+            alias_at: None,
+            refused: None,
+        };
+        if (lean.droppable)(&probe) {
+            ControlFlow::Continue(())
+        } else {
+            give_up
+        }
+    }
 }
 
 /// The document a lean root mapping makes: only the kept entries.
@@ -108,7 +208,7 @@ pub(super) fn lean_document(
     lean: &Lean,
     index: usize,
 ) -> Option<Document> {
-    if l.pair.is_some() || !l.out.list.iter().any(|e| e.key == lean.keep) {
+    if !l.out.list.iter().any(|e| e.key == lean.keep) {
         return None;
     }
     let r = &raw[l.root];
@@ -150,7 +250,7 @@ mod tests {
 
     #[test]
     fn lean_keeps_the_cgpu_entry_and_every_duplicate_as_the_full_parse_does() {
-        let text = "a:\n  x: 1\n  x: 2\ncgpu:\n  policy: 2\n  tag: v1\n  policy: 3\nb: [1, 2]\na: 3\ncgpu: {policy: 4, policy: 5}\n---\nhello\n---\n{cgpu: {x: 1}, z: 2, z: 3}\n";
+        let text = "a:\n  x: 1\n  x: 2\ncgpu:\n  policy: 2\n  tag: v1\n  policy: 3\nb: [1, 2]\na: 3\ncgpu: {policy: 4, policy: 5}\nd:\n  - {p: 1, p: 2}\n  - q:\n      r: [1, {s: 1, s: 2}]\n      r: 2\n    q: 3\n---\nhello\n---\n{cgpu: {x: 1}, z: 2, z: 3}\n";
         let full = doc(text);
         let lean = lean(text).expect("nothing here makes the lean reading give up");
         assert!(full.error.is_none() && lean.error.is_none());
@@ -186,13 +286,33 @@ mod tests {
                 None => assert_eq!(fr.to_json(), lr.to_json()),
             }
         }
-        // Six duplicates over the three documents, in the full parse's order.
+        // Ten duplicates over the three documents, in the full parse's order, those inside
+        // dropped entries under the pointers the full parse gives.
         assert_eq!(
             lean.documents
                 .iter()
                 .map(|d| d.duplicates.len())
                 .sum::<usize>(),
-            6
+            10
+        );
+        let pointers: Vec<&str> = lean.documents[0]
+            .duplicates
+            .iter()
+            .map(|d| d.map_pointer.as_str())
+            .collect();
+        assert_eq!(
+            pointers,
+            [
+                "/a",
+                "/cgpu",
+                "",
+                "",
+                "/cgpu",
+                "/d/0",
+                "/d/1/q/r/1",
+                "/d/1/q",
+                "/d/1"
+            ]
         );
     }
 
@@ -212,6 +332,29 @@ mod tests {
         ] {
             assert!(lean(text).is_none(), "{text:?}");
         }
+    }
+
+    /// The node budget counts every node read, dropped ones too, so the lean reading refuses a
+    /// file where the full parse does, at the same node.
+    #[test]
+    fn lean_and_full_refuse_at_the_same_node_over_the_budget() {
+        let text = format!("a: [{}]\ncgpu: {{}}\n", "x, ".repeat(40));
+        let src = |budget| {
+            let mut s = Source::new("t.yaml", text.clone());
+            Arc::get_mut(&mut s).unwrap().node_budget = budget;
+            s
+        };
+        let (full, lean) = (parse(&src(20)), parse_lean(&src(20), &LEAN).unwrap());
+        let (f, l) = (full.error.unwrap(), lean.error.unwrap());
+        assert!(
+            f.message.contains("more than 20 YAML nodes"),
+            "{}",
+            f.message
+        );
+        // Node 21: root, `a`, the list, then item 18 at byte 4 + 3 * 17.
+        assert_eq!((f.offset, l.offset), (4 + 3 * 17, 4 + 3 * 17));
+        assert!(parse(&src(45)).error.is_none());
+        assert!(parse_lean(&src(45), &LEAN).unwrap().error.is_none());
     }
 
     #[test]

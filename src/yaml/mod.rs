@@ -8,12 +8,15 @@
 //!   seam between the parser and Helm's semantics.
 //! - `build.rs`: the arena → [`Node`]s with Helm's semantics (typing, tags, merge keys, the alias
 //!   budget, duplicate keys); it reads the arena only.
+//! - `direct.rs`: the same nodes built straight from the calls on the arena, without it, for
+//!   documents without anchors, aliases, merge keys or complex keys (memory: the tree alone).
 //! - `lean.rs`: the reading that keeps one root entry and drops the others as they end.
 //! - `node.rs`: the model the readers above see (nodes, documents, duplicates, syntax errors,
 //!   JSON pointers); `resolve.rs`: go-yaml v2's scalar typing; `source.rs`: a file's text and its
 //!   line/column map.
 
 mod build;
+mod direct;
 pub mod embedded;
 mod events;
 mod goyaml;
@@ -31,5 +34,6 @@ pub use source::{LineCol, Source};
 
 /// Parse every document of a source.
 pub fn parse(src: &Arc<Source>) -> Parsed {
-    events::read(src, None).expect("a full parse never gives up")
+    events::read(src, None, true)
+        .unwrap_or_else(|| events::read(src, None, false).expect("a full parse never gives up"))
 }

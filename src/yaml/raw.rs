@@ -10,8 +10,10 @@ use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 
 use super::build::build_document;
-use super::lean::{Lean, LeanRoot, lean_document, lean_entry};
-use super::node::{Document, Parsed, Style, SyntaxError};
+use super::direct::Direct;
+use super::lean::{Lean, LeanRoot, lean_document};
+use super::node::{Document, Parsed, Style, SyntaxError, Value};
+use super::resolve::Scalar;
 use super::source::Source;
 
 /// How deep collections may nest (the parser stops at this depth with an error instead of
@@ -50,10 +52,16 @@ pub(super) struct Arena<'a> {
     doc_start: usize,
     doc_index: usize,
     lean_root: Option<LeanRoot>,
+    /// Nodes read so far in the file, against [`Source::node_budget`].
+    nodes: usize,
+    /// Set when the documents are built straight from the calls, without the arena (see
+    /// `direct.rs`); a call it cannot take ends the reading with `None`.
+    direct: Option<Direct>,
 }
 
 impl<'a> Arena<'a> {
-    pub(super) fn new(src: &'a Arc<Source>, lean: Option<&'a Lean<'a>>) -> Self {
+    /// `direct`: build the documents without the arena (see `direct.rs`; not with `lean`).
+    pub(super) fn new(src: &'a Arc<Source>, lean: Option<&'a Lean<'a>>, direct: bool) -> Self {
         Arena {
             src,
             lean,
@@ -65,7 +73,24 @@ impl<'a> Arena<'a> {
             doc_start: 0,
             doc_index: 0,
             lean_root: None,
+            nodes: 0,
+            direct: (direct && lean.is_none()).then(Direct::default),
         }
+    }
+
+    /// Count one more node, starting at byte `at`: `Some` (the file is refused) when it crosses
+    /// the file's node budget.
+    fn over_budget(&mut self, at: usize) -> Option<Step> {
+        self.nodes += 1;
+        if self.nodes <= self.src.node_budget {
+            return None;
+        }
+        let message = format!(
+            "the file holds more than {} YAML nodes, cgpu-lint's node budget (one node per 4 bytes of --max-file-size); refusing to read on before memory runs out",
+            self.src.node_budget
+        );
+        let document = self.doc_index.max(1);
+        Some(ControlFlow::Break(Some(self.stop(message, at, document))))
     }
 
     /// The documents read, and no error.
@@ -108,11 +133,29 @@ impl<'a> Arena<'a> {
         self.root = None;
         self.lean_root = None;
         self.doc_start = at;
+        if self.direct.is_some() {
+            self.direct = Some(Direct::default());
+        }
     }
 
     /// The open document ends at byte `at`: it is built.
     pub(super) fn document_end(&mut self, at: usize) -> Step {
         let span = self.doc_start..at.max(self.doc_start);
+        if let Some(d) = &mut self.direct {
+            let d = std::mem::take(d);
+            // A document holding only an empty plain scalar is an empty document.
+            let root = d
+                .root
+                .filter(|n| !(matches!(n.value, Value::Scalar(Scalar::Null)) && n.span.is_empty()));
+            self.documents.push(Document {
+                index: self.doc_index,
+                root,
+                duplicates: d.duplicates,
+                alias_uses: HashMap::new(),
+                span,
+            });
+            return ControlFlow::Continue(());
+        }
         if let Some(l) = self.lean_root.take() {
             let Some(lean) = self.lean else {
                 return ControlFlow::Break(None);
@@ -150,6 +193,12 @@ impl<'a> Arena<'a> {
             // Its anchor may sit in a root entry that was dropped.
             return ControlFlow::Break(None);
         }
+        if let Some(stop) = self.over_budget(span.start) {
+            return stop;
+        }
+        if self.direct.is_some() {
+            return ControlFlow::Break(None);
+        }
         let Some(&target) = self.anchors.get(&id) else {
             let document = self.doc_index;
             let message = "alias to an unknown anchor".into();
@@ -172,6 +221,18 @@ impl<'a> Arena<'a> {
         tag: Option<String>,
         span: Range<usize>,
     ) -> Step {
+        if let Some(stop) = self.over_budget(span.start) {
+            return stop;
+        }
+        if let Some(d) = &mut self.direct {
+            if anchor.is_some()
+                || d.scalar(self.src, &value, style, tag.as_deref(), span)
+                    .is_break()
+            {
+                return ControlFlow::Break(None);
+            }
+            return ControlFlow::Continue(());
+        }
         self.raw.push(RawNode {
             kind: RawKind::Scalar(value, style, tag),
             span,
@@ -190,7 +251,16 @@ impl<'a> Arena<'a> {
         flow: bool,
         anchor: Option<usize>,
         span: Range<usize>,
-    ) {
+    ) -> Step {
+        if let Some(stop) = self.over_budget(span.start) {
+            return stop;
+        }
+        if let Some(d) = &mut self.direct {
+            if anchor.is_some() || d.start(is_map, flow, span).is_break() {
+                return ControlFlow::Break(None);
+            }
+            return ControlFlow::Continue(());
+        }
         self.raw.push(RawNode {
             kind: if is_map {
                 RawKind::Map(Vec::new())
@@ -204,25 +274,39 @@ impl<'a> Arena<'a> {
         if let Some(anchor) = anchor {
             self.anchors.insert(anchor, idx);
         }
-        // A root mapping is read lean; other roots (which hold no entry to keep) are built
-        // as `parse` builds them.
         if self.lean.is_some() && self.stack.is_empty() && is_map {
+            // A root mapping is read lean; other roots (which hold no entry to keep) are built
+            // as `parse` builds them.
             self.lean_root = Some(LeanRoot::new(idx));
+            self.root = Some(idx);
+        } else if let Some(l) = self.lean_root.as_mut()
+            && l.streams_children(self.stack.len())
+        {
+            let &(parent, pending) = self.stack.last().expect("an open collection");
+            if l.child_start(&self.raw, parent, pending, true).is_break() {
+                return ControlFlow::Break(None);
+            }
+        } else {
+            attach(&mut self.raw, &mut self.stack, &mut self.root, idx);
         }
-        attach_or_pair(
-            &mut self.raw,
-            &mut self.stack,
-            &mut self.root,
-            self.lean_root.as_mut(),
-            idx,
-        );
         self.stack.push((idx, None));
+        ControlFlow::Continue(())
     }
 
     /// The innermost open collection closes; `at` is where its end event ends.
     pub(super) fn collection_end(&mut self, at: usize) -> Step {
+        if let Some(d) = &mut self.direct {
+            if d.end(self.src, at).is_break() {
+                return ControlFlow::Break(None);
+            }
+            return ControlFlow::Continue(());
+        }
         let Some((idx, _)) = self.stack.pop() else {
             return ControlFlow::Continue(());
+        };
+        let read_lean = match &mut self.lean_root {
+            Some(l) if l.streams.len() > self.stack.len() => l.streams.pop(),
+            _ => None,
         };
         let raw = &mut self.raw;
         // A flow collection ends at its closing bracket; a block collection ends with
@@ -230,70 +314,44 @@ impl<'a> Arena<'a> {
         let end = if raw[idx].flow {
             at
         } else {
-            match &self.lean_root {
-                Some(l) if l.root == idx => {
-                    if l.any {
-                        l.last_end
-                    } else {
-                        0
-                    }
-                }
-                _ => last_child_end(raw, idx),
+            match read_lean {
+                Some(s) => s.last_end.unwrap_or(0),
+                None => last_child_end(raw, idx),
             }
         };
         raw[idx].span.end = end.max(raw[idx].span.start);
-        self.entry_ended(idx)
+        self.done(idx)
     }
 
-    /// A node without children was read: attach it, and build the lean root entry it ends.
+    /// A node without children was read.
     fn leaf(&mut self, node: usize) -> Step {
-        attach_or_pair(
-            &mut self.raw,
-            &mut self.stack,
-            &mut self.root,
-            self.lean_root.as_mut(),
-            node,
-        );
-        self.entry_ended(node)
+        if let Some(l) = self.lean_root.as_mut()
+            && l.streams_children(self.stack.len())
+        {
+            let &(parent, pending) = self.stack.last().expect("an open collection");
+            if l.child_start(&self.raw, parent, pending, false).is_break() {
+                return ControlFlow::Break(None);
+            }
+            return self.done(node);
+        }
+        attach(&mut self.raw, &mut self.stack, &mut self.root, node);
+        ControlFlow::Continue(())
     }
 
-    /// Read lean, a root entry whose value `node` has just ended is built, then kept or dropped.
-    fn entry_ended(&mut self, node: usize) -> Step {
-        if let Some(l) = &mut self.lean_root
-            && self.stack.len() == 1
-            && l.pair.is_some_and(|(_, v)| v == node)
+    /// Read lean, the child `node` of a collection read lean has ended: see
+    /// [`LeanRoot::child_done`].
+    fn done(&mut self, node: usize) -> Step {
+        if let (Some(l), Some(lean)) = (self.lean_root.as_mut(), self.lean)
+            && l.streams_children(self.stack.len())
         {
-            let Some(lean) = self.lean else {
-                return ControlFlow::Break(None);
-            };
-            if lean_entry(self.src, &mut self.raw, l, lean).is_none() {
+            let (parent, pending) = self.stack.last_mut().expect("an open collection");
+            let step = l.child_done(self.src, &mut self.raw, lean, *parent, pending, node);
+            if step.is_break() {
                 return ControlFlow::Break(None);
             }
         }
         ControlFlow::Continue(())
     }
-}
-
-/// [`attach`], except that a pair of the lean root mapping is held in `lean.pair` until its
-/// value ends instead of joining the arena.
-fn attach_or_pair(
-    raw: &mut [RawNode],
-    stack: &mut [(usize, Option<usize>)],
-    root: &mut Option<usize>,
-    lean: Option<&mut LeanRoot>,
-    node: usize,
-) {
-    if let Some(l) = lean
-        && let [(parent, pending)] = stack
-        && *parent == l.root
-    {
-        match pending.take() {
-            None => *pending = Some(node),
-            Some(key) => l.pair = Some((key, node)),
-        }
-        return;
-    }
-    attach(raw, stack, root, node);
 }
 
 fn last_child_end(raw: &[RawNode], idx: usize) -> usize {

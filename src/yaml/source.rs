@@ -17,7 +17,22 @@ pub struct Source {
     /// YAML's line breaks, so line numbers are the ones Helm's errors give (go-yaml counts a
     /// lone CR) and the ones a language client counts (LSP: `\n`, `\r\n`, `\r`).
     line_starts: Vec<usize>,
+    /// How many YAML nodes (scalars, aliases, collections) reading this file may create before
+    /// it is refused: see [`node_budget`]. [`Source::new`] gives [`DEFAULT_NODE_BUDGET`].
+    pub node_budget: usize,
 }
+
+/// The node budget of a file read under `--max-file-size` `max_file_size`: one node per 4
+/// bytes of the limit. A node costs a few hundred bytes of memory once read, so a file of tiny
+/// nodes (`[a,a,a,…]`, 2 bytes a node) is refused at the node that crosses the budget instead of
+/// taking hundreds of times its size; real values files hold one node per 15 bytes or more, and
+/// the densest realistic shape (`k: {name: n, value: "v", list: [a, b, 1]}`) one per 6.
+pub fn node_budget(max_file_size: u64) -> usize {
+    usize::try_from(max_file_size / 4).unwrap_or(usize::MAX)
+}
+
+/// [`node_budget`] of the default `--max-file-size` (64 MiB): 16,777,216 nodes.
+pub const DEFAULT_NODE_BUDGET: usize = 64 * 1024 * 1024 / 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Encoding {
@@ -65,6 +80,7 @@ impl Source {
             invalid: None,
             encoding: Encoding::Utf8,
             line_starts,
+            node_budget: DEFAULT_NODE_BUDGET,
         })
     }
 

@@ -128,6 +128,12 @@ pub fn read_input(path: &str, max_size: u64) -> Result<Arc<Source>, InputError> 
 /// Expand directories into their `*.yaml`/`*.yml` files (honouring .gitignore), keep files and
 /// `-` as given. Directory contents are sorted so reports are stable.
 pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
+    expand_paths_with(paths, false)
+}
+
+/// [`expand_paths`]; with `markdown`, directories give their `*.md`/`*.markdown` files too
+/// (`--include-markdown`).
+pub fn expand_paths_with(paths: &[String], markdown: bool) -> (Vec<String>, Vec<InputError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for p in paths {
@@ -150,7 +156,8 @@ pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
                         let is_yaml = path
                             .extension()
                             .and_then(|x| x.to_str())
-                            .is_some_and(|x| x == "yaml" || x == "yml");
+                            .is_some_and(|x| x == "yaml" || x == "yml")
+                            || (markdown && yaml::markdown::is_markdown(&path.to_string_lossy()));
                         if is_yaml
                             && e.file_type().is_some_and(|t| t.is_file())
                             && !is_chart_metadata(path)

@@ -253,6 +253,10 @@ pub struct CommonArgs {
     /// Report every finding, even those the baseline records
     #[arg(long, conflicts_with = "baseline")]
     pub no_baseline: bool,
+    /// Directory walks read Markdown files (*.md, *.markdown) too: their fenced ```yaml blocks
+    /// that mention cGPU (a Markdown file named on the command line always is)
+    #[arg(long)]
+    pub include_markdown: bool,
     /// Whether --format was on the command line (set by [`Cli::parse_args`]); a config file's
     /// `format` applies only when it was not.
     #[arg(skip)]

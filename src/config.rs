@@ -14,6 +14,7 @@
 //! region = "cn-hangzhou"
 //! format = "human"
 //! helm = 4          # read values as Helm 4 does (default: as both Helm 3 and Helm 4 do)
+//! include-markdown = true  # directory walks read *.md too (their ```yaml blocks)
 //!
 //! [per-file-ignores]
 //! "legacy/*.yaml" = ["tag-known-deadlock", "tag-too-old"]
@@ -64,6 +65,8 @@ pub struct Config {
     pub format: Option<Format>,
     /// Read values as this Helm reads them: 3 or 4 (default: both)
     pub helm: Option<u8>,
+    /// Directory walks read Markdown files (*.md, *.markdown) too
+    pub include_markdown: Option<bool>,
     /// glob (relative to the config file's folder) → rules not reported in matching files
     #[serde(default)]
     pub per_file_ignores: BTreeMap<String, Vec<String>>,
@@ -170,6 +173,8 @@ pub struct Overrides {
     pub helm: Option<helm::Version>,
     /// `--format`, when it was on the command line: replaces the file's.
     pub format: Option<Format>,
+    /// `--include-markdown`: can only switch it on.
+    pub include_markdown: bool,
 }
 
 /// Overrides resolved with `.cgpu-lint.toml`: the pipeline's settings, and what the front end
@@ -237,6 +242,8 @@ pub fn resolve_with(o: &Overrides, file: Option<&Loaded>) -> Result<Resolved, Co
             per_file_ignores: file
                 .filter(|l| !l.per_file.is_empty())
                 .map(|l| Arc::new(l.per_file.clone())),
+            include_markdown: o.include_markdown
+                || f.and_then(|f| f.include_markdown).unwrap_or(false),
         },
         deny_warnings: o.deny_warnings || f.and_then(|f| f.deny_warnings).unwrap_or(false),
         format: o.format.or_else(|| f?.format),

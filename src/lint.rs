@@ -15,6 +15,7 @@ use std::sync::Arc;
 mod facts;
 pub mod fix;
 pub mod inputs;
+pub mod markdown;
 mod source;
 
 use crate::cgpu;
@@ -51,6 +52,9 @@ pub struct Settings {
     pub filter: Filter,
     /// `.cgpu-lint.toml`'s per-file-ignores, compiled.
     pub per_file_ignores: Option<Arc<PerFileIgnores>>,
+    /// Directory walks read Markdown files too (`--include-markdown`, `include-markdown`);
+    /// a Markdown file named on the command line is always read.
+    pub include_markdown: bool,
 }
 
 impl Settings {
@@ -60,6 +64,7 @@ impl Settings {
             opts,
             filter,
             per_file_ignores: None,
+            include_markdown: false,
         }
     }
 }
@@ -165,6 +170,22 @@ impl<'a> Inputs<'a> {
 /// THE pipeline: rules over the inputs, then inline suppressions of every input, then the
 /// command line's and the config's filters. Every finding cgpu-lint prints comes from here.
 pub fn check_path(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
+    // A Markdown file: each of its fenced YAML blocks through this same pipeline, in place.
+    if let Inputs::File(src) | Inputs::Among(src, _) = inputs
+        && src.name != "-"
+        && yaml::markdown::is_markdown(&src.name)
+    {
+        let others = match inputs {
+            Inputs::Among(_, o) => Some(o),
+            _ => None,
+        };
+        return markdown::check(src, others, settings);
+    }
+    check_yaml(inputs, settings)
+}
+
+/// [`check_path`] on YAML inputs (a Markdown block's source is one, named as its file).
+fn check_yaml(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
     let found = match inputs {
         Inputs::File(src) => rules_cluster(std::slice::from_ref(src), &settings.opts, false),
         Inputs::Among(src, others) => rules_cluster_among(

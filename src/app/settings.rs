@@ -19,6 +19,7 @@ pub(crate) fn overrides(c: &CommonArgs) -> Overrides {
         deny_warnings: c.deny_warnings,
         helm: c.helm.map(crate::cli::HelmArg::version),
         format: c.format_given.then_some(c.format),
+        include_markdown: c.include_markdown,
     }
 }
 

@@ -135,5 +135,8 @@ fn parses(diags: &[Diagnostic]) -> bool {
 /// Does `text` parse (the check before a file is written)?
 pub fn text_parses(name: &str, text: &str) -> bool {
     let src = Source::new(name, text.to_string());
+    if yaml::markdown::is_markdown(name) {
+        return super::markdown::blocks_parse(&src);
+    }
     src.invalid.is_none() && yaml::parse(&src).error.is_none()
 }

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use super::{Inputs, Settings, check_yaml, suppress_and_filter};
+use super::{Inputs, Settings, check_yaml};
 use crate::cgpu;
 use crate::diag::Diagnostic;
 use crate::helm::place::Others;
@@ -86,13 +86,14 @@ pub(super) fn check(
         );
         own.extend(ctx.out);
     }
-    // The file's own findings (a block not read, nothing to check) are filtered as any; the
-    // blocks' were suppressed and filtered in their own pass, by the comments inside them.
-    out.extend(suppress_and_filter(
-        std::slice::from_ref(src),
-        own,
-        settings,
-    ));
+    // The file's own findings (a block not read, nothing to check) are filtered as any, but a
+    // `#` line of Markdown is a heading, not a directive; the blocks' findings were suppressed
+    // and filtered in their own pass, by the comments inside them.
+    own.retain(|d| settings.filter.allows(d.rule.name()));
+    if let Some(ignores) = &settings.per_file_ignores {
+        ignores.retain(&mut own);
+    }
+    out.extend(own);
     out.sort_by_key(|d| d.span.start);
     out
 }

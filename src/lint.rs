@@ -250,6 +250,20 @@ pub(crate) fn suppress_and_filter(
     for src in srcs {
         diags = crate::suppress::apply(src, diags);
     }
+    // Findings in a file the inputs read (a values file an Application names): its own comments
+    // hide them too.
+    let mut others: Vec<Arc<Source>> = Vec::new();
+    for d in &diags {
+        if !srcs.iter().chain(&others).any(|s| Arc::ptr_eq(s, &d.src))
+            && !srcs.iter().any(|s| s.name == d.src.name)
+            && d.src.name != "-"
+        {
+            others.push(d.src.clone());
+        }
+    }
+    for src in &others {
+        diags = crate::suppress::apply_quiet(src, diags);
+    }
     diags.retain(|d| settings.filter.allows(d.rule.name()));
     if let Some(ignores) = &settings.per_file_ignores {
         ignores.retain(&mut diags);

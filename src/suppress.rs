@@ -297,6 +297,22 @@ pub fn apply(src: &Arc<Source>, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
 /// [`apply`] as of `today` (`YYYY-MM-DD`): an ignore whose `until` is before it hides nothing
 /// and is a `suppression-expired` finding.
 pub fn apply_on(src: &Arc<Source>, diags: Vec<Diagnostic>, today: &str) -> Vec<Diagnostic> {
+    apply_with(src, diags, today, true)
+}
+
+/// [`apply`] for a source that is not an input of the run but holds findings of one (the values
+/// file an Argo CD Application names, read beside it): its comments suppress, but what they do
+/// not use here is not reported (it may be used when the file is checked on its own).
+pub fn apply_quiet(src: &Arc<Source>, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    apply_with(src, diags, &today_utc(), false)
+}
+
+fn apply_with(
+    src: &Arc<Source>,
+    diags: Vec<Diagnostic>,
+    today: &str,
+    report: bool,
+) -> Vec<Diagnostic> {
     let comments = scan(&src.text);
     if comments.is_empty() {
         return diags;
@@ -345,6 +361,9 @@ pub fn apply_on(src: &Arc<Source>, diags: Vec<Diagnostic>, today: &str) -> Vec<D
             }
         }
         kept.push(d);
+    }
+    if !report {
+        return kept;
     }
     for (ci, c) in comments.iter().enumerate() {
         match &c.directive {

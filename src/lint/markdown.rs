@@ -107,6 +107,30 @@ fn moved(mut d: Diagnostic, src: &Arc<Source>) -> Diagnostic {
     d
 }
 
+/// The byte ranges of the blocks of a Markdown file that hold a `yaml-syntax` finding (from the
+/// fence line to the line after the content, where a block's error at its end is placed); for
+/// another file, nothing.
+pub fn broken_blocks(src: &Source, diags: &[Diagnostic]) -> Vec<std::ops::Range<usize>> {
+    if !yaml::markdown::is_markdown(&src.name) {
+        return Vec::new();
+    }
+    let blocks: Vec<std::ops::Range<usize>> = checked_blocks(src)
+        .iter()
+        .map(|b| {
+            let end_line = src.line_col(b.content.end).line + 1;
+            src.line_start(b.fence_line)..src.line_start(end_line + 1)
+        })
+        .collect();
+    blocks
+        .into_iter()
+        .filter(|r| {
+            diags.iter().any(|d| {
+                d.rule == crate::rules::catalogue::RuleId::YamlSyntax && r.contains(&d.span.start)
+            })
+        })
+        .collect()
+}
+
 /// Does every block [`check`] reads still parse (the check before a fixed Markdown file is
 /// written)?
 pub fn blocks_parse(src: &Source) -> bool {

@@ -114,6 +114,17 @@ pub fn add_ignores(
         entry.1.push(d);
     }
     let before = reading(&src.name, &src.text);
+    // The usual case first: every line's best place at once, read once (a file with thousands
+    // of findings must not be parsed once per finding).
+    if let Some((text, added, placed)) = all_at_once(src, &by_line, &before, o) {
+        verify(src, &text, &placed, settings)?;
+        not_ignorable.sort_by_key(|n| (n.line, n.column));
+        return Ok(Added {
+            text,
+            added,
+            not_ignorable,
+        });
+    }
     let mut text = src.text.clone();
     let mut added = 0;
     // (line of the finding, rules, a line was inserted above it)
@@ -155,6 +166,74 @@ pub fn add_ignores(
         added,
         not_ignorable,
     })
+}
+
+type Placed = Vec<(usize, Vec<&'static str>, bool)>;
+
+/// Each line's first candidate, all written at once: the new text, the count and the places,
+/// when the file reads the same and every directive is read where it was meant to be; `None`
+/// sends the lines one by one through every candidate.
+fn all_at_once(
+    src: &Source,
+    by_line: &BTreeMap<usize, (Vec<&'static str>, Vec<&Diagnostic>)>,
+    before: &Reading,
+    o: &Options,
+) -> Option<(String, usize, Placed)> {
+    let comments = suppress::scan(&src.text);
+    let mut chosen: Vec<(usize, Candidate, Vec<&'static str>)> = Vec::new();
+    for (&line, (rules, _)) in by_line {
+        let cand = candidates(src, &comments, line, rules, o)
+            .into_iter()
+            .next()?;
+        chosen.push((line, cand, rules.clone()));
+    }
+    if chosen.is_empty() {
+        return None;
+    }
+    // Edits at distinct places only (two lines merging into one directive go one by one).
+    let mut ats: Vec<(usize, usize)> = chosen.iter().map(|c| (c.1.at.start, c.1.at.end)).collect();
+    ats.sort();
+    if ats.windows(2).any(|w| w[1].0 < w[0].1 || w[1].0 == w[0].0) {
+        return None;
+    }
+    let mut text = src.text.clone();
+    let mut order: Vec<usize> = (0..chosen.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(chosen[i].1.at.start));
+    for i in order {
+        let c = &chosen[i].1;
+        text.replace_range(c.at.clone(), &c.text);
+    }
+    if reading(&src.name, &text) != *before {
+        return None;
+    }
+    let inserted: Vec<usize> = chosen
+        .iter()
+        .filter(|c| c.1.inserted)
+        .map(|c| c.0)
+        .collect();
+    // A directive line, moved by the lines inserted at or above it (an inserted directive is on
+    // its finding's old line number plus those above it).
+    let moved = |line: usize| line + inserted.iter().filter(|&&l| l < line).count();
+    let scanned = suppress::scan(&text);
+    let today = suppress::today_utc();
+    for (_, c, rules) in &chosen {
+        let at = moved(c.directive_line);
+        let read = scanned.iter().any(|d| {
+            d.line == at
+                && matches!(&d.directive, Directive::Ignore { rules: have, until }
+                    if until.as_ref().is_none_or(|(u, _)| !suppress::expired(u, &today))
+                        && rules.iter().all(|r| have.iter().any(|(h, _)| h == r)))
+        });
+        if !read {
+            return None;
+        }
+    }
+    let added = chosen.iter().map(|c| c.1.added).sum();
+    let placed = chosen
+        .into_iter()
+        .map(|(line, c, rules)| (line, rules, c.inserted))
+        .collect();
+    Some((text, added, placed))
 }
 
 /// One way to write the ignore of a line.

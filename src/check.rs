@@ -28,6 +28,10 @@ pub enum InputError {
     Walk { path: String, message: String },
     #[error("{path}: the directory holds no *.yaml or *.yml file to check (a typo in the path?)")]
     NoYaml { path: String },
+    #[error(
+        "{path}: the directory holds no *.yaml or *.yml file to check, only Markdown (a typo in the path? --include-markdown reads Markdown's yaml blocks)"
+    )]
+    OnlyMarkdown { path: String },
 }
 
 impl InputError {
@@ -38,7 +42,8 @@ impl InputError {
             | InputError::IsDirectory { path }
             | InputError::TooLarge { path, .. }
             | InputError::Walk { path, .. }
-            | InputError::NoYaml { path } => path,
+            | InputError::NoYaml { path }
+            | InputError::OnlyMarkdown { path } => path,
         }
     }
 
@@ -75,6 +80,9 @@ impl InputError {
             InputError::Walk { .. } => "check the directory's permissions and links",
             InputError::NoYaml { .. } => {
                 "check the path: name a file, or a directory holding *.yaml or *.yml files"
+            }
+            InputError::OnlyMarkdown { .. } => {
+                "check the path; a directory walk reads Markdown only with --include-markdown (or include-markdown = true in .cgpu-lint.toml)"
             }
         }
     }
@@ -149,6 +157,7 @@ pub fn expand_paths_with(paths: &[String], markdown: bool) -> (Vec<String>, Vec<
                 .filter_entry(|e| e.file_name() != ".git" && !is_chart_templates_dir(e.path()))
                 .build();
             let errors_before = errors.len();
+            let mut markdown_seen = false;
             for entry in walker {
                 match entry {
                     Ok(e) => {
@@ -158,6 +167,7 @@ pub fn expand_paths_with(paths: &[String], markdown: bool) -> (Vec<String>, Vec<
                             .and_then(|x| x.to_str())
                             .is_some_and(|x| x == "yaml" || x == "yml")
                             || (markdown && yaml::markdown::is_markdown(&path.to_string_lossy()));
+                        markdown_seen |= yaml::markdown::is_markdown(&path.to_string_lossy());
                         if is_yaml
                             && e.file_type().is_some_and(|t| t.is_file())
                             && !is_chart_metadata(path)
@@ -171,7 +181,11 @@ pub fn expand_paths_with(paths: &[String], markdown: bool) -> (Vec<String>, Vec<
             // A directory named on the command line that holds nothing to check is a mistake
             // (a CI path typo must not pass green), unless the walk already said why.
             if found.is_empty() && errors.len() == errors_before {
-                errors.push(InputError::NoYaml { path: p.clone() });
+                errors.push(if markdown_seen && !markdown {
+                    InputError::OnlyMarkdown { path: p.clone() }
+                } else {
+                    InputError::NoYaml { path: p.clone() }
+                });
             }
             found.sort();
             out.extend(found.into_iter().map(|f| f.to_string_lossy().into_owned()));

@@ -228,9 +228,14 @@ fn walks_read_markdown_only_when_asked() {
     assert_eq!(files(&["."]), without);
     // A named Markdown file is always read.
     assert_eq!(files(&["--no-config", "README.md"]), ["README.md"]);
-    // A folder of Markdown alone holds nothing to check without the flag.
+    // A folder of Markdown alone holds nothing to check without the flag, and says so.
     let o = run(tmp.path(), &["check", "--no-config", "docs"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("docs: the directory holds no *.yaml or *.yml file to check, only Markdown (a typo in the path? --include-markdown"),
+        "{}",
+        text(&o)
+    );
 }
 
 /// The Markdown file's lines outside its fenced blocks (fence lines included), found here by a

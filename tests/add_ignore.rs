@@ -93,9 +93,14 @@ fn only_ignores_added(before: &str, after: &str) -> Result<(), String> {
         }
         // A directive line of its own, ended as the line it precedes.
         let t = body.trim_start_matches([' ', '\t']);
+        let next_eol = b
+            .get(i)
+            .map(|l| &l[l.trim_end_matches(['\r', '\n']).len()..]);
+        // Ended as the line it precedes (or with a line break before a last line without one).
+        let eol = &line[body.len()..];
         if t.starts_with("# cgpu-lint: ignore[")
             && i < b.len()
-            && line[body.len()..] == b[i][b[i].trim_end_matches(['\r', '\n']).len()..]
+            && (next_eol == Some(eol) || (next_eol == Some("") && eol.ends_with('\n')))
             && b[i].starts_with(&body[..body.len() - t.len()])
         {
             continue;
@@ -457,4 +462,32 @@ fn the_files_mode_is_kept_and_the_baseline_is_respected() {
         std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
         0o640
     );
+}
+
+/// Every prefix of a values file (cut inside a quoted string, a flow mapping, a CRLF pair, a
+/// `values: |` string): the engine never panics, and what it writes is the old text with
+/// ignores added.
+#[test]
+fn every_prefix_of_a_file_goes_through_the_engine_without_panic() {
+    use cgpu_lint::add_ignore::{Options, add_ignores, wanted};
+    use cgpu_lint::lint::{Settings, lint_file};
+    use cgpu_lint::yaml::Source;
+    let body = "cgpu:\r\n  enabled: On # ours\r\n  tag: \"v1.5.3-8d3fc1b-\r\n    aliyun\"\r\n  nodeSelector: {pool: no,\r\n    b: yes}\r\n  policy: 9 # cgpu-lint: ignore[image-name] -- x\r\n---\r\nkind: Application\r\napiVersion: argoproj.io/v1alpha1\r\nspec:\r\n  source:\r\n    chart: ack-ai-installer\r\n    helm:\r\n      values: |\r\n        cgpu:\r\n          policy: 7\r\n";
+    let settings = Settings::default();
+    let mut written = 0;
+    for (at, _) in body.char_indices().chain([(body.len(), ' ')]) {
+        let text = &body[..at];
+        let src = Source::new("v.yaml", text.to_string());
+        let found = lint_file(&src, &settings);
+        let targets: Vec<_> = found.iter().filter(|d| wanted(d)).collect();
+        let a = add_ignores(&src, &targets, &settings, &Options::default())
+            .unwrap_or_else(|e| panic!("{at}: {e}"));
+        if a.added > 0 {
+            written += 1;
+            if let Err(e) = only_ignores_added(text, &a.text) {
+                panic!("{at}: {e}\n{}", a.text);
+            }
+        }
+    }
+    assert!(written > body.len() / 2, "{written}");
 }

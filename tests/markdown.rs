@@ -362,3 +362,29 @@ fn an_ignore_comment_inside_a_block_is_read_and_reported_unused_there() {
     let unused = position(text_md, "tag-invalid]", 0, 0);
     assert!(has(&found, "x.md", "unused-ignore", unused), "{found:#?}");
 }
+
+/// Every prefix of the runbook (a fence cut anywhere, a block left open, a CRLF split) through
+/// the pipeline and `--add-ignore`'s engine: no panic, every finding inside the text, and the
+/// text `add_ignores` returns keeps every byte outside the blocks.
+#[test]
+fn every_prefix_of_a_markdown_file_is_read_without_panic() {
+    use cgpu_lint::add_ignore::{Options, add_ignores, wanted};
+    use cgpu_lint::lint::{Settings, lint_file};
+    use cgpu_lint::yaml::Source;
+    let settings = Settings::default();
+    let mut cut = 0;
+    for (at, _) in RUNBOOK.char_indices().chain([(RUNBOOK.len(), ' ')]) {
+        let text = &RUNBOOK[..at];
+        let src = Source::new("docs/runbook.md", text.to_string());
+        let found = lint_file(&src, &settings);
+        for d in &found {
+            assert!(d.span.end <= text.len(), "{at}: {d:?}");
+        }
+        let targets: Vec<_> = found.iter().filter(|d| wanted(d)).collect();
+        if let Ok(a) = add_ignores(&src, &targets, &settings, &Options::default()) {
+            assert_eq!(outside_blocks(&a.text), outside_blocks(text), "{at}");
+            cut += 1;
+        }
+    }
+    assert!(cut > RUNBOOK.len() / 2, "{cut}");
+}

@@ -388,3 +388,36 @@ fn every_prefix_of_a_markdown_file_is_read_without_panic() {
     }
     assert!(cut > RUNBOOK.len() / 2, "{cut}");
 }
+
+/// A finding's document counts the YAML documents of the blocks checked before it, so the
+/// findings of two blocks (and their baseline entries) are told apart.
+#[test]
+fn documents_are_counted_across_the_blocks() {
+    let tmp = repo();
+    let o = run(
+        tmp.path(),
+        &[
+            "check",
+            "--no-config",
+            "--format",
+            "json",
+            "docs/runbook.md",
+        ],
+    );
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let doc = |rule: &str| {
+        json["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["rule"] == rule)
+            .unwrap_or_else(|| panic!("{rule}: {json}"))["document"]
+            .as_u64()
+            .unwrap()
+    };
+    // The values block, the DaemonSet (the opted-out block and the Deployment are not
+    // checked), the broken block.
+    assert_eq!(doc("policy-quoted"), 1);
+    assert_eq!(doc("installer-policy-unquoted"), 2);
+    assert_eq!(doc("yaml-syntax"), 3);
+}

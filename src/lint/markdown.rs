@@ -45,6 +45,9 @@ pub(super) fn check(
     let mut out = Vec::new();
     let mut own = Vec::new();
     let empty = Default::default();
+    // The YAML documents of the earlier blocks: a finding's document is counted over the file's
+    // blocks, so two blocks' findings are told apart (in the report and the baseline).
+    let mut documents = 0;
     for block in &blocks {
         match block_source(src, block) {
             Ok(inner) => {
@@ -52,7 +55,11 @@ pub(super) fn check(
                     Some(o) => check_yaml(Inputs::Among(&inner, o), settings),
                     None => check_yaml(Inputs::File(&inner), settings),
                 };
-                out.extend(found.into_iter().map(|d| moved(d, src)));
+                out.extend(found.into_iter().map(|mut d| {
+                    d.document += documents;
+                    moved(d, src)
+                }));
+                documents += yaml::parse(&inner).documents.len().max(1);
             }
             Err(why) => {
                 let at = src.line_start(block.fence_line);

@@ -248,6 +248,7 @@ pub fn apply(
             related: Vec::new(),
             fix_note: None,
             consequence: None,
+            fix_override: None,
         });
     }
     Applied { hidden, matched }

@@ -133,15 +133,60 @@ pub fn read_input(path: &str, max_size: u64) -> Result<Arc<Source>, InputError> 
     })
 }
 
+/// Why a walk did not check a file or folder (`check --show-files`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Skip {
+    /// Left out by `.gitignore`, `.git/info/exclude` or `.ignore` (of the folder or a parent).
+    Ignored,
+    /// A `.git` folder.
+    GitDir,
+    /// A chart's `templates/` folder: Go templates, YAML only once rendered.
+    ChartTemplates,
+    /// Not named `*.yaml` or `*.yml`.
+    NotYaml,
+    /// A Markdown file, without `--include-markdown`.
+    Markdown,
+    /// A chart's `Chart.yaml` or `requirements.yaml`.
+    ChartMetadata,
+    /// Not a regular file (a symbolic link, which walks do not follow, a socket, …).
+    NotAFile,
+}
+
+impl Skip {
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Skip::Ignored => "ignored by .gitignore, .git/info/exclude or .ignore",
+            Skip::GitDir => "git's own .git",
+            Skip::ChartTemplates => {
+                "a chart's templates/ folder (Go templates, YAML only once rendered)"
+            }
+            Skip::NotYaml => "not *.yaml or *.yml",
+            Skip::Markdown => "Markdown (read with --include-markdown)",
+            Skip::ChartMetadata => "chart metadata (Chart.yaml, requirements.yaml)",
+            Skip::NotAFile => "not a regular file (walks do not follow symbolic links)",
+        }
+    }
+}
+
 /// Expand directories into their `*.yaml`/`*.yml` files (honouring .gitignore), keep files and
 /// `-` as given. Directory contents are sorted so reports are stable.
 pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
-    expand_paths_with(paths, false)
+    walk_paths(paths, false, None)
 }
 
 /// [`expand_paths`]; with `markdown`, directories give their `*.md`/`*.markdown` files too
 /// (`--include-markdown`).
 pub fn expand_paths_with(paths: &[String], markdown: bool) -> (Vec<String>, Vec<InputError>) {
+    walk_paths(paths, markdown, None)
+}
+
+/// [`expand_paths_with`], also saying what the walk skipped and why when `skipped` is given
+/// (the same walk: what `check --show-files` prints is what `check` does).
+pub fn walk_paths(
+    paths: &[String],
+    markdown: bool,
+    mut skipped: Option<&mut Vec<(PathBuf, Skip)>>,
+) -> (Vec<String>, Vec<InputError>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
     for p in paths {
@@ -157,31 +202,58 @@ pub fn expand_paths_with(paths: &[String], markdown: bool) -> (Vec<String>, Vec<
                 .filter_entry(|e| e.file_name() != ".git" && !is_chart_templates_dir(e.path()))
                 .build();
             let errors_before = errors.len();
+            // With `skipped`: every entry the walk yields, and the folders it entered, so
+            // that what it left out (its filters, the ignore files) can be named.
+            let mut yielded: std::collections::HashSet<PathBuf> = Default::default();
+            let mut dirs: Vec<PathBuf> = Vec::new();
             let mut markdown_seen = false;
             for entry in walker {
                 match entry {
                     Ok(e) => {
                         let path = e.path();
-                        let is_yaml = path
-                            .extension()
-                            .and_then(|x| x.to_str())
-                            .is_some_and(|x| x == "yaml" || x == "yml")
-                            || (markdown && yaml::markdown::is_markdown(&path.to_string_lossy()));
-                        markdown_seen |= yaml::markdown::is_markdown(&path.to_string_lossy());
-                        if is_yaml
-                            && e.file_type().is_some_and(|t| t.is_file())
-                            && !is_chart_metadata(path)
-                        {
+                        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                        let skip = file_skip(&e, markdown);
+                        markdown_seen |= skip == Some(Skip::Markdown);
+                        if let Some(skips) = skipped.as_deref_mut() {
+                            yielded.insert(path.to_path_buf());
+                            if is_dir {
+                                dirs.push(path.to_path_buf());
+                            } else if let Some(why) = skip.clone() {
+                                skips.push((path.to_path_buf(), why));
+                            }
+                        }
+                        if skip.is_none() && !is_dir {
                             found.push(path.to_path_buf());
                         }
                     }
                     Err(err) => errors.push(walk_error(p, &err)),
                 }
             }
+            if let Some(skips) = skipped.as_deref_mut() {
+                for dir in &dirs {
+                    let Ok(children) = std::fs::read_dir(dir) else {
+                        continue;
+                    };
+                    for child in children.flatten() {
+                        let path = child.path();
+                        if yielded.contains(&path) {
+                            continue;
+                        }
+                        let why = if child.file_name() == ".git" {
+                            Skip::GitDir
+                        } else if is_chart_templates_dir(&path) {
+                            Skip::ChartTemplates
+                        } else {
+                            Skip::Ignored
+                        };
+                        skips.push((path, why));
+                    }
+                }
+            }
             // A directory named on the command line that holds nothing to check is a mistake
             // (a CI path typo must not pass green), unless the walk already said why.
             if found.is_empty() && errors.len() == errors_before {
-                errors.push(if markdown_seen && !markdown {
+                errors.push(if markdown_seen {
                     InputError::OnlyMarkdown { path: p.clone() }
                 } else {
                     InputError::NoYaml { path: p.clone() }
@@ -201,7 +273,34 @@ pub fn expand_paths_with(paths: &[String], markdown: bool) -> (Vec<String>, Vec<
             out.push(p.clone());
         }
     }
+    if let Some(skips) = skipped {
+        skips.sort();
+    }
     (out, errors)
+}
+
+/// Why a walk does not check this entry (`None`: it is checked, or a folder it enters).
+fn file_skip(e: &ignore::DirEntry, markdown: bool) -> Option<Skip> {
+    let path = e.path();
+    if e.file_type().is_some_and(|t| t.is_dir()) {
+        return None;
+    }
+    let is_yaml = path
+        .extension()
+        .and_then(|x| x.to_str())
+        .is_some_and(|x| x == "yaml" || x == "yml");
+    let is_markdown = yaml::markdown::is_markdown(&path.to_string_lossy());
+    if is_markdown && !markdown {
+        Some(Skip::Markdown)
+    } else if !is_yaml && !is_markdown {
+        Some(Skip::NotYaml)
+    } else if !e.file_type().is_some_and(|t| t.is_file()) {
+        Some(Skip::NotAFile)
+    } else if is_chart_metadata(path) {
+        Some(Skip::ChartMetadata)
+    } else {
+        None
+    }
 }
 
 /// A walk error on the path that failed (an unreadable subfolder, not the folder the walk

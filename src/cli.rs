@@ -23,6 +23,10 @@ enum FormatArg {
     /// Kubernetes PolicyReports (wgpolicyk8s.io/v1alpha2; openreports.io with --openreports),
     /// for Policy Reporter and `kubectl apply`
     Policyreport,
+    /// reviewdog's Diagnostic Format (rdjson), for `reviewdog -f=rdjson`
+    Rdjson,
+    /// Azure Pipelines logging commands (`##vso[task.logissue …]`)
+    Azure,
 }
 
 impl FormatArg {
@@ -35,6 +39,8 @@ impl FormatArg {
             FormatArg::Junit => Format::Junit,
             FormatArg::Gitlab => Format::Gitlab,
             FormatArg::Policyreport => Format::Policyreport,
+            FormatArg::Rdjson => Format::Rdjson,
+            FormatArg::Azure => Format::Azure,
         })
     }
 }
@@ -224,6 +230,14 @@ pub struct CommonArgs {
     /// Do not report these rules (comma-separated or repeated)
     #[arg(long, value_delimiter = ',', value_name = "RULE")]
     pub ignore: Vec<String>,
+    /// Treat these rules' fixes as safe: `fix` applies them without --unsafe-fixes (adds to
+    /// the config's `[fix] extend-safe`; see docs/changing-values.md for what each changes)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub extend_safe_fixes: Vec<String>,
+    /// Treat these rules' fixes as unsafe: only --unsafe-fixes applies them (adds to the
+    /// config's `[fix] extend-unsafe`)
+    #[arg(long, value_delimiter = ',', value_name = "RULE")]
+    pub extend_unsafe_fixes: Vec<String>,
     /// A file without a cgpu block is an error, not a skipped file
     #[arg(long)]
     pub require_cgpu: bool,
@@ -338,6 +352,16 @@ pub struct CheckArgs {
     /// an input object of the same kind, namespace and name is admitted as an UPDATE of it
     #[arg(long, value_name = "FILE", requires = "admission_policy")]
     pub old: Option<String>,
+    /// Print the settings that apply to the one PATH (a file) once .cgpu-lint.toml, its
+    /// per-file-ignores, the flags and the baseline are layered, each with where it came from
+    /// (default, FILE:LINE of the config, a flag); --format json for JSON. Checks nothing
+    #[arg(long, conflicts_with_all = ["cluster", "show_files", "stack", "gitops"])]
+    pub show_settings: bool,
+    /// Print each file a walk of the PATHs would check, and each file or folder it skips with
+    /// why (.gitignore, not YAML, chart metadata or templates, …); --format json for JSON.
+    /// Checks nothing
+    #[arg(long, conflicts_with_all = ["cluster", "stack", "gitops"])]
+    pub show_files: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,
     /// With --cluster: also list the unfinished pods of all namespaces (needs list pods
@@ -475,6 +499,8 @@ pub enum StatusFormat {
     Junit,
     Gitlab,
     Policyreport,
+    Rdjson,
+    Azure,
 }
 
 #[derive(Debug, Clone, Args)]

@@ -76,6 +76,9 @@ pub struct Diagnostic {
     pub fix_note: Option<String>,
     /// Set when the fix (`edits`) is unsafe: what it changes at the next upgrade.
     pub consequence: Option<Box<Consequence>>,
+    /// The applicability the settings give the fix (`.cgpu-lint.toml`'s `[fix] extend-safe` /
+    /// `extend-unsafe`), set by the pipeline alone; `None`: the rule's own (from `consequence`).
+    pub fix_override: Option<Applicability>,
 }
 
 impl Diagnostic {
@@ -96,6 +99,7 @@ impl Diagnostic {
             related: Vec::new(),
             fix_note: None,
             consequence: None,
+            fix_override: None,
         }
     }
 
@@ -117,10 +121,15 @@ impl Diagnostic {
         self.fix_applicability() == Some(Applicability::Safe)
     }
 
-    /// The applicability of the fix the finding carries, if it carries one.
+    /// The applicability of the fix the finding carries, if it carries one: the settings'
+    /// (`[fix] extend-safe`/`extend-unsafe`, [`Diagnostic::fix_override`]) when they name its
+    /// rule, else the rule's own (unsafe when the fix changes what the chart renders). Every
+    /// consumer (fix, the hook, post-render `--fix`, the editor, the reports) asks here.
     pub fn fix_applicability(&self) -> Option<Applicability> {
         if self.edits.is_empty() {
             None
+        } else if let Some(a) = self.fix_override {
+            Some(a)
         } else if self.consequence.is_some() {
             Some(Applicability::Unsafe)
         } else {

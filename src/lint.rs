@@ -55,6 +55,42 @@ pub struct Settings {
     /// Directory walks read Markdown files too (`--include-markdown`, `include-markdown`);
     /// a Markdown file named on the command line is always read.
     pub include_markdown: bool,
+    /// `[fix] extend-safe`/`extend-unsafe` (and their flags): the rules whose fixes change
+    /// class.
+    pub fix_classes: FixClasses,
+}
+
+/// Rules whose fixes the settings promote to safe or demote to unsafe (ruff's
+/// `extend-safe-fixes`/`extend-unsafe-fixes`). A rule in both is unsafe: the cautious side wins,
+/// as in ruff.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FixClasses {
+    pub extend_safe: Vec<RuleId>,
+    pub extend_unsafe: Vec<RuleId>,
+}
+
+impl FixClasses {
+    /// The applicability these settings give the fixes of `rule`, if they name it.
+    pub fn of(&self, rule: RuleId) -> Option<crate::diag::Applicability> {
+        if self.extend_unsafe.contains(&rule) {
+            Some(crate::diag::Applicability::Unsafe)
+        } else if self.extend_safe.contains(&rule) {
+            Some(crate::diag::Applicability::Safe)
+        } else {
+            None
+        }
+    }
+
+    /// The one place a fix's applicability changes: each finding's own rule decides (before
+    /// findings on one token merge, so a fix keeps the class of the rule it belongs to).
+    fn apply(&self, diags: &mut [Diagnostic]) {
+        if self.extend_safe.is_empty() && self.extend_unsafe.is_empty() {
+            return;
+        }
+        for d in diags.iter_mut().filter(|d| !d.edits.is_empty()) {
+            d.fix_override = self.of(d.rule);
+        }
+    }
 }
 
 impl Settings {
@@ -64,6 +100,7 @@ impl Settings {
             opts,
             filter,
             per_file_ignores: None,
+            fix_classes: FixClasses::default(),
             include_markdown: false,
         }
     }
@@ -76,7 +113,8 @@ impl Settings {
 pub struct PerFileIgnores {
     /// The folder the patterns are relative to.
     dir: PathBuf,
-    entries: Vec<(globset::GlobMatcher, bool, Vec<String>)>,
+    /// (pattern as written, its glob, whether it also matches a file's name, its rules)
+    entries: Vec<(String, globset::GlobMatcher, bool, Vec<String>)>,
 }
 
 impl PerFileIgnores {
@@ -93,8 +131,32 @@ impl PerFileIgnores {
 
     /// `rules` are not reported in the files `glob` matches (also by file name when
     /// `basename`).
-    pub fn push(&mut self, glob: globset::GlobMatcher, basename: bool, rules: Vec<String>) {
-        self.entries.push((glob, basename, rules));
+    pub fn push(
+        &mut self,
+        pattern: &str,
+        glob: globset::GlobMatcher,
+        basename: bool,
+        rules: Vec<String>,
+    ) {
+        self.entries
+            .push((pattern.to_string(), glob, basename, rules));
+    }
+
+    /// The patterns that match `file` (a path as given on the command line), with their rules.
+    pub fn matching(&self, file: &str) -> Vec<(&str, &[String])> {
+        if self.entries.is_empty() || file == "-" {
+            return Vec::new();
+        }
+        let abs = absolute(Path::new(file));
+        let rel = abs.strip_prefix(&self.dir).unwrap_or(&abs);
+        let name = abs.file_name().map(Path::new);
+        self.entries
+            .iter()
+            .filter(|(_, glob, basename, _)| {
+                glob.is_match(rel) || (*basename && name.is_some_and(|n| glob.is_match(n)))
+            })
+            .map(|(pattern, _, _, rules)| (pattern.as_str(), rules.as_slice()))
+            .collect()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -103,16 +165,10 @@ impl PerFileIgnores {
 
     /// Whether `rule` may be reported in `file` (a path as given on the command line).
     pub fn allows(&self, file: &str, rule: &str) -> bool {
-        if self.entries.is_empty() || file == "-" {
-            return true;
-        }
-        let abs = absolute(Path::new(file));
-        let rel = abs.strip_prefix(&self.dir).unwrap_or(&abs);
-        let name = abs.file_name().map(Path::new);
-        !self.entries.iter().any(|(glob, basename, rules)| {
-            let hit = glob.is_match(rel) || (*basename && name.is_some_and(|n| glob.is_match(n)));
-            hit && rules.iter().any(|r| r == rule || r == "all")
-        })
+        !self
+            .matching(file)
+            .iter()
+            .any(|(_, rules)| rules.iter().any(|r| r == rule || r == "all"))
     }
 
     /// Drop the findings these patterns hide.
@@ -268,6 +324,7 @@ pub(crate) fn suppress_and_filter(
     if let Some(ignores) = &settings.per_file_ignores {
         ignores.retain(&mut diags);
     }
+    settings.fix_classes.apply(&mut diags);
     diags
 }
 
@@ -312,8 +369,11 @@ fn one_per_token(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
                 kept.message = format!("{}; also {}: {}", kept.message, d.rule, d.message);
                 kept.related.extend(d.related);
                 if kept.edits.is_empty() && kept.fix_note.is_none() {
+                    // The fix comes with what decides its class (an unsafe fix stays unsafe).
                     kept.edits = d.edits;
                     kept.fix_note = d.fix_note;
+                    kept.consequence = d.consequence;
+                    kept.fix_override = d.fix_override;
                 }
             }
             _ => out.push(d),
@@ -469,4 +529,66 @@ fn rules_stack(layers: &[Arc<Source>], opts: &RuleOptions) -> Vec<Diagnostic> {
         sets: Vec::new(),
     };
     crate::rules::stack::rules(&layers, opts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::{Applicability, Consequence, Edit};
+    use crate::rules::catalogue::Severity;
+
+    /// A finding of `rule` on bytes 6..13 of one source.
+    fn at(src: &Arc<Source>, rule: RuleId, severity: Severity) -> Diagnostic {
+        Diagnostic {
+            rule,
+            severity,
+            src: src.clone(),
+            span: 6..13,
+            ..Diagnostic::io_error("x", String::new())
+        }
+    }
+
+    // A merged finding that takes the fix of another on its token takes its class with it: an
+    // unsafe fix must not become safe (and so applied by `fix`) by being merged.
+    #[test]
+    fn a_fix_merged_into_another_finding_keeps_its_class() {
+        let src = Source::new("v.yaml", "cgpu: \"false\"\n".to_string());
+        let kept = at(&src, RuleId::WrongType, Severity::Error);
+        let mut merged = at(&src, RuleId::StringBoolean, Severity::Warning);
+        merged.edits = vec![Edit {
+            src: src.clone(),
+            range: 6..13,
+            replacement: "false".into(),
+        }];
+        merged.consequence = Some(Box::new(Consequence {
+            line: "changes".into(),
+            sets: Vec::new(),
+        }));
+        let out = one_per_token(vec![kept.clone(), merged.clone()]);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].rule, RuleId::WrongType);
+        assert_eq!(out[0].fix_applicability(), Some(Applicability::Unsafe));
+        // Promoted by the settings before the merge: safe, and still so after it.
+        let classes = FixClasses {
+            extend_safe: vec![RuleId::StringBoolean],
+            extend_unsafe: Vec::new(),
+        };
+        let mut both = vec![kept, merged];
+        classes.apply(&mut both);
+        let out = one_per_token(both);
+        assert_eq!(out[0].fix_applicability(), Some(Applicability::Safe));
+    }
+
+    #[test]
+    fn extend_unsafe_wins_over_extend_safe() {
+        let classes = FixClasses {
+            extend_safe: vec![RuleId::PolicyWholeFloat],
+            extend_unsafe: vec![RuleId::PolicyWholeFloat],
+        };
+        assert_eq!(
+            classes.of(RuleId::PolicyWholeFloat),
+            Some(Applicability::Unsafe)
+        );
+        assert_eq!(classes.of(RuleId::StringBoolean), None);
+    }
 }

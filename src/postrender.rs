@@ -341,7 +341,12 @@ impl Run<'_> {
                 {
                     let mut what = format!("fixed {}", crate::output::brief(&d));
                     if let Some(c) = &d.consequence {
-                        what.push_str(&format!(" (unsafe fix: {})", c.line));
+                        let class = if d.fixable() {
+                            "unsafe fix made safe by `[fix] extend-safe`"
+                        } else {
+                            "unsafe fix"
+                        };
+                        what.push_str(&format!(" ({class}: {})", c.line));
                     }
                     groups.push((d.edits, what));
                 }

@@ -284,6 +284,7 @@ fn finding(
         related: Vec::new(),
         fix_note: None,
         consequence: None,
+        fix_override: None,
     }
 }
 

@@ -315,14 +315,30 @@ fn readme_ci_jobs_match_the_github_and_gitlab_schemas() {
             "cgpu-lint-source.yml",
         ),
         ("\n## GitLab CI\n", "vendor.gitlab-ci", ".gitlab-ci.yml"),
+        (
+            "\n## reviewdog\n",
+            "vendor.github-workflows",
+            "cgpu-lint-reviewdog.yml",
+        ),
+        (
+            "\n## Azure Pipelines\n",
+            "vendor.azure-pipelines",
+            "azure-pipelines.yml",
+        ),
     ] {
         let at = readme.find(section).expect(section);
         let start = at + readme[at..].find("```yaml\n").unwrap() + 8;
         let end = start + readme[start..].find("```").unwrap();
         let file = dir.path().join(name);
         write(&file, &readme[start..end]);
+        // Azure's schema holds patterns that are not valid ECMAScript in unicode mode.
+        let regex = if schema == "vendor.azure-pipelines" {
+            "nonunicode"
+        } else {
+            "default"
+        };
         let out = std::process::Command::new(&tool)
-            .args(["--builtin-schema", schema])
+            .args(["--regex-variant", regex, "--builtin-schema", schema])
             .arg(&file)
             .output()
             .unwrap();
@@ -641,5 +657,248 @@ fn readme_gitlab_job_runs_as_written() {
             .iter()
             .any(|i| i["severity"] == "major" && i["location"]["path"] == "values/values.yaml"),
         "{issues:#}"
+    );
+}
+
+// ---- check --show-settings and --show-files (issue 37, item 2) ----
+
+/// A repository with a config (ignore, per-file-ignores by path and by name, [fix]) and values
+/// files whose findings the settings hide or keep.
+fn settings_repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    write(
+        &p.join(".cgpu-lint.toml"),
+        "# team settings\nignore = [\"image-name\"]\n\n[per-file-ignores]\n\"legacy/*.yaml\" = [\"string-boolean\", \"tag-known-deadlock\"]\n\"*-sandbox.yaml\" = [\"all\"]\n\n[fix]\nextend-safe = [\"string-boolean\"]\n",
+    );
+    let text = "cgpu:\n  enabled: \"false\"\n  image: mirror/cgpu-installer\n  tag: v1.5.7-8d3fc1b-aliyun\n  imagePullPolicy: always\n  policy: 9\n";
+    for f in [
+        "legacy/a.yaml",
+        "b.yaml",
+        "team/c-sandbox.yaml",
+        "team/d.yaml",
+    ] {
+        write(&p.join(f), text);
+    }
+    dir
+}
+
+fn rules_of(run: &Run) -> std::collections::BTreeSet<String> {
+    run.diagnostics()
+        .iter()
+        .map(|d| d["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+// What --show-settings says is not reported in a file is what check does not report there, and
+// every other rule that fires on the file is reported: for each file and several flag sets
+// (the config alone, --ignore and --select added, --no-config).
+#[test]
+fn show_settings_agrees_with_what_check_reports_on_the_file() {
+    let dir = settings_repo();
+    let p = dir.path();
+    let flag_sets: [&[&str]; 4] = [
+        &[],
+        &["--ignore", "pull-policy"],
+        &["--select", "string-boolean,policy-out-of-range,image-name"],
+        &["--no-config"],
+    ];
+    let mut hidden_somewhere = 0;
+    for file in [
+        "legacy/a.yaml",
+        "b.yaml",
+        "team/c-sandbox.yaml",
+        "team/d.yaml",
+    ] {
+        // Every rule that fires on the file, with no settings at all.
+        let all = rules_of(&check_in(p, &["--no-config", file]));
+        assert!(
+            all.contains("string-boolean") && all.contains("image-name"),
+            "{all:?}"
+        );
+        for flags in flag_sets {
+            let mut args = flags.to_vec();
+            args.extend(["--show-settings", file]);
+            let shown = check_in(p, &args);
+            assert_eq!(shown.code, 0, "{}", shown.stderr);
+            let hidden: std::collections::BTreeSet<String> =
+                shown.json["settings"]["rules-not-reported"]["value"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap().to_string())
+                    .collect();
+            let mut args = flags.to_vec();
+            args.push(file);
+            let reported = rules_of(&check_in(p, &args));
+            for r in &reported {
+                assert!(
+                    !hidden.contains(r),
+                    "{file} {flags:?}: {r} shown as hidden, reported"
+                );
+            }
+            for r in all.difference(&hidden) {
+                assert!(
+                    reported.contains(r),
+                    "{file} {flags:?}: {r} not hidden, not reported"
+                );
+            }
+            hidden_somewhere += all.intersection(&hidden).count();
+        }
+    }
+    assert!(
+        hidden_somewhere >= 10,
+        "the settings hid {hidden_somewhere} rules"
+    );
+}
+
+#[test]
+fn show_settings_names_where_each_setting_came_from() {
+    let dir = settings_repo();
+    let p = dir.path();
+    let run = check_in(
+        p,
+        &[
+            "--region",
+            "cn-hangzhou",
+            "--show-settings",
+            "legacy/a.yaml",
+        ],
+    );
+    let s = &run.json["settings"];
+    assert_eq!(s["config-file"]["value"], ".cgpu-lint.toml");
+    // The config's lines: `ignore` is on line 2, the legacy pattern on 5, extend-safe on 9.
+    assert_eq!(
+        s["ignore"]["origin"],
+        serde_json::json!([".cgpu-lint.toml:2"])
+    );
+    assert_eq!(
+        s["per-file-ignores"]["value"],
+        serde_json::json!({"legacy/*.yaml": ["string-boolean", "tag-known-deadlock"]})
+    );
+    assert_eq!(
+        s["per-file-ignores"]["origin"],
+        serde_json::json!([".cgpu-lint.toml:5"])
+    );
+    assert_eq!(
+        s["fix.extend-safe"]["origin"],
+        serde_json::json!([".cgpu-lint.toml:9"])
+    );
+    assert_eq!(s["region"]["value"], "cn-hangzhou");
+    assert_eq!(s["region"]["origin"], serde_json::json!(["--region"]));
+    assert_eq!(s["deny-warnings"]["origin"], serde_json::json!(["default"]));
+    assert_eq!(s["format"]["origin"], serde_json::json!(["--format"]));
+    // --ignore adds to the file's list: both are named.
+    let run = check_in(p, &["--ignore", "pull-policy", "--show-settings", "b.yaml"]);
+    assert_eq!(
+        run.json["settings"]["ignore"]["origin"],
+        serde_json::json!(["--ignore", ".cgpu-lint.toml:2"])
+    );
+    // A config named with --config.
+    std::fs::rename(p.join(".cgpu-lint.toml"), p.join("team.toml")).unwrap();
+    let run = check_in(p, &["--config", "team.toml", "--show-settings", "b.yaml"]);
+    assert_eq!(
+        run.json["settings"]["config-file"]["origin"],
+        serde_json::json!(["named by --config"])
+    );
+    assert_eq!(
+        run.json["settings"]["ignore"]["origin"],
+        serde_json::json!(["team.toml:2"])
+    );
+    // The baseline: its file and how many of its entries are about this file.
+    let out = bin()
+        .current_dir(p)
+        .args(["baseline", "--config", "team.toml", "b.yaml", "team/d.yaml"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(p.join(".cgpu-lint-baseline.json")).unwrap())
+            .unwrap();
+    let for_b = written["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["file"] == "b.yaml")
+        .count();
+    assert!(for_b >= 3, "{written:#}");
+    let run = check_in(p, &["--config", "team.toml", "--show-settings", "b.yaml"]);
+    assert_eq!(
+        run.json["settings"]["baseline"]["value"]["entries_for_this_file"],
+        for_b
+    );
+    // More than one path is refused.
+    let out = bin()
+        .current_dir(p)
+        .args(["check", "--show-settings", "b.yaml", "team/d.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+// --show-files lists what the walk checks (exactly the files check then reads) and what it
+// skips, with the reason, from the same walk.
+#[test]
+fn show_files_lists_the_files_check_reads_and_why_others_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let bad = "cgpu:\n  policy: 9\n";
+    write(&p.join(".gitignore"), "build/\n*.tmp.yaml\n");
+    write(&p.join("values/a.yaml"), bad);
+    write(&p.join("values/b.yml"), bad);
+    write(&p.join("values/.hidden.yaml"), bad);
+    write(&p.join("values/scratch.tmp.yaml"), bad);
+    write(&p.join("build/out.yaml"), bad);
+    write(&p.join("README.md"), "# x\n");
+    write(&p.join("charts/gpu/Chart.yaml"), "name: gpu\n");
+    write(&p.join("charts/gpu/values.yaml"), bad);
+    write(
+        &p.join("charts/gpu/templates/ds.yaml"),
+        "x: {{ .Values }}\n",
+    );
+    std::os::unix::fs::symlink("a.yaml", p.join("values/link.yaml")).unwrap();
+    let shown = check_in(p, &["--show-files", "."]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let rows = shown.json["files"].as_array().unwrap();
+    let checked: std::collections::BTreeSet<String> = rows
+        .iter()
+        .filter(|r| r["checked"] == true)
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect();
+    let reason = |path: &str| {
+        rows.iter()
+            .find(|r| r["path"] == path)
+            .unwrap_or_else(|| panic!("{path} not listed: {rows:#?}"))["reason"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(reason("./build/").contains(".gitignore"));
+    assert!(reason("./values/scratch.tmp.yaml").contains(".gitignore"));
+    assert!(reason("./README.md").contains("not *.yaml"));
+    assert!(reason("./charts/gpu/Chart.yaml").contains("chart metadata"));
+    assert!(reason("./charts/gpu/templates/").contains("templates"));
+    assert!(reason("./values/link.yaml").contains("symbolic link"));
+    // What check reads: every file with a finding (each has one), and nothing else.
+    let run = check_in(p, &["."]);
+    let read: std::collections::BTreeSet<String> = files_of(&run).into_iter().collect();
+    assert_eq!(checked, read);
+    assert_eq!(run.json["summary"]["files"], checked.len());
+    assert_eq!(checked.len(), 4, "{checked:?}");
+    // Human: one line each.
+    let out = bin()
+        .current_dir(p)
+        .args(["check", "--show-files", "values"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("check values/a.yaml\n"), "{text}");
+    assert!(
+        text.contains("skip  values/scratch.tmp.yaml: ignored by .gitignore"),
+        "{text}"
     );
 }

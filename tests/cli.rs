@@ -490,3 +490,39 @@ fn exit_status_table_rows_for_the_other_commands() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+// Issue 37, item 3: docs/changing-values.md says what each promotable rule's fix changes in
+// the render, in the catalogue's own words (`rules --format json`, `applicability_reason`).
+#[test]
+fn changing_values_fix_class_table_is_the_catalogue() {
+    let out = bin().args(["rules", "--format", "json"]).output().unwrap();
+    let rules: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let mut table = String::from(
+        "| rule | class | what `fix` does | what the render does after it |\n|---|---|---|---|\n",
+    );
+    for r in &rules {
+        let class = r["applicability"].as_str().unwrap_or("");
+        if class == "unsafe" || class == "safe or unsafe" {
+            table.push_str(&format!(
+                "| `{}` | {class} | {} | {} |\n",
+                r["name"].as_str().unwrap(),
+                r["fix"].as_str().unwrap(),
+                r["applicability_reason"].as_str().unwrap(),
+            ));
+        }
+    }
+    assert!(table.contains("`string-boolean`"), "{table}");
+    let doc = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/changing-values.md"
+    ))
+    .unwrap();
+    let start = doc.find("<!-- fix-classes:start").expect("start marker");
+    let start = start + doc[start..].find("-->\n").unwrap() + 4;
+    let end = doc.find("<!-- fix-classes:end -->").expect("end marker");
+    assert_eq!(
+        &doc[start..end],
+        table,
+        "docs/changing-values.md fix table is stale"
+    );
+}

@@ -452,3 +452,198 @@ fn a_utf16_file_is_not_rewritten_in_place() {
         "cgpu:\n  policy: 5\n"
     );
 }
+
+/// A scratch folder with `v.yaml` (`text`) and, when given, a `.cgpu-lint.toml`.
+fn fix_class_dir(text: &str, config: Option<&str>) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("v.yaml"), text).unwrap();
+    if let Some(c) = config {
+        std::fs::write(dir.path().join(".cgpu-lint.toml"), c).unwrap();
+    }
+    dir
+}
+
+fn run_in(dir: &std::path::Path, args: &[&str]) -> Out {
+    bin().current_dir(dir).args(args).output().unwrap().into()
+}
+
+// Issue 37, item 3: `[fix] extend-safe` promotes a rule's unsafe fix, which `fix` then applies
+// (spec §13); without it `fix` leaves the value alone (spec §4: `fix` applies safe fixes only).
+// string-boolean's fix changes what the chart renders (cgpu.enabled "false" is true to a Go
+// template; false removes the DaemonSets), so the default must keep it.
+#[test]
+fn extend_safe_makes_fix_apply_string_boolean_and_without_it_fix_does_not() {
+    let text = "cgpu:\n  enabled: \"false\"\n";
+    let plain = fix_class_dir(text, None);
+    let out = run_in(plain.path(), &["fix", "--stdout", "v.yaml"]);
+    assert_eq!(out.stdout, text, "{}", out.stderr);
+    let run: serde_json::Value = serde_json::from_str(
+        &run_in(plain.path(), &["check", "--format", "json", "v.yaml"]).stdout,
+    )
+    .unwrap();
+    let d = &run["diagnostics"][0];
+    assert_eq!(d["rule"], "string-boolean");
+    assert_eq!(d["fixable"], false);
+    assert_eq!(d["fix"]["applicability"], "unsafe");
+
+    let promoted = fix_class_dir(text, Some("[fix]\nextend-safe = [\"string-boolean\"]\n"));
+    let run: serde_json::Value = serde_json::from_str(
+        &run_in(promoted.path(), &["check", "--format", "json", "v.yaml"]).stdout,
+    )
+    .unwrap();
+    let d = &run["diagnostics"][0];
+    assert_eq!(d["fixable"], true, "{run:#}");
+    assert_eq!(d["fix"]["applicability"], "safe");
+    assert_eq!(run["summary"]["fixable"], 1);
+    // The render change is still named.
+    assert!(
+        d["fix"]["consequence"]
+            .as_str()
+            .unwrap()
+            .contains("cgpu.enabled becomes false")
+    );
+    let human = run_in(promoted.path(), &["check", "--color", "never", "v.yaml"]);
+    assert!(!human.stdout.contains("hidden fix"), "{}", human.stdout);
+    let out = run_in(promoted.path(), &["fix", "v.yaml"]);
+    assert_eq!(out.code, 1, "a file changed: {}", out.stderr);
+    assert_eq!(
+        std::fs::read_to_string(promoted.path().join("v.yaml")).unwrap(),
+        "cgpu:\n  enabled: false\n"
+    );
+    assert!(
+        out.stderr
+            .contains("unsafe fix made safe by `[fix] extend-safe` (string-boolean)"),
+        "{}",
+        out.stderr
+    );
+    // The flag does what the config key does.
+    let flag = fix_class_dir(text, None);
+    let out = run_in(
+        flag.path(),
+        &[
+            "fix",
+            "--stdout",
+            "--extend-safe-fixes",
+            "string-boolean",
+            "v.yaml",
+        ],
+    );
+    assert_eq!(out.stdout, "cgpu:\n  enabled: false\n", "{}", out.stderr);
+}
+
+// A safe fix demoted by `[fix] extend-unsafe` never runs by default: `fix` leaves it, check's
+// JSON says unsafe and not fixable, the human summary counts it among the hidden fixes, SARIF
+// has no `fixes` entry for it, and `fix --unsafe-fixes` still applies it.
+#[test]
+fn extend_unsafe_keeps_a_safe_fix_from_running_by_default() {
+    let text = "cgpu:\n  policy: 3.0\n";
+    let plain = fix_class_dir(text, None);
+    let out = run_in(plain.path(), &["fix", "--stdout", "v.yaml"]);
+    assert_eq!(
+        out.stdout, "cgpu:\n  policy: 3\n",
+        "the rule's own class is safe"
+    );
+
+    let demoted = fix_class_dir(
+        text,
+        Some("[fix]\nextend-unsafe = [\"policy-whole-float\"]\n"),
+    );
+    let out = run_in(demoted.path(), &["fix", "--stdout", "v.yaml"]);
+    assert_eq!(out.stdout, text, "{}", out.stderr);
+    let run: serde_json::Value = serde_json::from_str(
+        &run_in(demoted.path(), &["check", "--format", "json", "v.yaml"]).stdout,
+    )
+    .unwrap();
+    let d = &run["diagnostics"][0];
+    assert_eq!(d["rule"], "policy-whole-float");
+    assert_eq!(d["fixable"], false);
+    assert_eq!(d["fix"]["applicability"], "unsafe");
+    assert_eq!(run["summary"]["fixable"], 0);
+    let human = run_in(demoted.path(), &["check", "--color", "never", "v.yaml"]);
+    assert!(
+        human
+            .stdout
+            .contains("1 hidden fix can be enabled with the `--unsafe-fixes` option."),
+        "{}",
+        human.stdout
+    );
+    let sarif: serde_json::Value = serde_json::from_str(
+        &run_in(demoted.path(), &["check", "--format", "sarif", "v.yaml"]).stdout,
+    )
+    .unwrap();
+    let r = &sarif["runs"][0]["results"][0];
+    assert_eq!(r["properties"]["applicability"], "unsafe", "{r:#}");
+    assert!(r.get("fixes").is_none(), "{r:#}");
+    assert_eq!(
+        r["properties"]["path"], "/cgpu/policy",
+        "other properties kept"
+    );
+    let out = run_in(
+        demoted.path(),
+        &["fix", "--stdout", "--unsafe-fixes", "v.yaml"],
+    );
+    assert_eq!(out.stdout, "cgpu:\n  policy: 3\n");
+    // post-render --fix reads the same settings: a demoted installer fix is not applied.
+    let ds = std::fs::read(fixture("daemonset-invalid-policy-unquoted-int.yaml")).unwrap();
+    let cfg = fix_class_dir(
+        "",
+        Some("[fix]\nextend-unsafe = [\"installer-policy-unquoted\"]\n"),
+    );
+    let pr = |dir: &std::path::Path| -> Vec<u8> {
+        bin()
+            .current_dir(dir)
+            .args(["post-render", "--fix", "--fail-on", "never"])
+            .write_stdin(ds.clone())
+            .output()
+            .unwrap()
+            .stdout
+    };
+    assert_eq!(pr(cfg.path()), ds, "demoted: the stream passes unchanged");
+    let fixed = pr(plain.path());
+    assert_ne!(fixed, ds, "by default post-render --fix quotes POLICY");
+    assert!(String::from_utf8(fixed).unwrap().contains("value: \"3\""));
+}
+
+#[test]
+fn fix_class_lists_name_unknown_rules_and_rules_without_a_fix() {
+    let dir = fix_class_dir(
+        "cgpu: {}\n",
+        Some("[fix]\nextend-safe = [\"no-such-rule\"]\n"),
+    );
+    let out = run_in(dir.path(), &["check", "v.yaml"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("`fix.extend-safe`: unknown rule `no-such-rule`"),
+        "{}",
+        out.stderr
+    );
+    let dir = fix_class_dir(
+        "cgpu: {}\n",
+        Some("[fix]\nextend-unsafe = [\"tag-too-old\"]\n"),
+    );
+    let out = run_in(dir.path(), &["check", "v.yaml"]);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("rule `tag-too-old` has no fix"),
+        "{}",
+        out.stderr
+    );
+    let out = run_in(
+        dir.path(),
+        &[
+            "check",
+            "--no-config",
+            "--extend-safe-fixes",
+            "nope",
+            "v.yaml",
+        ],
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("--extend-safe-fixes: unknown rule `nope`"),
+        "{}",
+        out.stderr
+    );
+}

@@ -373,3 +373,460 @@ proptest::proptest! {
         proptest::prop_assert!(lines(&after) >= lines(&before) + top.len() as u64 * before.len() as u64);
     }
 }
+
+// ---- rdjson and azure (issue 37, item 5) ----
+
+fn node_module(path: &str) -> PathBuf {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("target/tools/node/node_modules")
+        .join(path);
+    assert!(
+        p.exists(),
+        "{} is missing: run scripts/install-test-tools",
+        p.display()
+    );
+    p
+}
+
+/// A small deterministic generator (the cases are the same on every run).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) as usize
+    }
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.next() % items.len()]
+    }
+}
+
+/// Generated values files: fixable scalars (safe and unsafe fixes), non-ASCII text before and
+/// inside the flagged tokens, CRLF line ends, comments after values, unknown keys and label
+/// keys that carry `%`, `;`, `]`, CR, LF and non-ASCII into the messages.
+fn generated_values(seed: u64, n: usize) -> Vec<(String, String)> {
+    let mut g = Lcg(seed);
+    let hostile = [
+        "a;b", "x]y", "50%", "%AZP25", "%0A", "ü;é]", "日本", "q\\r\\nr", "t\\nu", "𐐀b",
+    ];
+    let values = [
+        "enabled: \"false\"",
+        "enabled: On",
+        "checkRegions: n",
+        "imagePullPolicy: always",
+        "imagePullPolicy: \"ifnotpresent\"",
+        "policy: 3.0",
+        "policy: \"2\"",
+        "policy: 03",
+        "policy: 9",
+        "tag: latest",
+        "tag: v1.5.3-8d3fc1b-aliyun",
+    ];
+    let comments = ["", "  # ü é", "  # 日本語", "   # %;]"];
+    (0..n)
+        .map(|i| {
+            let eol = if g.next().is_multiple_of(3) {
+                "\r\n"
+            } else {
+                "\n"
+            };
+            let mut lines = vec![format!("# généré {i} — {}", g.pick(&hostile))];
+            lines.push("cgpu:".into());
+            for _ in 0..(2 + g.next() % 4) {
+                lines.push(format!("  {}{}", g.pick(&values), g.pick(&comments)));
+            }
+            if g.next().is_multiple_of(2) {
+                lines.push(format!("  \"{}\": 1", g.pick(&hostile)));
+            }
+            lines.push("  nodeSelector:".into());
+            lines.push(format!("    \"é{}\": yes", g.pick(&hostile)));
+            lines.push(format!("    pool-{}: no", g.next() % 10));
+            let mut name = format!("gen-{i}-{}.yaml", g.pick(&["a", "ü", "b;c", "d]e", "f%g"]));
+            name = name.replace('/', "_");
+            (name, lines.join(eol) + eol)
+        })
+        .collect()
+}
+
+/// Every fixture (recursively) and the generated files, copied into one folder, with the
+/// relative names `check` is given.
+fn rdjson_cases(dir: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut stack = vec![fixtures()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if matches!(
+                p.extension().and_then(|x| x.to_str()),
+                Some("yaml" | "yml" | "json")
+            ) {
+                let rel = p.strip_prefix(fixtures()).unwrap();
+                let to = dir.join("fixtures").join(rel);
+                std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+                std::fs::copy(&p, &to).unwrap();
+                names.push(format!("fixtures/{}", rel.display()));
+            }
+        }
+    }
+    for (name, text) in generated_values(37, 40) {
+        std::fs::write(dir.join(&name), text).unwrap();
+        names.push(name);
+    }
+    names.sort();
+    names
+}
+
+fn run_in(dir: &std::path::Path, args: &[&str]) -> (i32, String) {
+    let out = bin().current_dir(dir).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+/// reviewdog's column (1-based, UTF-8 bytes, reviewdog.proto's `Position`) of the character
+/// column `col` (1-based, what `--format json` prints) of `line` of `text`.
+fn byte_column(text: &str, line: usize, col: usize) -> usize {
+    let l = text.split('\n').nth(line - 1).unwrap_or("");
+    // JSON's columns do not count a byte-order mark; reviewdog's bytes do.
+    let skip = usize::from(line == 1 && l.starts_with('\u{feff}'));
+    l.chars()
+        .take(col - 1 + skip)
+        .map(char::len_utf8)
+        .sum::<usize>()
+        + 1
+}
+
+// Every fixture and 40 generated files: each `--format rdjson` document is valid for the
+// reviewdog Diagnostic Format validator (@umbrelladocs/rdformat-validator, strict, no extra
+// fields); its positions are the JSON format's converted to UTF-8 byte columns; and applying
+// its suggestions as reviewdog does (byte ranges, end exclusive) gives what `fix --stdout`
+// prints, for every generated file.
+#[test]
+fn rdjson_is_valid_reviewdog_format_with_byte_columns_and_exact_suggestions() {
+    let validator = node_module("@umbrelladocs/rdformat-validator/bin/rdformat-validator.js");
+    let dir = tempfile::tempdir().unwrap();
+    let names = rdjson_cases(dir.path());
+    assert!(names.len() >= 120, "{} cases", names.len());
+    let out_dir = tempfile::tempdir().unwrap();
+    let mut written = Vec::new();
+    let (mut suggestions, mut non_ascii) = (0, 0);
+    for (i, name) in names.iter().enumerate() {
+        let (_, rd) = run_in(dir.path(), &["check", "--format", "rdjson", name]);
+        let (_, js) = run_in(dir.path(), &["check", "--format", "json", name]);
+        let rd: serde_json::Value = serde_json::from_str(&rd).unwrap();
+        let js: serde_json::Value = serde_json::from_str(&js).unwrap();
+        let (rds, jss) = (
+            rd["diagnostics"].as_array().unwrap(),
+            js["diagnostics"].as_array().unwrap(),
+        );
+        assert_eq!(rds.len(), jss.len(), "{name}");
+        let read = |path: &str| String::from_utf8(std::fs::read(dir.path().join(path)).ok()?).ok();
+        let text = read(name);
+        for (r, j) in rds.iter().zip(jss) {
+            assert_eq!(r["code"]["value"], j["rule"], "{name}");
+            assert_eq!(r["location"]["path"], j["file"], "{name}");
+            let sev = j["severity"].as_str().unwrap().to_uppercase();
+            assert_eq!(r["severity"], sev.as_str(), "{name}");
+            // The file the finding is in (a values file a release names, say).
+            let Some(text) = read(j["file"].as_str().unwrap()) else {
+                continue;
+            };
+            let text = &text;
+            for (end, line, col) in [
+                ("start", "line", "column"),
+                ("end", "end_line", "end_column"),
+            ] {
+                let (l, c) = (
+                    j[line].as_u64().unwrap() as usize,
+                    j[col].as_u64().unwrap() as usize,
+                );
+                let pos = &r["location"]["range"][end];
+                assert_eq!(pos["line"], l, "{name}: {r}");
+                assert_eq!(pos["column"], byte_column(text, l, c), "{name}: {r}");
+                if byte_column(text, l, c) != c {
+                    non_ascii += 1;
+                }
+            }
+            assert_eq!(
+                r.get("suggestions").is_some(),
+                j["fixable"] == true,
+                "suggestions exactly for the fixes `fix` applies: {name}: {r}"
+            );
+        }
+        if !name.starts_with("fixtures/") {
+            // Apply the suggestions to the original bytes as reviewdog does.
+            let text = text.unwrap();
+            let starts: Vec<usize> = std::iter::once(0)
+                .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect();
+            let offset = |p: &serde_json::Value| {
+                starts[p["line"].as_u64().unwrap() as usize - 1]
+                    + p["column"].as_u64().unwrap() as usize
+                    - 1
+            };
+            let mut edits: Vec<(usize, usize, String)> = rds
+                .iter()
+                .flat_map(|r| r["suggestions"].as_array().cloned().unwrap_or_default())
+                .map(|s| {
+                    (
+                        offset(&s["range"]["start"]),
+                        offset(&s["range"]["end"]),
+                        s["text"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            suggestions += edits.len();
+            edits.sort_by_key(|e| std::cmp::Reverse(e.0));
+            let mut fixed = text.clone();
+            for (s, e, t) in edits {
+                fixed.replace_range(s..e, &t);
+            }
+            let out = bin()
+                .current_dir(dir.path())
+                .args(["fix", "--stdout", name])
+                .output()
+                .unwrap();
+            assert_eq!(
+                fixed,
+                String::from_utf8(out.stdout).unwrap(),
+                "{name}: the suggestions applied are not `fix`'s result"
+            );
+        }
+        let file = out_dir.path().join(format!("{i}.json"));
+        std::fs::write(&file, serde_json::to_string(&rd).unwrap()).unwrap();
+        written.push(file);
+    }
+    assert!(suggestions >= 40, "{suggestions} suggestions");
+    assert!(non_ascii >= 10, "{non_ascii} non-ASCII positions");
+    let out = std::process::Command::new("node")
+        .arg(&validator)
+        .args(["--strict", "--no-extra-fields", "--format", "json"])
+        .args(&written)
+        .output()
+        .expect("node");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(report["filesProcessed"], written.len());
+    assert_eq!(report["success"], true, "{report:#}");
+    assert_eq!(report["validFiles"], written.len(), "{report:#}");
+    // The validator does bite: a lower-case severity is refused.
+    let bad = out_dir.path().join("bad.json");
+    let (_, rd) = run_format("rdjson", &[MULTI_DOC]);
+    std::fs::write(&bad, rd.replace("\"ERROR\"", "\"error\"")).unwrap();
+    let out = std::process::Command::new("node")
+        .arg(&validator)
+        .args(["--strict", "--no-extra-fields", "--format", "json"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+}
+
+// reviewdog.proto's example ('a𐐀b': b is column 6) on a real finding: the label key after
+// four-byte and two-byte characters.
+#[test]
+fn rdjson_columns_on_a_non_ascii_line_count_utf8_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("v.yaml"),
+        "cgpu:\n  nodeSelector: {\"𐐀é\": yes}\n",
+    )
+    .unwrap();
+    let (_, rd) = run_in(dir.path(), &["check", "--format", "rdjson", "v.yaml"]);
+    let rd: serde_json::Value = serde_json::from_str(&rd).unwrap();
+    let d = rd["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["code"]["value"] == "label-value-type")
+        .expect("label-value-type");
+    // `  nodeSelector: {"` is 18 bytes, `𐐀é` 4 + 2, then `": ` 3: `yes` starts at byte 27,
+    // column 28, and ends before column 31; the JSON format (characters) says 24 and 27.
+    assert_eq!(
+        d["location"]["range"]["start"],
+        serde_json::json!({"line": 2, "column": 28})
+    );
+    assert_eq!(
+        d["location"]["range"]["end"],
+        serde_json::json!({"line": 2, "column": 31})
+    );
+    assert_eq!(d["suggestions"][0]["text"], "\"true\"");
+}
+
+#[test]
+fn rdjson_format_on_the_multi_document_fixture() {
+    let (code, out) = run_format("rdjson", &[MULTI_DOC]);
+    assert_eq!(code, 1);
+    snapshot("multi-doc.rdjson", &out);
+}
+
+#[test]
+fn azure_format_on_the_multi_document_fixture() {
+    let (code, out) = run_format("azure", &[MULTI_DOC]);
+    assert_eq!(code, 1);
+    assert!(out.contains(
+        "##vso[task.logissue type=error;sourcepath=values-multi-doc-two-clusters.yaml;linenumber=7;columnnumber=11;code=policy-out-of-range;]"
+    ));
+    snapshot("multi-doc.azure", &out);
+}
+
+// Files whose names and findings carry `;`, `]`, `%`, `%AZP25`, CR, LF and non-ASCII text: every
+// `##vso[task.logissue …]` line, parsed by the Azure Pipelines task library's own parser
+// (azure-pipelines-task-lib's taskcommand.js `commandFromString`, the agent's unescaping), gives
+// back exactly the fields of the JSON report: type, sourcepath, line, column, code and message.
+#[test]
+fn azure_commands_parse_back_to_the_exact_fields_with_the_task_lib() {
+    let taskcommand = node_module("azure-pipelines-task-lib/taskcommand.js");
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = Lcg(3700);
+    let parts = [
+        "a;b", "c]d", "50%", "%AZP25", "%0A", "%3B", "ü", "日本", "\r", "\n", "x\r\ny", "[v]",
+        "k=v",
+    ];
+    let mut names = Vec::new();
+    for i in 0..60 {
+        // A name may not end in whitespace: the task library trims each property (documented
+        // in docs/output-formats.md).
+        let name = format!("{}{i}{}.yaml", g.pick(&parts), g.pick(&parts));
+        let key = format!("{}{}", g.pick(&parts), g.pick(&parts));
+        let yaml_key = serde_json::to_string(&key).unwrap();
+        let text = match i % 4 {
+            0 => format!("cgpu:\n  {yaml_key}: 1\n  policy: 3.0\n"),
+            1 => format!("cgpu:\n  nodeSelector:\n    {yaml_key}: \"v\"\n"),
+            2 => format!("# {key}\ncgpu:\n  enabled: \"false\"\n  tag: latest\n"),
+            _ => format!("other: {yaml_key}\n"),
+        };
+        std::fs::write(dir.path().join(&name), text).unwrap();
+        names.push(name);
+    }
+    let mut args = vec!["check".to_string(), "--format".into(), "azure".into()];
+    args.extend(names.iter().cloned());
+    let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (_, azure) = run_in(dir.path(), &arg_refs);
+    let mut jargs = arg_refs.clone();
+    jargs[2] = "json";
+    let (_, js) = run_in(dir.path(), &jargs);
+    let js: serde_json::Value = serde_json::from_str(&js).unwrap();
+    for esc in ["%3B", "%5D", "%AZP25", "%0D", "%0A"] {
+        assert!(azure.contains(esc), "no case needed {esc}");
+    }
+    let parse = r#"
+        const tc = require(process.argv[1]);
+        const lines = require('fs').readFileSync(0, 'utf8').split('\n');
+        const out = [];
+        for (const l of lines) {
+            if (!l.startsWith('##vso[')) continue;
+            const c = tc.commandFromString(l);
+            out.push({command: c.command, properties: c.properties, message: c.message});
+        }
+        process.stdout.write(JSON.stringify(out));
+    "#;
+    let out = std::process::Command::new("node")
+        .args(["-e", parse])
+        .arg(&taskcommand)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(azure.as_bytes())?;
+            child.wait_with_output()
+        })
+        .expect("node");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let parsed: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    let diags = js["diagnostics"].as_array().unwrap();
+    assert!(diags.len() >= 60, "{} findings", diags.len());
+    assert_eq!(parsed.len(), diags.len());
+    for (p, d) in parsed.iter().zip(diags) {
+        let sev = d["severity"].as_str().unwrap();
+        let (kind, prefix) = match sev {
+            "error" => ("error", ""),
+            "warning" => ("warning", ""),
+            _ => ("warning", "info: "),
+        };
+        let want = serde_json::json!({
+            "command": "task.logissue",
+            "properties": {
+                "type": kind,
+                "sourcepath": d["file"],
+                "linenumber": d["line"].to_string(),
+                "columnnumber": d["column"].to_string(),
+                "code": d["rule"],
+            },
+            "message": format!(
+                "{prefix}{}\nhelp: {}",
+                d["message"].as_str().unwrap(),
+                d["help"].as_str().unwrap()
+            ),
+        });
+        assert_eq!(p, &want);
+    }
+}
+
+// post-render takes the same --format list: its report (stderr, --report) in rdjson and azure
+// holds the findings its JSON report holds.
+#[test]
+fn post_render_reports_in_rdjson_and_azure_as_in_json() {
+    let stream = std::fs::read(fixtures().join("helm-template-rendered-stream.yaml")).unwrap();
+    let report = |format: &str| -> String {
+        let out = bin()
+            .args(["post-render", "--fail-on", "never", "--format", format])
+            .write_stdin(stream.clone())
+            .output()
+            .unwrap();
+        assert_eq!(out.stdout, stream, "the stream passes unchanged");
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let js: serde_json::Value = serde_json::from_str(&report("json")).unwrap();
+    let want: Vec<(String, u64)> = js["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["rule"].as_str().unwrap().into(),
+                d["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert!(!want.is_empty());
+    let rd: serde_json::Value = serde_json::from_str(&report("rdjson")).unwrap();
+    let got: Vec<(String, u64)> = rd["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["code"]["value"].as_str().unwrap().into(),
+                d["location"]["range"]["start"]["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    let az = report("azure");
+    let got: Vec<(String, u64)> = az
+        .lines()
+        .filter(|l| l.starts_with("##vso[task.logissue "))
+        .map(|l| {
+            let field = |k: &str| {
+                l.split(';')
+                    .find_map(|p| p.strip_prefix(k))
+                    .unwrap()
+                    .to_string()
+            };
+            (field("code="), field("linenumber=").parse().unwrap())
+        })
+        .collect();
+    assert_eq!(got, want);
+}

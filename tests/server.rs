@@ -1164,3 +1164,50 @@ fn a_markdown_document_gets_the_findings_of_its_yaml_blocks() {
     assert_eq!(assert_server_equals_check(&mut c, &path), 2);
     assert_eq!(c.finish(), 0);
 }
+
+// Issue 37, item 3: the editor's fix-all follows `[fix] extend-safe` of the workspace's config
+// and `extendUnsafeFixes` of the initializationOptions, as `fix` does with the config and
+// `--extend-unsafe-fixes`.
+#[test]
+fn fix_all_follows_the_fix_classes_of_config_and_initialization_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(
+        root.join(".cgpu-lint.toml"),
+        "[fix]\nextend-safe = [\"string-boolean\"]\n",
+    )
+    .unwrap();
+    let text = "cgpu:\n  enabled: \"false\"\n  policy: 3.0\n";
+    let path = root.join("values.yaml");
+    std::fs::write(&path, text).unwrap();
+    let (mut c, _) = Client::start(
+        &root,
+        encoding("utf-16"),
+        json!({"extendUnsafeFixes": ["policy-whole-float"]}),
+    );
+    let u = uri(&path);
+    c.open(&u, text);
+    c.diagnostics(&u, Some(1));
+    let whole = json!({"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}});
+    let a = c.request(
+        "textDocument/codeAction",
+        json!({"textDocument": {"uri": u}, "range": whole, "context": {"diagnostics": [], "only": ["source.fixAll.cgpu-lint"]}}),
+    );
+    let fixed = apply(text, a[0]["edit"]["changes"][&u].as_array().unwrap());
+    // The promoted string-boolean fix is applied, the demoted policy-whole-float one is not.
+    assert_eq!(fixed, "cgpu:\n  enabled: false\n  policy: 3.0\n");
+    let out = bin()
+        .current_dir(&root)
+        .args([
+            "fix",
+            "--stdout",
+            "--extend-unsafe-fixes",
+            "policy-whole-float",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(fixed, String::from_utf8(out.stdout).unwrap());
+    assert_eq!(c.finish(), 0);
+}

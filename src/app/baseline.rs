@@ -59,13 +59,33 @@ pub(crate) fn load(c: &CommonArgs) -> Result<Option<Arc<Loaded>>, AppError> {
 /// A finding's file as the baseline in `dir` names it: relative to `dir` for a file on disk,
 /// else its name (`-`, a cluster object `CONTEXT:Kind/namespace/name`).
 fn file_in(dir: &Path, d: &Diagnostic) -> String {
-    let name = d.file();
+    name_in(dir, d.file())
+}
+
+/// A file's name (as given on the command line) as the baseline in `dir` names it.
+fn name_in(dir: &Path, name: &str) -> String {
     let p = Path::new(name);
     if name == "-" || !p.is_file() {
         return name.to_string();
     }
     let abs = cwd().join(p);
     crate::output::ci_path(&abs.to_string_lossy(), Some(dir))
+}
+
+/// The baseline in force (its file, as named or found) and how many of its entries are about
+/// `file` (a path as given on the command line): `check --show-settings`.
+pub(crate) fn entries_for(
+    c: &CommonArgs,
+    file: &str,
+) -> Result<Option<(PathBuf, usize)>, AppError> {
+    let Some(l) = load(c)? else { return Ok(None) };
+    let name = name_in(&l.dir, file);
+    let n = l.baseline.entries.iter().filter(|e| e.file == name).count();
+    let path = c
+        .baseline
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(FILE_NAME));
+    Ok(Some((path, n)))
 }
 
 /// Was an entry's `file` (relative to `dir`) among `paths`, the inputs of this run?

@@ -9,6 +9,12 @@ use crate::lint::inputs;
 use crate::output::Format;
 
 pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
+    if args.show_settings {
+        return super::show::settings(s, args);
+    }
+    if args.show_files {
+        return super::show::files(s, args);
+    }
     let (c, settings) = resolve_common(&args.common)?;
     let c = &c;
     let max_file_size = args.common.max_file_size;

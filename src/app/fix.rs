@@ -16,9 +16,14 @@ fn unsafe_applied(
         if let Some(c) = &a.consequence {
             writeln!(
                 s.err,
-                "cgpu-lint: {}:{}: unsafe fix ({}): {}",
+                "cgpu-lint: {}:{}: {} ({}): {}",
                 esc(path),
                 a.line,
+                if a.promoted {
+                    "unsafe fix made safe by `[fix] extend-safe`"
+                } else {
+                    "unsafe fix"
+                },
                 a.rule,
                 crate::output::shown_text(&c.line)
             )?;

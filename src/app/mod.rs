@@ -21,6 +21,7 @@ mod report;
 mod rules;
 mod set;
 pub(crate) mod settings;
+mod show;
 mod status;
 mod values;
 mod whatif;

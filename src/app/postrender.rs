@@ -104,6 +104,8 @@ fn serve(
     });
     let text = match args.format {
         Format::Json => crate::output::json::render(&outcome.diagnostics, summary),
+        Format::Rdjson => crate::output::rdjson::render(&outcome.diagnostics, None),
+        Format::Azure => crate::output::azure::render(&outcome.diagnostics, summary, None, false),
         _ => {
             let mut text = String::new();
             for c in &outcome.changes {
@@ -146,7 +148,7 @@ fn serve(
     };
     s.err.write_all(text.as_bytes())?;
     if let Some(why) = &no_installer
-        && args.format == Format::Json
+        && matches!(args.format, Format::Json | Format::Rdjson | Format::Azure)
     {
         writeln!(s.err, "cgpu-lint post-render: error: {why}; {verdict}")?;
     }

@@ -145,6 +145,8 @@ fn render(
         Format::Github => output::github::render(diags, summary, cwd.as_deref(), c.quiet),
         Format::Junit => output::junit::render(diags, summary, cwd.as_deref(), c.deny_warnings),
         Format::Gitlab => output::gitlab::render(diags, cwd.as_deref()),
+        Format::Rdjson => output::rdjson::render(diags, cwd.as_deref()),
+        Format::Azure => output::azure::render(diags, summary, cwd.as_deref(), c.quiet),
         Format::Policyreport => {
             let now = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)

@@ -19,6 +19,9 @@ pub(crate) fn overrides(c: &CommonArgs) -> Overrides {
         deny_warnings: c.deny_warnings,
         helm: c.helm.map(crate::cli::HelmArg::version),
         format: c.format_given.then_some(c.format),
+        extend_safe: c.extend_safe_fixes.clone(),
+        extend_unsafe: c.extend_unsafe_fixes.clone(),
+        from_editor: false,
         include_markdown: c.include_markdown,
     }
 }

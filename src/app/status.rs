@@ -60,6 +60,8 @@ pub(crate) fn run(s: &mut Streams, args: &StatusArgs) -> Result<Exit, AppError> 
         StatusFormat::Junit => Some(Format::Junit),
         StatusFormat::Gitlab => Some(Format::Gitlab),
         StatusFormat::Policyreport => Some(Format::Policyreport),
+        StatusFormat::Rdjson => Some(Format::Rdjson),
+        StatusFormat::Azure => Some(Format::Azure),
     };
     match (args.format, report_format) {
         (StatusFormat::Json, _) => s.out.write_all(status::json(&clusters).as_bytes())?,

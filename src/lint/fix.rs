@@ -23,6 +23,9 @@ pub struct Applied {
     pub message: String,
     /// For an unsafe fix (applied under `--unsafe-fixes`): what it changes at the next upgrade.
     pub consequence: Option<crate::diag::Consequence>,
+    /// Made safe by the settings (`[fix] extend-safe`): a fix that changes what the chart
+    /// renders applied without `--unsafe-fixes`.
+    pub promoted: bool,
 }
 
 /// The outcome of fixing one source.
@@ -118,6 +121,8 @@ pub fn lint_fix_among(
                     line: d.start().line,
                     message: d.message.clone(),
                     consequence: d.consequence.as_deref().cloned(),
+                    promoted: d.consequence.is_some()
+                        && d.fix_applicability() == Some(crate::diag::Applicability::Safe),
                 }
             }));
             current = next;

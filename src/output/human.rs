@@ -184,9 +184,17 @@ pub fn render_one(d: &Diagnostic, color: bool) -> String {
     let mut help = esc(&d.help);
     if let Some(note) = &d.fix_note {
         help.push_str(&format!("\n({})", esc(note)));
-    } else if let Some(c) = d.consequence.as_deref().filter(|_| !d.edits.is_empty()) {
+    } else if d.fix_applicability() == Some(crate::diag::Applicability::Unsafe) {
+        let what = match d.consequence.as_deref() {
+            Some(c) => esc(&c.line),
+            None => "made unsafe by the config's `[fix] extend-unsafe`".into(),
+        };
         help.push_str(&format!(
-            "\n(unsafe fix, with `cgpu-lint fix --unsafe-fixes`: {})",
+            "\n(unsafe fix, with `cgpu-lint fix --unsafe-fixes`: {what})"
+        ));
+    } else if let Some(c) = d.consequence.as_deref().filter(|_| d.fixable()) {
+        help.push_str(&format!(
+            "\n(fixable: `cgpu-lint fix`, made safe by the config's `[fix] extend-safe`: {})",
             esc(&c.line)
         ));
     } else if d.fixable() {

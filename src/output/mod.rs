@@ -1,5 +1,6 @@
 //! One printer per output format, all reading the same [`crate::diag::Diagnostic`]s.
 
+pub mod azure;
 pub mod compat;
 pub mod github;
 pub mod gitlab;
@@ -7,6 +8,7 @@ pub mod human;
 pub mod json;
 pub mod junit;
 pub mod policyreport;
+pub mod rdjson;
 pub mod rules;
 pub mod sarif;
 pub mod statistics;
@@ -31,6 +33,10 @@ pub enum Format {
     /// Kubernetes PolicyReports (wgpolicyk8s.io/v1alpha2; openreports.io with --openreports),
     /// for Policy Reporter and `kubectl apply`
     Policyreport,
+    /// reviewdog's Diagnostic Format (rdjson), for `reviewdog -f=rdjson`
+    Rdjson,
+    /// Azure Pipelines logging commands (`##vso[task.logissue …]`)
+    Azure,
 }
 
 impl Format {
@@ -44,6 +50,8 @@ impl Format {
             Format::Junit => "junit",
             Format::Gitlab => "gitlab",
             Format::Policyreport => "policyreport",
+            Format::Rdjson => "rdjson",
+            Format::Azure => "azure",
         }
     }
 }

@@ -79,6 +79,7 @@ pub fn json_list() -> String {
                 "summary": r.summary,
                 "fix": r.fix.map(|f| f.what),
                 "applicability": r.fix.map(|f| f.class.as_str()),
+                "applicability_reason": r.fix.map(|f| f.why),
                 "help": r.help,
                 "sources": r.sources(),
             })

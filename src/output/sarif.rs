@@ -135,12 +135,20 @@ fn result(d: &Diagnostic, cwd: Option<&Path>) -> Value {
             })
             .collect();
     }
-    if let Some(c) = &d.consequence
-        && !d.edits.is_empty()
-    {
-        // An unsafe fix is not applied by default, so it is not a SARIF `fixes` entry; what it
-        // would change is a property.
-        r["properties"] = json!({"unsafeFix": c.line});
+    if let Some(a) = d.fix_applicability() {
+        // Every fix's class is a property of the result (`safe` or `unsafe`, after the
+        // config's `[fix] extend-safe`/`extend-unsafe`); an unsafe fix is not applied by
+        // default, so it is not a SARIF `fixes` entry, and what it would change is a property.
+        r["properties"]["applicability"] = json!(a.as_str());
+        if a == crate::diag::Applicability::Unsafe {
+            r["properties"]["unsafeFix"] = json!(
+                d.consequence
+                    .as_deref()
+                    .map_or("made unsafe by the config's `[fix] extend-unsafe`", |c| c
+                        .line
+                        .as_str())
+            );
+        }
     }
     if d.fixable() {
         // One artifactChange per file the edits touch, in the order they first appear.
@@ -163,6 +171,7 @@ fn result(d: &Diagnostic, cwd: Option<&Path>) -> Value {
             .map_or("apply the replacement", |f| f.what);
         r["fixes"] = json!([{
             "description": {"text": fix},
+            "properties": {"applicability": "safe"},
             "artifactChanges": changes
                 .into_iter()
                 .map(|(u, reps)| json!({"artifactLocation": {"uri": u}, "replacements": reps}))

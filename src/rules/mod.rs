@@ -89,6 +89,7 @@ impl<'a> Ctx<'a> {
             related: Vec::new(),
             fix_note: None,
             consequence: None,
+            fix_override: None,
         });
         Finding {
             diagnostic: &mut self.out[index],

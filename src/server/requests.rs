@@ -55,12 +55,18 @@ pub(super) fn code_actions(ctx: &Ctx, p: lsp::CodeActionParams) -> serde_json::V
                     new_text: e.replacement.clone(),
                 })
                 .collect();
-            let (title, preferred) = match &d.consequence {
-                Some(c) => (
-                    format!("{}: {} (unsafe fix: {})", d.rule, d.help, c.line),
+            let (title, preferred) = match (d.fix_applicability(), &d.consequence) {
+                (Some(crate::diag::Applicability::Unsafe), c) => (
+                    format!(
+                        "{}: {} (unsafe fix: {})",
+                        d.rule,
+                        d.help,
+                        c.as_ref()
+                            .map_or("made unsafe by `[fix] extend-unsafe`", |c| &c.line)
+                    ),
                     false,
                 ),
-                None => (format!("{}: {}", d.rule, d.help), true),
+                _ => (format!("{}: {}", d.rule, d.help), true),
             };
             actions.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
                 title,

@@ -38,6 +38,9 @@ pub struct InitOptions {
     pub max_file_size: Option<u64>,
     /// As `fix --unsafe-fixes`: "fix all" applies the unsafe fixes too.
     pub unsafe_fixes: bool,
+    /// As `--extend-safe-fixes` / `--extend-unsafe-fixes` (added to the config's `[fix]`).
+    pub extend_safe_fixes: Vec<String>,
+    pub extend_unsafe_fixes: Vec<String>,
 }
 
 /// What decides the findings, shared with the worker.
@@ -111,6 +114,9 @@ pub(super) fn build_setup(root: Option<&Path>, init: &InitOptions) -> (Setup, Ve
         ignore: init.ignore.clone(),
         region: init.region.clone(),
         require_cgpu: init.require_cgpu,
+        extend_safe: init.extend_safe_fixes.clone(),
+        extend_unsafe: init.extend_unsafe_fixes.clone(),
+        from_editor: true,
         ..Overrides::default()
     };
     let file = overrides
@@ -125,6 +131,8 @@ pub(super) fn build_setup(root: Option<&Path>, init: &InitOptions) -> (Setup, Ve
             &Overrides {
                 select: Vec::new(),
                 ignore: Vec::new(),
+                extend_safe: Vec::new(),
+                extend_unsafe: Vec::new(),
                 ..overrides.clone()
             },
             file.as_ref(),

@@ -28,6 +28,10 @@ pub enum InputError {
     Walk { path: String, message: String },
     #[error("{path}: the directory holds no *.yaml or *.yml file to check (a typo in the path?)")]
     NoYaml { path: String },
+    #[error(
+        "{path}: the directory holds no *.yaml or *.yml file to check, only Markdown (a typo in the path? --include-markdown reads Markdown's yaml blocks)"
+    )]
+    OnlyMarkdown { path: String },
 }
 
 impl InputError {
@@ -38,7 +42,8 @@ impl InputError {
             | InputError::IsDirectory { path }
             | InputError::TooLarge { path, .. }
             | InputError::Walk { path, .. }
-            | InputError::NoYaml { path } => path,
+            | InputError::NoYaml { path }
+            | InputError::OnlyMarkdown { path } => path,
         }
     }
 
@@ -75,6 +80,9 @@ impl InputError {
             InputError::Walk { .. } => "check the directory's permissions and links",
             InputError::NoYaml { .. } => {
                 "check the path: name a file, or a directory holding *.yaml or *.yml files"
+            }
+            InputError::OnlyMarkdown { .. } => {
+                "check the path; a directory walk reads Markdown only with --include-markdown (or include-markdown = true in .cgpu-lint.toml)"
             }
         }
     }
@@ -140,6 +148,8 @@ pub enum Skip {
     ChartTemplates,
     /// Not named `*.yaml` or `*.yml`.
     NotYaml,
+    /// A Markdown file, without `--include-markdown`.
+    Markdown,
     /// A chart's `Chart.yaml` or `requirements.yaml`.
     ChartMetadata,
     /// Not a regular file (a symbolic link, which walks do not follow, a socket, …).
@@ -155,6 +165,7 @@ impl Skip {
                 "a chart's templates/ folder (Go templates, YAML only once rendered)"
             }
             Skip::NotYaml => "not *.yaml or *.yml",
+            Skip::Markdown => "Markdown (read with --include-markdown)",
             Skip::ChartMetadata => "chart metadata (Chart.yaml, requirements.yaml)",
             Skip::NotAFile => "not a regular file (walks do not follow symbolic links)",
         }
@@ -164,13 +175,20 @@ impl Skip {
 /// Expand directories into their `*.yaml`/`*.yml` files (honouring .gitignore), keep files and
 /// `-` as given. Directory contents are sorted so reports are stable.
 pub fn expand_paths(paths: &[String]) -> (Vec<String>, Vec<InputError>) {
-    walk_paths(paths, None)
+    walk_paths(paths, false, None)
 }
 
-/// [`expand_paths`], also saying what the walk skipped and why when `skipped` is given (the
-/// same walk: what `check --show-files` prints is what `check` does).
+/// [`expand_paths`]; with `markdown`, directories give their `*.md`/`*.markdown` files too
+/// (`--include-markdown`).
+pub fn expand_paths_with(paths: &[String], markdown: bool) -> (Vec<String>, Vec<InputError>) {
+    walk_paths(paths, markdown, None)
+}
+
+/// [`expand_paths_with`], also saying what the walk skipped and why when `skipped` is given
+/// (the same walk: what `check --show-files` prints is what `check` does).
 pub fn walk_paths(
     paths: &[String],
+    markdown: bool,
     mut skipped: Option<&mut Vec<(PathBuf, Skip)>>,
 ) -> (Vec<String>, Vec<InputError>) {
     let mut out = Vec::new();
@@ -192,20 +210,23 @@ pub fn walk_paths(
             // that what it left out (its filters, the ignore files) can be named.
             let mut yielded: std::collections::HashSet<PathBuf> = Default::default();
             let mut dirs: Vec<PathBuf> = Vec::new();
+            let mut markdown_seen = false;
             for entry in walker {
                 match entry {
                     Ok(e) => {
                         let path = e.path();
                         let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                        let skip = file_skip(&e, markdown);
+                        markdown_seen |= skip == Some(Skip::Markdown);
                         if let Some(skips) = skipped.as_deref_mut() {
                             yielded.insert(path.to_path_buf());
                             if is_dir {
                                 dirs.push(path.to_path_buf());
-                            } else if let Some(why) = file_skip(&e) {
+                            } else if let Some(why) = skip.clone() {
                                 skips.push((path.to_path_buf(), why));
                             }
                         }
-                        if file_skip(&e).is_none() && !is_dir {
+                        if skip.is_none() && !is_dir {
                             found.push(path.to_path_buf());
                         }
                     }
@@ -236,7 +257,11 @@ pub fn walk_paths(
             // A directory named on the command line that holds nothing to check is a mistake
             // (a CI path typo must not pass green), unless the walk already said why.
             if found.is_empty() && errors.len() == errors_before {
-                errors.push(InputError::NoYaml { path: p.clone() });
+                errors.push(if markdown_seen {
+                    InputError::OnlyMarkdown { path: p.clone() }
+                } else {
+                    InputError::NoYaml { path: p.clone() }
+                });
             }
             found.sort();
             out.extend(found.into_iter().map(|f| f.to_string_lossy().into_owned()));
@@ -259,7 +284,7 @@ pub fn walk_paths(
 }
 
 /// Why a walk does not check this entry (`None`: it is checked, or a folder it enters).
-fn file_skip(e: &ignore::DirEntry) -> Option<Skip> {
+fn file_skip(e: &ignore::DirEntry, markdown: bool) -> Option<Skip> {
     let path = e.path();
     if e.file_type().is_some_and(|t| t.is_dir()) {
         return None;
@@ -268,7 +293,10 @@ fn file_skip(e: &ignore::DirEntry) -> Option<Skip> {
         .extension()
         .and_then(|x| x.to_str())
         .is_some_and(|x| x == "yaml" || x == "yml");
-    if !is_yaml {
+    let is_markdown = yaml::markdown::is_markdown(&path.to_string_lossy());
+    if is_markdown && !markdown {
+        Some(Skip::Markdown)
+    } else if !is_yaml && !is_markdown {
         Some(Skip::NotYaml)
     } else if !e.file_type().is_some_and(|t| t.is_file()) {
         Some(Skip::NotAFile)

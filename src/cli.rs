@@ -267,6 +267,10 @@ pub struct CommonArgs {
     /// Report every finding, even those the baseline records
     #[arg(long, conflicts_with = "baseline")]
     pub no_baseline: bool,
+    /// Directory walks read Markdown files (*.md, *.markdown) too: their fenced ```yaml blocks
+    /// that mention cGPU (a Markdown file named on the command line always is)
+    #[arg(long)]
+    pub include_markdown: bool,
     /// Whether --format was on the command line (set by [`Cli::parse_args`]); a config file's
     /// `format` applies only when it was not.
     #[arg(skip)]
@@ -365,6 +369,15 @@ pub struct CheckArgs {
     /// node (pods-per-gpu)
     #[arg(long, requires = "cluster")]
     pub pods: bool,
+    /// Write `# cgpu-lint: ignore[rule] -- REASON` for each error and warning reported (after
+    /// the config, per-file ignores and the baseline) where the suppression reads it, instead
+    /// of reporting them (ruff's --add-noqa)
+    #[arg(long, value_name = "REASON", num_args = 0..=1, require_equals = true,
+          default_missing_value = "", conflicts_with_all = ["cluster", "admission_policy"])]
+    pub add_ignore: Option<String>,
+    /// With --add-ignore: the ignores hide their findings up to this day (YYYY-MM-DD, UTC)
+    #[arg(long, value_name = "DATE", requires = "add_ignore")]
+    pub until: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -14,6 +14,7 @@
 //! region = "cn-hangzhou"
 //! format = "human"
 //! helm = 4          # read values as Helm 4 does (default: as both Helm 3 and Helm 4 do)
+//! include-markdown = true  # directory walks read *.md too (their ```yaml blocks)
 //!
 //! [per-file-ignores]
 //! "legacy/*.yaml" = ["tag-known-deadlock", "tag-too-old"]
@@ -68,6 +69,8 @@ pub struct Config {
     pub format: Option<Format>,
     /// Read values as this Helm reads them: 3 or 4 (default: both)
     pub helm: Option<u8>,
+    /// Directory walks read Markdown files (*.md, *.markdown) too
+    pub include_markdown: Option<bool>,
     /// glob (relative to the config file's folder) → rules not reported in matching files
     #[serde(default)]
     pub per_file_ignores: BTreeMap<String, Vec<String>>,
@@ -227,6 +230,8 @@ pub struct Overrides {
     pub extend_unsafe: Vec<String>,
     /// The overrides are the editor's initializationOptions, not flags (how an origin is named).
     pub from_editor: bool,
+    /// `--include-markdown`: can only switch it on.
+    pub include_markdown: bool,
 }
 
 /// Overrides resolved with `.cgpu-lint.toml`: the pipeline's settings, and what the front end
@@ -428,6 +433,12 @@ pub fn resolve_with(o: &Overrides, file: Option<&Loaded>) -> Result<Resolved, Co
         o.format.map(|_| o.flag("--format", "format")),
         o.format.is_none() && f.is_some_and(|f| f.format.is_some()),
     );
+    note(
+        "include-markdown",
+        o.include_markdown
+            .then(|| o.flag("--include-markdown", "includeMarkdown")),
+        !o.include_markdown && f.is_some_and(|f| f.include_markdown.is_some()),
+    );
     // `[fix]`: the flags add to the file's lists.
     let mut fix_classes = crate::lint::FixClasses::default();
     for (key, given, flag, option, in_file, out) in [
@@ -480,6 +491,8 @@ pub fn resolve_with(o: &Overrides, file: Option<&Loaded>) -> Result<Resolved, Co
                 .filter(|l| !l.per_file.is_empty())
                 .map(|l| Arc::new(l.per_file.clone())),
             fix_classes,
+            include_markdown: o.include_markdown
+                || f.and_then(|f| f.include_markdown).unwrap_or(false),
         },
         deny_warnings,
         format,

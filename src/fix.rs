@@ -89,7 +89,9 @@ pub enum WriteError {
 /// Replace the contents of `path` with `text` atomically: a temporary file in the same folder,
 /// written, given the original's permissions, fsynced, then renamed over the target. A symlink
 /// is followed, so the link stays a link and its target gets the new text. An unchanged text is
-/// not written at all (the mtime stays), and a text that does not parse is refused.
+/// not written at all (the mtime stays), and a text that does not parse is refused (unless the
+/// file did not parse before either: `check --add-ignore` may write to a file with a syntax
+/// error elsewhere).
 pub fn write_in_place(path: &str, text: &str, _opts: &RuleOptions) -> Result<bool, WriteError> {
     let io = |source| WriteError::Io {
         path: path.to_string(),
@@ -100,7 +102,9 @@ pub fn write_in_place(path: &str, text: &str, _opts: &RuleOptions) -> Result<boo
     if old == text.as_bytes() {
         return Ok(false);
     }
-    if !lint::fix::text_parses(path, text) {
+    if !lint::fix::text_parses(path, text)
+        && lint::fix::text_parses(path, &String::from_utf8_lossy(&old))
+    {
         return Err(WriteError::WouldNotParse {
             path: path.to_string(),
         });

@@ -2,6 +2,7 @@
 //! ack-ai-installer chart. Only the binary prints.
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod add_ignore;
 pub mod admission;
 pub mod app;
 pub(crate) mod baseline;

@@ -15,6 +15,7 @@ use std::sync::Arc;
 mod facts;
 pub mod fix;
 pub mod inputs;
+pub mod markdown;
 mod source;
 
 use crate::cgpu;
@@ -51,6 +52,9 @@ pub struct Settings {
     pub filter: Filter,
     /// `.cgpu-lint.toml`'s per-file-ignores, compiled.
     pub per_file_ignores: Option<Arc<PerFileIgnores>>,
+    /// Directory walks read Markdown files too (`--include-markdown`, `include-markdown`);
+    /// a Markdown file named on the command line is always read.
+    pub include_markdown: bool,
     /// `[fix] extend-safe`/`extend-unsafe` (and their flags): the rules whose fixes change
     /// class.
     pub fix_classes: FixClasses,
@@ -97,6 +101,7 @@ impl Settings {
             filter,
             per_file_ignores: None,
             fix_classes: FixClasses::default(),
+            include_markdown: false,
         }
     }
 }
@@ -221,6 +226,22 @@ impl<'a> Inputs<'a> {
 /// THE pipeline: rules over the inputs, then inline suppressions of every input, then the
 /// command line's and the config's filters. Every finding cgpu-lint prints comes from here.
 pub fn check_path(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
+    // A Markdown file: each of its fenced YAML blocks through this same pipeline, in place.
+    if let Inputs::File(src) | Inputs::Among(src, _) = inputs
+        && src.name != "-"
+        && yaml::markdown::is_markdown(&src.name)
+    {
+        let others = match inputs {
+            Inputs::Among(_, o) => Some(o),
+            _ => None,
+        };
+        return markdown::check(src, others, settings);
+    }
+    check_yaml(inputs, settings)
+}
+
+/// [`check_path`] on YAML inputs (a Markdown block's source is one, named as its file).
+fn check_yaml(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
     let found = match inputs {
         Inputs::File(src) => rules_cluster(std::slice::from_ref(src), &settings.opts, false),
         Inputs::Among(src, others) => rules_cluster_among(
@@ -284,6 +305,20 @@ pub(crate) fn suppress_and_filter(
 ) -> Vec<Diagnostic> {
     for src in srcs {
         diags = crate::suppress::apply(src, diags);
+    }
+    // Findings in a file the inputs read (a values file an Application names): its own comments
+    // hide them too.
+    let mut others: Vec<Arc<Source>> = Vec::new();
+    for d in &diags {
+        if !srcs.iter().chain(&others).any(|s| Arc::ptr_eq(s, &d.src))
+            && !srcs.iter().any(|s| s.name == d.src.name)
+            && d.src.name != "-"
+        {
+            others.push(d.src.clone());
+        }
+    }
+    for src in &others {
+        diags = crate::suppress::apply_quiet(src, diags);
     }
     diags.retain(|d| settings.filter.allows(d.rule.name()));
     if let Some(ignores) = &settings.per_file_ignores {

@@ -1,6 +1,7 @@
 //! Inline suppressions: `# cgpu-lint: ignore[rule-a, rule-b]` on the offending line or on the line
-//! above it (with `until=YYYY-MM-DD` after the bracket, up to that day, UTC), and
-//! `# cgpu-lint: ignore-file`. They are applied to a file's findings after the rules
+//! above it (with `until=YYYY-MM-DD` after the bracket, up to that day, UTC, and then a reason
+//! after ` -- `, as ESLint's directives take one: `ignore[a] until=2027-01-31 -- vendor image`),
+//! and `# cgpu-lint: ignore-file`. They are applied to a file's findings after the rules
 //! ran and before `--select`/`--ignore`, so a comment that hides nothing can be reported
 //! (`unused-ignore`) whatever the command line asks to see.
 //!
@@ -43,7 +44,7 @@ pub struct Comment {
 }
 
 /// The byte offset within `line` of the comment on it, if any.
-fn comment_start(line: &str) -> Option<usize> {
+pub fn comment_start(line: &str) -> Option<usize> {
     let (mut single, mut double, mut escaped) = (false, false, false);
     let mut prev: Option<char> = None;
     for (i, c) in line.char_indices() {
@@ -107,9 +108,14 @@ fn parse_directive(rest: &str, rest_offset: usize) -> Directive {
 }
 
 /// What follows `ignore[…]`: nothing (`Some(None)`), or ` until=YYYY-MM-DD` with a real date
-/// (`Some(Some((date, span)))`, `offset` the byte offset of `rest`); anything else is `None`
-/// (the comment is malformed).
+/// (`Some(Some((date, span)))`, `offset` the byte offset of `rest`), either followed by a reason
+/// after ` -- `; anything else is `None` (the comment is malformed: a misspelt `until` must not
+/// pass for a reason and make the ignore permanent).
 fn parse_until(rest: &str, offset: usize) -> Option<Option<(String, Range<usize>)>> {
+    let rest = match reason_at(rest) {
+        Some(at) => &rest[..at],
+        None => rest,
+    };
     if rest.trim().is_empty() {
         return Some(None);
     }
@@ -120,6 +126,17 @@ fn parse_until(rest: &str, offset: usize) -> Option<Option<(String, Range<usize>
     }
     let start = offset + lead + "until=".len();
     Some(Some((date.to_string(), start..start + date.len())))
+}
+
+/// Where the reason (` -- text`, or `--` right after the bracket) starts in what follows
+/// `ignore[…]`.
+fn reason_at(rest: &str) -> Option<usize> {
+    rest.match_indices("--").map(|(i, _)| i).find(|&i| {
+        let before = &rest[..i];
+        let after = &rest[i + 2..];
+        (before.is_empty() || before.ends_with([' ', '\t']))
+            && (after.is_empty() || after.starts_with([' ', '\t']))
+    })
 }
 
 /// Is `s` a date `YYYY-MM-DD` of the proleptic Gregorian calendar?
@@ -281,6 +298,22 @@ pub fn apply(src: &Arc<Source>, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
 /// [`apply`] as of `today` (`YYYY-MM-DD`): an ignore whose `until` is before it hides nothing
 /// and is a `suppression-expired` finding.
 pub fn apply_on(src: &Arc<Source>, diags: Vec<Diagnostic>, today: &str) -> Vec<Diagnostic> {
+    apply_with(src, diags, today, true)
+}
+
+/// [`apply`] for a source that is not an input of the run but holds findings of one (the values
+/// file an Argo CD Application names, read beside it): its comments suppress, but what they do
+/// not use here is not reported (it may be used when the file is checked on its own).
+pub fn apply_quiet(src: &Arc<Source>, diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    apply_with(src, diags, &today_utc(), false)
+}
+
+fn apply_with(
+    src: &Arc<Source>,
+    diags: Vec<Diagnostic>,
+    today: &str,
+    report: bool,
+) -> Vec<Diagnostic> {
     let comments = scan(&src.text);
     if comments.is_empty() {
         return diags;
@@ -311,10 +344,14 @@ pub fn apply_on(src: &Arc<Source>, diags: Vec<Diagnostic>, today: &str) -> Vec<D
     'diag: for d in diags {
         if here(&d) {
             let line = d.start().line;
-            for (ci, c) in comments.iter().enumerate() {
-                if c.line != line && c.line + 1 != line {
-                    continue;
-                }
+            // The directive on the finding's own line first: one on the line above also covers
+            // its own line, and must not take the credit for the next line's own directive.
+            let own = comments.iter().enumerate().filter(|(_, c)| c.line == line);
+            let above = comments
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.line + 1 == line);
+            for (ci, c) in own.chain(above) {
                 if let Directive::Ignore { rules, .. } = &c.directive
                     && live(c)
                     && let Some(ri) = rules.iter().position(|(r, _)| r == d.rule.name())
@@ -325,6 +362,9 @@ pub fn apply_on(src: &Arc<Source>, diags: Vec<Diagnostic>, today: &str) -> Vec<D
             }
         }
         kept.push(d);
+    }
+    if !report {
+        return kept;
     }
     for (ci, c) in comments.iter().enumerate() {
         match &c.directive {
@@ -405,6 +445,23 @@ mod tests {
         assert_eq!(&text[rules[0].1.clone()], "image-name");
     }
 
+    /// Two neighbouring lines, each with its own directive for the same rule: each is used
+    /// (the upper one used to take the credit for both and the lower one was "unused").
+    #[test]
+    fn the_directive_on_the_findings_own_line_is_credited_first() {
+        use crate::lint::{Settings, lint_file};
+        let text = "cgpu:\n  enabled: On # cgpu-lint: ignore[yaml11-scalar]\n  checkRegions: n # cgpu-lint: ignore[yaml11-scalar]\n  tag: v1.5.12-77ac0de-aliyun\n  policy: 1\n";
+        let src = Source::new("v.yaml", text.to_string());
+        let found = lint_file(&src, &Settings::default());
+        assert!(
+            found
+                .iter()
+                .all(|d| d.rule != catalogue::RuleId::UnusedIgnore
+                    && d.rule != catalogue::RuleId::Yaml11Scalar),
+            "{found:?}"
+        );
+    }
+
     #[test]
     fn ignore_file_and_malformed() {
         assert_eq!(
@@ -437,7 +494,24 @@ mod tests {
         };
         assert_eq!(date, "2027-01-31");
         assert_eq!(&text[span.clone()], "2027-01-31");
+        // A reason after ` -- `, with or without a date.
+        for good in [
+            "# cgpu-lint: ignore[a] -- vendor image, see TICKET-12\n",
+            "# cgpu-lint: ignore[a] until=2027-01-31 -- vendor image\n",
+            "# cgpu-lint: ignore[a] --\n",
+        ] {
+            assert!(
+                matches!(scan(good)[0].directive, Directive::Ignore { .. }),
+                "{good}"
+            );
+        }
+        let c = scan("x: 1 # cgpu-lint: ignore[a] until=2027-01-31 -- until=2020-01-01\n");
+        assert!(
+            matches!(&c[0].directive, Directive::Ignore { until: Some((d, _)), .. } if d == "2027-01-31")
+        );
         for bad in [
+            "# cgpu-lint: ignore[a] untl=2027-01-31 -- why\n",
+            "# cgpu-lint: ignore[a] --why\n",
             "# cgpu-lint: ignore[a] until=2027-02-30\n",
             "# cgpu-lint: ignore[a] until=2027-1-31\n",
             "# cgpu-lint: ignore[a]until=2027-01-31\n",

@@ -879,7 +879,28 @@ fn show_files_lists_the_files_check_reads_and_why_others_are_skipped() {
     };
     assert!(reason("./build/").contains(".gitignore"));
     assert!(reason("./values/scratch.tmp.yaml").contains(".gitignore"));
-    assert!(reason("./README.md").contains("not *.yaml"));
+    // Markdown is read by walks only with --include-markdown (issue 37, item 4).
+    assert!(reason("./README.md").contains("--include-markdown"));
+    write(&p.join("notes.txt"), "x\n");
+    let shown_txt = check_in(p, &["--show-files", "."]);
+    let txt = shown_txt.json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == "./notes.txt")
+        .unwrap()["reason"]
+        .clone();
+    assert!(txt.as_str().unwrap().contains("not *.yaml"), "{txt}");
+    let with_md = check_in(p, &["--show-files", "--include-markdown", "."]);
+    assert!(
+        with_md.json["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["path"] == "./README.md" && r["checked"] == true),
+        "{}",
+        with_md.json
+    );
     assert!(reason("./charts/gpu/Chart.yaml").contains("chart metadata"));
     assert!(reason("./charts/gpu/templates/").contains("templates"));
     assert!(reason("./values/link.yaml").contains("symbolic link"));

@@ -389,7 +389,14 @@ fn man_out_writes_one_page_per_subcommand_with_its_flags() {
         assert!(text.contains(".SH OPTIONS"), "{sub}");
     }
     let check = std::fs::read_to_string(man.join("cgpu-lint-check.1")).unwrap();
-    for flag in ["\\-\\-format", "\\-\\-deny\\-warnings", "\\-\\-stack"] {
+    for flag in [
+        "\\-\\-format",
+        "\\-\\-deny\\-warnings",
+        "\\-\\-stack",
+        "\\-\\-add\\-ignore",
+        "\\-\\-until",
+        "\\-\\-include\\-markdown",
+    ] {
         assert!(check.contains(flag), "check page lacks {flag}");
     }
     assert!(man.join("cgpu-lint-generate-patch.1").is_file());

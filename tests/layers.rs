@@ -39,6 +39,7 @@ const LAYERS: &[(&str, u8)] = &[
     // 6 workspace and engines: configuration resolved into settings; fix, set, generate, the
     //   post-render engine, the reboot checklist.
     ("config", 6),
+    ("add_ignore", 6),
     ("fix", 6),
     ("set", 6),
     ("generate", 6),

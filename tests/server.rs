@@ -1149,6 +1149,22 @@ fn diagnostics_equal_check_on_the_gitops_forms() {
     assert_eq!(c.finish(), 0);
 }
 
+/// A Markdown document (issue 37): the server publishes what `check` finds in its ```yaml
+/// blocks, at the Markdown file's positions.
+#[test]
+fn a_markdown_document_gets_the_findings_of_its_yaml_blocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runbook.md");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/runbook.md"),
+        &path,
+    )
+    .unwrap();
+    let (mut c, _) = Client::start(dir.path(), encoding("utf-32"), Value::Null);
+    assert_eq!(assert_server_equals_check(&mut c, &path), 2);
+    assert_eq!(c.finish(), 0);
+}
+
 // Issue 37, item 3: the editor's fix-all follows `[fix] extend-safe` of the workspace's config
 // and `extendUnsafeFixes` of the initializationOptions, as `fix` does with the config and
 // `--extend-unsafe-fixes`.

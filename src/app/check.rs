@@ -51,6 +51,9 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
             "--admission-policy reads the objects from files, not from stdin".into(),
         ));
     }
+    if args.add_ignore.is_some() {
+        super::add_ignore::usage(args)?;
+    }
     // Read the policy first: a policy that does not load stops the run before any report.
     let admission = match &args.admission_policy {
         Some(p) => Some((
@@ -107,6 +110,10 @@ pub(crate) fn run(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError> {
     let baselined = super::baseline::hide(c, &mut report.diagnostics, &|dir, f| {
         super::baseline::under(dir, &paths, f)
     });
+    if let Some(reason) = &args.add_ignore {
+        let trouble = !report.errors.is_empty();
+        return super::add_ignore::run(s, &report.diagnostics, &settings, reason, args, trouble);
+    }
     let checked = super::report::checked(c, std::mem::take(&mut report.sources), &settings);
     print_checked(
         s,

@@ -44,7 +44,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
     } else {
         args.paths.clone()
     };
-    let (files, walk_errors) = check::expand_paths(&paths);
+    let (files, walk_errors) = check::expand_paths_with(&paths, settings.include_markdown);
     if args.stdout && files.len() != 1 {
         return Err(AppError::Usage(format!(
             "--stdout prints one corrected file; {} inputs were given",

@@ -7,6 +7,7 @@ use std::io::{BufRead, Write};
 use crate::check::InputError;
 use crate::cli::{Cli, Command};
 
+mod add_ignore;
 mod admission;
 mod baseline;
 mod check;

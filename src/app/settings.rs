@@ -22,6 +22,7 @@ pub(crate) fn overrides(c: &CommonArgs) -> Overrides {
         extend_safe: c.extend_safe_fixes.clone(),
         extend_unsafe: c.extend_unsafe_fixes.clone(),
         from_editor: false,
+        include_markdown: c.include_markdown,
     }
 }
 

@@ -161,6 +161,11 @@ pub(crate) fn settings(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppErr
         value: json!(r.format.unwrap_or(c.format).name()),
         origin: origin("format"),
     });
+    items.push(Item {
+        key: "include-markdown",
+        value: json!(st.include_markdown),
+        origin: origin("include-markdown"),
+    });
     let size_default = c.max_file_size == crate::check::DEFAULT_MAX_FILE_SIZE;
     items.push(Item {
         key: "max-file-size",
@@ -253,7 +258,8 @@ pub(crate) fn files(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError>
         args.paths.clone()
     };
     let mut skipped = Vec::new();
-    let (checked, errors) = crate::check::walk_paths(&paths, Some(&mut skipped));
+    let (checked, errors) =
+        crate::check::walk_paths(&paths, r.settings.include_markdown, Some(&mut skipped));
     let format = r.format.unwrap_or(c.format);
     let mut rows: Vec<Value> = Vec::new();
     for f in &checked {

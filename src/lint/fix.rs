@@ -75,13 +75,18 @@ pub fn lint_fix_among(
     // Text that does not parse (or is not UTF-8) has no fixes: the rules only see parsed values.
     // (Judged from the findings, not by parsing again: fixing a fleet that needs no fix must
     // cost one parse per file.)
-    if src.invalid.is_none() && parses(&diags) {
+    // A Markdown file's blocks are fixed each on its own: a block that does not parse has no
+    // fixes, the others do.
+    let markdown = yaml::markdown::is_markdown(&src.name);
+    if src.invalid.is_none() && (markdown || parses(&diags)) {
         for _ in 0..MAX_ROUNDS {
+            let broken = super::markdown::broken_blocks(&current, &diags);
             let fixable: Vec<&Diagnostic> = diags
                 .iter()
                 .filter(|d| {
                     d.fix_applies(unsafe_fixes)
                         && d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &current))
+                        && !broken.iter().any(|r| r.contains(&d.span.start))
                 })
                 .collect();
             if fixable.is_empty() {
@@ -103,7 +108,7 @@ pub fn lint_fix_among(
             }
             let next = Source::new(current.name.clone(), text);
             let next_diags = lint(&next);
-            if !parses(&next_diags) {
+            if syntax_errors(&next_diags) > syntax_errors(&diags) {
                 refused = Some(
                     "a fix produced YAML that does not parse; those fixes were not applied".into(),
                 );
@@ -134,11 +139,21 @@ pub fn lint_fix_among(
 }
 
 fn parses(diags: &[Diagnostic]) -> bool {
-    !diags.iter().any(|d| d.rule == RuleId::YamlSyntax)
+    syntax_errors(diags) == 0
+}
+
+fn syntax_errors(diags: &[Diagnostic]) -> usize {
+    diags
+        .iter()
+        .filter(|d| d.rule == RuleId::YamlSyntax)
+        .count()
 }
 
 /// Does `text` parse (the check before a file is written)?
 pub fn text_parses(name: &str, text: &str) -> bool {
     let src = Source::new(name, text.to_string());
+    if yaml::markdown::is_markdown(name) {
+        return super::markdown::blocks_parse(&src);
+    }
     src.invalid.is_none() && yaml::parse(&src).error.is_none()
 }

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use super::{Settings, lint_cluster, lint_file, lint_file_among, lint_stack};
 use crate::cgpu;
-use crate::check::{InputError, expand_paths, read_input};
+use crate::check::{InputError, expand_paths_with, read_input};
 use crate::diag::Diagnostic;
 use crate::yaml::Source;
 
@@ -23,7 +23,7 @@ pub struct Report {
 
 /// Check each path on its own through [`lint_file`], in parallel; findings in input order.
 pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Report {
-    let (files, mut errors) = expand_paths(paths);
+    let (files, mut errors) = expand_paths_with(paths, settings.include_markdown);
     if files.len() > 1 {
         return check_among(files, errors, settings, max_size);
     }
@@ -97,7 +97,7 @@ fn lint_each_among(
 /// the ConfigMaps, Secrets and HelmReleases of all the files); the others are not reported. The byte search comes before any parse, so a repository
 /// of thousands of YAML files costs about the time to read them.
 pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Report {
-    let (files, mut errors) = expand_paths(paths);
+    let (files, mut errors) = expand_paths_with(paths, settings.include_markdown);
     let all = read_all(&files, &mut errors, max_size);
     let others = crate::helm::place::Others::of(&all);
     // The files of the ConfigMaps and Secrets the chart's HelmReleases take values from are
@@ -165,7 +165,7 @@ fn check_among(
 
 /// Check files as one cluster through [`lint_cluster`] (`check --nodes`, `--same-cluster`).
 pub fn check_cluster(paths: &[String], settings: &Settings, max_size: u64) -> Report {
-    let (files, mut errors) = expand_paths(paths);
+    let (files, mut errors) = expand_paths_with(paths, settings.include_markdown);
     let mut srcs = Vec::new();
     for f in &files {
         match read_input(f, max_size) {

@@ -21,6 +21,7 @@ pub mod embedded;
 mod events;
 mod goyaml;
 pub mod lean;
+pub mod markdown;
 pub mod node;
 mod raw;
 pub mod resolve;

@@ -106,7 +106,19 @@ pub fn literal_source(node: &Node) -> Result<Arc<Source>, String> {
     // The same YAML, read in place and read as the string: anything indentation could change
     // (it should not) is caught here rather than reported at a wrong place.
     let as_string = Source::new(src.name.clone(), decoded.clone());
-    let (a, b) = (super::parse(&inner), super::parse(&as_string));
+    if !reads_alike(&inner, &as_string) {
+        return Err(
+            "the YAML in the block string reads differently in place: positions inside it are not mapped"
+                .into(),
+        );
+    }
+    Ok(inner)
+}
+
+/// Do two texts read as the same YAML (the same documents, values and verdict)? A text read in
+/// place, its surroundings blanked, against the same text read on its own: anything its
+/// indentation could change is caught before a finding is placed by it.
+pub fn reads_alike(a: &Arc<Source>, b: &Arc<Source>) -> bool {
     let json = |p: &super::Parsed| {
         (
             p.error.is_some(),
@@ -116,13 +128,7 @@ pub fn literal_source(node: &Node) -> Result<Arc<Source>, String> {
                 .collect::<Vec<_>>(),
         )
     };
-    if json(&a) != json(&b) {
-        return Err(
-            "the YAML in the block string reads differently in place: positions inside it are not mapped"
-                .into(),
-        );
-    }
-    Ok(inner)
+    json(&super::parse(a)) == json(&super::parse(b))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use super::{Node, Source};
+use super::Source;
 
 /// The HTML comment that opts the next block out: `<!-- cgpu-lint: ignore -->`.
 pub const OPT_OUT: &str = "cgpu-lint: ignore";
@@ -229,17 +229,7 @@ pub fn block_source(src: &Source, block: &Block) -> Result<Arc<Source>, String> 
         stripped.push_str(&raw[cut..]);
     }
     let as_block = Source::new(src.name.clone(), stripped);
-    let (a, b) = (super::parse(&inner), super::parse(&as_block));
-    let json = |p: &super::Parsed| {
-        (
-            p.error.is_some(),
-            p.documents
-                .iter()
-                .map(|d| d.root.as_ref().map(Node::to_json))
-                .collect::<Vec<_>>(),
-        )
-    };
-    if json(&a) != json(&b) {
+    if !super::embedded::reads_alike(&inner, &as_block) {
         return Err(format!(
             "the block's lines are indented less than its fence (column {}), so it reads differently in place: positions inside it are not mapped; indent every line at least as far as the fence",
             block.indent + 1

@@ -84,6 +84,59 @@ impl Write for Spill {
     }
 }
 
+/// A regular file mapped read-only into memory, so that post-render searches its bytes where the
+/// kernel keeps them instead of copying them into the process first (a `read` of the whole
+/// stream cost as much as `cat`'s whole copy). The file must not shrink while it is mapped (a
+/// page past its new end would stop the process with SIGBUS): post-render maps only its stdin,
+/// a file the shell opened for it, and copies it with `copy_file_range` afterwards anyway.
+pub struct Mapped {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+impl Mapped {
+    /// Map `file` whole; `None` when it is empty or the system refuses (the caller reads it).
+    pub fn new(file: &File) -> Option<Mapped> {
+        use std::os::fd::AsRawFd;
+        let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
+        if len == 0 {
+            return None;
+        }
+        // SAFETY: a fresh read-only shared mapping of an open file descriptor, at an address the
+        // kernel chooses; the result is checked before use.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                // The pages are in the page cache (or about to be read anyway): map them all
+                // at once rather than taking a fault every few pages.
+                libc::MAP_SHARED | libc::MAP_POPULATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return None;
+        }
+        // SAFETY: advice about the mapping just made; failing is harmless.
+        unsafe { libc::madvise(ptr, len, libc::MADV_SEQUENTIAL) };
+        Some(Mapped { ptr, len })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` is a live read-only mapping of `len` bytes until `drop`.
+        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping `new` made; no slice of it outlives `self`.
+        unsafe { libc::munmap(self.ptr, self.len) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -460,10 +460,42 @@ fn run_in_blocks(
     Ok(r.finish())
 }
 
-/// [`run`] over a stream held whole (a mapped file): searched in place, never copied.
-pub fn run_bytes(input: &[u8], out: &mut impl Write, opts: &Options) -> io::Result<Outcome> {
+/// Bytes of a mapped stream searched at a time (its pages are mapped ahead of the search and
+/// released behind it, so that its resident pages stay about two windows).
+const WINDOW: usize = 2 * 1024 * 1024;
+
+/// [`run`] over a stream held whole (a mapped file): searched in place, never copied, a window
+/// at a time. Before each window `pages(new, keep)` is told which bytes come next (`new`) and
+/// from where on bytes are still needed (`keep`).
+pub fn run_bytes(
+    input: &[u8],
+    out: &mut impl Write,
+    opts: &Options,
+    pages: impl FnMut(std::ops::Range<usize>, usize),
+) -> io::Result<Outcome> {
+    run_bytes_in_windows(input, out, opts, WINDOW, pages)
+}
+
+fn run_bytes_in_windows(
+    input: &[u8],
+    out: &mut impl Write,
+    opts: &Options,
+    window: usize,
+    mut pages: impl FnMut(std::ops::Range<usize>, usize),
+) -> io::Result<Outcome> {
     let mut r = Run::new(opts);
-    r.blocks(input, true, &mut Splitter::default(), out)?;
+    let mut split = Splitter::default();
+    // `input[base..end]`: the unfinished chunk and the bytes searched after it.
+    let (mut base, mut end) = (0, 0);
+    while base < input.len() {
+        let next = (end + window).min(input.len());
+        pages(end..next, base);
+        end = next;
+        let eof = end == input.len();
+        let used = r.blocks(&input[base..end], eof, &mut split, out)?;
+        base += used;
+        split.shift(used);
+    }
     Ok(r.finish())
 }
 
@@ -837,13 +869,20 @@ mod tests {
                     proptest::prop_assert_eq!(&out, &want, "block {}", block);
                     proptest::prop_assert_eq!(format!("{got:?}"), oracle.clone(), "block {}", block);
                 }
-                let mut out = Vec::new();
-                let got = run_bytes(&data, &mut out, &opts).unwrap();
-                proptest::prop_assert_eq!(&out, &want);
-                proptest::prop_assert_eq!(format!("{got:?}"), oracle.clone());
+                for window in [1, 3, 64, WINDOW] {
+                    let mut out = Vec::new();
+                    let mut kept = 0;
+                    let got = run_bytes_in_windows(&data, &mut out, &opts, window, |new, keep| {
+                        assert!(keep >= kept && keep <= new.start, "{keep} {new:?}");
+                        kept = keep;
+                    })
+                    .unwrap();
+                    proptest::prop_assert_eq!(&out, &want, "window {}", window);
+                    proptest::prop_assert_eq!(format!("{got:?}"), oracle.clone(), "window {}", window);
+                }
                 let every = Options { parse_every_document: true, ..opts.clone() };
                 let mut out = Vec::new();
-                let got = run_bytes(&data, &mut out, &every).unwrap();
+                let got = run_bytes(&data, &mut out, &every, |_, _| {}).unwrap();
                 proptest::prop_assert_eq!(&out, &want);
                 proptest::prop_assert_eq!(format!("{got:?}"), oracle);
             }

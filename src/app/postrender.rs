@@ -67,11 +67,18 @@ fn serve(
             let mapped = crate::spill::Mapped::new(file)
                 .filter(|m| usize::try_from(start).is_ok_and(|s| s <= m.bytes().len()));
             let mut o = match &mapped {
-                Some(m) => crate::postrender::run_bytes(
-                    &m.bytes()[start as usize..],
-                    &mut io::sink(),
-                    opts,
-                )?,
+                Some(m) => {
+                    let start = start as usize;
+                    crate::postrender::run_bytes(
+                        &m.bytes()[start..],
+                        &mut io::sink(),
+                        opts,
+                        |new, keep| {
+                            m.done_before(start + keep);
+                            m.ahead(start + new.start..start + new.end);
+                        },
+                    )?
+                }
                 None => crate::postrender::run(file, &mut io::sink(), opts)?,
             };
             drop(mapped);

@@ -1,10 +1,12 @@
-//! Hands three cGPU versions from the compatibility data (src/cgpu/compat.toml) to the crate's
+//! Hands four cGPU versions from the compatibility data (src/cgpu/compat.toml) to the crate's
 //! static texts, so that the rule catalogue's summaries and help lines, which are `&'static str`
 //! built with `concat!`, state the data's versions instead of a copy of them:
 //!
 //! - `CGPU_MIN_POLICY_VERSION`: `since` of the `[[support]]` entry with `kind = "policy"`;
 //! - `CGPU_LAST_DEADLOCK_VERSION`: `to` of the `[[issue]]` entry `issue-deadlock`;
-//! - `CGPU_RECOMMENDED_VERSION`: `fixed` of that entry (the FAQ's "upgrade to … or later").
+//! - `CGPU_RECOMMENDED_VERSION`: `fixed` of that entry (the FAQ's "upgrade to … or later");
+//! - `CGPU_NEWEST_VERSION`: `newest` of `[meta]` (the value rules compare every tag with read
+//!   it from here, so that a check does not parse the whole file at start-up).
 //!
 //! The scan is line by line over `[[table]]` blocks of `key = "value"` lines, which is all the file
 //! uses for these keys; it needs no TOML parser at build time (no build dependency for the
@@ -26,8 +28,8 @@ fn blocks(text: &str) -> Vec<(String, BTreeMap<String, String>)> {
         }
         if let Some(name) = line.strip_prefix("[[").and_then(|l| l.strip_suffix("]]")) {
             out.push((name.trim().to_string(), BTreeMap::new()));
-        } else if line.starts_with('[') {
-            out.push((String::new(), BTreeMap::new()));
+        } else if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            out.push((format!("[{}]", name.trim()), BTreeMap::new()));
         } else if let Some((key, value)) = line.split_once('=')
             && let Some((_, last)) = out.last_mut()
             && let Some(value) = value
@@ -66,6 +68,11 @@ fn main() {
     let blocks = blocks(&text);
     let policy = find(&blocks, "support", "kind", "policy");
     let deadlock = find(&blocks, "issue", "id", "issue-deadlock");
+    let meta = blocks
+        .iter()
+        .find(|(name, _)| name == "[meta]")
+        .map(|(_, m)| m)
+        .unwrap_or_else(|| panic!("{DATA}: no [meta] table"));
     let facts = [
         (
             "CGPU_MIN_POLICY_VERSION",
@@ -79,6 +86,7 @@ fn main() {
             "CGPU_RECOMMENDED_VERSION",
             get(deadlock, "fixed", "issue-deadlock"),
         ),
+        ("CGPU_NEWEST_VERSION", get(meta, "newest", "[meta]")),
     ];
     for (var, version) in facts {
         let parts: Vec<&str> = version.split('.').collect();

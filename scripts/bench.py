@@ -1,6 +1,10 @@
 """Benchmark driver for scripts/bench: generates the workloads, runs each command several times
 in a fresh process, and prints median wall time, CPU time and peak RSS side by side with the
-ratio to each peer. Standard library only."""
+ratio to each peer. Standard library only.
+
+One function per workload (`SECTIONS`, run in that order; `scripts/bench NAME…` runs some).
+With BEFORE=REV (scripts/bench builds REV's release binary into target/bench/before/) or
+BEFORE_BIN=PATH, each cgpu-lint row is followed by the same command with that binary."""
 
 import os
 import platform
@@ -19,6 +23,8 @@ TOOLS = ROOT / "target" / "tools"
 VENV = ROOT / "target" / "venv" / "bin"
 CGPU = ROOT / "target" / "release" / "cgpu-lint"
 RUNS = int(os.environ.get("RUNS", "5"))
+BEFORE = Path(os.environ["BEFORE_BIN"]) if os.environ.get("BEFORE_BIN") else None
+HELM_HOME = BENCH / "helm-home"
 
 POLICIES = [0, 1, 2, 3, 4, 5]
 TAGS = ["v1.5.20-3c9d1e7-aliyun", "v1.5.10-2b9e7d4-aliyun", "v1.5.3-8d3fc1b-aliyun", "v1.5.16-1f0e3a2-aliyun"]
@@ -154,10 +160,11 @@ def measure(cmd, stdin=None, stdout=None):
     return wall, float(user) + float(system), int(rss), proc.returncode
 
 
-def bench(label, cmd, stdin=None, stdout=None):
+def bench(label, cmd, stdin=None, stdout=None, runs=None, warm=True):
     walls, cpus, rss, codes = [], [], [], set()
-    measure(cmd, stdin, stdout)  # warm the page cache
-    for _ in range(RUNS):
+    if warm:
+        measure(cmd, stdin, stdout)  # warm the page cache
+    for _ in range(runs or RUNS):
         w, c, r, code = measure(cmd, stdin, stdout)
         walls.append(w)
         cpus.append(c)
@@ -170,6 +177,14 @@ def bench(label, cmd, stdin=None, stdout=None):
         "rss": max(rss),
         "codes": sorted(codes),
     }
+
+
+def ours(label, args, **kw):
+    """The cgpu-lint row, then (BEFORE) the same command with the before binary."""
+    rows = [bench(label, [str(CGPU), *args], **kw)]
+    if BEFORE:
+        rows.append(bench(f"{label} (before)", [str(BEFORE), *args], **kw))
+    return rows
 
 
 def fmt_time(s):
@@ -322,40 +337,59 @@ def server_latency(edits: int):
               f"| {fmt_time(times[-1])} | {sorted(counts)} |")
 
 
-def main():
-    if sys.argv[1:] == ["memory"]:
-        memory()
-        return
-    if sys.argv[1:] == ["server"]:
-        if not CGPU.exists():
-            sys.exit(f"bench: {CGPU} is missing (scripts/bench builds it)")
-        server_latency(int(os.environ.get("EDITS", "200")))
-        return
-    for tool in [CGPU, VENV / "check-jsonschema", VENV / "yamllint", TOOLS / "helm3"]:
-        if not tool.exists():
-            sys.exit(f"bench: {tool} is missing (scripts/bench installs it)")
+def schema_file() -> Path:
     BENCH.mkdir(parents=True, exist_ok=True)
     schema = BENCH / "values.schema.json"
     schema.write_bytes(subprocess.run([str(CGPU), "schema"], check=True, capture_output=True).stdout)
-    one = ROOT / "tests" / "fixtures" / "values-valid-full-default.yaml"
-    cpu = platform.processor() or platform.machine()
-    try:
-        model = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
-    except Exception:
-        model = cpu
-    print(f"Machine: {os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}; {RUNS} runs each, median")
+    return schema
 
+
+def one_file():
+    one = ROOT / "tests" / "fixtures" / "values-valid-full-default.yaml"
+    schema = schema_file()
     table("One values file", [
-        bench("cgpu-lint check", [str(CGPU), "check", str(one)]),
+        *ours("cgpu-lint check", ["check", str(one)]),
         bench("check-jsonschema (same schema)", [str(VENV / "check-jsonschema"), "--schemafile", str(schema), str(one)]),
         bench("yamllint (parse-only floor)", [str(VENV / "yamllint"), "-d", "relaxed", str(one)]),
         bench("helm lint (chart fixture)", [str(TOOLS / "helm3"), "lint", str(ROOT / "charts-fixtures" / "ack-ai-installer"), "-f", str(one)]),
     ])
 
+
+def startup():
+    """A whole process on one small file against `/bin/true`: PAIRS alternating pairs, median
+    wall time of each (subprocess start to exit, no /usr/bin/time in between)."""
+    pairs = int(os.environ.get("PAIRS", "101"))
+    files = [ROOT / "examples" / "values.yaml", ROOT / "tests" / "fixtures" / "values-valid-full-default.yaml"]
+    cmds = [("/bin/true", ["/bin/true"])]
+    for f in files:
+        rel = f.relative_to(ROOT)
+        cmds.append((f"cgpu-lint check {rel}", [str(CGPU), "check", str(f)]))
+        if BEFORE:
+            cmds.append((f"cgpu-lint check {rel} (before)", [str(BEFORE), "check", str(f)]))
+    times = {label: [] for label, _ in cmds}
+    for _ in range(3):
+        for _, cmd in cmds:
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(pairs):
+        for label, cmd in cmds:
+            start = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[label].append(time.perf_counter() - start)
+    base = statistics.median(times["/bin/true"])
+    print(f"\n### Start-up: one small file against /bin/true ({pairs} rounds, median wall; load {os.getloadavg()[0]:.1f})\n")
+    print("| command | median wall | min | ÷ /bin/true (median) |")
+    print("|---|---|---|---|")
+    for label, _ in cmds:
+        m = statistics.median(times[label])
+        print(f"| {label} | {m * 1000:.2f} ms | {min(times[label]) * 1000:.2f} ms | {m / base:.2f}× |")
+
+
+def fleets():
+    schema = schema_file()
     f1000 = fleet(1000)
     files = sorted(str(p) for p in f1000.glob("*.yaml"))
     table("1,000 values files, one call", [
-        bench("cgpu-lint check DIR", [str(CGPU), "check", "--quiet", str(f1000)]),
+        *ours("cgpu-lint check DIR", ["check", "--quiet", str(f1000)]),
         bench("check-jsonschema (same schema)", [str(VENV / "check-jsonschema"), "--schemafile", str(schema), *files]),
         bench("yamllint DIR (parse-only floor)", [str(VENV / "yamllint"), "-d", "relaxed", str(f1000)]),
     ])
@@ -366,6 +400,8 @@ def main():
         bench("cgpu-lint check DIR (1,000)", [str(CGPU), "check", "--quiet", str(f1000)]),
     ])
 
+
+def big():
     big = big_values()
     size = big.stat().st_size
     r = bench("cgpu-lint check (50 MB values file)", [str(CGPU), "check", "--quiet", str(big)])
@@ -375,19 +411,69 @@ def main():
           f"{b['rss_kib'] / 1024:.1f} MiB on {b['date']} before the lean parse ({b['rss_kib'] * 1024 / size:.1f}×); "
           f"median wall {fmt_time(r['wall'])} now, {fmt_time(b['wall'])} then")
 
+
+def keys_file(n: int, top: bool) -> Path:
+    """One mapping of `n` small flow mappings (issue 38's shape): under `extra:`, or at the top."""
+    p = BENCH / f"keys{n}{'-top' if top else ''}.yaml"
+    if not p.exists():
+        BENCH.mkdir(parents=True, exist_ok=True)
+        indent = "" if top else "  "
+        with open(p, "w") as f:
+            if not top:
+                f.write("extra:\n")
+            for i in range(n):
+                f.write(f'{indent}k{i}: {{name: n{i}, value: "v{i}", list: [a, b, {i}]}}\n')
+    return p
+
+
+def helm_template(values: Path):
+    home = HELM_HOME
+    for d in ("data/plugins", "config", "cache"):
+        (home / d).mkdir(parents=True, exist_ok=True)
+    env = [f"HELM_DATA_HOME={home / 'data'}", f"HELM_PLUGINS={home / 'data/plugins'}",
+           f"HELM_CONFIG_HOME={home / 'config'}", f"HELM_CACHE_HOME={home / 'cache'}"]
+    return ["env", *env, str(TOOLS / "helm3"), "template", "r", str(ROOT / "charts-fixtures" / "ack-ai-installer"),
+            "-f", str(values)]
+
+
+def values_shapes():
+    """`values` and `check --stack` on one mapping of 20,000 / 40,000 / 500,000 keys, beside
+    `helm template -f` on the same file (time and peak RSS). The before binary is run on the
+    20,000- and 40,000-key files only (it took more than an hour on 500,000)."""
+    sizes = [int(x) for x in os.environ.get("KEYS", "20000,40000,500000").split(",")]
+    for n in sizes:
+        for top in (False, True):
+            f = keys_file(n, top)
+            heavy = n > 100_000
+            kw = {"runs": 1, "warm": False} if heavy else {"runs": min(RUNS, 3)}
+            rows = []
+            for label, args in (("cgpu-lint values --helm 3", ["values", "--helm", "3", str(f)]),
+                                ("cgpu-lint check --stack", ["check", "--stack", "--quiet", str(f)])):
+                rows.append(bench(label, [str(CGPU), *args], **kw))
+                if BEFORE and not heavy:
+                    rows.append(bench(f"{label} (before)", [str(BEFORE), *args], **kw))
+            rows.append(bench("helm template -f (Helm 3)", helm_template(f), **kw))
+            where = "at the top" if top else "under one key"
+            table(f"{n:,} keys {where} ({f.stat().st_size / 1e6:.1f} MB)", rows)
+
+
+def post_render():
     for helm4 in (False, True):
         s = stream(helm4)
         out = BENCH / "post-render.out"
         size = s.stat().st_size
         rows = [
-            bench("cgpu-lint post-render", [str(CGPU), "post-render", "--fail-on", "never"], stdin=s, stdout=out),
+            *ours("cgpu-lint post-render", ["post-render", "--fail-on", "never"], stdin=s, stdout=out),
             bench("cat", ["cat"], stdin=s, stdout=out),
         ]
         table(f"post-render, {size / 2**20:.0f} MiB Helm {'4' if helm4 else '3'} stream, 30,000 documents, one cgpu-installer", rows, size)
+        print(f"\ncgpu-lint ÷ cat throughput: {rows[-1]['wall'] / rows[0]['wall']:.2f} (goal ≥ 0.8)")
         measure([str(CGPU), "post-render", "--fail-on", "never"], stdin=s, stdout=out)
         same = out.read_bytes() == s.read_bytes()
         print(f"\noutput byte-identical to input: {'yes' if same else 'NO'}")
 
+
+def server():
     server_latency(int(os.environ.get("EDITS", "200")))
     memory()
 
@@ -475,6 +561,43 @@ def memory():
         for r in rows:
             print(f"| {r['label']} | {fmt_time(r['wall'])} | {fmt_time(r['cpu'])} | {r['rss'] / 1024:.1f} MiB "
                   f"| {r['rss'] * 1024 / size:.1f}× | {','.join(map(str, r['codes']))} |")
+
+
+SECTIONS = {
+    "one-file": one_file,
+    "startup": startup,
+    "fleets": fleets,
+    "big": big,
+    "values": values_shapes,
+    "post-render": post_render,
+    "server": server,
+    "memory": memory,
+}
+
+
+def main():
+    names = sys.argv[1:] or list(SECTIONS)
+    unknown = [n for n in names if n not in SECTIONS]
+    if unknown:
+        sys.exit(f"bench: no section {', '.join(unknown)}; the sections: {', '.join(SECTIONS)}")
+    if not CGPU.exists():
+        sys.exit(f"bench: {CGPU} is missing (scripts/bench builds it)")
+    if names != ["server"]:
+        for tool in [VENV / "check-jsonschema", VENV / "yamllint", TOOLS / "helm3"]:
+            if not tool.exists():
+                sys.exit(f"bench: {tool} is missing (scripts/bench installs it)")
+    if BEFORE and not BEFORE.exists():
+        sys.exit(f"bench: {BEFORE} is missing")
+    BENCH.mkdir(parents=True, exist_ok=True)
+    cpu = platform.processor() or platform.machine()
+    try:
+        model = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except Exception:
+        model = cpu
+    print(f"Machine: {os.cpu_count()} cores ({model}), {platform.system()} {platform.release()}; {RUNS} runs each, median; "
+          f"load average {os.getloadavg()[0]:.1f}" + (f"; before = {BEFORE}" if BEFORE else ""))
+    for n in names:
+        SECTIONS[n]()
 
 
 if __name__ == "__main__":

@@ -428,14 +428,32 @@ pub fn is_finance_region(r: &str) -> bool {
 // `VersionReq::matches` would refuse `1.5.3-8d3fc1b-aliyun` for `>=1.0.6`, both wrong for cGPU.
 // So: strip one leading `v`, compare (major, minor, patch) numerically, keep the suffix aside.
 
-/// The minimum cGPU version that supports the policy setting: the data's `support-policy` entry.
+/// The minimum cGPU version that supports the policy setting: the data's `support-policy` entry
+/// (read by build.rs: every tag checked compares with it, and parsing the whole compatibility
+/// file for it was a third of a one-file check).
 pub fn min_policy_version() -> &'static Version {
-    compat::data().min_policy_version()
+    static V: std::sync::LazyLock<Version> =
+        std::sync::LazyLock::new(|| build_time_version(env!("CGPU_MIN_POLICY_VERSION")));
+    &V
 }
 
 /// The last version with the known kernel-driver deadlock: the data's `issue-deadlock` entry.
 pub fn last_deadlock_version() -> &'static Version {
-    compat::data().last_deadlock_version()
+    static V: std::sync::LazyLock<Version> =
+        std::sync::LazyLock::new(|| build_time_version(env!("CGPU_LAST_DEADLOCK_VERSION")));
+    &V
+}
+
+/// Is `v` newer than every version the compatibility data knows (its `newest`)?
+pub fn newer_than_data(v: &Version) -> bool {
+    static V: std::sync::LazyLock<Version> =
+        std::sync::LazyLock::new(|| build_time_version(env!("CGPU_NEWEST_VERSION")));
+    *v > *V
+}
+
+/// A version build.rs checked to be MAJOR.MINOR.PATCH.
+fn build_time_version(text: &str) -> Version {
+    Version::parse(text).expect("build.rs writes MAJOR.MINOR.PATCH")
 }
 
 /// The cGPU version every piece of advice names (rules, help texts, `generate`, hover): the

@@ -3,9 +3,12 @@
 //! Helm 3 hands us `---` + `# Source:` documents (hooks are not post-rendered); Helm 4 hands us
 //! every document, hooks included, each annotated `postrenderer.helm.sh/postrender-filename`, and
 //! rebuilds its `# Source:` headers from those annotations afterwards, so they must survive. Both
-//! are served the same way: the stream is split into documents line by line, and a document is
-//! parsed only when its bytes mention an installer name. Every other byte is copied as read, so
-//! memory stays at one document (plus the installer documents, which findings point into).
+//! are served the same way: the stream is split into documents by a byte search for the `---`
+//! and `...` lines, and a document is parsed only when its bytes mention an installer name (or
+//! could spell one without writing it: an escape, a `!!binary` tag). Every other byte is copied
+//! as read, in large writes, so memory stays at one document and one block (plus the installer
+//! documents, which findings point into). A regular file on stdin is mapped and searched in
+//! place ([`run_bytes`]): its bytes are never copied into the process.
 
 use std::io::{self, BufRead, Write};
 use std::sync::Arc;
@@ -38,6 +41,11 @@ pub struct Options {
     pub region: Option<String>,
     /// What the pipeline reports: rule options, --select/--ignore, `.cgpu-lint.toml`.
     pub settings: lint::Settings,
+    /// Parse every document that does not name an installer to see whether it is one, instead
+    /// of only those whose bytes could spell a name without writing it
+    /// ([`may_spell_installer`]): the oracle the byte filter is tested against.
+    #[doc(hidden)]
+    pub parse_every_document: bool,
 }
 
 /// What a run found and changed.
@@ -159,6 +167,145 @@ fn mentions_installer(chunk: &[u8]) -> bool {
     common.find(chunk).is_some() && names.iter().any(|f| f.find(chunk).is_some())
 }
 
+/// Could the document's bytes spell an installer's name or `DaemonSet` without writing it out?
+/// Only a double-quoted escape (`"cgpu\x2dinstaller"`, a `\` line continuation), a `!!binary`
+/// scalar (a tag: `!`) or a tag spelled with `%` escapes can (folding a plain, single-quoted or
+/// block scalar over lines adds a space; an alias repeats text written in the same document).
+/// Such a document is parsed to find out ([`spells_installer`]).
+fn may_spell_installer(chunk: &[u8]) -> bool {
+    memchr::memchr3(b'\\', b'%', b'!', chunk).is_some()
+}
+
+/// Does a document that does not name an installer read as one (parsed whole; a document that
+/// does not parse is not one: only a named installer's document is reported when broken)?
+fn spells_installer(chunk: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(chunk) else {
+        return false;
+    };
+    let parsed = yaml::parse(&Source::new(STDIN, text.to_string()));
+    parsed
+        .documents
+        .iter()
+        .filter_map(|d| d.root.as_ref())
+        .any(installer::has_installer)
+}
+
+/// Finds where each chunk (document) ends, as the line reader ([`run_by_lines`]) splits: before
+/// the next `---` line, or after a `...` line (the chunk's first line included); the end of the
+/// input at its end. Two vectorised searches (`\n---`, `\n...`) over the bytes, each once.
+#[derive(Default)]
+struct Splitter {
+    /// Every line start of the current chunk before this has been looked at.
+    resume: usize,
+    /// The last `\n...` search: from where, its line start, and the length searched.
+    dots: Option<(usize, Option<usize>, usize)>,
+}
+
+impl Splitter {
+    /// The next chunk starts at `pos`.
+    fn next_chunk(&mut self) {
+        self.resume = 0;
+    }
+
+    /// The first `by` bytes of the buffer are gone.
+    fn shift(&mut self, by: usize) {
+        self.resume = self.resume.saturating_sub(by);
+        self.dots = None;
+    }
+
+    /// The first line start after a `\n...` at `at` or later.
+    fn next_dots(&mut self, buf: &[u8], at: usize) -> Option<usize> {
+        use memchr::memmem::Finder;
+        use std::sync::OnceLock;
+        static DOTS: OnceLock<Finder<'static>> = OnceLock::new();
+        if let Some((from, found, len)) = self.dots
+            && from <= at
+        {
+            match found {
+                Some(q) if q > at => return Some(q),
+                None if len == buf.len() => return None,
+                _ => {}
+            }
+        }
+        let dots = DOTS.get_or_init(|| Finder::new(b"\n..."));
+        let found = dots.find(&buf[at..]).map(|i| at + i + 1);
+        self.dots = Some((at, found, buf.len()));
+        found
+    }
+
+    /// Where the chunk that starts at `pos` ends; `None` when `buf` ends before that is known
+    /// (more input is needed; the search resumes where it stopped).
+    fn end(&mut self, buf: &[u8], pos: usize, eof: bool) -> Option<usize> {
+        use memchr::memmem::Finder;
+        use std::sync::OnceLock;
+        static DASHES: OnceLock<Finder<'static>> = OnceLock::new();
+        let dashes = DASHES.get_or_init(|| Finder::new(b"\n---"));
+        // The end of the line at `q`, or None when it is not in `buf` yet.
+        let line_end = |q: usize| match memchr::memchr(b'\n', &buf[q..]) {
+            Some(i) => Some(q + i + 1),
+            None if eof => Some(buf.len()),
+            None => None,
+        };
+        // Is the line at `q` a marker `m`? None: undecided until more input comes.
+        let is_marker = |q: usize, m: &[u8; 3]| -> Option<bool> {
+            if buf.len() < q + 4 && !eof {
+                return None;
+            }
+            Some(marker(&buf[q..], m))
+        };
+        if self.resume <= pos {
+            match is_marker(pos, b"...") {
+                None => return None,
+                Some(true) => return line_end(pos),
+                Some(false) => {}
+            }
+        }
+        // Line starts after `from` (a `\n` at `from - 1` or later), or after `pos`'s own line.
+        let from = self.resume.max(pos);
+        let at = from.saturating_sub(1).max(pos);
+        let mut next_dots = self.next_dots(buf, at);
+        let mut search = at;
+        loop {
+            let next_dash = dashes.find(&buf[search..]).map(|i| search + i + 1);
+            // A `...` line before the next `---` line ends the chunk after it.
+            while let Some(q) = next_dots
+                && next_dash.is_none_or(|d| q < d)
+            {
+                match is_marker(q, b"...") {
+                    None => {
+                        self.resume = q;
+                        return None;
+                    }
+                    Some(true) => {
+                        let end = line_end(q);
+                        if end.is_none() {
+                            self.resume = q;
+                        }
+                        return end;
+                    }
+                    Some(false) => next_dots = self.next_dots(buf, q),
+                }
+            }
+            match next_dash {
+                None if eof => return Some(buf.len()),
+                None => {
+                    // A `\n--` may end `buf`: look at its last bytes again.
+                    self.resume = buf.len().saturating_sub(3).max(pos + 1);
+                    return None;
+                }
+                Some(q) => match is_marker(q, b"---") {
+                    None => {
+                        self.resume = q;
+                        return None;
+                    }
+                    Some(true) => return Some(q),
+                    Some(false) => search = q,
+                },
+            }
+        }
+    }
+}
+
 /// `BufRead::read_until(b'\n')` with the memchr crate's vectorised search (the standard
 /// library's portable one is most of the cost of reading a big stream).
 fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Result<usize> {
@@ -201,16 +348,166 @@ struct Run<'a> {
     offset: u64,
 }
 
+/// How many `\n` bytes `bytes` holds, 255 bytes per byte-wide count (which vectorises; a count
+/// per byte into a `usize` does not, and was a sixth of post-render's time).
+fn count_newlines(bytes: &[u8]) -> usize {
+    bytes
+        .chunks(255)
+        .map(|c| c.iter().fold(0u8, |n, &b| n + u8::from(b == b'\n')) as usize)
+        .sum()
+}
+
+/// Bytes read from a stream at a time (a document longer than this is held whole).
+const BLOCK: usize = 256 * 1024;
+
+impl<'a> Run<'a> {
+    fn new(opts: &'a Options) -> Run<'a> {
+        Run {
+            opts,
+            outcome: Outcome::default(),
+            docs: Vec::new(),
+            lines_before: 0,
+            offset: 0,
+        }
+    }
+
+    /// The complete chunks at the start of `buf` (all of it at the end of the input): each
+    /// checked when it names an installer, and everything else written to `out` in as few writes
+    /// as the installer documents allow. Returns how many bytes were used; the rest starts an
+    /// unfinished chunk.
+    fn blocks(
+        &mut self,
+        buf: &[u8],
+        eof: bool,
+        split: &mut Splitter,
+        out: &mut impl Write,
+    ) -> io::Result<usize> {
+        let mut pos = 0;
+        let mut copied = 0;
+        while pos < buf.len() {
+            let end = match split.end(buf, pos, eof) {
+                Some(end) => end,
+                // At the end of the input every question has an answer; never wait for more.
+                None if eof => buf.len(),
+                None => break,
+            };
+            split.next_chunk();
+            let chunk = &buf[pos..end];
+            if self.is_document(chunk) {
+                self.outcome.documents += 1;
+                if self.must_check(chunk) {
+                    out.write_all(&buf[copied..pos])?;
+                    copied = end;
+                    self.checked(chunk, out)?;
+                }
+            }
+            // Only a document starting within MAX_PAD_LINES lines needs the exact count.
+            if self.lines_before <= MAX_PAD_LINES {
+                self.lines_before += count_newlines(chunk);
+            }
+            self.offset += chunk.len() as u64;
+            pos = end;
+        }
+        out.write_all(&buf[copied..pos])?;
+        Ok(pos)
+    }
+
+    /// The installers of one stream are one cluster: their policies must agree.
+    fn finish(mut self) -> Outcome {
+        let srcs: Vec<Arc<Source>> = self.docs.iter().map(|(s, _)| s.clone()).collect();
+        let mut found = lint::lint_cluster(&srcs, &self.opts.settings);
+        for d in &mut found {
+            if let Some((_, n)) = self.docs.iter().find(|(s, _)| Arc::ptr_eq(s, &d.src)) {
+                d.document = *n;
+            }
+        }
+        self.outcome.diagnostics = found;
+        self.outcome
+    }
+}
+
 /// Post-render `input` into `out`. Findings are returned, not printed; the caller decides
-/// whether `out` reaches Helm.
-pub fn run(mut input: impl BufRead, out: &mut impl Write, opts: &Options) -> io::Result<Outcome> {
-    let mut r = Run {
-        opts,
-        outcome: Outcome::default(),
-        docs: Vec::new(),
-        lines_before: 0,
-        offset: 0,
-    };
+/// whether `out` reaches Helm. The input is read in blocks of [`BLOCK`] bytes.
+pub fn run(input: impl io::Read, out: &mut impl Write, opts: &Options) -> io::Result<Outcome> {
+    run_in_blocks(input, out, opts, BLOCK)
+}
+
+/// [`run`] reading `block` bytes at a time (tests cut the stream anywhere).
+fn run_in_blocks(
+    mut input: impl io::Read,
+    out: &mut impl Write,
+    opts: &Options,
+    block: usize,
+) -> io::Result<Outcome> {
+    use io::Read;
+    let mut r = Run::new(opts);
+    let mut split = Splitter::default();
+    let mut buf: Vec<u8> = Vec::with_capacity(2 * block);
+    let mut eof = false;
+    while !eof || !buf.is_empty() {
+        if !eof {
+            let n = match (&mut input).take(block as u64).read_to_end(&mut buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            eof = n == 0;
+        }
+        let used = r.blocks(&buf, eof, &mut split, out)?;
+        buf.drain(..used);
+        split.shift(used);
+    }
+    Ok(r.finish())
+}
+
+/// Bytes of a mapped stream searched at a time (its pages are mapped ahead of the search and
+/// released behind it, so that its resident pages stay about two windows).
+const WINDOW: usize = 2 * 1024 * 1024;
+
+/// [`run`] over a stream held whole (a mapped file): searched in place, never copied, a window
+/// at a time. Before each window `pages(new, keep)` is told which bytes come next (`new`) and
+/// from where on bytes are still needed (`keep`).
+pub fn run_bytes(
+    input: &[u8],
+    out: &mut impl Write,
+    opts: &Options,
+    pages: impl FnMut(std::ops::Range<usize>, usize),
+) -> io::Result<Outcome> {
+    run_bytes_in_windows(input, out, opts, WINDOW, pages)
+}
+
+fn run_bytes_in_windows(
+    input: &[u8],
+    out: &mut impl Write,
+    opts: &Options,
+    window: usize,
+    mut pages: impl FnMut(std::ops::Range<usize>, usize),
+) -> io::Result<Outcome> {
+    let mut r = Run::new(opts);
+    let mut split = Splitter::default();
+    // `input[base..end]`: the unfinished chunk and the bytes searched after it.
+    let (mut base, mut end) = (0, 0);
+    while base < input.len() {
+        let next = (end + window).min(input.len());
+        pages(end..next, base);
+        end = next;
+        let eof = end == input.len();
+        let used = r.blocks(&input[base..end], eof, &mut split, out)?;
+        base += used;
+        split.shift(used);
+    }
+    Ok(r.finish())
+}
+
+/// The engine as it split the stream before issue 38: line by line, each line checked for a
+/// marker. Kept as the oracle [`run`] is tested against (tests/postrender.rs, the fuzz target).
+#[doc(hidden)]
+pub fn run_by_lines(
+    mut input: impl BufRead,
+    out: &mut impl Write,
+    opts: &Options,
+) -> io::Result<Outcome> {
+    let mut r = Run::new(opts);
     // Lines are read straight onto the end of the current document's bytes (no per-line copy);
     // the document ends at a `---` line (which starts the next one) or after a `...` line.
     let mut chunk: Vec<u8> = Vec::with_capacity(64 * 1024);
@@ -237,51 +534,62 @@ pub fn run(mut input: impl BufRead, out: &mut impl Write, opts: &Options) -> io:
     if !chunk.is_empty() {
         r.chunk(&chunk, newlines, out)?;
     }
-    // The installers of one stream are one cluster: their policies must agree.
-    let srcs: Vec<Arc<Source>> = r.docs.iter().map(|(s, _)| s.clone()).collect();
-    let mut found = lint::lint_cluster(&srcs, &opts.settings);
-    for d in &mut found {
-        if let Some((_, n)) = r.docs.iter().find(|(s, _)| Arc::ptr_eq(s, &d.src)) {
-            d.document = *n;
-        }
-    }
-    r.outcome.diagnostics = found;
-    Ok(r.outcome)
+    Ok(r.finish())
 }
 
 impl Run<'_> {
     /// One document (or the comments before the first): `newlines` is how many lines it ends.
     fn chunk(&mut self, chunk: &[u8], newlines: usize, out: &mut impl Write) -> io::Result<()> {
-        let is_doc = chunk.starts_with(b"---") || has_content(chunk);
-        if is_doc {
+        if self.is_document(chunk) {
             self.outcome.documents += 1;
-        }
-        if is_doc && mentions_installer(chunk) {
-            match std::str::from_utf8(chunk) {
-                Ok(text) => {
-                    let edited = self.installer_doc(text);
-                    out.write_all(edited.as_bytes())?;
-                    if edited.as_bytes() != chunk {
-                        let range = self.offset..self.offset + chunk.len() as u64;
-                        self.outcome.replacements.push((range, edited.into_bytes()));
-                    }
-                }
-                Err(_) => {
-                    // Passed through as read; Helm will refuse it, but say where it is.
-                    let (lossy, at, message) = match yaml::source::decode(chunk.to_vec()) {
-                        Err(e) => e,
-                        Ok(_) => unreachable!("from_utf8 failed"),
-                    };
-                    let src = Source::new_invalid(STDIN, lossy, at, message);
-                    self.docs.push((src, self.outcome.documents));
-                    out.write_all(chunk)?;
-                }
+            if self.must_check(chunk) {
+                self.checked(chunk, out)?;
+            } else {
+                out.write_all(chunk)?;
             }
         } else {
             out.write_all(chunk)?;
         }
         self.lines_before += newlines;
         self.offset += chunk.len() as u64;
+        Ok(())
+    }
+
+    /// A chunk is a document when it starts with `---` or holds anything but comments.
+    fn is_document(&self, chunk: &[u8]) -> bool {
+        chunk.starts_with(b"---") || has_content(chunk)
+    }
+
+    /// Does the document need parsing: it names an installer, or its bytes could spell one
+    /// another way and parsing finds one.
+    fn must_check(&self, chunk: &[u8]) -> bool {
+        mentions_installer(chunk)
+            || ((self.opts.parse_every_document || may_spell_installer(chunk))
+                && spells_installer(chunk))
+    }
+
+    /// Check (and edit) a document that [`Run::must_check`] selected; write what Helm gets.
+    fn checked(&mut self, chunk: &[u8], out: &mut impl Write) -> io::Result<()> {
+        match std::str::from_utf8(chunk) {
+            Ok(text) => {
+                let edited = self.installer_doc(text);
+                out.write_all(edited.as_bytes())?;
+                if edited.as_bytes() != chunk {
+                    let range = self.offset..self.offset + chunk.len() as u64;
+                    self.outcome.replacements.push((range, edited.into_bytes()));
+                }
+            }
+            Err(_) => {
+                // Passed through as read; Helm will refuse it, but say where it is.
+                let (lossy, at, message) = match yaml::source::decode(chunk.to_vec()) {
+                    Err(e) => e,
+                    Ok(_) => unreachable!("from_utf8 failed"),
+                };
+                let src = Source::new_invalid(STDIN, lossy, at, message);
+                self.docs.push((src, self.outcome.documents));
+                out.write_all(chunk)?;
+            }
+        }
         Ok(())
     }
 
@@ -461,6 +769,7 @@ mod tests {
                 unsafe_fixes: false,
                 region: None,
                 settings: lint::Settings::default(),
+                parse_every_document: false,
             };
             let outcome = run(stream.as_bytes(), &mut Vec::new(), &opts).unwrap();
             let d = outcome
@@ -503,5 +812,95 @@ mod tests {
         assert!(marker(b"---", b"---") && marker(b"--- #c\n", b"---"));
         assert!(marker(b"...\r\n", b"...") && !marker(b"----\n", b"---"));
         assert!(!marker(b"--", b"---") && !marker(b"", b"---"));
+    }
+
+    /// Pieces of a rendered stream: installers written plainly, in flow style, with escapes and
+    /// `!!binary`, other kinds, `---` and `...` lines that are and are not markers, `---` in a
+    /// block scalar, comments, a document that does not parse.
+    const PIECES: [&str; 18] = [
+        "---\n# Source: c/templates/cgpu/ds.yaml\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: cgpu-installer\n  namespace: kube-system\nspec:\n  template:\n    spec:\n      containers:\n      - name: cgpu-installer\n        image: registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-2b9e7d4-aliyun\n        env:\n        - name: POLICY\n          value: \"7\"\n",
+        "---\napiVersion: apps/v1\nkind: \"DaemonSet\"\nmetadata: {name: \"cgpu\\x2dcore-installer\", namespace: kube-system}\nspec:\n  template:\n    spec:\n      containers:\n      - {name: x, image: \"registry.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.5.3-8d3fc1b-aliyun\", env: [{name: POLICY, value: 2}]}\n",
+        "---\n{apiVersion: apps/v1, kind: DaemonSet, metadata: {name: cgpu-installer}}\n",
+        "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: \"cgpu-\\\n    installer\"\n",
+        "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: !!binary Y2dwdS1pbnN0YWxsZXI=\n",
+        "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  script: |\n    echo a\n    ---\n    echo b\n",
+        "apiVersion: v1\nkind: ConfigMap\ndata:\n  x: |\n    a\n---\n  y: 1\n",
+        "# a comment only\n",
+        "...\n",
+        "--- # a comment after the marker\nkind: Service\n",
+        "----\nnot: a marker\n",
+        "...x\n",
+        "--- \n\n",
+        "---\nkind: DaemonSet\nmetadata: {name: cgpu-installer\n",
+        "---\nkind: Secret\ndata: {a: \"50%\", b: \"\\\\d\"}\n",
+        "---\napiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: other-installer\n",
+        "---",
+        "key: no newline at the end",
+    ];
+
+    fn stream() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        (prop::collection::vec(0..PIECES.len(), 0..12), any::<bool>()).prop_map(|(ps, crlf)| {
+            let text: String = ps.iter().map(|&i| PIECES[i]).collect();
+            if crlf {
+                text.replace('\n', "\r\n").into_bytes()
+            } else {
+                text.into_bytes()
+            }
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// The byte search, read in blocks of any size or held whole, writes and finds what the
+        /// line reader does; the byte filter selects what parsing every document selects.
+        #[test]
+        fn the_byte_search_agrees_with_the_line_reader_and_the_full_parse(data in stream()) {
+            let plain = Options::default();
+            let fixing = Options {
+                policy: Some(1),
+                fix: true,
+                unsafe_fixes: true,
+                region: Some("cn-hangzhou".into()),
+                ..Options::default()
+            };
+            for opts in [plain, fixing] {
+                let mut want = Vec::new();
+                let oracle = format!("{:?}", run_by_lines(&data[..], &mut want, &opts).unwrap());
+                for block in [1, 2, 3, 5, 64, BLOCK] {
+                    let mut out = Vec::new();
+                    let got = run_in_blocks(&data[..], &mut out, &opts, block).unwrap();
+                    proptest::prop_assert_eq!(&out, &want, "block {}", block);
+                    proptest::prop_assert_eq!(format!("{got:?}"), oracle.clone(), "block {}", block);
+                }
+                for window in [1, 3, 64, WINDOW] {
+                    let mut out = Vec::new();
+                    let mut kept = 0;
+                    let got = run_bytes_in_windows(&data, &mut out, &opts, window, |new, keep| {
+                        assert!(keep >= kept && keep <= new.start, "{keep} {new:?}");
+                        kept = keep;
+                    })
+                    .unwrap();
+                    proptest::prop_assert_eq!(&out, &want, "window {}", window);
+                    proptest::prop_assert_eq!(format!("{got:?}"), oracle.clone(), "window {}", window);
+                }
+                let every = Options { parse_every_document: true, ..opts.clone() };
+                let mut out = Vec::new();
+                let got = run_bytes(&data, &mut out, &every, |_, _| {}).unwrap();
+                proptest::prop_assert_eq!(&out, &want);
+                proptest::prop_assert_eq!(format!("{got:?}"), oracle);
+            }
+        }
+    }
+
+    /// The installers spelled without their names' bytes are found (the line reader once
+    /// passed them over unread).
+    #[test]
+    fn installers_spelled_with_escapes_are_checked() {
+        for piece in [PIECES[1], PIECES[3], PIECES[4]] {
+            let outcome = run(piece.as_bytes(), &mut Vec::new(), &Options::default()).unwrap();
+            assert_eq!(outcome.installers, 1, "{piece}");
+        }
     }
 }

@@ -135,5 +135,27 @@ pub fn postrender(data: &[u8]) {
         if !opts.fix && outcome.replacements.is_empty() {
             assert_eq!(out, data, "checking changed a stream it did not fix");
         }
+        // The byte search splits and selects as the line reader does, and as parsing every
+        // document would select.
+        let mut by_lines = Vec::new();
+        let oracle = crate::postrender::run_by_lines(data, &mut by_lines, opts).ok();
+        assert_eq!(by_lines, out, "the line reader wrote another stream");
+        assert_eq!(
+            oracle.map(|o| format!("{o:?}")),
+            Some(format!("{outcome:?}")),
+            "the line reader found otherwise"
+        );
+        let mut all = Vec::new();
+        let every = crate::postrender::Options {
+            parse_every_document: true,
+            ..opts.clone()
+        };
+        let oracle = crate::postrender::run(data, &mut all, &every).ok();
+        assert_eq!(all, out, "parsing every document wrote another stream");
+        assert_eq!(
+            oracle.map(|o| format!("{o:?}")),
+            Some(format!("{outcome:?}")),
+            "parsing every document found otherwise"
+        );
     }
 }

@@ -39,6 +39,7 @@ pub(crate) fn run(
         unsafe_fixes: args.unsafe_fixes,
         region: args.region.clone(),
         settings,
+        parse_every_document: false,
     };
     serve(s, args, &opts, input, seekable)
 }
@@ -62,8 +63,25 @@ fn serve(
         Some(file) => {
             use std::io::Seek;
             let start = (&*file).stream_position()?;
-            let reader = io::BufReader::with_capacity(1 << 20, file);
-            let mut o = crate::postrender::run(reader, &mut io::sink(), opts)?;
+            // Searched in place where it can be mapped (pass 1 then copies nothing).
+            let mapped = crate::spill::Mapped::new(file)
+                .filter(|m| usize::try_from(start).is_ok_and(|s| s <= m.bytes().len()));
+            let mut o = match &mapped {
+                Some(m) => {
+                    let start = start as usize;
+                    crate::postrender::run_bytes(
+                        &m.bytes()[start..],
+                        &mut io::sink(),
+                        opts,
+                        |new, keep| {
+                            m.done_before(start + keep);
+                            m.ahead(start + new.start..start + new.end);
+                        },
+                    )?
+                }
+                None => crate::postrender::run(file, &mut io::sink(), opts)?,
+            };
+            drop(mapped);
             for (range, _) in &mut o.replacements {
                 *range = range.start + start..range.end + start;
             }

@@ -800,6 +800,14 @@ mod tests {
             d.deadlock().fixed.as_deref(),
             Some(env!("CGPU_RECOMMENDED_VERSION"))
         );
+        assert_eq!(d.meta.newest.to_string(), env!("CGPU_NEWEST_VERSION"));
+        assert_eq!(super::super::min_policy_version(), d.min_policy_version());
+        assert_eq!(
+            super::super::last_deadlock_version(),
+            d.last_deadlock_version()
+        );
+        assert!(!super::super::newer_than_data(&d.meta.newest.0));
+        assert!(super::super::newer_than_data(&v("1.5.21")));
         assert_eq!(super::super::RECOMMENDED_VERSION, "1.5.10");
         assert_eq!(d.min_policy_version(), &v("1.0.6"));
         assert_eq!(d.last_deadlock_version(), &v("1.5.7"));

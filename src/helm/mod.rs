@@ -20,6 +20,7 @@
 //! (`values --origins`, and `check --stack` findings at the right line).
 
 pub mod json;
+mod keys;
 pub mod place;
 pub mod strvals;
 
@@ -204,6 +205,11 @@ fn split_documents(src: &Arc<Source>) -> Result<Vec<Arc<Source>>, Refusal> {
 /// values go-yaml or encoding/json refuse reported. Scalars keep their YAML typing (an integer
 /// stays an integer here; [`json`] writes it as the float64 Helm holds).
 pub fn view(node: &Node) -> Result<Node, Refusal> {
+    view_with(node, keys::LINEAR_LOOKUPS)
+}
+
+/// [`view`], with a hash index for mappings of more than `linear` keys.
+fn view_with(node: &Node, linear: usize) -> Result<Node, Refusal> {
     if let Some(why) = &node.refused {
         return Err(refuse(&node.src, node.span.start, why.to_string()));
     }
@@ -219,16 +225,22 @@ pub fn view(node: &Node) -> Result<Node, Refusal> {
             ));
         }
         Value::Scalar(_) => return Ok(node.clone()),
-        Value::Seq(items) => Value::Seq(items.iter().map(view).collect::<Result<_, _>>()?),
+        Value::Seq(items) => Value::Seq(
+            items
+                .iter()
+                .map(|i| view_with(i, linear))
+                .collect::<Result<_, _>>()?,
+        ),
         Value::Map(entries) => {
             let mut out: Vec<Entry> = Vec::with_capacity(entries.len());
+            let mut finder = keys::Finder::new(&out, entries.len(), linear);
             // go-yaml's own key for each output entry, to tell a duplicate (same go-yaml key:
             // the last wins) from a collision (two different keys, one string: Go's map order
             // decides, at random).
             let mut identities: Vec<KeyKind> = Vec::with_capacity(entries.len());
             for e in entries {
                 let key = helm_key(e)?;
-                let value = view(&e.value)?;
+                let value = view_with(&e.value, linear)?;
                 let entry = Entry {
                     key,
                     key_span: e.key_span.clone(),
@@ -237,7 +249,7 @@ pub fn view(node: &Node) -> Result<Node, Refusal> {
                     merged: e.merged,
                     key_kind: KeyKind::Str,
                 };
-                match out.iter().position(|o| o.key == entry.key) {
+                match finder.find(&out, &entry.key) {
                     Some(i) if same_key(&identities[i], &e.key_kind) => out[i] = entry,
                     Some(i) => {
                         return Err(refuse(
@@ -255,11 +267,12 @@ pub fn view(node: &Node) -> Result<Node, Refusal> {
                         ));
                     }
                     None => {
-                        out.push(entry);
+                        finder.push(&mut out, entry);
                         identities.push(e.key_kind.clone());
                     }
                 }
             }
+            finder.finish(&mut out);
             Value::Map(out)
         }
     };
@@ -354,6 +367,11 @@ fn helm_key(e: &Entry) -> Result<String, Refusal> {
 
 /// `MergeMaps(a, b)`: b wins; a mapping in both is merged key by key.
 pub fn merge_maps(a: &mut Node, b: Node) {
+    merge_maps_with(a, b, keys::LINEAR_LOOKUPS)
+}
+
+/// [`merge_maps`], with a hash index where more than `linear` keys are looked up.
+fn merge_maps_with(a: &mut Node, b: Node, linear: usize) {
     let Value::Map(b_entries) = b.value else {
         *a = b;
         return;
@@ -361,35 +379,44 @@ pub fn merge_maps(a: &mut Node, b: Node) {
     let Value::Map(a_entries) = &mut a.value else {
         unreachable!("merge_maps is only called on mappings")
     };
+    let mut finder = keys::Finder::new(a_entries, b_entries.len(), linear);
     for e in b_entries {
-        match a_entries.iter_mut().find(|x| x.key == e.key) {
-            Some(x) if x.value.as_map().is_some() && e.value.as_map().is_some() => {
-                merge_maps(&mut x.value, e.value);
+        match finder.find(a_entries, &e.key) {
+            Some(i) if a_entries[i].value.as_map().is_some() && e.value.as_map().is_some() => {
+                merge_maps_with(&mut a_entries[i].value, e.value, linear);
             }
-            Some(x) => *x = e,
-            None => a_entries.push(e),
+            Some(i) => a_entries[i] = e,
+            None => finder.push(a_entries, e),
         }
     }
+    finder.finish(a_entries);
 }
 
 /// `coalesceValues(chart, user)` with merge = false: the chart's defaults under the user's
 /// values, and the user's nulls deleting the chart's keys.
 pub fn coalesce(user: &mut Node, chart: &Node) {
+    coalesce_with(user, chart, keys::LINEAR_LOOKUPS)
+}
+
+/// [`coalesce`], with a hash index where more than `linear` keys are looked up.
+fn coalesce_with(user: &mut Node, chart: &Node, linear: usize) {
     let (Value::Map(u), Value::Map(c)) = (&mut user.value, &chart.value) else {
         return;
     };
+    let mut finder = keys::Finder::new(u, c.len(), linear);
     for ce in c {
-        match u.iter().position(|x| x.key == ce.key) {
-            None => u.push(ce.clone()),
+        match finder.find(u, &ce.key) {
+            None => finder.push(u, ce.clone()),
             Some(i) => {
                 if is_null(&u[i].value) {
-                    u.remove(i);
+                    finder.remove(u, i);
                 } else if u[i].value.as_map().is_some() && ce.value.as_map().is_some() {
-                    coalesce(&mut u[i].value, &ce.value);
+                    coalesce_with(&mut u[i].value, &ce.value, linear);
                 }
             }
         }
     }
+    finder.finish(u);
 }
 
 fn is_null(n: &Node) -> bool {
@@ -556,5 +583,322 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The functions as they were before the key index (issue 38), a linear search per key:
+    /// the oracle the indexed ones must agree with.
+    pub(super) mod reference {
+        use super::super::*;
+
+        pub fn view(node: &Node) -> Result<Node, Refusal> {
+            if let Some(why) = &node.refused {
+                return Err(refuse(&node.src, node.span.start, why.to_string()));
+            }
+            let value = match &node.value {
+                Value::Scalar(Scalar::Float(f)) if !f.is_finite() => {
+                    return Err(refuse(&node.src, node.span.start, "not finite"));
+                }
+                Value::Scalar(_) => return Ok(node.clone()),
+                Value::Seq(items) => Value::Seq(items.iter().map(view).collect::<Result<_, _>>()?),
+                Value::Map(entries) => {
+                    let mut out: Vec<Entry> = Vec::with_capacity(entries.len());
+                    let mut identities: Vec<KeyKind> = Vec::with_capacity(entries.len());
+                    for e in entries {
+                        let key = helm_key(e)?;
+                        let value = view(&e.value)?;
+                        let entry = Entry {
+                            key,
+                            key_span: e.key_span.clone(),
+                            key_style: e.key_style,
+                            value,
+                            merged: e.merged,
+                            key_kind: KeyKind::Str,
+                        };
+                        match out.iter().position(|o| o.key == entry.key) {
+                            Some(i) if same_key(&identities[i], &e.key_kind) => out[i] = entry,
+                            Some(_) => {
+                                return Err(refuse(&node.src, e.key_span.start, "collision"));
+                            }
+                            None => {
+                                out.push(entry);
+                                identities.push(e.key_kind.clone());
+                            }
+                        }
+                    }
+                    Value::Map(out)
+                }
+            };
+            Ok(Node {
+                value,
+                span: node.span.clone(),
+                style: node.style,
+                src: node.src.clone(),
+                via_alias: node.via_alias,
+                alias_at: node.alias_at.clone(),
+                refused: None,
+            })
+        }
+
+        pub fn merge_maps(a: &mut Node, b: Node) {
+            let Value::Map(b_entries) = b.value else {
+                *a = b;
+                return;
+            };
+            let Value::Map(a_entries) = &mut a.value else {
+                unreachable!()
+            };
+            for e in b_entries {
+                match a_entries.iter_mut().find(|x| x.key == e.key) {
+                    Some(x) if x.value.as_map().is_some() && e.value.as_map().is_some() => {
+                        merge_maps(&mut x.value, e.value);
+                    }
+                    Some(x) => *x = e,
+                    None => a_entries.push(e),
+                }
+            }
+        }
+
+        pub fn coalesce(user: &mut Node, chart: &Node) {
+            let (Value::Map(u), Value::Map(c)) = (&mut user.value, &chart.value) else {
+                return;
+            };
+            for ce in c {
+                match u.iter().position(|x| x.key == ce.key) {
+                    None => u.push(ce.clone()),
+                    Some(i) => {
+                        if is_null(&u[i].value) {
+                            u.remove(i);
+                        } else if u[i].value.as_map().is_some() && ce.value.as_map().is_some() {
+                            coalesce(&mut u[i].value, &ce.value);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A random tree for the differential tests: mappings whose keys come from a few letters
+    /// (so that one mapping often holds a key twice, and two mappings share keys), nulls (which
+    /// delete in `coalesce`) and integers.
+    #[derive(Debug, Clone)]
+    pub(crate) enum Tree {
+        Null,
+        Int(i64),
+        Map(Vec<(u8, Tree)>),
+    }
+
+    pub(crate) fn tree() -> impl proptest::strategy::Strategy<Value = Tree> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![Just(Tree::Null), (0i64..3).prop_map(Tree::Int)];
+        leaf.prop_recursive(3, 64, 24, |inner| {
+            prop::collection::vec((0u8..6, inner), 0..24).prop_map(Tree::Map)
+        })
+    }
+
+    /// A mapping at the root (what layering is called on).
+    pub(crate) fn root_tree() -> impl proptest::strategy::Strategy<Value = Tree> {
+        use proptest::prelude::*;
+        prop::collection::vec((0u8..6, tree()), 0..24).prop_map(Tree::Map)
+    }
+
+    pub(crate) fn node_of(t: &Tree, src: &Arc<Source>) -> Node {
+        let value = match t {
+            Tree::Null => Value::Scalar(Scalar::Null),
+            Tree::Int(i) => Value::Scalar(Scalar::Int(*i as i128)),
+            Tree::Map(entries) => Value::Map(
+                entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, v))| Entry {
+                        key: ((b'a' + k) as char).to_string(),
+                        key_span: i..i + 1,
+                        key_style: Style::Plain,
+                        value: node_of(v, src),
+                        merged: false,
+                        key_kind: KeyKind::Str,
+                    })
+                    .collect(),
+            ),
+        };
+        Node {
+            value,
+            span: 0..0,
+            style: Style::Block,
+            src: src.clone(),
+            via_alias: None,
+            alias_at: None,
+            refused: None,
+        }
+    }
+
+    /// YAML keys that go-yaml reads as different keys and Helm may turn into one string.
+    const KEYS: [&str; 12] = [
+        "a", "b", "'a'", "1", "'1'", "01", "yes", "true", "1.0", "0x1", "~", "[x]",
+    ];
+
+    fn yaml_map() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let value = prop_oneof![
+            Just("1".to_string()),
+            Just("x".to_string()),
+            Just("~".to_string()),
+            Just(".nan".to_string()),
+            prop::collection::vec((0..KEYS.len(), 0..3usize), 0..24).prop_map(|es| {
+                let inner: Vec<String> = es
+                    .iter()
+                    .map(|(k, v)| format!("{}: {v}", KEYS[*k]))
+                    .collect();
+                format!("{{{}}}", inner.join(", "))
+            }),
+        ];
+        prop::collection::vec((0..KEYS.len(), value), 0..24).prop_map(|es| {
+            es.iter()
+                .map(|(k, v)| format!("{}: {v}\n", KEYS[*k]))
+                .collect::<String>()
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(500))]
+
+        /// `merge_maps` with its key index (always, and past the linear threshold) equals the
+        /// linear search it replaced, duplicates in a mapping included.
+        #[test]
+        fn merge_maps_agrees_with_the_linear_search(a in root_tree(), b in root_tree()) {
+            let src = Source::new("t", String::new());
+            let mut old = node_of(&a, &src);
+            reference::merge_maps(&mut old, node_of(&b, &src));
+            for linear in [0, keys::LINEAR_LOOKUPS] {
+                let mut new = node_of(&a, &src);
+                merge_maps_with(&mut new, node_of(&b, &src), linear);
+                proptest::prop_assert_eq!(format!("{new:?}"), format!("{old:?}"));
+            }
+        }
+
+        /// `coalesce` (nulls removing keys) the same way.
+        #[test]
+        fn coalesce_agrees_with_the_linear_search(u in root_tree(), c in root_tree()) {
+            let src = Source::new("t", String::new());
+            let mut old = node_of(&u, &src);
+            reference::coalesce(&mut old, &node_of(&c, &src));
+            for linear in [0, keys::LINEAR_LOOKUPS] {
+                let mut new = node_of(&u, &src);
+                coalesce_with(&mut new, &node_of(&c, &src), linear);
+                proptest::prop_assert_eq!(format!("{new:?}"), format!("{old:?}"));
+            }
+        }
+
+        /// `view` (duplicates after stringifying, collisions refused) the same way.
+        #[test]
+        fn view_agrees_with_the_linear_search(text in yaml_map()) {
+            let src = Source::new("t.yaml", text);
+            let parsed = yaml::parse(&src);
+            if let Some(root) = parsed.documents.first().and_then(|d| d.root.as_ref()) {
+                let old = reference::view(root).map(|n| format!("{n:?}")).map_err(|r| r.offset);
+                for linear in [0, keys::LINEAR_LOOKUPS] {
+                    let new = view_with(root, linear).map(|n| format!("{n:?}")).map_err(|r| r.offset);
+                    proptest::prop_assert_eq!(&new, &old);
+                }
+            }
+        }
+    }
+
+    /// 50,000 keys in one mapping of each layer (a file, another over it, the chart's defaults
+    /// under them, built as trees: parsing them is slow in a test build): the values equal a
+    /// model of Helm's rules on sorted maps (later file wins, mappings merge, a user null
+    /// deletes a default).
+    #[test]
+    fn fifty_thousand_keys_layer_as_the_model_does() {
+        use serde_json::{Map, Value as J, json};
+        let src = Source::new("t", String::new());
+        let map = |entries: Vec<(String, Node)>| {
+            let mut n = empty_map(&src);
+            n.value = Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(key, value)| Entry {
+                        key,
+                        key_span: 0..0,
+                        key_style: Style::Plain,
+                        value,
+                        merged: false,
+                        key_kind: KeyKind::Str,
+                    })
+                    .collect(),
+            );
+            n
+        };
+        let scalar = |s: Scalar| {
+            let mut n = empty_map(&src);
+            n.value = Value::Scalar(s);
+            n
+        };
+        let text = |s: String| scalar(Scalar::Str(s));
+        let n = 50_000;
+        let (mut f1, mut f2, mut chart) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut m1, mut m2, mut mc) = (Map::new(), Map::new(), Map::new());
+        for i in 0..n {
+            let k = format!("k{i}");
+            f1.push((k.clone(), map(vec![("name".into(), text(format!("n{i}")))])));
+            m1.insert(k.clone(), json!({"name": format!("n{i}")}));
+            if i % 3 == 0 {
+                f2.push((
+                    k.clone(),
+                    map(vec![("value".into(), text(format!("v{i}")))]),
+                ));
+                m2.insert(k.clone(), json!({"value": format!("v{i}")}));
+            } else if i % 3 == 1 {
+                f2.push((k.clone(), scalar(Scalar::Null)));
+                m2.insert(k.clone(), J::Null);
+            }
+            if i % 2 == 0 {
+                let d = map(vec![
+                    ("name".into(), text(format!("d{i}"))),
+                    ("extra".into(), scalar(Scalar::Int(i))),
+                ]);
+                chart.push((k.clone(), d));
+                mc.insert(k, json!({"name": format!("d{i}"), "extra": i}));
+            } else {
+                chart.push((format!("d{i}"), scalar(Scalar::Int(i))));
+                mc.insert(format!("d{i}"), json!(i));
+            }
+        }
+        // The model: merge the files, then coalesce the chart under them.
+        let mut user = m1;
+        for (k, v) in m2 {
+            match (user.get_mut(&k), v) {
+                (Some(J::Object(a)), J::Object(b)) => a.extend(b),
+                (_, v) => {
+                    user.insert(k, v);
+                }
+            }
+        }
+        for (k, cv) in mc {
+            match user.get_mut(&k) {
+                None => {
+                    user.insert(k, cv);
+                }
+                Some(J::Null) => {
+                    user.remove(&k);
+                }
+                Some(J::Object(u)) => {
+                    if let J::Object(c) = cv {
+                        for (ck, v) in c {
+                            u.entry(ck).or_insert(v);
+                        }
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        let mut got = empty_map(&src);
+        merge_maps(&mut got, view(&map(vec![("big".into(), map(f1))])).unwrap());
+        merge_maps(&mut got, view(&map(vec![("big".into(), map(f2))])).unwrap());
+        coalesce(
+            &mut got,
+            &view(&map(vec![("big".into(), map(chart))])).unwrap(),
+        );
+        let got: J = serde_json::from_str(&json::to_string(&got)).unwrap();
+        assert_eq!(got, json!({"big": user}));
     }
 }

@@ -1684,31 +1684,47 @@ fn is_null(n: &Node) -> bool {
 /// of `children`, a subchart's: `childChartMergeTrue`); a table and a non-table never mix (`v`
 /// keeps its value).
 fn coalesce_values(v: &mut Node, chart: &Node, merge: bool, children: &[String]) {
+    coalesce_values_with(v, chart, merge, children, super::keys::LINEAR_LOOKUPS)
+}
+
+/// [`coalesce_values`], with a hash index where more than `linear` keys are looked up.
+fn coalesce_values_with(
+    v: &mut Node,
+    chart: &Node,
+    merge: bool,
+    children: &[String],
+    linear: usize,
+) {
     let (Value::Map(d), Value::Map(c)) = (&mut v.value, &chart.value) else {
         return;
     };
+    let mut finder = super::keys::Finder::new(d, c.len(), linear);
     for ce in c {
-        match d.iter().position(|x| x.key == ce.key) {
-            None => d.push(ce.clone()),
-            Some(i) if is_null(&d[i].value) && !merge => {
-                d.remove(i);
-            }
+        match finder.find(d, &ce.key) {
+            None => finder.push(d, ce.clone()),
+            Some(i) if is_null(&d[i].value) && !merge => finder.remove(d, i),
             Some(i) => {
                 if matches!(d[i].value.value, Value::Map(_))
                     && matches!(ce.value.value, Value::Map(_))
                 {
                     let merge = merge || children.contains(&ce.key);
-                    coalesce_values(&mut d[i].value, &ce.value, merge, &[]);
+                    coalesce_values_with(&mut d[i].value, &ce.value, merge, &[], linear);
                 }
             }
         }
     }
+    finder.finish(d);
 }
 
 /// Helm's `coalesceGlobals(dest = the subchart's values, src = the parent's)`: the parent's
 /// `global` over the subchart's own `global` key; tables merge (the parent's entries win), a
 /// parent table never replaces a non-table, a non-table `global` on either side is skipped.
 fn globals(sub: &mut Node, parent: &Node) {
+    globals_with(sub, parent, super::keys::LINEAR_LOOKUPS)
+}
+
+/// [`globals`], with a hash index where more than `linear` keys are looked up.
+fn globals_with(sub: &mut Node, parent: &Node, linear: usize) {
     let Some(src) = parent.get("global") else {
         return;
     };
@@ -1736,16 +1752,17 @@ fn globals(sub: &mut Node, parent: &Node) {
     let Value::Map(dg) = &mut dest.value else {
         return;
     };
+    let mut finder = super::keys::Finder::new(dg, src_entries.len(), linear);
     for se in src_entries {
-        let pos = dg.iter().position(|d| d.key == se.key);
+        let pos = finder.find(dg, &se.key);
         if matches!(se.value.value, Value::Map(_)) {
             match pos {
-                None => dg.push(se.clone()),
+                None => finder.push(dg, se.clone()),
                 Some(p) if matches!(dg[p].value.value, Value::Map(_)) => {
                     // coalesceTablesFullKey(vv = parent's copy, destvmap), merge = true: the
                     // parent's entries over the subchart's.
                     let mut vv = se.clone();
-                    coalesce_values(&mut vv.value, &dg[p].value, true, &[]);
+                    coalesce_values_with(&mut vv.value, &dg[p].value, true, &[], linear);
                     dg[p] = vv;
                 }
                 Some(_) => {}
@@ -1755,7 +1772,59 @@ fn globals(sub: &mut Node, parent: &Node) {
                 dg[p] = se.clone();
             }
         } else {
-            dg.push(se.clone());
+            finder.push(dg, se.clone());
+        }
+    }
+    finder.finish(dg);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::helm::tests::{node_of, root_tree};
+
+    /// `coalesce_values` as it was before the key index (issue 38): the oracle.
+    fn reference(v: &mut Node, chart: &Node, merge: bool, children: &[String]) {
+        let (Value::Map(d), Value::Map(c)) = (&mut v.value, &chart.value) else {
+            return;
+        };
+        for ce in c {
+            match d.iter().position(|x| x.key == ce.key) {
+                None => d.push(ce.clone()),
+                Some(i) if is_null(&d[i].value) && !merge => {
+                    d.remove(i);
+                }
+                Some(i) => {
+                    if matches!(d[i].value.value, Value::Map(_))
+                        && matches!(ce.value.value, Value::Map(_))
+                    {
+                        let merge = merge || children.contains(&ce.key);
+                        reference(&mut d[i].value, &ce.value, merge, &[]);
+                    }
+                }
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        /// The umbrella's coalescing with its key index equals the linear search it replaced.
+        #[test]
+        fn coalesce_values_agrees_with_the_linear_search(
+            u in root_tree(),
+            c in root_tree(),
+            merge: bool,
+        ) {
+            let src = Source::new("t", String::new());
+            let children = vec!["a".to_string(), "c".to_string()];
+            let mut old = node_of(&u, &src);
+            reference(&mut old, &node_of(&c, &src), merge, &children);
+            for linear in [0, super::super::keys::LINEAR_LOOKUPS] {
+                let mut new = node_of(&u, &src);
+                coalesce_values_with(&mut new, &node_of(&c, &src), merge, &children, linear);
+                proptest::prop_assert_eq!(format!("{new:?}"), format!("{old:?}"));
+            }
         }
     }
 }

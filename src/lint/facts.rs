@@ -114,11 +114,13 @@ pub(super) fn cluster_facts(parsed: &[(Arc<Source>, yaml::Parsed)]) -> ClusterFa
             .map(|t| t.core),
         None => None,
     };
-    if let Some(per_gpu) = crate::cgpu::compat::data()
-        .issues
-        .iter()
-        .filter(|i| i.rules.iter().any(|r| r == RuleId::PodsPerGpu.name()))
-        .find_map(|i| i.max_pods_per_gpu)
+    // Only pods need the compatibility data (parsing it is most of a small check).
+    if !pods.is_empty()
+        && let Some(per_gpu) = crate::cgpu::compat::data()
+            .issues
+            .iter()
+            .filter(|i| i.rules.iter().any(|r| r == RuleId::PodsPerGpu.name()))
+            .find_map(|i| i.max_pods_per_gpu)
     {
         let mut per_node: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
         for (i, (_, _, _, node)) in pods.iter().enumerate() {

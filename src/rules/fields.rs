@@ -140,8 +140,8 @@ pub fn check_tag(
             ),
         );
     }
-    let data = crate::cgpu::compat::data();
-    if data.is_newer(core) {
+    if version::newer_than_data(core) {
+        let data = crate::cgpu::compat::data();
         ctx.at(
             RuleId::TagNewerThanData,
             v,

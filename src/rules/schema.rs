@@ -27,10 +27,23 @@ pub fn schema() -> &'static jsonschema::Validator {
 /// same place becomes a `wrong-type` finding, so each problem is reported once.
 pub(crate) fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
     let instance = serde_json::json!({ "cgpu": root.get("cgpu").map(Node::to_json) });
+    // Only an error covers a schema error: a `yaml11-scalar` warning on the same value must
+    // not hide that the value Helm reads has the wrong type (`policy: yes` is a boolean).
+    // The one warning that does is `unknown-key`: it is the schema's additionalProperties
+    // error, reported key by key with a suggestion (a typo is a warning, spec §3.1).
+    let reported: Vec<String> = ctx.out[before..]
+        .iter()
+        .filter(|d| {
+            d.severity == crate::rules::catalogue::Severity::Error || d.rule == RuleId::UnknownKey
+        })
+        .map(|d| d.path.clone())
+        .collect();
     // Compiling the 2020-12 schema is most of the start-up of a one-file check; a block that
-    // plainly satisfies it (the common case) does not need the validator. `surely_valid` only
-    // ever answers yes for blocks the schema accepts (a property test holds it to that).
-    if surely_valid(&instance["cgpu"]) {
+    // plainly satisfies it (the common case) does not need the validator, nor does one whose
+    // other keys all have a finding already (every schema error would be covered: see
+    // `uncovered_keys_decide`). `surely_valid` only ever answers yes for blocks the schema
+    // accepts (a property test holds it to that).
+    if surely_valid(&without_reported_keys(&instance["cgpu"], &reported)) {
         return;
     }
     let validator = schema();
@@ -40,17 +53,7 @@ pub(crate) fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
     let mut extra = Vec::new();
     for err in validator.iter_errors(&instance) {
         let path = err.instance_path().as_str().to_string();
-        // Only an error covers a schema error: a `yaml11-scalar` warning on the same value must
-        // not hide that the value Helm reads has the wrong type (`policy: yes` is a boolean).
-        // The one warning that does is `unknown-key`: it is the schema's additionalProperties
-        // error, reported key by key with a suggestion (a typo is a warning, spec §3.1).
-        let covered = ctx.out[before..].iter().any(|d| {
-            (d.severity == crate::rules::catalogue::Severity::Error || d.rule == RuleId::UnknownKey)
-                && (d.path == path
-                    || d.path.starts_with(&format!("{path}/"))
-                    || path.starts_with(&format!("{}/", d.path)))
-        }) || extra.contains(&path);
-        if covered {
+        if covered(&reported, &path) || extra.contains(&path) {
             continue;
         }
         extra.push(path);
@@ -64,6 +67,28 @@ pub(crate) fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
         let (message, help) = wrong_type(&path, node);
         ctx.at(RuleId::WrongType, node, path, message).help(help);
     }
+}
+
+/// Is a schema error at `path` covered by a finding at one of `reported`: the same value, one
+/// inside it or the one holding it?
+fn covered(reported: &[String], path: &str) -> bool {
+    reported.iter().any(|p| {
+        p == path || p.starts_with(&format!("{path}/")) || path.starts_with(&format!("{p}/"))
+    })
+}
+
+/// The `cgpu` block without the keys that have a finding at them (`/cgpu/KEY` in `reported`):
+/// each key's schema errors lie at or under its path, or (an unknown key's) at `/cgpu`, all of
+/// them covered by that finding.
+fn without_reported_keys(cgpu: &serde_json::Value, reported: &[String]) -> serde_json::Value {
+    let mut rest = cgpu.clone();
+    if let Some(map) = rest.as_object_mut() {
+        map.retain(|k, _| {
+            let p = format!("/cgpu/{}", crate::yaml::node::escape_pointer(k));
+            !reported.contains(&p)
+        });
+    }
+    rest
 }
 
 /// A value as Helm reads it, in words: `empty`, `the boolean true`, `the number 3`, `the
@@ -247,6 +272,29 @@ mod tests {
             if surely_valid(&cgpu) {
                 let instance = serde_json::json!({ "cgpu": cgpu });
                 prop_assert!(schema().is_valid(&instance), "{instance}");
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Skipping the validator when the keys without a finding are surely valid loses no
+        /// finding: every schema error then lies where a finding covers it.
+        #[test]
+        fn uncovered_keys_decide(cgpu in block(), mask in any::<u16>()) {
+            let keys: Vec<&String> = cgpu.as_object().unwrap().keys().collect();
+            let reported: Vec<String> = keys
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask & (1 << i) != 0)
+                .map(|(_, k)| format!("/cgpu/{k}"))
+                .collect();
+            if surely_valid(&without_reported_keys(&cgpu, &reported)) {
+                let instance = serde_json::json!({ "cgpu": cgpu });
+                for err in schema().iter_errors(&instance) {
+                    let path = err.instance_path().as_str().to_string();
+                    prop_assert!(covered(&reported, &path), "{path} in {instance}");
+                }
             }
         }
     }

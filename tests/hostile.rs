@@ -239,6 +239,11 @@ fn a_file_over_the_node_budget_is_refused_at_the_crossing_node() {
         stdout.contains(&format!("{path}:2:491")) && stdout.contains("node budget"),
         "{stdout}"
     );
+    // The limit is cgpu-lint's: the help must not say Helm refuses the file (Helm reads it).
+    assert!(
+        stdout.contains("this limit is cgpu-lint's") && !stdout.contains("Helm would refuse"),
+        "{stdout}"
+    );
     let out = bin()
         .args([
             "values",

@@ -213,13 +213,13 @@ pub(super) fn rules_source(
         out.extend(crate::rules::stack::versions_differ_in(opts, src));
     }
     if let Some(err) = &parsed.error {
-        out.extend(syntax_finding(
-            opts,
-            src,
-            err.document,
-            err.offset,
-            &err.message,
-        ));
+        let mut found = syntax_finding(opts, src, err.document, err.offset, &err.message);
+        if err.own_limit {
+            for d in &mut found {
+                d.help = "split the file, or raise --max-file-size (the budget is one node per 4 bytes of it): this limit is cgpu-lint's, Helm may read the file".into();
+            }
+        }
+        out.extend(found);
     } else if !checked_any {
         let (doc, span) = first_content.unwrap_or((1, 0..0));
         let mut ctx = Ctx::new(opts, doc, &empty);

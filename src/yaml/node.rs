@@ -201,6 +201,9 @@ pub struct SyntaxError {
     pub offset: usize,
     /// 1-based document number in which it happened.
     pub document: usize,
+    /// The file was refused by a limit of cgpu-lint's own (the node budget), not by go-yaml's
+    /// reading: Helm may well read it.
+    pub own_limit: bool,
 }
 
 /// Everything read from one file: the documents before any error, then the error.

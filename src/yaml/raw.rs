@@ -90,7 +90,11 @@ impl<'a> Arena<'a> {
             self.src.node_budget
         );
         let document = self.doc_index.max(1);
-        Some(ControlFlow::Break(Some(self.stop(message, at, document))))
+        let mut parsed = self.stop(message, at, document);
+        if let Some(e) = &mut parsed.error {
+            e.own_limit = true;
+        }
+        Some(ControlFlow::Break(Some(parsed)))
     }
 
     /// The documents read, and no error.
@@ -120,6 +124,7 @@ impl<'a> Arena<'a> {
                 message,
                 offset,
                 document,
+                own_limit: false,
             }),
         }
     }

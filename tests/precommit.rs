@@ -128,7 +128,12 @@ fn this_repo() -> &'static (tempfile::TempDir, PathBuf) {
         let rev = String::from_utf8_lossy(&out.stdout).trim().to_string();
         let configs = snap.path().with_extension("configs");
         std::fs::create_dir_all(&configs).unwrap();
-        for hook in ["cgpu-lint", "cgpu-lint-fix", "cgpu-lint-gitops"] {
+        for hook in [
+            "cgpu-lint",
+            "cgpu-lint-fix",
+            "cgpu-lint-gitops",
+            "cgpu-lint-markdown",
+        ] {
             std::fs::write(
                 configs.join(format!("{hook}.yaml")),
                 format!(
@@ -245,14 +250,17 @@ fn precommit_manifest_is_valid_and_picks_values_files() {
     let script = r#"
 import re, sys, yaml
 hooks = {h["id"]: h for h in yaml.safe_load(open(sys.argv[1]))}
-assert set(hooks) == {"cgpu-lint", "cgpu-lint-fix", "cgpu-lint-gitops"}, hooks
+assert set(hooks) == {"cgpu-lint", "cgpu-lint-fix", "cgpu-lint-gitops", "cgpu-lint-markdown"}, hooks
 assert hooks["cgpu-lint"]["entry"] == "cgpu-lint check"
 assert hooks["cgpu-lint-fix"]["entry"] == "cgpu-lint fix"
 assert hooks["cgpu-lint-gitops"]["entry"] == "cgpu-lint check --gitops"
+assert hooks["cgpu-lint-markdown"]["entry"] == "cgpu-lint check"
 assert "files" not in hooks["cgpu-lint-gitops"], "the GitOps hook selects by content"
+assert "files" not in hooks["cgpu-lint-markdown"], "every Markdown file: blocks are found by content"
 assert hooks["cgpu-lint-gitops"]["require_serial"] is True, "one run sees every file"
-for h in hooks.values():
-    assert h["language"] == "rust" and h["types"] == ["yaml"], h
+for id, h in hooks.items():
+    types = ["markdown"] if id == "cgpu-lint-markdown" else ["yaml"]
+    assert h["language"] == "rust" and h["types"] == types, h
 for id in ("cgpu-lint", "cgpu-lint-fix"):
     assert hooks[id]["files"] == hooks["cgpu-lint"]["files"]
 files = re.compile(hooks["cgpu-lint"]["files"])
@@ -395,4 +403,53 @@ fn precommit_gitops_hook_finds_every_form_by_content() {
     // The other tools' YAML is not named.
     assert!(!stdout.contains("docker-compose"), "{}", show(&out));
     assert!(!stdout.contains("ci.yml"), "{}", show(&out));
+}
+
+/// The Markdown hook: real pre-commit hands it the repository's Markdown files (`types:
+/// [markdown]`), a runbook's copied `cgpu:` block with a mistake fails the commit at its line in
+/// the .md, other Markdown passes, and YAML files are not its business.
+#[test]
+fn precommit_markdown_hook_checks_the_blocks_of_runbooks() {
+    let dir = repo_with(BAD);
+    let runbook = "# Switching the GPU-sharing policy\n\nCopy this into the values file:\n\n```yaml\ncgpu:\n  enabled: \"false\"\n  policy: 2\n```\n";
+    std::fs::create_dir_all(dir.path().join("docs")).unwrap();
+    std::fs::write(dir.path().join("docs/runbook.md"), runbook).unwrap();
+    std::fs::write(
+        dir.path().join("README.md"),
+        "# Platform\n\nNothing about GPUs.\n",
+    )
+    .unwrap();
+    git(dir.path(), &["add", "-A"]);
+    let config = this_repo().1.join("cgpu-lint-markdown.yaml");
+    let run = |dir: &Path| {
+        let mut cmd = Command::new(pre_commit());
+        cmd.current_dir(dir)
+            .args(["run", "cgpu-lint-markdown", "-c", &config.to_string_lossy()])
+            .args(["--all-files", "--color", "never"])
+            .env("PRE_COMMIT_HOME", run_dir().join("store"));
+        common::hook_build_env(&mut cmd);
+        cmd.output().expect("pre-commit runs")
+    };
+    let out = run(dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // Line 7, column 12 of the .md: `"false"` (from the bytes above).
+    let offset = runbook.find("\"false\"").unwrap();
+    let line = runbook[..offset].matches('\n').count() + 1;
+    let col = offset - runbook[..offset].rfind('\n').unwrap();
+    assert!(
+        stdout.contains(&format!(
+            "docs/runbook.md:{line}:{col}: error[string-boolean]"
+        )),
+        "{}",
+        show(&out)
+    );
+    // The values file's policy 7 is the YAML hook's: not reported here.
+    assert!(!stdout.contains("policy-out-of-range"), "{}", show(&out));
+
+    let fixed = runbook.replace("\"false\"", "false");
+    std::fs::write(dir.path().join("docs/runbook.md"), fixed).unwrap();
+    git(dir.path(), &["add", "-A"]);
+    let out = run(dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
 }

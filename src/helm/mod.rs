@@ -26,7 +26,7 @@ pub mod strvals;
 
 use std::sync::Arc;
 
-use crate::yaml::{self, Entry, KeyKind, Node, Scalar, Source, Style, Value};
+use crate::yaml::{self, Entry, KeyKind, Node, Scalar, Source, Value};
 
 /// Which Helm reads the values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -83,15 +83,7 @@ fn refuse(src: &Arc<Source>, offset: usize, message: impl Into<String>) -> Refus
 
 /// An empty mapping belonging to `src` (the start of a layering, an empty values file).
 pub fn empty_map(src: &Arc<Source>) -> Node {
-    Node {
-        value: Value::Map(Vec::new()),
-        span: 0..0,
-        style: Style::Block,
-        src: src.clone(),
-        via_alias: None,
-        alias_at: None,
-        refused: None,
-    }
+    Node::synthetic(Value::Map(Vec::new()), src)
 }
 
 /// One values file as the given Helm reads it: the mapping (empty for an empty file), or why
@@ -499,6 +491,7 @@ pub fn is_int64_source(src: &Source) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::yaml::Style;
 
     fn layers(files: &[&str]) -> Layers {
         Layers {
@@ -720,15 +713,7 @@ mod tests {
                     .collect(),
             ),
         };
-        Node {
-            value,
-            span: 0..0,
-            style: Style::Block,
-            src: src.clone(),
-            via_alias: None,
-            alias_at: None,
-            refused: None,
-        }
+        Node::synthetic(value, src)
     }
 
     /// YAML keys that go-yaml reads as different keys and Helm may turn into one string.

@@ -183,15 +183,7 @@ impl LeanRoot {
             s.items += 1;
             Value::Seq(vec![value])
         };
-        let probe = Node {
-            value: probe,
-            span: 0..0,
-            style: Style::Block,
-            src: src.clone(),
-            via_alias: None,
-            alias_at: None,
-            refused: None,
-        };
+        let probe = Node::synthetic(probe, src);
         if (lean.droppable)(&probe) {
             ControlFlow::Continue(())
         } else {

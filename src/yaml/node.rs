@@ -79,6 +79,20 @@ pub enum KeyKind {
 }
 
 impl Node {
+    /// A node with no text of its own (an empty map Helm starts from, a probe): an empty span
+    /// at the start of `src`, block style, not reached through an alias.
+    pub fn synthetic(value: Value, src: &Arc<Source>) -> Node {
+        Node {
+            value,
+            span: 0..0,
+            style: Style::Block,
+            src: src.clone(),
+            via_alias: None,
+            alias_at: None,
+            refused: None,
+        }
+    }
+
     pub fn raw(&self) -> &str {
         &self.src.text[self.span.clone()]
     }

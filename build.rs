@@ -61,32 +61,9 @@ fn get<'a>(m: &'a BTreeMap<String, String>, key: &str, what: &str) -> &'a str {
         .unwrap_or_else(|| panic!("{DATA}: {what} has no `{key}`"))
 }
 
-/// A release `cgpu-lint` for glibc Linux is linked as a position-dependent executable (issue 38,
-/// start-up). A PIE of this size carries ~23,000 relative relocations (550 KB of `.rela.dyn`)
-/// that the dynamic loader applies at every start, writing ~85 pages of `.data.rel.ro`: a
-/// third of the page faults of a one-file check (272 → 186) and ~15 % of its wall time
-/// (CONTRIBUTING, "Issue 38: start-up"). The cost is address-space randomisation of the
-/// executable's own image (shared libraries, heap and stack stay randomised), as Go's default
-/// Linux binaries (kubectl, Helm) have it. The objects stay position-independent; only the link
-/// changes. Debug builds (the tests), musl (static-pie, where `-no-pie` would conflict) and
-/// other systems are left as the toolchain builds them.
-fn link_position_dependent() {
-    let var = |k: &str| std::env::var(k).unwrap_or_default();
-    if var("PROFILE") == "release"
-        && var("CARGO_CFG_TARGET_OS") == "linux"
-        && var("CARGO_CFG_TARGET_ENV") == "gnu"
-        && !var("CARGO_CFG_TARGET_FEATURE")
-            .split(',')
-            .any(|f| f == "crt-static")
-    {
-        println!("cargo:rustc-link-arg-bins=-no-pie");
-    }
-}
-
 fn main() {
     println!("cargo:rerun-if-changed={DATA}");
     println!("cargo:rerun-if-changed=build.rs");
-    link_position_dependent();
     let text = std::fs::read_to_string(DATA).unwrap_or_else(|e| panic!("{DATA}: {e}"));
     let blocks = blocks(&text);
     let policy = find(&blocks, "support", "kind", "policy");

@@ -51,6 +51,7 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
                 &versions,
             )
         {
+            let v = v.map_err(|r| refusal(&versions, versions[0], r))?;
             use std::io::Write as _;
             let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *s.out);
             v.write(&mut out)?;

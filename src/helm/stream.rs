@@ -18,7 +18,7 @@ use std::io::{self, Write};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use super::{Version, json, place, read_file};
+use super::{Refusal, Version, json, place, read_file};
 use crate::yaml::{self, Entry, KeyKind, Node, Scalar, Source, Style, Value, Visitor};
 
 /// A collection's JSON text above this size is kept where it is instead of being copied into
@@ -438,8 +438,12 @@ impl Values {
 
 /// The effective values of `file` under the chart's defaults `chart`, as every version in
 /// `versions` reads them, when this reading certainly gives what [`super::effective`] gives
-/// (see the module's text); `None` otherwise.
-pub fn values(chart: &Arc<Source>, file: &Arc<Source>, versions: &[Version]) -> Option<Values> {
+/// (see the module's text), or the node budget's refusal; `None` otherwise.
+pub fn values(
+    chart: &Arc<Source>,
+    file: &Arc<Source>,
+    versions: &[Version],
+) -> Option<Result<Values, Refusal>> {
     if file.invalid.is_some()
         || file.encoding != yaml::source::Encoding::Utf8
         || file.text.starts_with('\u{feff}')
@@ -468,7 +472,15 @@ pub fn values(chart: &Arc<Source>, file: &Arc<Source>, versions: &[Version]) -> 
         root: None,
     };
     let parsed = yaml::visit(file, &mut r)?;
-    if parsed.error.is_some() || !r.frames.is_empty() || r.keep.is_some() {
+    if let Some(e) = parsed.error {
+        // The node budget, met in the one document read: the refusal the tree's reading gives
+        // after building the nodes before it (both count the same nodes). Anything else (and,
+        // defensively, a second document, which the `---` test above already rules out) is left
+        // to that reading, which places it.
+        return (e.own_limit && e.document <= 1)
+            .then(|| Err(super::refuse(file, e.offset, e.message)));
+    }
+    if !r.frames.is_empty() || r.keep.is_some() {
         return None;
     }
     let root = r.root?;
@@ -501,11 +513,11 @@ pub fn values(chart: &Arc<Source>, file: &Arc<Source>, versions: &[Version]) -> 
             _ => coalesced = Some(entries),
         }
     }
-    Some(Values {
+    Some(Ok(Values {
         blocks: r.blocks,
         root,
         coalesced: coalesced?,
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -536,7 +548,7 @@ mod tests {
         let chart = chart
             .clone()
             .unwrap_or_else(|| super::super::chart_source(&Layers::default()));
-        let v = values(&chart, file, versions)?;
+        let v = values(&chart, file, versions)?.ok()?;
         let mut out = Vec::new();
         v.write(&mut out).unwrap();
         Some(String::from_utf8(out).unwrap())
@@ -652,6 +664,33 @@ mod tests {
         // Many of the files are manifests, GitOps releases or broken on purpose: left to the tree.
         assert!(answered > 100, "{answered} of {total} answered");
         assert!(generated.is_empty(), "not answered: {generated:?}");
+    }
+
+    /// Over the node budget it refuses where, and as, the tree's reading refuses.
+    #[test]
+    fn the_node_budget_refuses_as_the_tree_does() {
+        let chart = super::super::chart_source(&Layers::default());
+        for (text, budget) in [
+            ("a: [1, 2, 3]\nb: {c: [4, 5]}\n", 5),
+            ("cgpu: {policy: 1, tag: x}\nb: 1\n", 4),
+            ("x: [a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a,a]\n", 10),
+        ] {
+            let mut file = Source::new("t.yaml", text.to_string());
+            Arc::get_mut(&mut file).unwrap().node_budget = budget;
+            for v in Version::BOTH {
+                let layers = Layers {
+                    chart: None,
+                    files: vec![file.clone()],
+                    sets: Vec::new(),
+                };
+                let old = effective(&layers, v).expect_err("refused");
+                let Some(Err(new)) = values(&chart, &file, &[v]) else {
+                    panic!("{text:?}: not refused");
+                };
+                assert_eq!(new.to_string(), old.to_string(), "{text:?}");
+                assert!(old.message.contains("node budget"), "{}", old.message);
+            }
+        }
     }
 
     /// The shapes it must leave to the tree.

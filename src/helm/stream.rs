@@ -58,6 +58,30 @@ struct JsonFrame {
     key: Option<(u32, u32)>,
     /// A child is a [`Block`]: this collection becomes one too.
     has_block: bool,
+    /// A list's items so far (a list's text is its items', written in order with their
+    /// commas; only its blocks have records, at the byte where each goes).
+    items: usize,
+}
+
+impl JsonFrame {
+    /// A value starts: a mapping's key, or a list item's place (after its comma).
+    fn value_start(&mut self) -> Option<(u32, u32)> {
+        if self.is_map {
+            return self.key.take();
+        }
+        if self.items > 0 {
+            self.buf.push(',');
+        }
+        self.items += 1;
+        span(self.buf.len(), self.buf.len())
+    }
+
+    /// The value started at `key` is `val`.
+    fn value_end(&mut self, key: (u32, u32), val: Val) {
+        if self.is_map || matches!(val, Val::Block(_)) {
+            self.recs.push(Rec { key, val });
+        }
+    }
 }
 
 /// A collection built as nodes (under a root key the chart's defaults hold).
@@ -142,11 +166,6 @@ impl Reader<'_> {
             _ => ControlFlow::Break(()),
         }
     }
-
-    /// The key of the value that just ended in the innermost JSON frame (`(0, 0)` in a list).
-    fn take_key(f: &mut JsonFrame) -> Option<(u32, u32)> {
-        if f.is_map { f.key.take() } else { Some((0, 0)) }
-    }
 }
 
 fn entry(key: String, value: Node) -> Entry {
@@ -210,7 +229,7 @@ impl Visitor for Reader<'_> {
                 let Value::Scalar(s) = &node.value else {
                     return ControlFlow::Break(());
                 };
-                let Some(key) = Reader::take_key(f) else {
+                let Some(key) = f.value_start() else {
                     return ControlFlow::Break(());
                 };
                 let start = f.buf.len();
@@ -218,10 +237,7 @@ impl Visitor for Reader<'_> {
                 let Some((a, b)) = span(start, f.buf.len()) else {
                     return ControlFlow::Break(());
                 };
-                f.recs.push(Rec {
-                    key,
-                    val: Val::Text(a, b),
-                });
+                f.value_end(key, Val::Text(a, b));
                 ControlFlow::Continue(())
             }
         }
@@ -261,6 +277,7 @@ impl Visitor for Reader<'_> {
                 recs: Vec::new(),
                 key: None,
                 has_block: false,
+                items: 0,
             })
         });
         ControlFlow::Continue(())
@@ -316,7 +333,7 @@ impl Visitor for Reader<'_> {
                 let Some(Frame::Json(parent)) = self.frames.last_mut() else {
                     return ControlFlow::Break(());
                 };
-                let Some(key) = Reader::take_key(parent) else {
+                let Some(key) = parent.value_start() else {
                     return ControlFlow::Break(());
                 };
                 let val = match val {
@@ -340,7 +357,7 @@ impl Visitor for Reader<'_> {
                         Val::Text(a, b)
                     }
                 };
-                parent.recs.push(Rec { key, val });
+                parent.value_end(key, val);
                 ControlFlow::Continue(())
             }
         }
@@ -369,21 +386,31 @@ fn write_val(v: Val, buf: &str, blocks: &[Block], out: &mut dyn Write) -> io::Re
 }
 
 fn write_block(b: &Block, blocks: &[Block], out: &mut dyn Write) -> io::Result<()> {
-    out.write_all(if b.is_map { b"{" } else { b"[" })?;
+    if !b.is_map {
+        out.write_all(b"[")?;
+        let mut at = 0;
+        for r in &b.recs {
+            let to = r.key.0 as usize;
+            out.write_all(&b.buf.as_bytes()[at..to])?;
+            write_val(r.val, &b.buf, blocks, out)?;
+            at = to;
+        }
+        out.write_all(&b.buf.as_bytes()[at..])?;
+        return out.write_all(b"]");
+    }
+    out.write_all(b"{")?;
     let mut key = String::new();
     for (i, r) in b.recs.iter().enumerate() {
         if i > 0 {
             out.write_all(b",")?;
         }
-        if b.is_map {
-            key.clear();
-            json::string(&b.buf[r.key.0 as usize..r.key.1 as usize], &mut key);
-            key.push(':');
-            out.write_all(key.as_bytes())?;
-        }
+        key.clear();
+        json::string(&b.buf[r.key.0 as usize..r.key.1 as usize], &mut key);
+        key.push(':');
+        out.write_all(key.as_bytes())?;
         write_val(r.val, &b.buf, blocks, out)?;
     }
-    out.write_all(if b.is_map { b"}" } else { b"]" })
+    out.write_all(b"}")
 }
 
 /// The values of one file, ready to be written.
@@ -604,6 +631,16 @@ mod tests {
             nested.push_str(&format!("    {line}\n"));
         }
         texts.push(("nested.yaml".into(), nested));
+        // A list holding large collections between small items.
+        let mut listed = String::from("l:\n  - 1\n  -\n");
+        for line in big.lines() {
+            listed.push_str(&format!("    {line}\n"));
+        }
+        listed.push_str("  - [2]\n  -\n");
+        for line in big.lines() {
+            listed.push_str(&format!("    {line}\n"));
+        }
+        texts.push(("listed.yaml".into(), listed));
         texts.push(("big.yaml".into(), big));
         texts.push(("top.yaml".into(), top));
         for dir in ["tests", "charts-fixtures", "examples"] {

@@ -481,7 +481,8 @@ def server():
 # --- Memory on node-dense values files (issue 38, item 2) -------------------------------------
 # `scripts/bench memory` runs only this part. MEM_RUNS (default 1) runs of each command on the
 # 50 MB files, RUNS on the small one; MEM_TIMEOUT (default 900 s) caps each run (a capped run
-# prints its exit status 124).
+# prints its exit status 124). MEM_FILES (file stems, comma-separated) runs only those files;
+# MEM_SKIP skips the rows whose label starts with one of its comma-separated prefixes.
 
 def dense_line(i: int, indent: str = "") -> str:
     return f'{indent}k{i}: {{name: n{i}, value: "v{i}", list: [a, b, {i}]}}\n'

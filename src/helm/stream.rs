@@ -144,9 +144,6 @@ impl Reader<'_> {
                     let Some(key) = f.key.take() else {
                         return ControlFlow::Break(());
                     };
-                    if f.entries.iter().any(|e| e.key == key) {
-                        return ControlFlow::Break(());
-                    }
                     f.entries.push(entry(key, node));
                 } else {
                     f.items.push(node);
@@ -291,6 +288,12 @@ impl Visitor for Reader<'_> {
                     return ControlFlow::Break(());
                 }
                 let value = if f.is_map {
+                    // A key twice (checked here, in n log n: `cgpu` may be large too).
+                    let mut keys: Vec<&str> = f.entries.iter().map(|e| e.key.as_str()).collect();
+                    keys.sort_unstable();
+                    if keys.windows(2).any(|w| w[0] == w[1]) {
+                        return ControlFlow::Break(());
+                    }
                     Value::Map(f.entries)
                 } else {
                     Value::Seq(f.items)
@@ -743,6 +746,7 @@ mod tests {
             "m: !!int abc\n",
             "x: {b: 1, b: 2}\n",
             "cgpu: {a: 1, a: 2}\n",
+            "cgpu:\n  n: {b: [1], a: 1, b: 2}\n",
             "a: 1\n---\na: 2\n",
             "a: 1",
             "- 1\n",

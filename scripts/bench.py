@@ -481,7 +481,8 @@ def server():
 # --- Memory on node-dense values files (issue 38, item 2) -------------------------------------
 # `scripts/bench memory` runs only this part. MEM_RUNS (default 1) runs of each command on the
 # 50 MB files, RUNS on the small one; MEM_TIMEOUT (default 900 s) caps each run (a capped run
-# prints its exit status 124).
+# prints its exit status 124). MEM_FILES (file stems, comma-separated) runs only those files;
+# MEM_SKIP skips the rows whose label starts with one of its comma-separated prefixes.
 
 def dense_line(i: int, indent: str = "") -> str:
     return f'{indent}k{i}: {{name: n{i}, value: "v{i}", list: [a, b, {i}]}}\n'
@@ -502,6 +503,21 @@ def dense_values(size: int) -> Path:
             i += 1
         while n < size:
             out.append(dense_line(i))
+            n += len(out[-1])
+            i += 1
+        p.write_text("".join(out))
+    return p
+
+
+def dense_nested_values(size: int) -> Path:
+    """The same `size` bytes as dense_values with every line under `big:` (all under one key)."""
+    p = BENCH / f"dense-nested-{size // 1_000_000}mb.yaml"
+    if not p.exists():
+        BENCH.mkdir(parents=True, exist_ok=True)
+        out = ["cgpu:\n  enabled: true\n  policy: 2\n  tag: v1.5.20-3c9d1e7-aliyun\nbig:\n"]
+        n, i = len(out[0]), 0
+        while n < size:
+            out.append(dense_line(i, "  "))
             n += len(out[-1])
             i += 1
         p.write_text("".join(out))
@@ -537,7 +553,15 @@ def memory():
     runs = int(os.environ.get("MEM_RUNS", "1"))
     cap = os.environ.get("MEM_TIMEOUT", "900")
     chart = ROOT / "charts-fixtures" / "ack-ai-installer"
-    for f, n in ((dense_keys(40_000), RUNS), (dense_values(50_000_000), runs), (long_scalars(50_000_000), runs)):
+    files = ((dense_keys(40_000), RUNS), (dense_values(50_000_000), runs),
+             (dense_nested_values(50_000_000), runs), (long_scalars(50_000_000), runs))
+    only = os.environ.get("MEM_FILES")  # e.g. MEM_FILES=dense-50mb,dense-nested-50mb
+    if only:
+        files = tuple((f, n) for f, n in files if f.stem in only.split(","))
+    # Rows to skip, by the start of their label: MEM_SKIP=helm (Helm's 10-minute run),
+    # MEM_SKIP="helm,cgpu-lint check" (only `values`).
+    skip = tuple(filter(None, os.environ.get("MEM_SKIP", "").split(",")))
+    for f, n in files:
         size = f.stat().st_size
         rows = []
         for label, cmd in (
@@ -546,6 +570,8 @@ def memory():
             ("cgpu-lint check --stack", [str(CGPU), "check", "--stack", "--quiet", "--no-config", str(f)]),
             ("helm template -f (Helm 3)", [str(TOOLS / "helm3"), "template", "x", str(chart), "-f", str(f)]),
         ):
+            if skip and label.startswith(skip):
+                continue
             walls, cpus, rss, codes = [], [], [], set()
             for _ in range(n):
                 w, c, r, code = measure(["timeout", cap, *cmd])

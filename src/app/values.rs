@@ -37,6 +37,28 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
         None => Version::BOTH.to_vec(),
     };
     for stack in stacks {
+        // One plain values file: its JSON written as it is read, without its tree (issue 38).
+        if let [only] = stack.as_slice()
+            && sets.is_empty()
+            && !args.origins
+            && others.is_none()
+            && let Some(v) = helm::stream::values(
+                &helm::chart_source(&Layers {
+                    chart: chart.clone(),
+                    ..Layers::default()
+                }),
+                only,
+                &versions,
+            )
+        {
+            let v = v.map_err(|r| refusal(&versions, versions[0], r))?;
+            use std::io::Write as _;
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, &mut *s.out);
+            v.write(&mut out)?;
+            out.write_all(b"\n")?;
+            out.flush()?;
+            continue;
+        }
         // A file of Kubernetes objects is not a values file: refused, naming what it holds,
         // rather than printed as the chart's defaults beside its keys. Flux's valuesFrom objects
         // of another input are read by that input: nothing to print for them.

@@ -11,19 +11,26 @@ pub fn to_string(node: &Node) -> String {
     out
 }
 
-fn write(node: &Node, out: &mut String) {
-    match &node.value {
-        Value::Scalar(Scalar::Null) => out.push_str("null"),
-        Value::Scalar(Scalar::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Scalar(Scalar::Int(i)) => {
-            if super::is_int64_source(&node.src) {
+/// One scalar as JSON; `int64`: an integer set by `--set` (else a float64, as Helm reads YAML).
+pub fn scalar(s: &Scalar, int64: bool, out: &mut String) {
+    match s {
+        Scalar::Null => out.push_str("null"),
+        Scalar::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Scalar::Int(i) => {
+            if int64 {
                 out.push_str(&i.to_string());
             } else {
                 out.push_str(&go_float64(*i as f64));
             }
         }
-        Value::Scalar(Scalar::Float(f)) => out.push_str(&go_float64(*f)),
-        Value::Scalar(Scalar::Str(s)) => string(s, out),
+        Scalar::Float(f) => out.push_str(&go_float64(*f)),
+        Scalar::Str(s) => string(s, out),
+    }
+}
+
+fn write(node: &Node, out: &mut String) {
+    match &node.value {
+        Value::Scalar(s) => scalar(s, super::is_int64_source(&node.src), out),
         Value::Seq(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {

@@ -22,6 +22,7 @@
 pub mod json;
 mod keys;
 pub mod place;
+pub mod stream;
 pub mod strvals;
 
 use std::sync::Arc;

@@ -13,16 +13,28 @@ use std::sync::Arc;
 
 use super::goyaml::{self, EventKind, Parser, ScalarStyle};
 use super::lean::Lean;
-use super::node::{Parsed, Style};
+use super::node::{Parsed, Style, Visitor};
 use super::raw::{Arena, MAX_NESTING_DEPTH};
 use super::source::Source;
 
 /// Read every document of `src` into the arena (lean when `lean` is given; without the arena
 /// when `direct`, see `direct.rs`). `None`: the lean or direct reading gave up.
 pub(super) fn read(src: &Arc<Source>, lean: Option<&Lean>, direct: bool) -> Option<Parsed> {
+    read_into(src, Arena::new(src, lean, direct))
+}
+
+/// Read the first document of `src` into `visitor` (see [`super::node::Visitor`]): `None` when
+/// the visitor or the reading gave up; a parsed result without documents otherwise (with the
+/// syntax error or node budget refusal that ended the file, if any).
+pub(super) fn visit<'a>(src: &'a Arc<Source>, visitor: &'a mut dyn Visitor) -> Option<Parsed> {
+    let mut arena = Arena::new(src, None, false);
+    arena.visitor = Some(visitor);
+    read_into(src, arena)
+}
+
+fn read_into<'a>(src: &'a Arc<Source>, mut arena: Arena<'a>) -> Option<Parsed> {
     let text = src.text.as_bytes();
     let mut parser = Parser::new(text);
-    let mut arena = Arena::new(src, lean, direct);
     // Anchor names → the arena's numbers: each definition is a new number, an alias takes the
     // latest definition read so far (go-yaml's `p.doc.anchors[name]`, one map per document).
     let mut anchors: HashMap<Vec<u8>, usize> = HashMap::new();

@@ -29,7 +29,7 @@ pub mod source;
 
 use std::sync::Arc;
 
-pub use node::{Document, Entry, KeyKind, Node, Parsed, Style, SyntaxError, Value};
+pub use node::{Document, Entry, KeyKind, Node, Parsed, Style, SyntaxError, Value, Visitor};
 pub use resolve::Scalar;
 pub use source::{LineCol, Source};
 
@@ -37,4 +37,12 @@ pub use source::{LineCol, Source};
 pub fn parse(src: &Arc<Source>) -> Parsed {
     events::read(src, None, true)
         .unwrap_or_else(|| events::read(src, None, false).expect("a full parse never gives up"))
+}
+
+/// Hand the first document of `src` to `visitor` call by call, building nothing (memory: what the
+/// visitor keeps). `None`: the visitor gave up, or the file holds an anchor, an alias or a second
+/// document; otherwise no documents and the error that ended the file, if any (a syntax error, the
+/// node budget), as [`parse`] reports it.
+pub fn visit(src: &Arc<Source>, visitor: &mut dyn Visitor) -> Option<Parsed> {
+    events::visit(src, visitor)
 }

@@ -184,6 +184,15 @@ impl Node {
     }
 }
 
+/// Takes the first document of a file call by call instead of a tree ([`super::visit`]): each
+/// scalar typed as [`super::parse`] types it (a key too: the visitor tells keys from values), and
+/// each collection's start and end. `Break`: give up (the caller then reads the file whole).
+pub trait Visitor {
+    fn scalar(&mut self, node: Node) -> std::ops::ControlFlow<()>;
+    fn start(&mut self, is_map: bool) -> std::ops::ControlFlow<()>;
+    fn end(&mut self) -> std::ops::ControlFlow<()>;
+}
+
 /// A key that appeared twice in one mapping.
 #[derive(Debug, Clone)]
 pub struct Duplicate {

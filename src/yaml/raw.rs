@@ -9,10 +9,10 @@ use std::collections::HashMap;
 use std::ops::{ControlFlow, Range};
 use std::sync::Arc;
 
-use super::build::build_document;
+use super::build::{build_document, scalar_node};
 use super::direct::Direct;
 use super::lean::{Lean, LeanRoot, lean_document};
-use super::node::{Document, Parsed, Style, SyntaxError, Value};
+use super::node::{Document, Parsed, Style, SyntaxError, Value, Visitor};
 use super::resolve::Scalar;
 use super::source::Source;
 
@@ -57,6 +57,9 @@ pub(super) struct Arena<'a> {
     /// Set when the documents are built straight from the calls, without the arena (see
     /// `direct.rs`); a call it cannot take ends the reading with `None`.
     direct: Option<Direct>,
+    /// Set when the first document is handed to a [`Visitor`] call by call (nothing is built
+    /// here): an anchor, an alias or a second document ends the reading with `None`.
+    pub(super) visitor: Option<&'a mut dyn Visitor>,
 }
 
 impl<'a> Arena<'a> {
@@ -75,6 +78,7 @@ impl<'a> Arena<'a> {
             lean_root: None,
             nodes: 0,
             direct: (direct && lean.is_none()).then(Direct::default),
+            visitor: None,
         }
     }
 
@@ -146,6 +150,13 @@ impl<'a> Arena<'a> {
     /// The open document ends at byte `at`: it is built.
     pub(super) fn document_end(&mut self, at: usize) -> Step {
         let span = self.doc_start..at.max(self.doc_start);
+        if self.visitor.is_some() {
+            return if self.doc_index > 1 {
+                ControlFlow::Break(None)
+            } else {
+                ControlFlow::Continue(())
+            };
+        }
         if let Some(d) = &mut self.direct {
             let d = std::mem::take(d);
             // A document holding only an empty plain scalar is an empty document.
@@ -201,7 +212,7 @@ impl<'a> Arena<'a> {
         if let Some(stop) = self.over_budget(span.start) {
             return stop;
         }
-        if self.direct.is_some() {
+        if self.direct.is_some() || self.visitor.is_some() {
             return ControlFlow::Break(None);
         }
         let Some(&target) = self.anchors.get(&id) else {
@@ -228,6 +239,16 @@ impl<'a> Arena<'a> {
     ) -> Step {
         if let Some(stop) = self.over_budget(span.start) {
             return stop;
+        }
+        if let Some(v) = &mut self.visitor {
+            if self.doc_index > 1
+                || anchor.is_some()
+                || v.scalar(scalar_node(self.src, &value, style, tag.as_deref(), span))
+                    .is_break()
+            {
+                return ControlFlow::Break(None);
+            }
+            return ControlFlow::Continue(());
         }
         if let Some(d) = &mut self.direct {
             if anchor.is_some()
@@ -259,6 +280,12 @@ impl<'a> Arena<'a> {
     ) -> Step {
         if let Some(stop) = self.over_budget(span.start) {
             return stop;
+        }
+        if let Some(v) = &mut self.visitor {
+            if self.doc_index > 1 || anchor.is_some() || v.start(is_map).is_break() {
+                return ControlFlow::Break(None);
+            }
+            return ControlFlow::Continue(());
         }
         if let Some(d) = &mut self.direct {
             if anchor.is_some() || d.start(is_map, flow, span).is_break() {
@@ -300,6 +327,12 @@ impl<'a> Arena<'a> {
 
     /// The innermost open collection closes; `at` is where its end event ends.
     pub(super) fn collection_end(&mut self, at: usize) -> Step {
+        if let Some(v) = &mut self.visitor {
+            return match v.end() {
+                ControlFlow::Break(()) => ControlFlow::Break(None),
+                ControlFlow::Continue(()) => ControlFlow::Continue(()),
+            };
+        }
         if let Some(d) = &mut self.direct {
             if d.end(self.src, at).is_break() {
                 return ControlFlow::Break(None);

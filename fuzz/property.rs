@@ -6,10 +6,10 @@
 // the input parses, the fixed text parses too and fixing it again changes nothing (fix is
 // idempotent). Safe fixes and `--unsafe-fixes` both.
 
+use cgpu_lint::catalogue::RuleId;
 use cgpu_lint::diag::Diagnostic;
 use cgpu_lint::lint::fix::lint_fix;
 use cgpu_lint::lint::{Settings, lint_file};
-use cgpu_lint::rules::catalogue::RuleId;
 use cgpu_lint::yaml::{Source, source::decode};
 
 fn parses(diags: &[Diagnostic]) -> bool {

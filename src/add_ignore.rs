@@ -14,9 +14,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use crate::catalogue::{self, RuleId, Severity};
 use crate::diag::Diagnostic;
 use crate::lint::{self, Settings};
-use crate::rules::catalogue::{self, RuleId, Severity};
 use crate::suppress::{self, Directive};
 use crate::yaml::{self, Node, Scalar, Source, Style, Value};
 

@@ -23,8 +23,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::catalogue::RuleId;
 use crate::diag::{Diagnostic, stable_hash};
-use crate::rules::catalogue::RuleId;
 use crate::yaml::Source;
 
 /// The default file name, in the working directory.

@@ -34,11 +34,12 @@ use std::sync::Arc;
 use globset::GlobBuilder;
 use serde::Deserialize;
 
+use crate::catalogue;
 use crate::helm;
 use crate::lint::Filter;
 use crate::lint::{PerFileIgnores, Settings};
 use crate::output::Format;
-use crate::rules::{RuleOptions, catalogue};
+use crate::rules::RuleOptions;
 
 pub const FILE_NAME: &str = ".cgpu-lint.toml";
 

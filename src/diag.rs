@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::rules::catalogue::{RuleId, Severity};
+use crate::catalogue::{RuleId, Severity};
 use crate::yaml::{LineCol, Source};
 
 /// Replace the bytes `range` of `src` with `replacement` (an insertion when the range is empty).

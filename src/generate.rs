@@ -3,9 +3,9 @@
 //! Neither invents a tag: without `--tag` the chart's documented default is used, and the caller
 //! is told that it has the known deadlock.
 
+use crate::catalogue::Severity;
 use crate::cgpu::{POLICY_EFFECTS, POLICY_TITLES};
 use crate::diag::Diagnostic;
-use crate::rules::catalogue::Severity;
 use crate::rules::render_string;
 use crate::yaml::{Source, Style};
 
@@ -18,7 +18,7 @@ pub enum GenerateError {
     /// The asked-for settings break an error rule (exit 1, nothing printed).
     #[error("refused: {rule}: {message}")]
     Rejected {
-        rule: crate::rules::catalogue::RuleId,
+        rule: crate::catalogue::RuleId,
         message: String,
     },
 }
@@ -261,7 +261,7 @@ mod tests {
         assert!(matches!(
             values(&r),
             Err(GenerateError::Rejected {
-                rule: crate::rules::catalogue::RuleId::PolicyOutOfRange,
+                rule: crate::catalogue::RuleId::PolicyOutOfRange,
                 ..
             })
         ));

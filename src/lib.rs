@@ -6,6 +6,7 @@ pub mod add_ignore;
 pub mod admission;
 pub mod app;
 pub(crate) mod baseline;
+pub mod catalogue;
 pub mod cgpu;
 pub mod check;
 pub mod checklist;

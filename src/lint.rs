@@ -8,7 +8,7 @@
 //! Modelled on ruff's `crates/ruff_linter/src/linter.rs`: `check_path` does the work, `lint_only`
 //! and `lint_fix` wrap it.
 
-use crate::rules::catalogue::RuleId;
+use crate::catalogue::RuleId;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 
@@ -512,7 +512,7 @@ fn chart_template_skipped(src: &Arc<Source>, opts: &RuleOptions) -> Vec<Diagnost
         Some("nothing to fix here: cgpu-lint checks values files and rendered manifests".into()),
     );
     for d in &mut ctx.out {
-        d.severity = crate::rules::catalogue::Severity::Info;
+        d.severity = crate::catalogue::Severity::Info;
     }
     ctx.out
 }
@@ -534,8 +534,8 @@ fn rules_stack(layers: &[Arc<Source>], opts: &RuleOptions) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalogue::Severity;
     use crate::diag::{Applicability, Consequence, Edit};
-    use crate::rules::catalogue::Severity;
 
     /// A finding of `rule` on bytes 6..13 of one source.
     fn at(src: &Arc<Source>, rule: RuleId, severity: Severity) -> Diagnostic {

@@ -907,7 +907,7 @@ mod tests {
             let d = outcome
                 .diagnostics
                 .iter()
-                .find(|d| d.rule == crate::rules::catalogue::RuleId::InstallerPolicyInvalid)
+                .find(|d| d.rule == crate::catalogue::RuleId::InstallerPolicyInvalid)
                 .expect("a POLICY finding");
             assert_eq!(
                 outcome.template_of(d).as_deref(),

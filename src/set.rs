@@ -2,11 +2,11 @@
 //! one line with the surrounding indentation and line ending), then check the result with the
 //! same rules as `check` and refuse a value that an error rule rejects.
 
-use crate::rules::catalogue::RuleId;
+use crate::catalogue::RuleId;
 use std::sync::Arc;
 
+use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Edit};
-use crate::rules::catalogue::Severity;
 use crate::rules::{RuleOptions, render_string};
 use crate::yaml::node::child;
 use crate::yaml::{self, Node, Scalar, Source, Style, Value, resolve};

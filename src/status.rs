@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::catalogue::RuleId;
 use crate::cgpu;
 use crate::checklist::steps::{NSENTER, READ_STATE};
 use crate::cluster::{ClusterError, Fetched, Options, Target};
 use crate::diag::Diagnostic;
-use crate::rules::catalogue::RuleId;
 use crate::rules::{Ctx, RuleOptions};
 use crate::yaml::Source;
 

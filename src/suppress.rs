@@ -13,8 +13,8 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::catalogue;
 use crate::diag::Diagnostic;
-use crate::rules::catalogue;
 use crate::yaml::Source;
 
 /// The marker every directive starts with, after the `#`.

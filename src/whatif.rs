@@ -12,12 +12,12 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use crate::catalogue::{Group, RuleId, Severity};
 use crate::cgpu::{self, DRIVER_LABEL, GFD_DRIVER_FULL_LABEL, GFD_DRIVER_PART_LABELS, compat};
 use crate::diag::{Diagnostic, Edit};
 use crate::lint;
 use crate::manifest::Objects;
 use crate::manifest::node::nodes_of;
-use crate::rules::catalogue::{Group, RuleId, Severity};
 use crate::yaml::{self, Node, Source};
 
 #[derive(Debug, thiserror::Error)]

@@ -16,8 +16,8 @@ use std::sync::Arc;
 
 use cgpu_lint::admission::eval::{PolicySet, Request};
 use cgpu_lint::admission::{self, Action};
+use cgpu_lint::catalogue::Severity;
 use cgpu_lint::lint::{Settings, lint_file};
-use cgpu_lint::rules::catalogue::Severity;
 use cgpu_lint::yaml::Source;
 use serde_json::{Value as Json, json};
 
@@ -85,7 +85,7 @@ fn pieces(d: &cgpu_lint::diag::Diagnostic) -> Vec<(&'static str, Severity, Strin
     for p in parts {
         let rule = p
             .split_once(": ")
-            .and_then(|(r, _)| cgpu_lint::rules::catalogue::find(r));
+            .and_then(|(r, _)| cgpu_lint::catalogue::find(r));
         match rule {
             Some(r) => {
                 let msg = p[r.name.len() + 2..].to_string();

@@ -6,12 +6,12 @@ use std::sync::Arc;
 
 use proptest::prelude::*;
 
+use cgpu_lint::catalogue::RuleId;
 use cgpu_lint::diag::Edit;
 use cgpu_lint::edit;
 use cgpu_lint::fix::fix_source;
 use cgpu_lint::lint::Filter;
 use cgpu_lint::lint::{Settings, lint_file};
-use cgpu_lint::rules::catalogue::RuleId;
 use cgpu_lint::rules::{RuleOptions, render_string};
 use cgpu_lint::yaml::{self, Node, Source, Value};
 

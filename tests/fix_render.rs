@@ -433,8 +433,8 @@ fn fix_all(files: &[(String, String)]) -> Vec<Case> {
             let src = Source::new(name.clone(), original.clone());
             // Each fix's applicability is the one its catalogue entry states.
             for d in cgpu_lint::lint::lint_file(&src, &Default::default()) {
+                use cgpu_lint::catalogue::FixClass as C;
                 use cgpu_lint::diag::Applicability as A;
-                use cgpu_lint::rules::catalogue::FixClass as C;
                 let class = d.rule.info().fix.map(|f| f.class);
                 match (d.fix_applicability(), class) {
                     (None, _) | (Some(_), Some(C::Depends)) => {}

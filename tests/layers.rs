@@ -3,7 +3,7 @@
 //! the same table, checked against every `crate::…` path in src/ (uses, grouped uses, paths in
 //! expressions and types; comments and string literals are skipped).
 //!
-//! A module is named by its path under `crate` (`rules::catalogue`, `checklist`); the layer of a
+//! A module is named by its path under `crate` (`rules::values`, `checklist`); the layer of a
 //! path is that of the longest entry of `LAYERS` it starts with. A path that names a re-export
 //! counts where it is written (`crate::rules::RuleId` is an import of `rules`, whatever the item
 //! is re-exported from): imports say where names live.
@@ -17,9 +17,9 @@ const LAYERS: &[(&str, u8)] = &[
     ("yaml", 0),
     ("spill", 0),
     // 1 facts and the rule catalogue: the cGPU/ACK facts; rule ids, severities, sources
-    //   (rules::catalogue::sources; declared, never printed here: output::rules prints them).
+    //   (catalogue::sources; declared, never printed here: output::rules prints them).
     ("cgpu", 1),
-    ("rules::catalogue", 1),
+    ("catalogue", 1),
     // 2 model: Kubernetes objects (manifest, the Node view in manifest::node), diagnostics.
     ("manifest", 2),
     ("diag", 2),
@@ -425,9 +425,8 @@ const KNOWN: &[&str] = &[
     "file-cycle: app/{baseline, report, settings}",
     "file-cycle: helm/{json, mod, place, strvals}",
     "file-cycle: lint/{markdown, mod}",
-    "file-cycle: rules::catalogue/{mod, sources}",
+    "file-cycle: catalogue/{mod, sources}",
     "file-cycle: server/{convert, mod, protocol, requests, setup, snapshot}",
-    "file-cycle: src/{diag, rules}",
     "file-cycle: yaml/{build, direct, events, lean, raw}",
 ];
 
@@ -668,7 +667,7 @@ fn every_layer_entry_is_a_folder_or_file_of_its_own() {
 #[test]
 fn the_scanner_sees_grouped_and_nested_paths() {
     let code = code_only(
-        "use crate::{yaml::{self, Source}, rules::catalogue::RuleId};\n\
+        "use crate::{yaml::{self, Source}, catalogue::RuleId};\n\
          // crate::app::nothing\n\
          let s = \"crate::cli::nothing\";\n\
          fn f() -> crate::diag::Severity { super::x::y() }\n\
@@ -683,7 +682,7 @@ fn the_scanner_sees_grouped_and_nested_paths() {
         [
             "yaml",
             "yaml::Source",
-            "rules::catalogue::RuleId",
+            "catalogue::RuleId",
             "diag::Severity",
             "checklist::x::y",
             "checklist::shell",
@@ -692,10 +691,10 @@ fn the_scanner_sees_grouped_and_nested_paths() {
         ]
     );
     assert_eq!(
-        layer_entry(&["rules".into(), "catalogue".into(), "RuleId".into()])
+        layer_entry(&["catalogue".into(), "RuleId".into()])
             .unwrap()
             .0,
-        "rules::catalogue"
+        "catalogue"
     );
     assert_eq!(
         layer_entry(&["rules".into(), "RuleId".into()]).unwrap().0,

@@ -265,7 +265,7 @@ fn doubled_word(text: &str) -> Option<String> {
 
 #[test]
 fn the_catalogue_has_no_doubled_words() {
-    for r in cgpu_lint::rules::catalogue::RULES {
+    for r in cgpu_lint::catalogue::RULES {
         let mut texts = vec![r.summary, r.help, r.explanation];
         if let Some(f) = &r.fix {
             texts.extend([f.what, f.why]);

@@ -7,8 +7,8 @@
 //! in the object). `tests/admission.rs` proves it equal to `check` by execution.
 
 use super::{Action, Check, VERSION_LABEL, lit, words};
+use crate::catalogue::{RuleId, Severity};
 use crate::cgpu::{CHART, POLICY_NAMES, TagError, min_policy_version};
-use crate::rules::catalogue::{RuleId, Severity};
 
 /// The policy (and binding) name.
 pub const GITOPS_POLICY: &str = "cgpu-lint-gitops-values-errors";

@@ -8,11 +8,11 @@
 pub mod eval;
 pub mod gitops;
 
+use crate::catalogue::{RuleId, Severity};
 use crate::cgpu::{
     self, CORE_INSTALLER, IMAGE_TAG, INSTALLER, INSTALLER_NAMES, KNOWN_REGIONS, LEGACY_LABEL,
     LEGACY_VALUE, SCHEDULE_LABEL, TagError, last_deadlock_version, min_policy_version,
 };
-use crate::rules::catalogue::{RuleId, Severity};
 use serde_json::Value as Json;
 
 /// What a binding does with a failed validation (`validationActions`).
@@ -1003,7 +1003,7 @@ fn header(req: &Request, api: &str) -> String {
     }
     h.push_str("# Not decided here:\n");
     let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
-    for r in crate::rules::catalogue::RULES {
+    for r in crate::catalogue::RULES {
         if checks().iter().any(|c| c.rule == r.id) {
             continue;
         }

@@ -4,10 +4,10 @@
 
 use super::report::{Report, print_checked, verdict};
 use super::{AppError, Exit, Streams};
+use crate::catalogue::Severity;
 use crate::cluster::{ClusterError, Fetched, Options, Target};
 use crate::lint;
 use crate::output::Format;
-use crate::rules::catalogue::Severity;
 
 /// One context of `check --cluster`: its label and its objects with their findings, or why it
 /// could not be read.

@@ -1,8 +1,8 @@
 //! `cgpu-lint generate`.
 
 use super::{AppError, Exit, Streams};
+use crate::catalogue::RuleId;
 use crate::diag::Diagnostic;
-use crate::rules::catalogue::RuleId;
 
 /// `cgpu-lint generate` and `cgpu-lint generate patch`.
 pub(crate) fn run(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Exit, AppError> {

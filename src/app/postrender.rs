@@ -5,13 +5,13 @@
 use std::io::{self, BufRead, Write};
 
 use super::{AppError, Exit, Streams};
+use crate::catalogue::Severity;
 use crate::cgpu::INSTALLER_NAMES;
 use crate::cli::{FailOn, PostRenderArgs, TtyMode};
 use crate::config::Overrides;
 use crate::diag::Summary;
 use crate::output::Format;
 use crate::postrender::{Options, Outcome, splice_edits};
-use crate::rules::catalogue::Severity;
 
 /// `post-render`: the settings from the command line and `.cgpu-lint.toml`, then [`serve`].
 pub(crate) fn run(

@@ -1,12 +1,12 @@
 //! Printing findings, and the exit status they call for.
 
 use super::{AppError, Exit, Streams};
+use crate::catalogue::Severity;
 use crate::check::InputError;
 use crate::cli::Color;
 use crate::diag::{Diagnostic, Summary};
 use crate::output::policyreport::Checked;
 use crate::output::{self, Format};
-use crate::rules::catalogue::Severity;
 
 /// How a command with the common flags reports: its flags with the config file's `format` and
 /// `deny-warnings`.
@@ -55,7 +55,7 @@ pub(crate) fn checked(
     if c.format != Format::Policyreport {
         return Checked::default();
     }
-    let rules = crate::rules::catalogue::RULES
+    let rules = crate::catalogue::RULES
         .iter()
         .filter(|r| settings.filter.allows(r.name))
         .map(|r| r.id)

@@ -1,9 +1,9 @@
 //! `cgpu-lint rules`, `explain`, `compat` and `schema`: what the tool knows, printed.
 
 use super::{AppError, Exit, Streams};
+use crate::catalogue;
 use crate::cli::{CompatArgs, CompatFormat, RulesArgs, RulesFormat};
 use crate::output;
-use crate::rules::catalogue;
 
 pub(crate) fn schema(s: &mut Streams) -> Result<Exit, AppError> {
     s.out

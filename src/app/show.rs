@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 
 use super::settings::{overrides, resolve};
 use super::{AppError, Exit, Streams};
+use crate::catalogue::RULES;
 use crate::cli::CheckArgs;
 use crate::output::{Format, ci_path, escape_line as esc};
-use crate::rules::catalogue::RULES;
 
 /// One setting: its key (as in `.cgpu-lint.toml` where it has one), value and origins.
 struct Item {
@@ -179,7 +179,7 @@ pub(crate) fn settings(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppErr
             .to_string(),
         ],
     });
-    let names = |ids: &[crate::rules::catalogue::RuleId]| -> Value {
+    let names = |ids: &[crate::catalogue::RuleId]| -> Value {
         json!(ids.iter().map(|r| r.name()).collect::<Vec<_>>())
     };
     items.push(Item {

@@ -80,7 +80,7 @@ pub(crate) fn run(s: &mut Streams, args: &StatusArgs) -> Result<Exit, AppError> 
             let checked = if format == Format::Policyreport {
                 Checked {
                     sources,
-                    rules: vec![crate::rules::catalogue::RuleId::NodeNotConverged],
+                    rules: vec![crate::catalogue::RuleId::NodeNotConverged],
                 }
             } else {
                 Checked::default()

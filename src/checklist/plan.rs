@@ -1,7 +1,7 @@
 //! Planning: the two sides and the nodes made into a [`Checklist`], the desired values gated
 //! as the upgrade applies them, and the findings that block the plan.
 
-use crate::rules::catalogue::RuleId;
+use crate::catalogue::RuleId;
 use std::sync::Arc;
 
 use super::model::{
@@ -10,11 +10,11 @@ use super::model::{
 };
 use super::read::{Current, DesiredSide, read_current, read_desired, read_nodes};
 use super::steps::kubectl_prefix;
+use crate::catalogue::Severity;
 use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::{parse_tag, split_image};
 use crate::diag::Diagnostic;
 use crate::lint;
-use crate::rules::catalogue::Severity;
 use crate::rules::{Ctx, NodeContext, RuleOptions};
 use crate::yaml::Source;
 use std::collections::HashMap;

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use semver::Version;
 
+use crate::catalogue::RuleId;
 use crate::cgpu;
 use crate::manifest::Objects;
 use crate::manifest::node::nodes_of;
-use crate::rules::catalogue::RuleId;
 use crate::rules::nodes::{self, NodeFacts};
 use crate::yaml::{self, Node, Source};
 

@@ -3,9 +3,9 @@
 
 use std::sync::Arc;
 
+use crate::catalogue::RuleId;
 use crate::diag::{Diagnostic, Edit};
 use crate::edit;
-use crate::rules::catalogue::RuleId;
 use crate::yaml::{self, Source};
 
 use super::{Settings, lint_file};

@@ -132,7 +132,7 @@ pub fn broken_blocks(src: &Source, diags: &[Diagnostic]) -> Vec<std::ops::Range<
         .into_iter()
         .filter(|r| {
             diags.iter().any(|d| {
-                d.rule == crate::rules::catalogue::RuleId::YamlSyntax && r.contains(&d.span.start)
+                d.rule == crate::catalogue::RuleId::YamlSyntax && r.contains(&d.span.start)
             })
         })
         .collect()

@@ -6,12 +6,12 @@
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::catalogue::RuleId;
 use crate::cgpu;
 use crate::diag::Diagnostic;
 use crate::helm::place;
 use crate::manifest::Objects;
 use crate::manifest::node::nodes_of;
-use crate::rules::catalogue::RuleId;
 use crate::rules::installer::{self, InstallerPolicy};
 use crate::rules::nodes;
 use crate::rules::{Ctx, RuleOptions, values};

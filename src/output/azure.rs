@@ -13,9 +13,9 @@
 
 use std::path::Path;
 
+use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Summary};
 use crate::output::{ci_path, human::summary_line};
-use crate::rules::catalogue::Severity;
 
 /// Escape a command's message (task-lib's `escapedata`).
 fn data(s: &str) -> String {

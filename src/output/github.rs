@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
+use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Summary};
 use crate::output::{ci_path, human::summary_line};
-use crate::rules::catalogue::Severity;
 
 /// Escape a command's message (GitHub's `escapeData`).
 fn data(s: &str) -> String {

@@ -17,9 +17,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::catalogue::{RuleId, Severity};
 use crate::diag::{Diagnostic, stable_hash};
 use crate::output::ci_path;
-use crate::rules::catalogue::{RuleId, Severity};
 
 fn severity(d: &Diagnostic) -> &'static str {
     if d.rule == RuleId::IoError {

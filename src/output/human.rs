@@ -10,8 +10,8 @@ use miette::{
     MietteSpanContents, SourceCode, SourceSpan, SpanContents,
 };
 
+use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Summary};
-use crate::rules::catalogue::Severity;
 use crate::yaml::Source;
 
 /// Lets miette read our sources without copying them per finding. A source holding control,
@@ -277,7 +277,7 @@ fn render_prepared(d: &Diagnostic, color: bool, prep: Arc<Prepared>) -> String {
         })
     };
     // An input that could not be read has no document and no position to name.
-    let mut out = if d.rule == crate::rules::catalogue::RuleId::IoError {
+    let mut out = if d.rule == crate::catalogue::RuleId::IoError {
         format!("{}\n", crate::output::locator(d))
     } else {
         format!(

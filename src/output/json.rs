@@ -2,8 +2,8 @@
 
 use serde::Serialize;
 
+use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Summary};
-use crate::rules::catalogue::Severity;
 
 #[derive(Serialize)]
 struct JsonDiagnostic<'a> {

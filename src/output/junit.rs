@@ -11,9 +11,9 @@ use std::path::Path;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
+use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Summary};
 use crate::output::ci_path;
-use crate::rules::catalogue::Severity;
 
 /// Does the finding fail the run (and so its testcase)?
 fn fails(d: &Diagnostic, deny_warnings: bool) -> bool {

@@ -192,7 +192,7 @@ pub fn count(n: usize, singular: &str) -> String {
 /// human report and every [`brief`] line start with it.
 pub fn locator(d: &Diagnostic) -> String {
     // An input that could not be read has no position: `file: error[io-error]`.
-    if d.rule == crate::rules::catalogue::RuleId::IoError {
+    if d.rule == crate::catalogue::RuleId::IoError {
         return format!(
             "{}: {}[{}]",
             escape_line(d.file()),

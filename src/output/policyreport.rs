@@ -22,9 +22,9 @@ use std::path::Path;
 
 use serde_json::{Map, Value, json};
 
+use crate::catalogue::{Group, RuleId, Severity};
 use crate::diag::Diagnostic;
 use crate::output::ci_path;
-use crate::rules::catalogue::{Group, RuleId, Severity};
 use crate::yaml::{Node, Source};
 
 /// The Kubernetes object a finding is about.

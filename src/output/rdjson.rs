@@ -14,9 +14,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::catalogue::Severity;
 use crate::diag::Diagnostic;
 use crate::output::ci_path;
-use crate::rules::catalogue::Severity;
 use crate::yaml::Source;
 
 fn severity(s: Severity) -> &'static str {

@@ -1,7 +1,7 @@
 //! The rule catalogue as `cgpu-lint rules` (human, JSON, the markdown table of docs/rules.md) and
-//! `cgpu-lint explain` print it; the catalogue itself ([`crate::rules::catalogue`]) only declares.
+//! `cgpu-lint explain` print it; the catalogue itself ([`crate::catalogue`]) only declares.
 
-use crate::rules::catalogue::{FixClass, RULES, Rule};
+use crate::catalogue::{FixClass, RULES, Rule};
 
 /// The rule in full, as `cgpu-lint explain` prints it.
 pub fn explain(rule: &Rule) -> String {

@@ -6,15 +6,15 @@
 //! Columns count Unicode characters, as in every other format, so the run says
 //! `"columnKind": "unicodeCodePoints"` (SARIF's default would be UTF-16 code units).
 
-use crate::rules::catalogue::RuleId;
+use crate::catalogue::RuleId;
 use std::path::Path;
 
 use serde_json::{Value, json};
 
+use crate::catalogue::RULES;
+use crate::catalogue::Severity;
 use crate::diag::Diagnostic;
 use crate::output::ci_path;
-use crate::rules::catalogue::RULES;
-use crate::rules::catalogue::Severity;
 use crate::yaml::LineCol;
 
 const SCHEMA: &str =

@@ -7,9 +7,9 @@
 
 use serde::Serialize;
 
+use crate::catalogue::{RuleId, Severity};
 use crate::diag::{Diagnostic, Summary};
 use crate::output::human::summary_line;
-use crate::rules::catalogue::{RuleId, Severity};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RuleCount {

@@ -1,7 +1,7 @@
 //! Checks of single fields that the `cgpu:` block and the cgpu-installer DaemonSet share: the
 //! image tag, imagePullPolicy, nodeSelector and its labels, and YAML 1.1 scalars.
 
-use crate::rules::catalogue::RuleId;
+use crate::catalogue::RuleId;
 
 use crate::cgpu::is_finance_region as cgpu_is_finance_region;
 use crate::cgpu::{

@@ -2,7 +2,7 @@
 //! live `kubectl get -o yaml` object, an item of a `kind: List`, or a document of a rendered
 //! stream. Findings point into the document with JSON pointers (`/items/0/spec/...` in a List).
 
-use crate::rules::catalogue::RuleId;
+use crate::catalogue::RuleId;
 use std::collections::BTreeSet;
 
 use crate::cgpu::{
@@ -315,7 +315,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
                     "image `{s}` is pinned by digest only: the cGPU version (and whether it supports policies) cannot be checked"
                 ),
             )
-            .severity(crate::rules::catalogue::Severity::Warning);
+            .severity(crate::catalogue::Severity::Warning);
         }
         None => {
             ctx.at(

@@ -1,6 +1,5 @@
 //! The rules: one file per group, all reporting through [`Ctx`].
 
-pub mod catalogue;
 pub mod fields;
 pub mod installer;
 pub mod k8s;
@@ -13,9 +12,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
+use crate::catalogue::RuleId;
+use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Edit, Related};
-use crate::rules::catalogue::RuleId;
-use crate::rules::catalogue::Severity;
 use crate::yaml::{Node, Source, Style};
 
 /// Settings the rules read.

@@ -5,7 +5,7 @@
 //! node-pool-driver-drift) over the Node objects of [`crate::manifest::node`], and pods-per-gpu
 //! over the Pods among the inputs.
 
-use crate::rules::catalogue::RuleId;
+use crate::catalogue::RuleId;
 use semver::Version;
 
 use crate::cgpu::{compat, driver_supported};
@@ -368,7 +368,7 @@ fn family_needs(ctx: &mut Ctx, node: &NodeView, cgpu: &Version, data: &compat::C
                     e.driver
                 ),
             )
-            .severity(crate::rules::catalogue::Severity::Warning);
+            .severity(crate::catalogue::Severity::Warning);
         }
     }
 }
@@ -494,7 +494,7 @@ fn family(ctx: &mut Ctx, node: &NodeView, cgpu: &Version, data: &compat::Compat)
                 row.id
             ),
         )
-        .severity(crate::rules::catalogue::Severity::Warning);
+        .severity(crate::catalogue::Severity::Warning);
     }
 }
 
@@ -637,7 +637,7 @@ fn hami_conflict(ctx: &mut Ctx, node: &NodeView, plugins: &DevicePlugins) {
                 node.name()
             ),
         )
-        .severity(crate::rules::catalogue::Severity::Warning);
+        .severity(crate::catalogue::Severity::Warning);
     }
 }
 

@@ -1,7 +1,7 @@
 //! The embedded JSON Schema of the `cgpu:` block (`cgpu-lint schema`), and the `wrong-type`
 //! findings it decides, in the project's words.
 
-use crate::rules::catalogue::RuleId;
+use crate::catalogue::RuleId;
 use std::sync::OnceLock;
 
 use crate::cgpu::{
@@ -33,9 +33,7 @@ pub(crate) fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
     // error, reported key by key with a suggestion (a typo is a warning, spec §3.1).
     let reported: Vec<String> = ctx.out[before..]
         .iter()
-        .filter(|d| {
-            d.severity == crate::rules::catalogue::Severity::Error || d.rule == RuleId::UnknownKey
-        })
+        .filter(|d| d.severity == crate::catalogue::Severity::Error || d.rule == RuleId::UnknownKey)
         .map(|d| d.path.clone())
         .collect();
     // Compiling the 2020-12 schema is most of the start-up of a one-file check; a block that

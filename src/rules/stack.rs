@@ -1,7 +1,7 @@
 //! `check --stack`: the rules over the values Helm computes from a stack of files, read the way
 //! the chosen Helm reads them (or both Helms, when none is chosen).
 
-use crate::rules::catalogue::RuleId;
+use crate::catalogue::RuleId;
 use std::collections::HashSet;
 
 use crate::diag::Diagnostic;

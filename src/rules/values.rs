@@ -2,10 +2,10 @@
 //! are in [`crate::rules::schema`], the field checks shared with the installer in
 //! [`crate::rules::fields`].
 
-use crate::rules::catalogue::RuleId;
+use crate::catalogue::RuleId;
 
+use crate::catalogue::Severity;
 use crate::cgpu::{EXPECTED_IMAGE, KNOWN_KEYS, POLICY_NAMES, POLICY_TITLES, split_image};
-use crate::rules::catalogue::Severity;
 use crate::rules::{Ctx, double_quoted, edit_distance, insert_line_after, render_string, replace};
 use crate::yaml::node::child;
 use crate::yaml::{Node, Scalar, Style, Value};

@@ -7,8 +7,8 @@ use std::str::FromStr;
 use lsp_types as lsp;
 
 use super::snapshot::Ctx;
+use crate::catalogue::Severity;
 use crate::diag::Diagnostic;
-use crate::rules::catalogue::Severity;
 
 /// The local path of a `file:` URI (percent-decoded); `None` for other schemes.
 pub fn uri_to_path(uri: &str) -> Option<PathBuf> {

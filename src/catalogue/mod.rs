@@ -120,11 +120,11 @@ macro_rules! declare_rules {
         /// compile:
         ///
         /// ```compile_fail
-        /// let _ = cgpu_lint::rules::catalogue::RuleId::TagToOld;
+        /// let _ = cgpu_lint::catalogue::RuleId::TagToOld;
         /// ```
         ///
         /// ```
-        /// assert_eq!(cgpu_lint::rules::catalogue::RuleId::TagTooOld.name(), "tag-too-old");
+        /// assert_eq!(cgpu_lint::catalogue::RuleId::TagTooOld.name(), "tag-too-old");
         /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum RuleId {

@@ -1,6 +1,6 @@
 //! Where each rule's facts come from: a public document with its address, or the Kubernetes /
 //! Helm / YAML source the rule mirrors. `explain`, `rules --format json` and SARIF's `helpUri`
-//! read them through [`crate::rules::catalogue::Rule::sources`]. Every address here is one the
+//! read them through [`crate::catalogue::Rule::sources`]. Every address here is one the
 //! project's domain research cites, or the public specification or documentation of the format
 //! or tool concerned; a source without a public address (the ack-ai-installer chart is not
 //! published) has `url: None` and says so.
@@ -314,7 +314,7 @@ pub fn of(rule: RuleId) -> &'static [Source] {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rules::catalogue::RULES;
+    use crate::catalogue::RULES;
 
     #[test]
     fn every_rule_has_a_public_source() {

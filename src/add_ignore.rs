@@ -215,7 +215,7 @@ fn all_at_once(
     // its finding's old line number plus those above it).
     let moved = |line: usize| line + inserted.iter().filter(|&&l| l < line).count();
     let scanned = suppress::scan(&text);
-    let today = suppress::today_utc();
+    let today = crate::date::today_utc();
     for (_, c, rules) in &chosen {
         let at = moved(c.directive_line);
         let read = scanned.iter().any(|d| {
@@ -352,7 +352,7 @@ fn candidates(
 
 /// Does a live directive on `line` of `text` name every rule?
 fn covers(text: &str, line: usize, rules: &[&str]) -> bool {
-    let today = suppress::today_utc();
+    let today = crate::date::today_utc();
     suppress::scan(text).iter().any(|c| {
         c.line == line
             && matches!(&c.directive, Directive::Ignore { rules: have, until }

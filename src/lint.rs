@@ -9,7 +9,7 @@
 //! and `lint_fix` wrap it.
 
 use crate::catalogue::RuleId;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 mod facts;
@@ -121,7 +121,7 @@ impl PerFileIgnores {
     /// No patterns yet, relative to the folder of the config file at `config_path`.
     pub fn new(config_path: &Path) -> PerFileIgnores {
         PerFileIgnores {
-            dir: absolute(config_path)
+            dir: crate::paths::absolute(config_path)
                 .parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_default(),
@@ -147,7 +147,7 @@ impl PerFileIgnores {
         if self.entries.is_empty() || file == "-" {
             return Vec::new();
         }
-        let abs = absolute(Path::new(file));
+        let abs = crate::paths::absolute(Path::new(file));
         let rel = abs.strip_prefix(&self.dir).unwrap_or(&abs);
         let name = abs.file_name().map(Path::new);
         self.entries
@@ -175,26 +175,6 @@ impl PerFileIgnores {
     pub fn retain(&self, diags: &mut Vec<Diagnostic>) {
         diags.retain(|d| self.allows(d.file(), d.rule.name()));
     }
-}
-
-/// `path` made absolute against the working directory, `.` and `..` resolved lexically.
-fn absolute(path: &Path) -> PathBuf {
-    let joined = if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        std::env::current_dir().unwrap_or_default().join(path)
-    };
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// What [`check_path`] is asked to look at.

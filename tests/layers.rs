@@ -13,9 +13,11 @@ use std::path::{Path, PathBuf};
 
 /// Bottom (0) to top. A module may import its own layer and those below.
 const LAYERS: &[(&str, u8)] = &[
-    // 0 text: bytes, sources, spans, YAML as go-yaml reads it.
+    // 0 text: bytes, sources, spans, YAML as go-yaml reads it; paths and dates.
     ("yaml", 0),
     ("spill", 0),
+    ("paths", 0),
+    ("date", 0),
     // 1 facts and the rule catalogue: the cGPU/ACK facts; rule ids, severities, sources
     //   (catalogue::sources; declared, never printed here: output::rules prints them).
     ("cgpu", 1),

@@ -26,7 +26,7 @@ pub(crate) fn usage(args: &CheckArgs) -> Result<(), AppError> {
                 "--until {d}: not a date YYYY-MM-DD"
             )));
         }
-        if crate::suppress::expired(d, &crate::suppress::today_utc()) {
+        if crate::suppress::expired(d, &crate::date::today_utc()) {
             return Err(AppError::Usage(format!(
                 "--until {d}: the day is past, so the ignores would hide nothing"
             )));

@@ -108,7 +108,7 @@ pub(crate) fn hide(
     checked: &dyn Fn(&Path, &str) -> bool,
 ) -> usize {
     let Some(l) = &c.baseline else { return 0 };
-    let today = crate::suppress::today_utc();
+    let today = crate::date::today_utc();
     baseline::apply(
         &l.baseline,
         diags,
@@ -153,7 +153,7 @@ pub(crate) fn run(s: &mut Streams, args: &BaselineArgs) -> Result<Exit, AppError
             &mut diags.clone(),
             &|d| file_in(&dir, d),
             &|_| false,
-            &crate::suppress::today_utc(),
+            &crate::date::today_utc(),
         );
         let kept: Vec<Entry> = old
             .entries

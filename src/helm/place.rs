@@ -1209,7 +1209,7 @@ fn layer_file(
     skip_missing: bool,
     version: Version,
 ) -> Result<Option<Node>, Refusal> {
-    let p = lexical(&base.join(path));
+    let p = crate::paths::lexical(&base.join(path));
     let path = entry.as_str().unwrap_or(path);
     let text = match std::fs::read_to_string(&p) {
         Ok(t) => t,
@@ -1250,25 +1250,6 @@ fn layer_file(
         }
     };
     read_file(&Source::new(p.to_string_lossy(), text), version).map(Some)
-}
-
-/// `p` with `.` and `a/..` taken out lexically (findings then name `clusters/prod.yaml`, not
-/// `charts/x/../../clusters/prod.yaml`).
-fn lexical(p: &Path) -> std::path::PathBuf {
-    use std::path::Component;
-    let mut out = std::path::PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
-            {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The folder of an Argo CD source's `path` in the checked repository: under the first folder

@@ -143,25 +143,14 @@ pub(super) fn build_setup(root: Option<&Path>, init: &InitOptions) -> (Setup, Ve
     });
     let setup = Setup {
         settings: settings.settings,
-        stack: init.stack.iter().map(|p| absolute(&base.join(p))).collect(),
+        stack: init
+            .stack
+            .iter()
+            .map(|p| crate::paths::lexical(&base.join(p)))
+            .collect(),
         chart_values: init.chart_values.as_ref().map(|p| base.join(p)),
         max_size: init.max_file_size.unwrap_or(DEFAULT_MAX_FILE_SIZE),
         unsafe_fixes: init.unsafe_fixes,
     };
     (setup, problems)
-}
-
-/// `path` with `.` and `..` resolved lexically (symlinks are not followed, as editors do not).
-pub(super) fn absolute(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
 }

@@ -8,7 +8,7 @@ use lsp_types as lsp;
 use super::Docs;
 use super::convert::{source_name, uri_to_path};
 use super::position::{Encoding, LineIndex};
-use super::setup::{Setup, absolute};
+use super::setup::Setup;
 use crate::diag::Diagnostic;
 use crate::lint;
 use crate::yaml::Source;
@@ -104,7 +104,7 @@ impl Ctx {
 
 /// The place of the document `uri` in the values stack, if it is a member.
 pub(super) fn stack_position(setup: &Setup, uri: &str) -> Option<usize> {
-    let path = absolute(&uri_to_path(uri)?);
+    let path = crate::paths::lexical(&uri_to_path(uri)?);
     setup.stack.iter().position(|p| *p == path)
 }
 

@@ -146,7 +146,10 @@ pub fn product_of(name: &str, selector: &[(String, String)]) -> Option<Product> 
     }
 }
 
-/// The policy the chart documents (`cgpu.policy: 1`).
+/// The policy the chart documents (`cgpu.policy: 1`). A reboot plan assumes it for an installer
+/// without a POLICY env: nobody has published the installer's built-in default (domain.md
+/// §10.3), but a DaemonSet rendered from the chart would have carried it; the assumption is
+/// reported (installer-policy-missing) so a reader can check `/proc/cgpu_km/0/policy` on a node.
 pub const CHART_DEFAULT_POLICY: u8 = 1;
 
 /// The message for an installer without a POLICY env (domain D03). No public source states what
@@ -183,6 +186,13 @@ cgpu:
   nodeSelector: {}
   checkRegions: true
 ";
+
+/// [`CHART_DEFAULTS`] as the source every reading of the chart's defaults names
+/// (`<chart defaults>`): the bottom of a stack, of a release's values, of a reboot plan and of
+/// the editor's hover when no chart values.yaml is given.
+pub fn chart_defaults() -> std::sync::Arc<crate::yaml::Source> {
+    crate::yaml::Source::new("<chart defaults>", CHART_DEFAULTS.to_string())
+}
 
 pub const KNOWN_KEYS: &[&str] = &[
     "enabled",

@@ -38,8 +38,6 @@ use serde_json::Value;
 
 use crate::yaml::Source;
 
-/// The DaemonSets read from kube-system by name.
-pub const INSTALLERS: [&str; 2] = crate::cgpu::INSTALLER_NAMES;
 /// Objects per LIST page (`kubectl --chunk-size`): nodes, the DaemonSets of kube-system, pods.
 pub const CHUNK_SIZE: u32 = 500;
 
@@ -305,8 +303,8 @@ impl Options {
             [
                 "get",
                 "daemonsets.v1.apps",
-                INSTALLERS[0],
-                INSTALLERS[1],
+                crate::cgpu::INSTALLER_NAMES[0],
+                crate::cgpu::INSTALLER_NAMES[1],
                 "--namespace=kube-system",
                 "--output=json",
                 "--ignore-not-found",

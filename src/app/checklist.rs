@@ -78,7 +78,7 @@ pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppErro
         if !fetched.installers.iter().any(|src| {
             src.name.ends_with(&format!(
                 ":DaemonSet/kube-system/{}",
-                crate::cluster::INSTALLERS[0]
+                crate::cgpu::INSTALLER_NAMES[0]
             ))
         }) {
             return Err(AppError::Usage(format!(

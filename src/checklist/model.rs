@@ -15,12 +15,6 @@ use crate::lint;
 use crate::manifest::Toleration;
 use crate::yaml::Source;
 
-/// The policy cgpu-installer is assumed to apply when its POLICY env is missing. Nobody has
-/// published the installer's built-in default (domain.md §10.3); the chart documents `policy: 1`,
-/// so that is what a DaemonSet rendered from the chart would have carried. The assumption is
-/// reported (installer-policy-missing) so a reader can check `/proc/cgpu_km/0/policy` on a node.
-pub const ASSUMED_DEFAULT_POLICY: u8 = crate::cgpu::CHART_DEFAULT_POLICY;
-
 /// Why a checklist cannot be made (exit status 2).
 #[derive(Debug, thiserror::Error)]
 pub enum ChecklistError {

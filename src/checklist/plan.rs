@@ -4,19 +4,14 @@
 use crate::catalogue::RuleId;
 use std::sync::Arc;
 
-use super::model::{
-    ASSUMED_DEFAULT_POLICY, Checklist, ChecklistError, Desired, Inputs, Options, Origin, Planned,
-    Step,
-};
+use super::model::{Checklist, ChecklistError, Desired, Inputs, Options, Origin, Planned, Step};
 use super::read::{Current, DesiredSide, read_current, read_desired, read_nodes};
 use super::steps::kubectl_prefix;
 use crate::catalogue::Severity;
-use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::{parse_tag, split_image};
 use crate::diag::Diagnostic;
 use crate::lint;
 use crate::rules::{Ctx, NodeContext, RuleOptions};
-use crate::yaml::Source;
 use std::collections::HashMap;
 
 /// Build the checklist from files.
@@ -63,7 +58,8 @@ pub fn build_from(
     let mut plan_notes = Vec::new();
     if current.policy_assumed {
         plan_notes.push(format!(
-            "cgpu-installer sets no POLICY: the plan assumes {ASSUMED_DEFAULT_POLICY} (the chart's documented default); the per-node state read decides anyway"
+            "cgpu-installer sets no POLICY: the plan assumes {} (the chart's documented default); the per-node state read decides anyway",
+            crate::cgpu::CHART_DEFAULT_POLICY
         ));
     }
     let mut list = Checklist {
@@ -291,7 +287,7 @@ fn gate(list: &mut Checklist, desired: &DesiredSide, settings: &lint::Settings) 
         .any(|k| k.key == "cgpu.tag" && k.from == Origin::ChartDefault)
         && let Some(src) = desired.src.clone()
     {
-        let defaults = Source::new("<chart defaults>", CHART_DEFAULTS.to_string());
+        let defaults = crate::cgpu::chart_defaults();
         let found = lint::lint_stack(&[defaults.clone(), src], settings);
         out.extend(
             found

@@ -5,11 +5,10 @@
 use std::sync::Arc;
 
 use super::model::{
-    ASSUMED_DEFAULT_POLICY, Checklist, ChecklistError, Desired, Inputs, KeyChange, NodeState,
-    Options, Origin, Other, OtherKind, Placement, Settings, Strategy, Target,
+    Checklist, ChecklistError, Desired, Inputs, KeyChange, NodeState, Options, Origin, Other,
+    OtherKind, Placement, Settings, Strategy, Target,
 };
 use super::steps::{CORDON_MARK, NVIDIA_UPGRADE_STATE};
-use crate::cgpu::CHART_DEFAULTS;
 use crate::cgpu::SCHEDULE_LABEL;
 use crate::cgpu::{Tag, parse_tag, split_image};
 use crate::check::{DEFAULT_MAX_FILE_SIZE, read_input};
@@ -32,7 +31,7 @@ pub(super) struct Current {
     pub(super) strategy: Option<Strategy>,
     /// `status.desiredNumberScheduled` and `status.numberReady` of a live DaemonSet.
     pub(super) status: Option<(u64, u64)>,
-    /// POLICY is not set on the DaemonSet: the plan assumes [`ASSUMED_DEFAULT_POLICY`].
+    /// POLICY is not set on the DaemonSet: the plan assumes [`CHART_DEFAULT_POLICY`](crate::cgpu::CHART_DEFAULT_POLICY).
     pub(super) policy_assumed: bool,
     /// The DaemonSet's `.spec.selector.matchLabels`: how its pods are found.
     pub(super) pod_selector: Option<Vec<(String, String)>>,
@@ -97,7 +96,7 @@ fn parse_source(src: &Arc<Source>) -> Result<yaml::Parsed, ChecklistError> {
 }
 
 fn chart_defaults() -> Node {
-    let src = Source::new("<chart defaults>", CHART_DEFAULTS.to_string());
+    let src = crate::cgpu::chart_defaults();
     yaml::parse(&src)
         .documents
         .into_iter()
@@ -180,7 +179,7 @@ pub(super) fn read_current(input: &Inputs) -> Result<Current, ChecklistError> {
         let (policy, policy_assumed) = match inst.policy() {
             Some(p) => (p, false),
             // installer-policy-missing (from the pipeline) says so; the plan notes the assumption.
-            None if envs.is_empty() => (ASSUMED_DEFAULT_POLICY, true),
+            None if envs.is_empty() => (crate::cgpu::CHART_DEFAULT_POLICY, true),
             None => {
                 let last = envs.last().expect("non-empty");
                 return Err(ChecklistError::Unreadable {

@@ -451,7 +451,7 @@ pub fn chart_source(layers: &Layers) -> Arc<Source> {
     layers
         .chart
         .clone()
-        .unwrap_or_else(|| Source::new("<chart defaults>", crate::cgpu::CHART_DEFAULTS.to_string()))
+        .unwrap_or_else(crate::cgpu::chart_defaults)
 }
 
 /// The values templates see, as `version` computes them, or the first refusal.

@@ -1124,8 +1124,7 @@ pub fn release_values(
             Layer::ChartDefaults => match chart {
                 Some(c) => merge_maps(&mut out, c.clone()),
                 None => {
-                    let c =
-                        Source::new("<chart defaults>", crate::cgpu::CHART_DEFAULTS.to_string());
+                    let c = crate::cgpu::chart_defaults();
                     merge_maps(&mut out, read_file(&c, version)?);
                 }
             },

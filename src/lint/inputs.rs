@@ -198,7 +198,7 @@ pub fn check_stack(
                 return report;
             }
         },
-        None => Source::new("<chart defaults>", cgpu::CHART_DEFAULTS.to_string()),
+        None => cgpu::chart_defaults(),
     };
     let mut layers = vec![base_src];
     for p in paths {

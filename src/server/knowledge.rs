@@ -6,8 +6,8 @@
 use std::sync::OnceLock;
 
 use crate::cgpu::{
-    CHART_DEFAULTS, KNOWN_KEYS, POLICY_EFFECTS, POLICY_NAMES, POLICY_TITLES, PULL_POLICIES,
-    RECOMMENDED_VERSION, last_deadlock_version, min_policy_version, parse_tag, split_image,
+    KNOWN_KEYS, POLICY_EFFECTS, POLICY_NAMES, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION,
+    last_deadlock_version, min_policy_version, parse_tag, split_image,
 };
 use crate::yaml::{self, Entry, Node, Scalar, Source, Value};
 
@@ -32,7 +32,7 @@ pub fn key_description(key: &str) -> Option<&'static str> {
 pub fn chart_default(key: &str) -> Option<String> {
     static DEFAULTS: OnceLock<Vec<(String, String)>> = OnceLock::new();
     let defaults = DEFAULTS.get_or_init(|| {
-        let src = Source::new("<chart defaults>", CHART_DEFAULTS.to_string());
+        let src = crate::cgpu::chart_defaults();
         let parsed = yaml::parse(&src);
         let mut out = Vec::new();
         if let Some(cgpu) = parsed

@@ -93,9 +93,7 @@ impl Ctx {
             Some(p) => crate::check::read_input(&p.to_string_lossy(), max).ok(),
             None => None,
         };
-        let base = base.unwrap_or_else(|| {
-            Source::new("<chart defaults>", crate::cgpu::CHART_DEFAULTS.to_string())
-        });
+        let base = base.unwrap_or_else(crate::cgpu::chart_defaults);
         let mut all = vec![base];
         all.extend(layers);
         lint::lint_stack(&all, &setup.settings)

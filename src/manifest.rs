@@ -179,7 +179,8 @@ impl<'a> Installer<'a> {
             .cloned()
     }
 
-    /// Every POLICY env entry of every container, in order.
+    /// Every POLICY env entry of every container, in order (the kubelet gives a container the
+    /// last entry of a name, so the last one is in force: [`Installer::policy`]).
     pub fn policy_envs(&self) -> Vec<PolicyEnv<'a>> {
         let mut out = Vec::new();
         for (c, cp) in self.containers() {
@@ -187,7 +188,7 @@ impl<'a> Installer<'a> {
                 continue;
             };
             for (i, e) in env.iter().enumerate() {
-                if e.get("name").and_then(Node::as_str) != Some("POLICY") {
+                if e.get("name").and_then(Node::as_str) != Some(POLICY_ENV) {
                     continue;
                 }
                 let entry_pointer = format!("{cp}/env/{i}");
@@ -252,6 +253,11 @@ impl<'a> Installer<'a> {
             .collect()
     }
 }
+
+/// The env variable cgpu-installer reads its policy from. A container with several entries of
+/// that name gets the last one (the kubelet's rule for repeated env names), which is what every
+/// reader of it uses: [`Installer::policy`], `status`'s reading of the DaemonSet and its pods.
+pub const POLICY_ENV: &str = "POLICY";
 
 /// A POLICY value as a policy number: `"3"` or an unquoted 3.
 pub fn policy_of(v: &Node) -> Option<u8> {

@@ -198,11 +198,13 @@ pub struct ClusterStatus {
     pub node_count: usize,
 }
 
+/// The POLICY a container runs with: the last entry of that name, as for
+/// [`crate::manifest::Installer::policy`] (the kubelet's rule).
 fn env_policy(container: &Value) -> Option<String> {
     container["env"]
         .as_array()?
         .iter()
-        .find(|e| e["name"] == "POLICY")
+        .rfind(|e| e["name"] == crate::manifest::POLICY_ENV)
         .and_then(|e| e["value"].as_str().map(str::to_string))
 }
 
@@ -649,6 +651,22 @@ fn name_span(src: &Arc<Source>, name: &str) -> std::ops::Range<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A container with two POLICY entries runs the last (the kubelet's rule), the value
+    /// `check` reads too: status and check must not name different policies for one DaemonSet.
+    #[test]
+    fn the_last_policy_entry_is_the_one_in_force_as_check_reads_it() {
+        let json = r#"{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"cgpu-installer"},"spec":{"template":{"spec":{"containers":[{"name":"cgpu-installer","image":"x","env":[{"name":"POLICY","value":"1"},{"name":"OTHER","value":"4"},{"name":"POLICY","value":"2"}]}]}}}}"#;
+        let v: Value = serde_json::from_str(json).unwrap();
+        let container = &v["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(env_policy(container).as_deref(), Some("2"));
+        let src = Source::new("ds.json", json.to_string());
+        let parsed = crate::yaml::parse(&src);
+        let root = parsed.documents[0].root.as_ref().unwrap();
+        let objects = crate::manifest::Objects::of(root);
+        let installer = objects.iter().find_map(|o| o.installer()).unwrap();
+        assert_eq!(installer.policy(), Some(2));
+    }
 
     fn asks(policy: &str, version: &str) -> Asks {
         Asks {

@@ -323,7 +323,9 @@ pub fn hover(
             Some((tag_hover(r.tag?), v.span.clone()))
         }
         // env: - name: POLICY  value: "1"
-        "value" if parent.get("name").and_then(Node::as_str) == Some("POLICY") => {
+        "value"
+            if parent.get("name").and_then(Node::as_str) == Some(crate::manifest::POLICY_ENV) =>
+        {
             policy_number(v.scalar()?).map(|n| (policy_hover(n), v.span.clone()))
         }
         _ => None,

@@ -92,7 +92,7 @@ pub enum WriteError {
 /// not written at all (the mtime stays), and a text that does not parse is refused (unless the
 /// file did not parse before either: `check --add-ignore` may write to a file with a syntax
 /// error elsewhere).
-pub fn write_in_place(path: &str, text: &str, _opts: &RuleOptions) -> Result<bool, WriteError> {
+pub fn write_in_place(path: &str, text: &str) -> Result<bool, WriteError> {
     let io = |source| WriteError::Io {
         path: path.to_string(),
         source,

@@ -83,7 +83,7 @@ pub(crate) fn run(
                 }
                 Ok(a) => {
                     if a.added > 0 {
-                        match crate::fix::write_in_place(path, &a.text, &settings.opts) {
+                        match crate::fix::write_in_place(path, &a.text) {
                             Ok(_) => {
                                 added += a.added;
                                 written += 1;

@@ -38,7 +38,6 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
     let (c, settings) = resolve_common(&args.common)?;
     let c = &c;
     let max_file_size = args.common.max_file_size;
-    let opts = &settings.opts;
     let paths = if args.paths.is_empty() {
         vec![".".to_string()]
     } else {
@@ -104,7 +103,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::FixArgs) -> Result<Exit, A
                 src.encoding.name()
             )?;
         } else if fixed.changed() {
-            match crate::fix::write_in_place(p, &fixed.text, opts) {
+            match crate::fix::write_in_place(p, &fixed.text) {
                 Ok(_) => {
                     let mut rules: Vec<&str> = Vec::new();
                     for a in &fixed.applied {

@@ -50,7 +50,7 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, A
     } else if !changes {
         writeln!(s.err, "cgpu-lint: {path}: already set, nothing to change")?;
     } else {
-        crate::fix::write_in_place(path, &outcome.text, &opts)
+        crate::fix::write_in_place(path, &outcome.text)
             .map_err(|e| AppError::Usage(e.to_string()))?;
         writeln!(
             s.err,

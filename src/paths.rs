@@ -23,12 +23,17 @@ pub fn lexical(p: &Path) -> PathBuf {
     out
 }
 
+/// The working directory (empty when it cannot be read: relative paths then stay relative).
+pub fn cwd() -> PathBuf {
+    std::env::current_dir().unwrap_or_default()
+}
+
 /// `p` made absolute against the working directory, then [`lexical`].
 pub fn absolute(p: &Path) -> PathBuf {
     if p.is_absolute() {
         lexical(p)
     } else {
-        lexical(&std::env::current_dir().unwrap_or_default().join(p))
+        lexical(&cwd().join(p))
     }
 }
 

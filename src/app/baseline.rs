@@ -2,59 +2,15 @@
 //! ([`crate::baseline`] parses, renders and matches; this reads and writes the file).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use super::report::{Report, input_error};
-use super::settings::resolve_common;
+use super::settings::{dir_of, load, resolve_common};
 use super::{AppError, Exit, Streams};
 use crate::baseline::{self, Baseline, Entry, FILE_NAME};
 use crate::cli::{BaselineArgs, CommonArgs};
 use crate::diag::Diagnostic;
 use crate::lint::inputs;
-
-/// A baseline file read, with the folder its paths are relative to.
-#[derive(Debug)]
-pub(crate) struct Loaded {
-    pub baseline: Baseline,
-    pub dir: PathBuf,
-}
-
-fn cwd() -> PathBuf {
-    std::env::current_dir().unwrap_or_default()
-}
-
-/// The folder of the baseline file at `path` (relative to the working directory).
-fn dir_of(path: &Path) -> PathBuf {
-    let abs = cwd().join(path);
-    abs.parent().map_or_else(cwd, Path::to_path_buf)
-}
-
-/// The baseline in force: `--baseline FILE` (which must exist), else `.cgpu-lint-baseline.json`
-/// in the working directory when there is one; none with `--no-baseline`.
-pub(crate) fn load(c: &CommonArgs) -> Result<Option<Arc<Loaded>>, AppError> {
-    if c.no_baseline {
-        return Ok(None);
-    }
-    let (path, given) = match &c.baseline {
-        Some(p) => (p.clone(), true),
-        None => (PathBuf::from(FILE_NAME), false),
-    };
-    let text = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if !given && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(AppError::Usage(format!(
-                "--baseline {}: {e}",
-                path.display()
-            )));
-        }
-    };
-    let baseline = Baseline::parse(&path.to_string_lossy(), text).map_err(AppError::Usage)?;
-    Ok(Some(Arc::new(Loaded {
-        baseline,
-        dir: dir_of(&path),
-    })))
-}
+use crate::paths::cwd;
 
 /// A finding's file as the baseline in `dir` names it: relative to `dir` for a file on disk,
 /// else its name (`-`, a cluster object `CONTEXT:Kind/namespace/name`).

@@ -8,6 +8,13 @@ use crate::diag::{Diagnostic, Summary};
 use crate::output::policyreport::Checked;
 use crate::output::{self, Format};
 
+/// A baseline file read, with the folder its paths are relative to.
+#[derive(Debug)]
+pub(crate) struct Loaded {
+    pub baseline: crate::baseline::Baseline,
+    pub dir: std::path::PathBuf,
+}
+
 /// How a command with the common flags reports: its flags with the config file's `format` and
 /// `deny-warnings`.
 #[derive(Debug, Clone)]
@@ -26,7 +33,7 @@ pub(crate) struct Report {
     /// takes (high, medium, low).
     pub original_severities: bool,
     /// The baseline in force (`--baseline`, or the working directory's), and its folder.
-    pub baseline: Option<std::sync::Arc<super::baseline::Loaded>>,
+    pub baseline: Option<std::sync::Arc<Loaded>>,
 }
 
 pub(crate) fn use_color(choice: Color, is_terminal: bool) -> bool {

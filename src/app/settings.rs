@@ -1,8 +1,12 @@
 //! The command line's settings flags as [`Overrides`], resolved with `.cgpu-lint.toml` by
 //! [`crate::config::resolve`] (the one place they meet).
 
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
 use super::AppError;
-use super::report::Report;
+use super::report::{Loaded, Report};
+use crate::baseline::{Baseline, FILE_NAME};
 use crate::cli::{CommonArgs, ConfigArgs, HelmArg};
 use crate::config::{self, Overrides, Resolved};
 use crate::lint::Settings;
@@ -44,7 +48,7 @@ pub(crate) fn resolve_common(c: &CommonArgs) -> Result<(Report, Settings), AppEr
         statistics: c.statistics,
         openreports: c.openreports,
         original_severities: c.original_severities,
-        baseline: super::baseline::load(c)?,
+        baseline: load(c)?,
     };
     super::report::check_statistics(&report)?;
     Ok((report, r.settings))
@@ -65,4 +69,38 @@ pub(crate) fn helm_or(
         ..Overrides::default()
     };
     Ok(resolve(&o)?.settings.opts.helm)
+}
+
+/// The folder of the baseline file at `path` (relative to the working directory).
+pub(super) fn dir_of(path: &Path) -> PathBuf {
+    let abs = crate::paths::cwd().join(path);
+    abs.parent()
+        .map_or_else(crate::paths::cwd, Path::to_path_buf)
+}
+
+/// The baseline in force: `--baseline FILE` (which must exist), else `.cgpu-lint-baseline.json`
+/// in the working directory when there is one; none with `--no-baseline`.
+pub(super) fn load(c: &CommonArgs) -> Result<Option<Arc<Loaded>>, AppError> {
+    if c.no_baseline {
+        return Ok(None);
+    }
+    let (path, given) = match &c.baseline {
+        Some(p) => (p.clone(), true),
+        None => (PathBuf::from(FILE_NAME), false),
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if !given && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(AppError::Usage(format!(
+                "--baseline {}: {e}",
+                path.display()
+            )));
+        }
+    };
+    let baseline = Baseline::parse(&path.to_string_lossy(), text).map_err(AppError::Usage)?;
+    Ok(Some(Arc::new(Loaded {
+        baseline,
+        dir: dir_of(&path),
+    })))
 }

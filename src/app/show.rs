@@ -20,10 +20,6 @@ struct Item {
     origin: Vec<String>,
 }
 
-fn cwd() -> std::path::PathBuf {
-    std::env::current_dir().unwrap_or_default()
-}
-
 /// An origin with the config file's path as the working directory sees it.
 fn shown(origin: &str, config: Option<&Path>) -> String {
     let Some(path) = config else {
@@ -31,7 +27,7 @@ fn shown(origin: &str, config: Option<&Path>) -> String {
     };
     let full = path.display().to_string();
     match origin.strip_prefix(&full) {
-        Some(rest) => format!("{}{rest}", ci_path(&full, Some(&cwd()))),
+        Some(rest) => format!("{}{rest}", ci_path(&full, Some(&crate::paths::cwd()))),
         None => origin.to_string(),
     }
 }
@@ -56,7 +52,10 @@ pub(crate) fn settings(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppErr
     let mut items: Vec<Item> = Vec::new();
     let (config_value, config_origin) = match &r.config_file {
         Some((path, how)) => (
-            json!(ci_path(&path.display().to_string(), Some(&cwd()))),
+            json!(ci_path(
+                &path.display().to_string(),
+                Some(&crate::paths::cwd())
+            )),
             vec![how.clone()],
         ),
         None if o.no_config => (Value::Null, vec!["--no-config".to_string()]),
@@ -65,7 +64,7 @@ pub(crate) fn settings(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppErr
             vec![format!(
                 "no {} in {} or above",
                 crate::config::FILE_NAME,
-                cwd().display()
+                crate::paths::cwd().display()
             )],
         ),
     };

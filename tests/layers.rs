@@ -427,7 +427,6 @@ const KNOWN: &[&str] = &[
     "file-cycle: helm/{json, mod, place, strvals}",
     "file-cycle: lint/{markdown, mod}",
     "file-cycle: catalogue/{mod, sources}",
-    "file-cycle: server/{convert, mod, protocol, requests, setup, snapshot}",
     "file-cycle: yaml/{build, direct, events, lean, raw}",
 ];
 

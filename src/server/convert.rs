@@ -2,13 +2,10 @@
 //! diagnostics, edits.
 
 use std::path::PathBuf;
-use std::str::FromStr;
 
 use lsp_types as lsp;
 
-use super::snapshot::Ctx;
 use crate::catalogue::Severity;
-use crate::diag::Diagnostic;
 
 /// The local path of a `file:` URI (percent-decoded); `None` for other schemes.
 pub fn uri_to_path(uri: &str) -> Option<PathBuf> {
@@ -62,49 +59,6 @@ pub(super) fn severity(s: Severity) -> lsp::DiagnosticSeverity {
         Severity::Error => lsp::DiagnosticSeverity::ERROR,
         Severity::Warning => lsp::DiagnosticSeverity::WARNING,
         Severity::Info => lsp::DiagnosticSeverity::INFORMATION,
-    }
-}
-
-/// One finding as an LSP diagnostic: the rule name is the code; the help line follows the message
-/// on a second line; related places (the first of two duplicate keys) are relatedInformation.
-/// There is no `codeDescription`: the rules have no documentation pages on the web (their
-/// explanation is `cgpu-lint explain RULE`), and a link that does not resolve is worse than none.
-pub(super) fn to_lsp(ctx: &Ctx, d: &Diagnostic) -> lsp::Diagnostic {
-    let uri = lsp::Uri::from_str(&ctx.uri).ok();
-    let related = match &uri {
-        Some(uri) if !d.related.is_empty() => Some(
-            d.related
-                .iter()
-                .map(|r| lsp::DiagnosticRelatedInformation {
-                    location: lsp::Location {
-                        uri: uri.clone(),
-                        range: ctx.range(&r.span),
-                    },
-                    message: r.message.clone(),
-                })
-                .collect(),
-        ),
-        _ => None,
-    };
-    let mut message = d.message.clone();
-    if !d.help.is_empty() {
-        message.push_str("\nhelp: ");
-        message.push_str(&d.help);
-    }
-    if let Some(note) = &d.fix_note {
-        message.push_str("\nnote: ");
-        message.push_str(note);
-    }
-    lsp::Diagnostic {
-        range: ctx.range(&d.span),
-        severity: Some(severity(d.severity)),
-        code: Some(lsp::NumberOrString::String(d.rule.to_string())),
-        code_description: None,
-        source: Some("cgpu-lint".into()),
-        message,
-        related_information: related,
-        tags: None,
-        data: None,
     }
 }
 

@@ -66,7 +66,7 @@ pub fn server_session(bodies: &[&[u8]], text: &str) {
         (
             "textDocument/codeAction",
             json!({"textDocument": doc, "range": {"start": pos, "end": end},
-                   "context": {"diagnostics": [], "only": [super::FIX_ALL_KIND]}}),
+                   "context": {"diagnostics": [], "only": [super::setup::FIX_ALL_KIND]}}),
         ),
     ];
     for (n, (method, params)) in ours.iter().enumerate() {

@@ -23,30 +23,18 @@ mod setup;
 mod snapshot;
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use lsp_server::Connection;
 use lsp_types as lsp;
 
-use crate::yaml::Source;
 use position::Encoding;
 use protocol::Server;
 use setup::{InitOptions, build_setup, capabilities, workspace_root};
 
-/// The code action kind of "fix all cgpu-lint findings".
-pub const FIX_ALL_KIND: &str = "source.fixAll.cgpu-lint";
-
 /// How long after the last change a document is linted again, unless `debounceMs` says otherwise.
 pub const DEFAULT_DEBOUNCE: Duration = Duration::from_millis(100);
-
-pub(crate) struct Doc {
-    pub(super) version: i32,
-    pub(super) src: Arc<Source>,
-}
-
-pub(crate) type Docs = Arc<Mutex<HashMap<String, Doc>>>;
-pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
 /// Run the server on stdin/stdout until `exit`. Returns the process exit status the protocol asks
 /// for: 0 when `shutdown` came before `exit`, 1 otherwise.
@@ -84,7 +72,7 @@ pub fn run(connection: Connection) -> Result<u8, String> {
     connection
         .initialize_finish(id, result)
         .map_err(|e| e.to_string())?;
-    let (jobs, job_rx) = crossbeam_channel::unbounded::<Job>();
+    let (jobs, job_rx) = crossbeam_channel::unbounded::<snapshot::Job>();
     let worker = std::thread::Builder::new()
         .name("cgpu-lint-worker".into())
         .spawn(move || {

@@ -11,12 +11,11 @@ use crossbeam_channel::{RecvTimeoutError, Sender};
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, RequestId, Response};
 use lsp_types as lsp;
 
-use super::convert::{source_name, to_lsp, uri_to_path};
+use super::convert::{source_name, uri_to_path};
 use super::position::{self, Encoding};
 use super::requests::{code_actions, completion, hover};
 use super::setup::{InitOptions, Setup, build_setup};
-use super::snapshot::{Ctx, is_stack_member};
-use super::{Doc, Docs, Job};
+use super::snapshot::{Ctx, Doc, Docs, Job, is_stack_member};
 use crate::config;
 use crate::yaml::Source;
 
@@ -327,7 +326,7 @@ impl Server {
             let diagnostics = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 ctx.findings()
                     .iter()
-                    .map(|d| to_lsp(&ctx, d))
+                    .map(|d| ctx.to_lsp(d))
                     .collect::<Vec<_>>()
             })) {
                 Ok(d) => d,

@@ -6,9 +6,9 @@ use std::sync::Arc;
 
 use lsp_types as lsp;
 
-use super::FIX_ALL_KIND;
-use super::convert::{minimal_edit, to_lsp};
+use super::convert::minimal_edit;
 use super::knowledge;
+use super::setup::FIX_ALL_KIND;
 use super::snapshot::Ctx;
 use crate::lint;
 
@@ -43,7 +43,7 @@ pub(super) fn code_actions(ctx: &Ctx, p: lsp::CodeActionParams) -> serde_json::V
             if d.edits.is_empty() || !d.edits.iter().all(|e| Arc::ptr_eq(&e.src, &ctx.src)) {
                 continue;
             }
-            let diag = to_lsp(ctx, &d);
+            let diag = ctx.to_lsp(&d);
             if !overlaps(&diag.range, &p.range) {
                 continue;
             }

@@ -6,13 +6,15 @@ use std::path::{Path, PathBuf};
 use lsp_types as lsp;
 use serde::Deserialize;
 
-use super::FIX_ALL_KIND;
 use super::convert::uri_to_path;
 use super::position::Encoding;
 use crate::check::DEFAULT_MAX_FILE_SIZE;
 use crate::config::{self, Overrides};
 use crate::lint::Filter;
 use crate::lint::Settings;
+
+/// The code action kind of "fix all cgpu-lint findings".
+pub(super) const FIX_ALL_KIND: &str = "source.fixAll.cgpu-lint";
 
 /// `initializationOptions` the server understands (all optional).
 #[derive(Debug, Default, Clone, Deserialize)]

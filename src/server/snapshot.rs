@@ -1,17 +1,25 @@
 //! A snapshot of one document and the settings, for a job on the worker.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::str::FromStr;
+use std::sync::{Arc, Mutex};
 
 use lsp_types as lsp;
 
-use super::Docs;
-use super::convert::{source_name, uri_to_path};
+use super::convert::{severity, source_name, uri_to_path};
 use super::position::{Encoding, LineIndex};
 use super::setup::Setup;
 use crate::diag::Diagnostic;
 use crate::lint;
 use crate::yaml::Source;
+
+pub(crate) struct Doc {
+    pub(super) version: i32,
+    pub(super) src: Arc<Source>,
+}
+
+pub(crate) type Docs = Arc<Mutex<HashMap<String, Doc>>>;
+pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
 /// A snapshot of one document and the settings, for a job on the worker.
 pub(super) struct Ctx {
@@ -25,6 +33,49 @@ pub(super) struct Ctx {
 }
 
 impl Ctx {
+    /// One finding as an LSP diagnostic: the rule name is the code; the help line follows the message
+    /// on a second line; related places (the first of two duplicate keys) are relatedInformation.
+    /// There is no `codeDescription`: the rules have no documentation pages on the web (their
+    /// explanation is `cgpu-lint explain RULE`), and a link that does not resolve is worse than none.
+    pub(super) fn to_lsp(&self, d: &Diagnostic) -> lsp::Diagnostic {
+        let uri = lsp::Uri::from_str(&self.uri).ok();
+        let related = match &uri {
+            Some(uri) if !d.related.is_empty() => Some(
+                d.related
+                    .iter()
+                    .map(|r| lsp::DiagnosticRelatedInformation {
+                        location: lsp::Location {
+                            uri: uri.clone(),
+                            range: self.range(&r.span),
+                        },
+                        message: r.message.clone(),
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        let mut message = d.message.clone();
+        if !d.help.is_empty() {
+            message.push_str("\nhelp: ");
+            message.push_str(&d.help);
+        }
+        if let Some(note) = &d.fix_note {
+            message.push_str("\nnote: ");
+            message.push_str(note);
+        }
+        lsp::Diagnostic {
+            range: self.range(&d.span),
+            severity: Some(severity(d.severity)),
+            code: Some(lsp::NumberOrString::String(d.rule.to_string())),
+            code_description: None,
+            source: Some("cgpu-lint".into()),
+            message,
+            related_information: related,
+            tags: None,
+            data: None,
+        }
+    }
+
     pub(super) fn lines(&self) -> &LineIndex {
         self.lines.get_or_init(|| LineIndex::new(&self.src.text))
     }

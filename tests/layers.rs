@@ -426,7 +426,6 @@ const KNOWN: &[&str] = &[
     "file-cycle: admission/{gitops, mod}",
     "file-cycle: helm/{json, mod, place, strvals}",
     "file-cycle: lint/{markdown, mod}",
-    "file-cycle: catalogue/{mod, sources}",
     "file-cycle: yaml/{build, direct, events, lean, raw}",
 ];
 

@@ -730,13 +730,6 @@ one node pool are compared: each node whose driver is not the pool's most common
 of those, on a tie) is reported, naming the drivers and how many nodes run each."),
 }
 
-impl Rule {
-    /// Where the rule's facts come from (see [`sources`]).
-    pub fn sources(&self) -> &'static [sources::Source] {
-        sources::of(self.id)
-    }
-}
-
 impl RuleId {
     /// The rule's catalogue entry.
     pub fn info(self) -> &'static Rule {

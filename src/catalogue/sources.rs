@@ -5,7 +5,14 @@
 //! or tool concerned; a source without a public address (the ack-ai-installer chart is not
 //! published) has `url: None` and says so.
 
-use super::RuleId;
+use super::{Rule, RuleId};
+
+impl Rule {
+    /// Where the rule's facts come from.
+    pub fn sources(&self) -> &'static [Source] {
+        of(self.id)
+    }
+}
 
 /// One source of a rule's facts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -226,7 +233,6 @@ const CHECKOV_BASELINE: Source = src(
     "https://www.checkov.io/2.Basics/CLI%20Command%20Reference.html",
 );
 
-/// The sources of one rule (empty for a name the catalogue does not have).
 /// The sources of one rule. The match names every rule: a new rule without sources does not
 /// compile.
 pub fn of(rule: RuleId) -> &'static [Source] {

@@ -215,9 +215,92 @@ pub fn check_path(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
             Inputs::Among(_, o) => Some(o),
             _ => None,
         };
-        return markdown::check(src, others, settings);
+        return check_markdown(src, others, settings);
     }
     check_yaml(inputs, settings)
+}
+
+/// The findings of a Markdown file: its blocks' through the pipeline, on the file (each fenced
+/// YAML block about cGPU that [`markdown::checked_blocks`] reads, in place: see lint/markdown.rs).
+fn check_markdown(
+    src: &Arc<Source>,
+    others: Option<&crate::helm::place::Others>,
+    settings: &Settings,
+) -> Vec<Diagnostic> {
+    if src.invalid.is_some() {
+        return check_yaml(Inputs::File(src), settings);
+    }
+    let blocks = markdown::checked_blocks(src);
+    let mut out = Vec::new();
+    let mut own = Vec::new();
+    let empty = Default::default();
+    // The YAML documents of the earlier blocks: a finding's document is counted over the file's
+    // blocks, so two blocks' findings are told apart (in the report and the baseline).
+    let mut documents = 0;
+    for block in &blocks {
+        match yaml::markdown::block_source(src, block) {
+            Ok(inner) => {
+                let found = match others {
+                    Some(o) => check_yaml(Inputs::Among(&inner, o), settings),
+                    None => check_yaml(Inputs::File(&inner), settings),
+                };
+                out.extend(found.into_iter().map(|mut d| {
+                    d.document += documents;
+                    moved(d, src)
+                }));
+                documents += yaml::parse(&inner).documents.len().max(1);
+            }
+            Err(why) => {
+                let at = src.line_start(block.fence_line);
+                let mut ctx = Ctx::new(&settings.opts, 1, &empty);
+                values::missing(
+                    &mut ctx,
+                    src,
+                    at..at,
+                    format!("this ```yaml block is not checked: {why}"),
+                    None,
+                );
+                own.extend(ctx.out);
+            }
+        }
+    }
+    if blocks.is_empty() {
+        let mut ctx = Ctx::new(&settings.opts, 1, &empty);
+        values::missing(
+            &mut ctx,
+            src,
+            0..0,
+            format!(
+                "a Markdown file with no ```yaml block holding a `cgpu:` key, {} or {}: nothing to check, skipped",
+                cgpu::INSTALLER_NAMES.join(" or "),
+                cgpu::CHART
+            ),
+            Some(
+                "cgpu-lint checks the fenced ```yaml/```yml blocks of Markdown that mention cGPU"
+                    .into(),
+            ),
+        );
+        own.extend(ctx.out);
+    }
+    // The file's own findings (a block not read, nothing to check) are filtered as any, but a
+    // `#` line of Markdown is a heading, not a directive; the blocks' findings were suppressed
+    // and filtered in their own pass, by the comments inside them.
+    own.retain(|d| settings.filter.allows(d.rule.name()));
+    if let Some(ignores) = &settings.per_file_ignores {
+        ignores.retain(&mut own);
+    }
+    out.extend(own);
+    out.sort_by_key(|d| d.span.start);
+    out
+}
+
+/// A block's finding, on the Markdown file (the offsets are already the file's).
+fn moved(mut d: Diagnostic, src: &Arc<Source>) -> Diagnostic {
+    d.src = src.clone();
+    for e in &mut d.edits {
+        e.src = src.clone();
+    }
+    d
 }
 
 /// [`check_path`] on YAML inputs (a Markdown block's source is one, named as its file).

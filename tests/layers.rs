@@ -425,7 +425,6 @@ fn layer(m: &str) -> u8 {
 const KNOWN: &[&str] = &[
     "file-cycle: admission/{gitops, mod}",
     "file-cycle: helm/{json, mod, place, strvals}",
-    "file-cycle: lint/{markdown, mod}",
     "file-cycle: yaml/{build, direct, events, lean, raw}",
 ];
 

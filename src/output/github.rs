@@ -8,7 +8,7 @@ use std::path::Path;
 
 use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Summary};
-use crate::output::{ci_path, human::summary_line};
+use crate::output::{ci_path, human::with_summary};
 
 /// Escape a command's message (GitHub's `escapeData`).
 fn data(s: &str) -> String {
@@ -43,10 +43,7 @@ pub fn render(diags: &[Diagnostic], summary: Summary, cwd: Option<&Path>, quiet:
             message = data(&message),
         ));
     }
-    if !quiet || summary.errors > 0 {
-        out.push_str(&summary_line(&summary));
-    }
-    out
+    with_summary(out, &summary, quiet)
 }
 
 #[cfg(test)]

@@ -299,6 +299,15 @@ fn render_prepared(d: &Diagnostic, color: bool, prep: Arc<Prepared>) -> String {
     out
 }
 
+/// `out` with the summary line after it, unless `--quiet` and no error: the tail of every report
+/// that prints one.
+pub fn with_summary(mut out: String, summary: &Summary, quiet: bool) -> String {
+    if !quiet || summary.errors > 0 {
+        out.push_str(&summary_line(summary));
+    }
+    out
+}
+
 pub fn summary_line(s: &Summary) -> String {
     let plural = crate::output::count;
     format!(
@@ -370,10 +379,7 @@ pub fn render(diags: &[Diagnostic], summary: Summary, color: bool, quiet: bool) 
         out.push_str(&p);
         out.push('\n');
     }
-    if !quiet || summary.errors > 0 {
-        out.push_str(&summary_line(&summary));
-    }
-    out
+    with_summary(out, &summary, quiet)
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use crate::catalogue::{RuleId, Severity};
 use crate::diag::{Diagnostic, Summary};
-use crate::output::human::summary_line;
+use crate::output::human::with_summary;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RuleCount {
@@ -80,10 +80,7 @@ pub fn render_human(diags: &[Diagnostic], summary: Summary, quiet: bool) -> Stri
             c.rule,
         ));
     }
-    if !quiet || summary.errors > 0 {
-        out.push_str(&summary_line(&summary));
-    }
-    out
+    with_summary(out, &summary, quiet)
 }
 
 pub fn render_json(diags: &[Diagnostic]) -> String {

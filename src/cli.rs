@@ -6,41 +6,18 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::checklist::ChecklistFormat;
 use crate::output::Format;
 
-/// `--format` of check and post-render as clap reads it; parsing yields the printers'
-/// [`Format`], so only the front end knows clap.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum FormatArg {
-    Human,
-    Json,
-    /// SARIF 2.1.0, for GitHub code scanning and other SARIF consumers
-    Sarif,
-    /// GitHub Actions workflow commands (annotations on the pull request)
-    Github,
-    /// JUnit XML, for GitLab and other CI test reports
-    Junit,
-    /// GitLab Code Quality (CodeClimate JSON), for the merge request widget
-    Gitlab,
-    /// Kubernetes PolicyReports (wgpolicyk8s.io/v1alpha2; openreports.io with --openreports),
-    /// for Policy Reporter and `kubectl apply`
-    Policyreport,
-    /// reviewdog's Diagnostic Format (rdjson), for `reviewdog -f=rdjson`
-    Rdjson,
-    /// Azure Pipelines logging commands (`##vso[task.logissue …]`)
-    Azure,
-}
+/// `--format` of check and post-render as clap reads it: the printers' [`Format`] itself, whose
+/// names and help are data of `output` (only the front end knows clap).
+impl ValueEnum for Format {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Format::ALL
+    }
 
-impl FormatArg {
-    fn parser() -> impl TypedValueParser<Value = Format> {
-        clap::builder::EnumValueParser::<FormatArg>::new().map(|f| match f {
-            FormatArg::Human => Format::Human,
-            FormatArg::Json => Format::Json,
-            FormatArg::Sarif => Format::Sarif,
-            FormatArg::Github => Format::Github,
-            FormatArg::Junit => Format::Junit,
-            FormatArg::Gitlab => Format::Gitlab,
-            FormatArg::Policyreport => Format::Policyreport,
-            FormatArg::Rdjson => Format::Rdjson,
-            FormatArg::Azure => Format::Azure,
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let v = clap::builder::PossibleValue::new(self.name());
+        Some(match self.help() {
+            Some(h) => v.help(h),
+            None => v,
         })
     }
 }
@@ -199,7 +176,7 @@ pub enum Color {
 #[derive(Debug, Clone, Args)]
 pub struct CommonArgs {
     /// Output format
-    #[arg(long, value_parser = FormatArg::parser(), default_value = "human")]
+    #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
     /// Write the report (in --format) to FILE instead of stdout; stderr then shows the human
     /// report when it is a terminal, else the summary line
@@ -425,7 +402,7 @@ pub struct PostRenderArgs {
     #[arg(long, value_delimiter = ',', value_name = "RULE")]
     pub select: Vec<String>,
     /// Format of the report on stderr and in --report (json: the `check --format json` document)
-    #[arg(long, value_parser = FormatArg::parser(), default_value = "human")]
+    #[arg(long, value_enum, default_value = "human")]
     pub format: Format,
     /// Fail (nothing written to stdout) when the stream holds no cgpu-installer or
     /// cgpu-core-installer DaemonSet; implied by --policy
@@ -490,17 +467,38 @@ pub struct CompatArgs {
     pub cluster: ClusterArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+/// `status --format`: the node table, the nodes' states as JSON, or a report format (one
+/// node-not-converged finding per node that is not converged).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StatusFormat {
     Table,
     Json,
-    Sarif,
-    Github,
-    Junit,
-    Gitlab,
-    Policyreport,
-    Rdjson,
-    Azure,
+    Report(Format),
+}
+
+impl ValueEnum for StatusFormat {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: std::sync::OnceLock<Vec<StatusFormat>> = std::sync::OnceLock::new();
+        ALL.get_or_init(|| {
+            [StatusFormat::Table, StatusFormat::Json]
+                .into_iter()
+                .chain(
+                    Format::ALL
+                        .into_iter()
+                        .filter(|f| !matches!(f, Format::Human | Format::Json))
+                        .map(StatusFormat::Report),
+                )
+                .collect()
+        })
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        match self {
+            StatusFormat::Table => Some(clap::builder::PossibleValue::new("table")),
+            StatusFormat::Json => Some(clap::builder::PossibleValue::new("json")),
+            StatusFormat::Report(f) => Some(clap::builder::PossibleValue::new(f.name())),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Args)]

@@ -53,15 +53,8 @@ pub(crate) fn run(s: &mut Streams, args: &StatusArgs) -> Result<Exit, AppError> 
         }
     }
     let report_format = match args.format {
-        StatusFormat::Table => None,
-        StatusFormat::Json => None,
-        StatusFormat::Sarif => Some(Format::Sarif),
-        StatusFormat::Github => Some(Format::Github),
-        StatusFormat::Junit => Some(Format::Junit),
-        StatusFormat::Gitlab => Some(Format::Gitlab),
-        StatusFormat::Policyreport => Some(Format::Policyreport),
-        StatusFormat::Rdjson => Some(Format::Rdjson),
-        StatusFormat::Azure => Some(Format::Azure),
+        StatusFormat::Table | StatusFormat::Json => None,
+        StatusFormat::Report(f) => Some(f),
     };
     match (args.format, report_format) {
         (StatusFormat::Json, _) => s.out.write_all(status::json(&clusters).as_bytes())?,

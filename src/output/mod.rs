@@ -17,29 +17,53 @@ use std::path::{Component, Path};
 
 use crate::diag::Diagnostic;
 
+/// A report format (`--format`; `format` in .cgpu-lint.toml).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     Human,
     Json,
-    /// SARIF 2.1.0, for GitHub code scanning and other SARIF consumers
     Sarif,
-    /// GitHub Actions workflow commands (annotations on the pull request)
     Github,
-    /// JUnit XML, for GitLab and other CI test reports
     Junit,
-    /// GitLab Code Quality (CodeClimate JSON), for the merge request widget
     Gitlab,
-    /// Kubernetes PolicyReports (wgpolicyk8s.io/v1alpha2; openreports.io with --openreports),
-    /// for Policy Reporter and `kubectl apply`
     Policyreport,
-    /// reviewdog's Diagnostic Format (rdjson), for `reviewdog -f=rdjson`
     Rdjson,
-    /// Azure Pipelines logging commands (`##vso[task.logissue …]`)
     Azure,
 }
 
 impl Format {
+    /// Every format, in the order `--help` lists them.
+    pub const ALL: [Format; 9] = [
+        Format::Human,
+        Format::Json,
+        Format::Sarif,
+        Format::Github,
+        Format::Junit,
+        Format::Gitlab,
+        Format::Policyreport,
+        Format::Rdjson,
+        Format::Azure,
+    ];
+
+    /// What the format is for, as `--help` says it.
+    pub fn help(self) -> Option<&'static str> {
+        Some(match self {
+            Format::Human | Format::Json => return None,
+            Format::Sarif => "SARIF 2.1.0, for GitHub code scanning and other SARIF consumers",
+            Format::Github => "GitHub Actions workflow commands (annotations on the pull request)",
+            Format::Junit => "JUnit XML, for GitLab and other CI test reports",
+            Format::Gitlab => {
+                "GitLab Code Quality (CodeClimate JSON), for the merge request widget"
+            }
+            Format::Policyreport => {
+                "Kubernetes PolicyReports (wgpolicyk8s.io/v1alpha2; openreports.io with --openreports), for Policy Reporter and `kubectl apply`"
+            }
+            Format::Rdjson => "reviewdog's Diagnostic Format (rdjson), for `reviewdog -f=rdjson`",
+            Format::Azure => "Azure Pipelines logging commands (`##vso[task.logissue …]`)",
+        })
+    }
+
     /// The name `--format` takes.
     pub fn name(self) -> &'static str {
         match self {

@@ -44,6 +44,16 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// Where the entry points, as its messages name it: `FILE POINTER` (`/` for the root).
+    pub fn place(&self) -> String {
+        let pointer = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        format!("{} {pointer}", self.file)
+    }
+
     /// The entry recording `d`, whose file the baseline names `file`.
     pub fn of(d: &Diagnostic, file: &str) -> Entry {
         let text = d
@@ -206,14 +216,9 @@ pub fn apply(
             (
                 RuleId::SuppressionExpired,
                 format!(
-                    "the baseline entry for {} at {} {} expired on {}: it hides nothing now",
+                    "the baseline entry for {} at {} expired on {}: it hides nothing now",
                     e.rule,
-                    e.file,
-                    if e.pointer.is_empty() {
-                        "/"
-                    } else {
-                        &e.pointer
-                    },
+                    e.place(),
                     e.until.as_deref().unwrap_or_default()
                 ),
             )
@@ -221,35 +226,22 @@ pub fn apply(
             (
                 RuleId::BaselineUnmatched,
                 format!(
-                    "the baseline entry for {} at {} {} matches no finding (fixed, or the value changed)",
+                    "the baseline entry for {} at {} matches no finding (fixed, or the value changed)",
                     e.rule,
-                    e.file,
-                    if e.pointer.is_empty() {
-                        "/"
-                    } else {
-                        &e.pointer
-                    }
+                    e.place()
                 ),
             )
         } else {
             continue;
         };
-        let info = rule.info();
-        diags.push(Diagnostic {
+        diags.push(Diagnostic::new(
             rule,
-            severity: info.severity,
+            &b.src,
+            1,
+            format!("/entries/{i}"),
+            b.spans[i].clone(),
             message,
-            help: info.help.to_string(),
-            src: b.src.clone(),
-            document: 1,
-            path: format!("/entries/{i}"),
-            span: b.spans[i].clone(),
-            edits: Vec::new(),
-            related: Vec::new(),
-            fix_note: None,
-            consequence: None,
-            fix_override: None,
-        });
+        ));
     }
     Applied { hidden, matched }
 }

@@ -82,25 +82,45 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
-    /// An `io-error` finding: `path` could not be read (the run exits 2). It points at line 1,
-    /// column 1 of an empty source, as there is no text to point into.
-    pub fn io_error(path: &str, reason: String) -> Diagnostic {
-        let rule = RuleId::IoError.info();
+    /// A finding of `rule` at `span` of `src`, with the catalogue's severity and help, and no
+    /// edits, related places or notes yet.
+    pub fn new(
+        rule: RuleId,
+        src: &Arc<Source>,
+        document: usize,
+        path: String,
+        span: Range<usize>,
+        message: String,
+    ) -> Diagnostic {
+        let info = rule.info();
         Diagnostic {
-            rule: rule.id,
-            severity: rule.severity,
-            message: format!("could not read {path}: {reason}"),
-            help: rule.help.to_string(),
-            src: Source::new(path, String::new()),
-            document: 1,
-            path: String::new(),
-            span: 0..0,
+            rule,
+            severity: info.severity,
+            message,
+            help: info.help.to_string(),
+            src: src.clone(),
+            document,
+            path,
+            span,
             edits: Vec::new(),
             related: Vec::new(),
             fix_note: None,
             consequence: None,
             fix_override: None,
         }
+    }
+
+    /// An `io-error` finding: `path` could not be read (the run exits 2). It points at line 1,
+    /// column 1 of an empty source, as there is no text to point into.
+    pub fn io_error(path: &str, reason: String) -> Diagnostic {
+        Diagnostic::new(
+            RuleId::IoError,
+            &Source::new(path, String::new()),
+            1,
+            String::new(),
+            0..0,
+            format!("could not read {path}: {reason}"),
+        )
     }
 
     pub fn file(&self) -> &str {

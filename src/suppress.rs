@@ -248,22 +248,8 @@ fn finding(
     span: Range<usize>,
     message: String,
 ) -> Diagnostic {
-    let info = rule.info();
-    Diagnostic {
-        rule: info.id,
-        severity: info.severity,
-        message,
-        help: info.help.to_string(),
-        src: src.clone(),
-        document: document_at(&src.text, span.start),
-        path: String::new(),
-        span,
-        edits: Vec::new(),
-        related: Vec::new(),
-        fix_note: None,
-        consequence: None,
-        fix_override: None,
-    }
+    let document = document_at(&src.text, span.start);
+    Diagnostic::new(rule, src, document, String::new(), span, message)
 }
 
 /// Drop the findings of `diags` that point into `src` and that its comments suppress, and add an

@@ -73,23 +73,15 @@ impl<'a> Ctx<'a> {
         path: impl Into<String>,
         message: impl Into<String>,
     ) -> Finding<'_> {
-        let info = rule.info();
         let index = self.out.len();
-        self.out.push(Diagnostic {
+        self.out.push(Diagnostic::new(
             rule,
-            severity: info.severity,
-            message: message.into(),
-            help: info.help.to_string(),
-            src: src.clone(),
-            document: self.document,
-            path: path.into(),
+            src,
+            self.document,
+            path.into(),
             span,
-            edits: Vec::new(),
-            related: Vec::new(),
-            fix_note: None,
-            consequence: None,
-            fix_override: None,
-        });
+            message.into(),
+        ));
         Finding {
             diagnostic: &mut self.out[index],
             alias_uses: self.alias_uses,

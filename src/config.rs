@@ -311,6 +311,18 @@ impl Loaded {
 }
 
 impl Overrides {
+    /// These overrides without the lists that name rules (select, ignore, extend-safe,
+    /// extend-unsafe): what can still be used when one of them names a rule that does not exist.
+    pub fn without_rule_lists(&self) -> Overrides {
+        Overrides {
+            select: Vec::new(),
+            ignore: Vec::new(),
+            extend_safe: Vec::new(),
+            extend_unsafe: Vec::new(),
+            ..self.clone()
+        }
+    }
+
     /// The config file that applies: `--config FILE`, else none with `--no-config`, else the
     /// nearest `.cgpu-lint.toml` in `base` or above it.
     pub fn config_file(&self, base: &Path) -> Result<Option<Loaded>, ConfigError> {

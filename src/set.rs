@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Edit};
-use crate::rules::{RuleOptions, render_string};
+use crate::rules::render_string;
 use crate::yaml::node::child;
 use crate::yaml::{self, Node, Scalar, Source, Style, Value, resolve};
 
@@ -125,7 +125,7 @@ pub struct SetOutcome {
 pub fn set_release(
     src: &Arc<Source>,
     assignments: &[Assignment],
-    opts: &RuleOptions,
+    settings: &crate::lint::Settings,
     release: Option<&str>,
 ) -> Result<SetOutcome, SetError> {
     if let Some(name) = release {
@@ -144,8 +144,11 @@ pub fn set_release(
             }));
         }
     }
-    let settings = crate::lint::Settings::new(opts.clone(), Default::default());
-    let before = crate::lint::lint_file(src, &settings);
+    // The guards read every finding: a config that ignores yaml-syntax must not let `set` write
+    // a file that does not parse. What is reported and refused below follows the settings, as
+    // `check` reports the file.
+    let unfiltered = crate::lint::Settings::new(settings.opts.clone(), Default::default());
+    let before = crate::lint::lint_file(src, &unfiltered);
     if let Some(d) = before.iter().find(|d| d.rule == RuleId::YamlSyntax) {
         return Err(SetError::Cannot(format!(
             "{}: does not parse ({}); fix that first",
@@ -159,13 +162,14 @@ pub fn set_release(
             .map_err(|e| SetError::Cannot(format!("internal error: {e}")))?;
         current = Source::new(src.name.clone(), text);
     }
-    let after = crate::lint::lint_file(&current, &settings);
+    let after = crate::lint::lint_file(&current, &unfiltered);
     if let Some(d) = after.iter().find(|d| d.rule == RuleId::YamlSyntax) {
         return Err(SetError::Cannot(format!(
             "internal error: the change would not parse ({}); file left as it was",
             d.message
         )));
     }
+    let after = crate::lint::lint_file(&current, settings);
     // The document that was changed: the first one with a cgpu block (see `plan`), else the
     // release of the chart whose block was changed, its findings under its pointer.
     let parsed = yaml::parse(&current);
@@ -634,7 +638,7 @@ mod tests {
     fn run(text: &str, args: &[&str]) -> Result<String, SetError> {
         let src = Source::new("v.yaml", text.to_string());
         let a: Vec<Assignment> = args.iter().map(|s| Assignment::parse(s).unwrap()).collect();
-        set_release(&src, &a, &RuleOptions::default(), None).map(|o| o.text)
+        set_release(&src, &a, &crate::lint::Settings::default(), None).map(|o| o.text)
     }
 
     #[test]

@@ -378,6 +378,63 @@ fn fix_diff_is_coloured_only_when_asked_or_on_a_terminal() {
     assert!(diff.contains("\x1b[32m+  policy: 1\x1b[0m\n"), "{diff:?}");
 }
 
+/// `set` reads `.cgpu-lint.toml` as `check` does: a rule the config ignores is not among set's
+/// notes (nor among check's findings), `--no-config` brings it back; and a config that ignores
+/// yaml-syntax still cannot make set write into a file that does not parse.
+#[test]
+fn set_honours_the_config_as_check_does() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("v.yaml"),
+        "cgpu:\n  enabled: true\n  policy: 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join(".cgpu-lint.toml"),
+        "ignore = [\"tag-form\", \"yaml-syntax\"]\n",
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let out = bin().current_dir(d.path()).args(args).output().unwrap();
+        // check reports on stdout, set's notes go to stderr: both are read.
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned()
+                + &String::from_utf8_lossy(&out.stdout),
+        )
+    };
+    let set = ["set", "--stdout", "tag=v1.5.9-abc-aliyun", "v.yaml"];
+    let (code, err) = run(&set);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("tag-form"), "{err}");
+    let mut no_config = set.to_vec();
+    no_config.insert(1, "--no-config");
+    let (code, err) = run(&no_config);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("warning[tag-form]"), "{err}");
+    // check on the file set would write agrees: the config hides tag-form, --no-config shows it.
+    std::fs::write(
+        d.path().join("w.yaml"),
+        "cgpu:\n  enabled: true\n  policy: 1\n  tag: v1.5.9-abc-aliyun\n",
+    )
+    .unwrap();
+    assert!(!run(&["check", "w.yaml"]).1.contains("tag-form"));
+    assert!(
+        run(&["check", "--no-config", "w.yaml"])
+            .1
+            .contains("tag-form")
+    );
+    // yaml-syntax ignored by the config: set still refuses a file that does not parse.
+    std::fs::write(d.path().join("b.yaml"), "cgpu:\n  policy: [1\n").unwrap();
+    let (code, err) = run(&["set", "policy=2", "b.yaml"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("does not parse"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("b.yaml")).unwrap(),
+        "cgpu:\n  policy: [1\n"
+    );
+}
+
 #[test]
 fn set_exits_like_fix() {
     // --diff: 1 when it would change the file, 0 when the value is already set; nothing written.

@@ -2,22 +2,13 @@
 
 use super::{AppError, Exit, Streams};
 use crate::cli::ChecklistArgs;
-use crate::config::Overrides;
 
 pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
     use crate::checklist;
     use crate::checklist::model::{self, Desired};
     // The findings' select/ignore and per-file-ignores, the config's region (the fallback when
     // the nodes give none), and `--helm`, else the config's `helm`.
-    let settings = super::settings::resolve(&Overrides {
-        config: args.config.config.clone(),
-        no_config: args.config.no_config,
-        select: args.select.clone(),
-        ignore: args.ignore.clone(),
-        helm: args.helm.map(crate::cli::HelmArg::version),
-        ..Overrides::default()
-    })?
-    .settings;
+    let settings = super::settings::resolve(&super::settings::checklist(args))?.settings;
     let helm = settings.opts.helm;
     let desired = match (&args.desired, args.policy) {
         (Some(path), _) => match helm {

@@ -8,7 +8,6 @@ use super::{AppError, Exit, Streams};
 use crate::catalogue::Severity;
 use crate::cgpu::INSTALLER_NAMES;
 use crate::cli::{FailOn, PostRenderArgs, TtyMode};
-use crate::config::Overrides;
 use crate::diag::Summary;
 use crate::output::Format;
 use crate::postrender::{Options, Outcome, splice_edits};
@@ -20,15 +19,7 @@ pub(crate) fn run(
     input: impl std::io::BufRead,
     seekable: Option<std::fs::File>,
 ) -> Result<Exit, AppError> {
-    let mut settings = super::settings::resolve(&Overrides {
-        config: args.config.config.clone(),
-        no_config: args.config.no_config,
-        select: args.select.clone(),
-        ignore: args.ignore.clone(),
-        region: args.region.clone(),
-        ..Overrides::default()
-    })?
-    .settings;
+    let mut settings = super::settings::resolve(&super::settings::postrender(args))?.settings;
     // A rendered manifest is read as Kubernetes objects: the file's `require-cgpu` and `helm`
     // (about values files) do not apply.
     settings.opts.require_cgpu = false;

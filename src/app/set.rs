@@ -3,7 +3,6 @@
 use super::report::use_color;
 use super::{AppError, Exit, Streams};
 use crate::check;
-use crate::rules::RuleOptions;
 
 /// `cgpu-lint set KEY=VALUE... PATH`.
 pub(crate) fn run(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, AppError> {
@@ -15,19 +14,19 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::SetArgs) -> Result<Exit, A
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| AppError::Usage(e.to_string()))?;
     let src = check::read_input(path, check::DEFAULT_MAX_FILE_SIZE)?;
-    let opts = RuleOptions {
-        helm: super::settings::helm_or(&args.config, args.helm)?,
-        ..RuleOptions::default()
-    };
-    let outcome = match crate::set::set_release(&src, &assignments, &opts, args.release.as_deref())
-    {
-        Ok(o) => o,
-        Err(SetError::Usage(m)) => return Err(AppError::Usage(m)),
-        Err(e) => {
-            writeln!(s.err, "cgpu-lint: {path}: {e}")?;
-            return Ok(Exit::Findings);
-        }
-    };
+    // The config file as `check` reads it (helm, region, require-cgpu, select/ignore and
+    // per-file-ignores): what `set` reports and refuses is what `check` would report.
+    let settings =
+        super::settings::resolve(&super::settings::config_only(&args.config, args.helm))?.settings;
+    let outcome =
+        match crate::set::set_release(&src, &assignments, &settings, args.release.as_deref()) {
+            Ok(o) => o,
+            Err(SetError::Usage(m)) => return Err(AppError::Usage(m)),
+            Err(e) => {
+                writeln!(s.err, "cgpu-lint: {path}: {e}")?;
+                return Ok(Exit::Findings);
+            }
+        };
     for d in &outcome.notes {
         writeln!(s.err, "{}", crate::output::brief(d))?;
     }

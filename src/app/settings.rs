@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::AppError;
 use super::report::{Loaded, Report};
 use crate::baseline::{Baseline, FILE_NAME};
-use crate::cli::{CommonArgs, ConfigArgs, HelmArg};
+use crate::cli::{ChecklistArgs, CommonArgs, ConfigArgs, HelmArg, PostRenderArgs};
 use crate::config::{self, Overrides, Resolved};
 use crate::lint::Settings;
 
@@ -54,8 +54,38 @@ pub(crate) fn resolve_common(c: &CommonArgs) -> Result<(Report, Settings), AppEr
     Ok((report, r.settings))
 }
 
+/// The flags of a command without the common flags (set, values): `--config`/`--no-config`
+/// and `--helm`.
+pub(crate) fn config_only(c: &ConfigArgs, helm: Option<HelmArg>) -> Overrides {
+    Overrides {
+        config: c.config.clone(),
+        no_config: c.no_config,
+        helm: helm.map(HelmArg::version),
+        ..Overrides::default()
+    }
+}
+
+/// `post-render`'s flags: the config file, the findings' select/ignore and the region.
+pub(crate) fn postrender(a: &PostRenderArgs) -> Overrides {
+    Overrides {
+        select: a.select.clone(),
+        ignore: a.ignore.clone(),
+        region: a.region.clone(),
+        ..config_only(&a.config, None)
+    }
+}
+
+/// `checklist`'s flags: the config file, the findings' select/ignore and `--helm`.
+pub(crate) fn checklist(a: &ChecklistArgs) -> Overrides {
+    Overrides {
+        select: a.select.clone(),
+        ignore: a.ignore.clone(),
+        ..config_only(&a.config, a.helm)
+    }
+}
+
 /// `--helm` when given, else the `helm` of the config file `--config`/`--no-config` choose (read
-/// only without `--helm`): for the commands without the common flags (set, values).
+/// only without `--helm`): for `values`.
 pub(crate) fn helm_or(
     c: &ConfigArgs,
     given: Option<HelmArg>,
@@ -63,12 +93,7 @@ pub(crate) fn helm_or(
     if let Some(h) = given {
         return Ok(Some(h.version()));
     }
-    let o = Overrides {
-        config: c.config.clone(),
-        no_config: c.no_config,
-        ..Overrides::default()
-    };
-    Ok(resolve(&o)?.settings.opts.helm)
+    Ok(resolve(&config_only(c, None))?.settings.opts.helm)
 }
 
 /// The folder of the baseline file at `path` (relative to the working directory).

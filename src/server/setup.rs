@@ -129,17 +129,8 @@ pub(super) fn build_setup(root: Option<&Path>, init: &InitOptions) -> (Setup, Ve
     let settings = config::resolve_with(&overrides, file.as_ref()).unwrap_or_else(|e| {
         problems.push(format!("cgpu-lint: initializationOptions: {e}"));
         // What could be read, with no select/ignore at all.
-        let mut r = config::resolve_with(
-            &Overrides {
-                select: Vec::new(),
-                ignore: Vec::new(),
-                extend_safe: Vec::new(),
-                extend_unsafe: Vec::new(),
-                ..overrides.clone()
-            },
-            file.as_ref(),
-        )
-        .expect("the file's rules were checked when it was read");
+        let mut r = config::resolve_with(&overrides.without_rule_lists(), file.as_ref())
+            .expect("the file's rules were checked when it was read");
         r.settings.filter = Filter::default();
         r
     });

@@ -6,12 +6,21 @@
 //! `valuesFrom` and Argo CD `parameters` are not seen (CEL cannot parse YAML; the others are not
 //! in the object). `tests/admission.rs` proves it equal to `check` by execution.
 
-use super::{Action, Check, VERSION_LABEL, lit, words};
+use super::expr::{
+    Action, Check, NUM, VERSION_LABEL, lit, old_variables, on_old, q, rewrite_code, version_below,
+    words,
+};
 use crate::catalogue::{RuleId, Severity};
 use crate::cgpu::{CHART, POLICY_NAMES, TagError, min_policy_version};
 
 /// The policy (and binding) name.
 pub const GITOPS_POLICY: &str = "cgpu-lint-gitops-values-errors";
+
+/// The policy's failurePolicy, and why (`admission::failure_policy` answers it for this policy).
+pub const FAILURE_POLICY: (&str, &str) = (
+    "Ignore",
+    "it matches every team's HelmReleases and Applications; an expression that cannot be evaluated (an unforeseen shape, the cost budget) admits the object instead of refusing it, and CI's `cgpu-lint check` remains the gate",
+);
 
 /// The Flux HelmRelease versions matched, each named (the API server's `matchPolicy:
 /// Equivalent` would also send a request of another served version, converted by the CRD to a
@@ -77,7 +86,7 @@ pub fn variables() -> Vec<(&'static str, String)> {
 fn block_as(expr: &str, name: &str) -> String {
     static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
     let re = RE.get_or_init(|| regex::Regex::new(r"\bb\b").expect("regex"));
-    super::rewrite_code(expr, |code| re.replace_all(code, name).into_owned())
+    rewrite_code(expr, |code| re.replace_all(code, name).into_owned())
 }
 
 /// The ratchet of a rule whose violations are `parts` (each key's condition and message in
@@ -104,7 +113,7 @@ fn ratchet(parts: &[(String, String)]) -> String {
 fn tag_valid(t: &str) -> String {
     format!(
         "{t}.matches('^v?{n}[.]{n}[.]{n}(-[0-9A-Za-z.-]+)?$')",
-        n = super::NUM
+        n = NUM
     )
 }
 
@@ -187,7 +196,7 @@ pub fn checks() -> Vec<Check> {
         format!(
             "('{k}' in b && type(b.{k}) == string && {} && b.{k}.matches('{}'))",
             tag_valid(&format!("b.{k}")),
-            super::version_below(min_policy_version())
+            version_below(min_policy_version())
         )
     };
     let bad_tag_msg = |k: &str| {
@@ -278,38 +287,35 @@ pub fn covers(rule: RuleId) -> bool {
 pub fn documents(api: &str, action: Action) -> String {
     let mut s = format!(
         "---\napiVersion: {api}\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: {GITOPS_POLICY}\n  labels:\n    app.kubernetes.io/managed-by: cgpu-lint\n    app.kubernetes.io/version: {VERSION_LABEL}\nspec:\n  failurePolicy: {}\n  matchConstraints:\n    matchPolicy: Equivalent\n    resourceRules:\n    - apiGroups: [\"helm.toolkit.fluxcd.io\"]\n      apiVersions: [{}]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"helmreleases\"]\n    - apiGroups: [\"argoproj.io\"]\n      apiVersions: [\"v1alpha1\"]\n      operations: [\"CREATE\", \"UPDATE\"]\n      resources: [\"applications\"]\n  matchConditions:\n  - name: {CHART_CONDITION}\n    expression: {}\n  variables:\n",
-        super::failure_policy(GITOPS_POLICY).0,
+        FAILURE_POLICY.0,
         HELMRELEASE_VERSIONS
             .iter()
-            .map(|v| super::q(v))
+            .map(|v| q(v))
             .collect::<Vec<_>>()
             .join(", "),
-        super::q(&chart_condition()),
+        q(&chart_condition()),
     );
     let vars = variables();
     for (n, e) in &vars {
-        s.push_str(&format!("  - name: {n}\n    expression: {}\n", super::q(e)));
+        s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(e)));
     }
     // The old object's blocks, for the ratchets: only when it was the chart's too.
-    for (n, e) in super::old_variables(&vars) {
+    for (n, e) in old_variables(&vars) {
         let e = if n == "oldValues" {
-            format!("({}) ? ({e}) : []", super::on_old(&chart_condition()))
+            format!("({}) ? ({e}) : []", on_old(&chart_condition()))
         } else {
             e
         };
-        s.push_str(&format!(
-            "  - name: {n}\n    expression: {}\n",
-            super::q(&e)
-        ));
+        s.push_str(&format!("  - name: {n}\n    expression: {}\n", q(&e)));
     }
     s.push_str("  validations:\n");
     for c in checks() {
         let r = c.rule.info();
         s.push_str(&format!(
             "  - expression: {}\n    message: {}\n    messageExpression: {}\n    reason: Invalid\n",
-            super::q(&c.policy_expression()),
-            super::q(&format!("{}: {}", r.name, r.summary)),
-            super::q(&format!(
+            q(&c.policy_expression()),
+            q(&format!("{}: {}", r.name, r.summary)),
+            q(&format!(
                 "{} + ({})",
                 lit(&format!("{}: ", r.name)),
                 c.message_expression

@@ -1,7 +1,9 @@
 //! Offline evaluation of ValidatingAdmissionPolicies (admissionregistration.k8s.io v1 and
 //! v1beta1) and their bindings with kube-cel, the Kubernetes CEL libraries on the `cel` crate.
-//! This module is the only one that names kube-cel or cel. It adds what the cel crate lacks and
-//! the API server's cel-go has: `type()`, `dyn()` and a compiled-regex `matches`.
+//! This folder is the only one that names kube-cel or cel. It adds what the cel crate lacks and
+//! the API server's cel-go has: `type()`, `dyn()` and a compiled-regex `matches` (`cel.rs`, the
+//! CEL environment). `load.rs` reads the policies and bindings; this file matches a request
+//! against them, binds its variables and evaluates.
 //!
 //! What the API server does and this does too: matchConstraints and a binding's matchResources
 //! (resourceRules with `*` and resourceNames, excludeResourceRules, namespaceSelector and
@@ -15,24 +17,22 @@
 //! to ask), a paramRef selector (reported, the policy is not evaluated), namespace labels other than
 //! `kubernetes.io/metadata.name`, and the runtime cost budget.
 
+mod cel;
+mod load;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use kube_cel::KubeCelExt;
 use kube_cel::cel::objects::{Key, Map};
-use kube_cel::cel::{Context, Program, Value};
+use kube_cel::cel::{Context, Value};
 use serde_json::Value as Json;
 
-use super::Action;
-use crate::yaml::Source;
+use crate::admission::expr::Action;
+use cel::{Compiled, describe, key, map, run, string};
+use load::{Match, Rule, Selector, string_map};
 
-/// A problem in the policy file: the document (0-based) and the JSON pointer inside it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LoadError {
-    pub document: usize,
-    pub pointer: String,
-    pub message: String,
-}
+pub use cel::json_to_cel;
+pub use load::{LoadError, PolicySet, load_text};
 
 /// One outcome of a failed validation (or of an expression that could not be evaluated).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,493 +83,7 @@ impl Outcome {
     }
 }
 
-#[derive(Debug, Clone, Default)]
-struct Rule {
-    groups: Vec<String>,
-    versions: Vec<String>,
-    operations: Vec<String>,
-    resources: Vec<String>,
-    names: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default)]
-struct Selector {
-    labels: Vec<(String, String)>,
-    /// key, operator (In, NotIn, Exists, DoesNotExist), values.
-    exprs: Vec<(String, String, Vec<String>)>,
-}
-
-#[derive(Debug, Clone, Default)]
-struct Match {
-    rules: Vec<Rule>,
-    exclude: Vec<Rule>,
-    namespace_selector: Option<Selector>,
-    object_selector: Option<Selector>,
-}
-
-struct Compiled {
-    name: String,
-    program: Program,
-}
-
-struct Validation {
-    program: Program,
-    expression: String,
-    message: Option<String>,
-    message_program: Option<Program>,
-    pointer: String,
-}
-
-struct Policy {
-    name: String,
-    document: usize,
-    fail_closed: bool,
-    matching: Match,
-    /// paramKind: (apiVersion, kind).
-    params: Option<(String, String)>,
-    conditions: Vec<Compiled>,
-    variables: Vec<Compiled>,
-    validations: Vec<Validation>,
-}
-
-struct Binding {
-    name: String,
-    policy: String,
-    actions: Vec<Action>,
-    matching: Option<Match>,
-    param_ref: Option<ParamRef>,
-}
-
-/// A binding's paramRef (by name; a selector is not resolved offline).
-struct ParamRef {
-    name: Option<String>,
-    namespace: Option<String>,
-    selector: bool,
-    deny_not_found: bool,
-}
-
-/// Policies and bindings read from one or more documents.
-pub struct PolicySet {
-    policies: Vec<Policy>,
-    bindings: Vec<Binding>,
-    /// The file's other objects: the params a binding's paramRef names are among them.
-    objects: Vec<Json>,
-    /// The CEL functions (the standard ones and the Kubernetes libraries), built once.
-    functions: Context<'static>,
-}
-
-/// `matches` as the cel crate defines it (the regex crate's `is_match`, unanchored), with the
-/// compiled expressions kept: the cel crate compiles the pattern on every call, which costs
-/// more than everything else a policy does.
-fn matches(
-    ftx: &kube_cel::cel::FunctionContext,
-    kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Arc<String>>,
-    pattern: Arc<String>,
-) -> Result<bool, kube_cel::cel::ExecutionError> {
-    static CACHE: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Arc<regex::Regex>>>> =
-        std::sync::OnceLock::new();
-    let cache = CACHE.get_or_init(Default::default);
-    let found = cache
-        .lock()
-        .ok()
-        .and_then(|c| c.get(pattern.as_str()).cloned());
-    let re = match found {
-        Some(re) => re,
-        None => {
-            let re = Arc::new(
-                regex::Regex::new(&pattern)
-                    .map_err(|err| ftx.error(format!("'{pattern}' not a valid regex:\n{err}")))?,
-            );
-            if let Ok(mut c) = cache.lock() {
-                if c.len() > 512 {
-                    c.clear();
-                }
-                c.insert(pattern.to_string(), re.clone());
-            }
-            re
-        }
-    };
-    Ok(re.is_match(&this))
-}
-
-/// CEL's `type(x)`, which the cel crate (0.13) lacks and the API server's cel-go has. Each
-/// type is stood for by its name, and the type identifiers (`map`, `string`, …) are bound to the
-/// same names in [`functions`], so `type(x) == map` is decided as cel-go decides it.
-fn type_of(
-    kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Value>,
-) -> Arc<String> {
-    Arc::new(
-        match this {
-            Value::List(_) => "list",
-            Value::Map(_) => "map",
-            Value::Function(..) => "function",
-            Value::Int(_) => "int",
-            Value::UInt(_) => "uint",
-            Value::Float(_) => "double",
-            Value::String(_) => "string",
-            Value::Bytes(_) => "bytes",
-            Value::Bool(_) => "bool",
-            Value::Null => "null_type",
-            _ => "opaque",
-        }
-        .to_string(),
-    )
-}
-
-/// CEL's `dyn(x)`: `x` itself at run time (cel-go's checker types it as `dyn`), which the cel
-/// crate lacks.
-fn dyn_of(
-    kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Value>,
-) -> Result<Value, kube_cel::cel::ExecutionError> {
-    Ok(this)
-}
-
-/// The type identifiers `type_of` answers with.
-const TYPE_NAMES: &[&str] = &[
-    "list",
-    "map",
-    "int",
-    "uint",
-    "double",
-    "string",
-    "bytes",
-    "bool",
-    "null_type",
-];
-
-fn functions() -> Context<'static> {
-    let mut ctx = Context::default();
-    ctx.register_all();
-    ctx.add_function("matches", matches);
-    ctx.add_function("type", type_of);
-    ctx.add_function("dyn", dyn_of);
-    for t in TYPE_NAMES {
-        ctx.add_variable_from_value(*t, Value::String(Arc::new(t.to_string())));
-    }
-    ctx
-}
-
-const GROUP: &str = "admissionregistration.k8s.io/";
-
-/// Compile one CEL expression, refusing what could exhaust the parser (deep nesting) and
-/// catching a panic of the engine as an error.
-fn compile(expr: &str) -> Result<Program, String> {
-    let mut depth = 0usize;
-    let mut max = 0usize;
-    for b in expr.bytes() {
-        match b {
-            b'(' | b'[' | b'{' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    if max > 64 {
-        return Err(format!("nests {max} brackets deep (at most 64 here)"));
-    }
-    if expr.len() > 64 * 1024 {
-        return Err("is longer than 64 KiB".into());
-    }
-    match std::panic::catch_unwind(|| Program::compile(expr)) {
-        Ok(Ok(p)) => Ok(p),
-        Ok(Err(e)) => Err(format!("does not compile: {}", one_line(&e.to_string()))),
-        Err(_) => Err("does not compile (the CEL parser gave up)".into()),
-    }
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn strings(v: Option<&Json>) -> Vec<String> {
-    v.and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|s| s.as_str().map(str::to_string))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn rules(v: Option<&Json>) -> Vec<Rule> {
-    v.and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .map(|r| Rule {
-                    groups: strings(r.get("apiGroups")),
-                    versions: strings(r.get("apiVersions")),
-                    operations: strings(r.get("operations")),
-                    resources: strings(r.get("resources")),
-                    names: strings(r.get("resourceNames")),
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-fn selector(v: Option<&Json>) -> Option<Selector> {
-    let v = v?;
-    let labels = v
-        .get("matchLabels")
-        .and_then(Json::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default();
-    let exprs = v
-        .get("matchExpressions")
-        .and_then(Json::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|e| {
-                    Some((
-                        e.get("key")?.as_str()?.to_string(),
-                        e.get("operator")?.as_str()?.to_string(),
-                        strings(e.get("values")),
-                    ))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    Some(Selector { labels, exprs })
-}
-
-fn matching(v: Option<&Json>) -> Match {
-    Match {
-        rules: rules(v.and_then(|m| m.get("resourceRules"))),
-        exclude: rules(v.and_then(|m| m.get("excludeResourceRules"))),
-        namespace_selector: selector(v.and_then(|m| m.get("namespaceSelector"))),
-        object_selector: selector(v.and_then(|m| m.get("objectSelector"))),
-    }
-}
-
-fn compiled_list(
-    spec: &Json,
-    key: &str,
-    document: usize,
-    errors: &mut Vec<LoadError>,
-) -> Vec<Compiled> {
-    let mut out = Vec::new();
-    for (i, item) in spec
-        .get(key)
-        .and_then(Json::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let pointer = format!("/spec/{key}/{i}/expression");
-        let name = item.get("name").and_then(Json::as_str).unwrap_or("");
-        match item.get("expression").and_then(Json::as_str) {
-            Some(expr) => match compile(expr) {
-                Ok(program) => out.push(Compiled {
-                    name: name.to_string(),
-                    program,
-                }),
-                Err(e) => errors.push(LoadError {
-                    document,
-                    pointer,
-                    message: format!("{key} `{name}`: the expression {e}"),
-                }),
-            },
-            None => errors.push(LoadError {
-                document,
-                pointer: format!("/spec/{key}/{i}"),
-                message: format!("{key} `{name}` has no expression"),
-            }),
-        }
-    }
-    out
-}
-
 impl PolicySet {
-    /// Read the ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding objects among
-    /// `documents` (other objects are ignored). Every expression is compiled here.
-    pub fn load(documents: &[Json]) -> Result<PolicySet, Vec<LoadError>> {
-        let mut errors = Vec::new();
-        let mut policies = Vec::new();
-        let mut bindings = Vec::new();
-        let mut objects = Vec::new();
-        for (document, doc) in documents.iter().enumerate() {
-            let api = doc.get("apiVersion").and_then(Json::as_str).unwrap_or("");
-            let kind = doc.get("kind").and_then(Json::as_str).unwrap_or("");
-            if !api.starts_with(GROUP) {
-                if doc.is_object() {
-                    objects.push(doc.clone());
-                }
-                continue;
-            }
-            let name = doc
-                .pointer("/metadata/name")
-                .and_then(Json::as_str)
-                .unwrap_or("")
-                .to_string();
-            let empty = Json::Null;
-            let spec = doc.get("spec").unwrap_or(&empty);
-            match kind {
-                "ValidatingAdmissionPolicy" => {
-                    let conditions = compiled_list(spec, "matchConditions", document, &mut errors);
-                    let variables = compiled_list(spec, "variables", document, &mut errors);
-                    let mut validations = Vec::new();
-                    for (i, v) in spec
-                        .get("validations")
-                        .and_then(Json::as_array)
-                        .into_iter()
-                        .flatten()
-                        .enumerate()
-                    {
-                        let pointer = format!("/spec/validations/{i}");
-                        let Some(expr) = v.get("expression").and_then(Json::as_str) else {
-                            errors.push(LoadError {
-                                document,
-                                pointer,
-                                message: "a validation without an expression".into(),
-                            });
-                            continue;
-                        };
-                        let program = match compile(expr) {
-                            Ok(p) => p,
-                            Err(e) => {
-                                errors.push(LoadError {
-                                    document,
-                                    pointer: format!("{pointer}/expression"),
-                                    message: format!("the validation's expression {e}"),
-                                });
-                                continue;
-                            }
-                        };
-                        let message_program =
-                            match v.get("messageExpression").and_then(Json::as_str) {
-                                None => None,
-                                Some(m) => match compile(m) {
-                                    Ok(p) => Some(p),
-                                    Err(e) => {
-                                        errors.push(LoadError {
-                                            document,
-                                            pointer: format!("{pointer}/messageExpression"),
-                                            message: format!("the messageExpression {e}"),
-                                        });
-                                        continue;
-                                    }
-                                },
-                            };
-                        validations.push(Validation {
-                            program,
-                            expression: expr.to_string(),
-                            message: v.get("message").and_then(Json::as_str).map(str::to_string),
-                            message_program,
-                            pointer,
-                        });
-                    }
-                    policies.push(Policy {
-                        name,
-                        document,
-                        fail_closed: spec.get("failurePolicy").and_then(Json::as_str)
-                            != Some("Ignore"),
-                        matching: matching(spec.get("matchConstraints")),
-                        params: spec.get("paramKind").map(|k| {
-                            let s =
-                                |f: &str| k.get(f).and_then(Json::as_str).unwrap_or("").to_string();
-                            (s("apiVersion"), s("kind"))
-                        }),
-                        conditions,
-                        variables,
-                        validations,
-                    });
-                }
-                "ValidatingAdmissionPolicyBinding" => {
-                    let mut actions = Vec::new();
-                    for a in strings(spec.get("validationActions")) {
-                        actions.push(match a.as_str() {
-                            "Deny" => Action::Deny,
-                            "Warn" => Action::Warn,
-                            "Audit" => Action::Audit,
-                            other => {
-                                errors.push(LoadError {
-                                    document,
-                                    pointer: "/spec/validationActions".into(),
-                                    message: format!(
-                                        "validationAction `{other}` is not Deny, Warn or Audit"
-                                    ),
-                                });
-                                continue;
-                            }
-                        });
-                    }
-                    if actions.is_empty() {
-                        errors.push(LoadError {
-                            document,
-                            pointer: "/spec".into(),
-                            message: format!("binding `{name}` has no validationActions"),
-                        });
-                    }
-                    bindings.push(Binding {
-                        name,
-                        policy: spec
-                            .get("policyName")
-                            .and_then(Json::as_str)
-                            .unwrap_or("")
-                            .to_string(),
-                        actions,
-                        matching: spec.get("matchResources").map(|m| matching(Some(m))),
-                        param_ref: spec.get("paramRef").map(|r| {
-                            let s = |f: &str| r.get(f).and_then(Json::as_str).map(str::to_string);
-                            ParamRef {
-                                name: s("name"),
-                                namespace: s("namespace"),
-                                selector: r.get("selector").is_some(),
-                                deny_not_found: s("parameterNotFoundAction").as_deref()
-                                    != Some("Allow"),
-                            }
-                        }),
-                    });
-                }
-                _ => {}
-            }
-        }
-        if errors.is_empty() {
-            Ok(PolicySet {
-                policies,
-                bindings,
-                objects,
-                functions: functions(),
-            })
-        } else {
-            Err(errors)
-        }
-    }
-
-    /// How many policies and bindings were read.
-    pub fn counts(&self) -> (usize, usize) {
-        (self.policies.len(), self.bindings.len())
-    }
-
-    /// What the API server would never apply: policies no binding names, bindings naming a
-    /// policy the file does not hold.
-    pub fn unapplied(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for p in &self.policies {
-            if !self.bindings.iter().any(|b| b.policy == p.name) {
-                out.push(format!(
-                    "policy `{}` has no binding in the file: the API server applies it to nothing",
-                    p.name
-                ));
-            }
-        }
-        for b in &self.bindings {
-            if !self.policies.iter().any(|p| p.name == b.policy) {
-                out.push(format!(
-                    "binding `{}` names policy `{}`, which is not in the file: not evaluated",
-                    b.name, b.policy
-                ));
-            }
-        }
-        out
-    }
-
     /// Admit one object: every binding whose policy matches it, every failed validation.
     pub fn evaluate(&self, req: &Request) -> Outcome {
         let mut out = Outcome::default();
@@ -742,36 +256,6 @@ fn rule_prefix(message: &str) -> Option<String> {
     .then(|| head.to_string())
 }
 
-fn describe(r: &Result<Value, String>) -> String {
-    match r {
-        Ok(v) => format!("returned {} instead of a boolean", type_name(v)),
-        Err(e) => e.clone(),
-    }
-}
-
-fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::List(_) => "a list",
-        Value::Map(_) => "a map",
-        Value::Int(_) => "an int",
-        Value::UInt(_) => "a uint",
-        Value::Float(_) => "a double",
-        Value::String(_) => "a string",
-        Value::Bytes(_) => "bytes",
-        Value::Bool(_) => "a bool",
-        Value::Null => "null",
-        _ => "a value",
-    }
-}
-
-fn run(p: &Program, ctx: &Context) -> Result<Value, String> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.execute(ctx))) {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(one_line(&e.to_string())),
-        Err(_) => Err("the CEL engine failed".into()),
-    }
-}
-
 /// What matching looks at.
 struct Attributes {
     group: String,
@@ -797,15 +281,7 @@ impl Attributes {
             .and_then(Json::as_str)
             .unwrap_or("")
             .to_string();
-        let labels = o
-            .pointer("/metadata/labels")
-            .and_then(Json::as_object)
-            .map(|m| {
-                m.iter()
-                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let labels = string_map(o.pointer("/metadata/labels"));
         Attributes {
             group,
             version,
@@ -887,38 +363,6 @@ impl Match {
     }
 }
 
-fn key(s: &str) -> Key {
-    Key::String(Arc::new(s.to_string()))
-}
-
-fn map(entries: Vec<(&str, Value)>) -> Value {
-    let m: HashMap<Key, Value> = entries.into_iter().map(|(k, v)| (key(k), v)).collect();
-    Value::Map(Map { map: Arc::new(m) })
-}
-
-fn string(s: &str) -> Value {
-    Value::String(Arc::new(s.to_string()))
-}
-
-/// JSON as CEL: objects are maps, integers ints, other numbers doubles.
-pub fn json_to_cel(v: &Json) -> Value {
-    match v {
-        Json::Null => Value::Null,
-        Json::Bool(b) => Value::Bool(*b),
-        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => Value::Int(i),
-            (None, Some(u)) => Value::UInt(u),
-            _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        Json::String(s) => string(s),
-        Json::Array(a) => Value::List(Arc::new(a.iter().map(json_to_cel).collect())),
-        Json::Object(o) => {
-            let m: HashMap<Key, Value> = o.iter().map(|(k, v)| (key(k), json_to_cel(v))).collect();
-            Value::Map(Map { map: Arc::new(m) })
-        }
-    }
-}
-
 fn base_context<'f>(
     functions: &'f Context<'static>,
     req: &Request,
@@ -997,40 +441,4 @@ fn with_variables<'f>(mut ctx: Context<'f>, vars: &[Compiled]) -> Context<'f> {
         }),
     );
     ctx
-}
-
-/// Read a policy file (a YAML stream, as `kubectl apply -f` takes it) and compile it. Errors
-/// are `file:line:column: message`.
-pub fn load_text(name: &str, text: &str) -> Result<PolicySet, Vec<String>> {
-    let src = Source::new(name, text.to_string());
-    let parsed = crate::yaml::parse(&src);
-    let at = |offset: usize| {
-        let lc = src.line_col(offset);
-        format!("{name}:{}:{}", lc.line, lc.column)
-    };
-    if let Some(e) = &parsed.error {
-        return Err(vec![format!("{}: {}", at(e.offset), e.message)]);
-    }
-    let roots: Vec<&crate::yaml::Node> = parsed
-        .documents
-        .iter()
-        .filter_map(|d| d.root.as_ref())
-        .collect();
-    let docs: Vec<Json> = roots.iter().map(|r| r.to_json()).collect();
-    let set = PolicySet::load(&docs).map_err(|errs| {
-        errs.into_iter()
-            .map(|e| {
-                let root = roots[e.document];
-                let offset = root.pointer(&e.pointer).unwrap_or(root).span.start;
-                format!("{}: {}", at(offset), e.message)
-            })
-            .collect::<Vec<_>>()
-    })?;
-    if set.policies.is_empty() {
-        return Err(vec![format!(
-            "{}: no ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1 or v1beta1) in it",
-            at(0)
-        )]);
-    }
-    Ok(set)
 }

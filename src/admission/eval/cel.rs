@@ -1,0 +1,203 @@
+//! The CEL environment of the offline evaluation: the functions the `cel` crate lacks and the API
+//! server's cel-go has (`type()`, `dyn()`, and `matches` with its compiled regexes kept),
+//! compiling and running one expression (too deep a nesting refused, a panic of the engine an
+//! error), and JSON as CEL values. Imports no file of its folder.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use kube_cel::KubeCelExt;
+use kube_cel::cel::objects::{Key, Map};
+use kube_cel::cel::{Context, Program, Value};
+use serde_json::Value as Json;
+
+/// A named expression (a matchCondition or a variable), compiled.
+pub(super) struct Compiled {
+    pub(super) name: String,
+    pub(super) program: Program,
+}
+
+/// `matches` as the cel crate defines it (the regex crate's `is_match`, unanchored), with the
+/// compiled expressions kept: the cel crate compiles the pattern on every call, which costs
+/// more than everything else a policy does.
+fn matches(
+    ftx: &kube_cel::cel::FunctionContext,
+    kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Arc<String>>,
+    pattern: Arc<String>,
+) -> Result<bool, kube_cel::cel::ExecutionError> {
+    static CACHE: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Arc<regex::Regex>>>> =
+        std::sync::OnceLock::new();
+    let cache = CACHE.get_or_init(Default::default);
+    let found = cache
+        .lock()
+        .ok()
+        .and_then(|c| c.get(pattern.as_str()).cloned());
+    let re = match found {
+        Some(re) => re,
+        None => {
+            let re = Arc::new(
+                regex::Regex::new(&pattern)
+                    .map_err(|err| ftx.error(format!("'{pattern}' not a valid regex:\n{err}")))?,
+            );
+            if let Ok(mut c) = cache.lock() {
+                if c.len() > 512 {
+                    c.clear();
+                }
+                c.insert(pattern.to_string(), re.clone());
+            }
+            re
+        }
+    };
+    Ok(re.is_match(&this))
+}
+
+/// CEL's `type(x)`, which the cel crate (0.13) lacks and the API server's cel-go has. Each
+/// type is stood for by its name, and the type identifiers (`map`, `string`, …) are bound to the
+/// same names in [`functions`], so `type(x) == map` is decided as cel-go decides it.
+fn type_of(
+    kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Value>,
+) -> Arc<String> {
+    Arc::new(
+        match this {
+            Value::List(_) => "list",
+            Value::Map(_) => "map",
+            Value::Function(..) => "function",
+            Value::Int(_) => "int",
+            Value::UInt(_) => "uint",
+            Value::Float(_) => "double",
+            Value::String(_) => "string",
+            Value::Bytes(_) => "bytes",
+            Value::Bool(_) => "bool",
+            Value::Null => "null_type",
+            _ => "opaque",
+        }
+        .to_string(),
+    )
+}
+
+/// CEL's `dyn(x)`: `x` itself at run time (cel-go's checker types it as `dyn`), which the cel
+/// crate lacks.
+fn dyn_of(
+    kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Value>,
+) -> Result<Value, kube_cel::cel::ExecutionError> {
+    Ok(this)
+}
+
+/// The type identifiers `type_of` answers with.
+const TYPE_NAMES: &[&str] = &[
+    "list",
+    "map",
+    "int",
+    "uint",
+    "double",
+    "string",
+    "bytes",
+    "bool",
+    "null_type",
+];
+
+pub(super) fn functions() -> Context<'static> {
+    let mut ctx = Context::default();
+    ctx.register_all();
+    ctx.add_function("matches", matches);
+    ctx.add_function("type", type_of);
+    ctx.add_function("dyn", dyn_of);
+    for t in TYPE_NAMES {
+        ctx.add_variable_from_value(*t, Value::String(Arc::new(t.to_string())));
+    }
+    ctx
+}
+
+/// Compile one CEL expression, refusing what could exhaust the parser (deep nesting) and
+/// catching a panic of the engine as an error.
+pub(super) fn compile(expr: &str) -> Result<Program, String> {
+    let mut depth = 0usize;
+    let mut max = 0usize;
+    for b in expr.bytes() {
+        match b {
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    if max > 64 {
+        return Err(format!("nests {max} brackets deep (at most 64 here)"));
+    }
+    if expr.len() > 64 * 1024 {
+        return Err("is longer than 64 KiB".into());
+    }
+    match std::panic::catch_unwind(|| Program::compile(expr)) {
+        Ok(Ok(p)) => Ok(p),
+        Ok(Err(e)) => Err(format!("does not compile: {}", one_line(&e.to_string()))),
+        Err(_) => Err("does not compile (the CEL parser gave up)".into()),
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+pub(super) fn describe(r: &Result<Value, String>) -> String {
+    match r {
+        Ok(v) => format!("returned {} instead of a boolean", type_name(v)),
+        Err(e) => e.clone(),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::List(_) => "a list",
+        Value::Map(_) => "a map",
+        Value::Int(_) => "an int",
+        Value::UInt(_) => "a uint",
+        Value::Float(_) => "a double",
+        Value::String(_) => "a string",
+        Value::Bytes(_) => "bytes",
+        Value::Bool(_) => "a bool",
+        Value::Null => "null",
+        _ => "a value",
+    }
+}
+
+pub(super) fn run(p: &Program, ctx: &Context) -> Result<Value, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.execute(ctx))) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(one_line(&e.to_string())),
+        Err(_) => Err("the CEL engine failed".into()),
+    }
+}
+
+pub(super) fn key(s: &str) -> Key {
+    Key::String(Arc::new(s.to_string()))
+}
+
+pub(super) fn map(entries: Vec<(&str, Value)>) -> Value {
+    let m: HashMap<Key, Value> = entries.into_iter().map(|(k, v)| (key(k), v)).collect();
+    Value::Map(Map { map: Arc::new(m) })
+}
+
+pub(super) fn string(s: &str) -> Value {
+    Value::String(Arc::new(s.to_string()))
+}
+
+/// JSON as CEL: objects are maps, integers ints, other numbers doubles.
+pub fn json_to_cel(v: &Json) -> Value {
+    match v {
+        Json::Null => Value::Null,
+        Json::Bool(b) => Value::Bool(*b),
+        Json::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Value::Int(i),
+            (None, Some(u)) => Value::UInt(u),
+            _ => Value::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Json::String(s) => string(s),
+        Json::Array(a) => Value::List(Arc::new(a.iter().map(json_to_cel).collect())),
+        Json::Object(o) => {
+            let m: HashMap<Key, Value> = o.iter().map(|(k, v)| (key(k), json_to_cel(v))).collect();
+            Value::Map(Map { map: Arc::new(m) })
+        }
+    }
+}

@@ -454,45 +454,11 @@ pub fn chart_source(layers: &Layers) -> Arc<Source> {
         .unwrap_or_else(crate::cgpu::chart_defaults)
 }
 
-/// The values templates see, as `version` computes them, or the first refusal.
-pub fn effective(layers: &Layers, version: Version) -> Result<Node, Refusal> {
-    let user = user_values(layers, version)?;
-    let chart = read_file(&chart_source(layers), version)?;
-    let mut out = user;
-    coalesce(&mut out, &chart);
-    Ok(out)
-}
-
-/// The user-supplied values alone (`-f` files and set flags, before the chart's defaults); a
-/// GitOps file among them is what its release passes ([`place::stack_layer`]).
-pub fn user_values(layers: &Layers, version: Version) -> Result<Node, Refusal> {
-    let base_src = Source::new("<values>", String::new());
-    let mut base = empty_map(&base_src);
-    for f in &layers.files {
-        let doc = match place::stack_layer(f, version) {
-            Some(release) => release?,
-            None => read_file(f, version)?,
-        };
-        merge_maps(&mut base, doc);
-    }
-    for kind in [SetKind::Json, SetKind::Set, SetKind::String] {
-        for (k, arg) in layers.sets.iter().filter(|(k, _)| *k == kind) {
-            strvals::apply(*k, arg, &mut base, version)?;
-        }
-    }
-    Ok(base)
-}
-
-/// Does a leaf's number print as an int64 (set by `--set`) rather than the float64 Helm makes of
-/// every number it reads from YAML or JSON?
-pub fn is_int64_source(src: &Source) -> bool {
-    src.name.starts_with("--set ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::yaml::Style;
+    use place::effective;
 
     fn layers(files: &[&str]) -> Layers {
         Layers {

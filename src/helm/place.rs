@@ -1570,7 +1570,7 @@ fn umbrella(
     chart: &Node,
     version: Version,
 ) -> Result<Vec<Release>, Refusal> {
-    let user = super::user_values(layers, version)?;
+    let user = user_values(layers, version)?;
     let mut defaults = empty_map(&user.src);
     if let Some(p) = parent_defaults
         && let Ok(text) = std::fs::read_to_string(&p)
@@ -1756,6 +1756,35 @@ fn globals_with(sub: &mut Node, parent: &Node, linear: usize) {
         }
     }
     finder.finish(dg);
+}
+
+/// The values templates see, as `version` computes them, or the first refusal.
+pub fn effective(layers: &Layers, version: Version) -> Result<Node, Refusal> {
+    let user = user_values(layers, version)?;
+    let chart = read_file(&super::chart_source(layers), version)?;
+    let mut out = user;
+    coalesce(&mut out, &chart);
+    Ok(out)
+}
+
+/// The user-supplied values alone (`-f` files and set flags, before the chart's defaults); a
+/// GitOps file among them is what its release passes ([`stack_layer`]).
+pub fn user_values(layers: &Layers, version: Version) -> Result<Node, Refusal> {
+    let base_src = Source::new("<values>", String::new());
+    let mut base = empty_map(&base_src);
+    for f in &layers.files {
+        let doc = match stack_layer(f, version) {
+            Some(release) => release?,
+            None => read_file(f, version)?,
+        };
+        merge_maps(&mut base, doc);
+    }
+    for kind in [SetKind::Json, SetKind::Set, SetKind::String] {
+        for (k, arg) in layers.sets.iter().filter(|(k, _)| *k == kind) {
+            super::strvals::apply(*k, arg, &mut base, version)?;
+        }
+    }
+    Ok(base)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! entries the chart's defaults also hold are built as nodes, to be coalesced as
 //! [`super::coalesce`] does.
 //!
-//! It answers only where the result is certainly the one [`super::effective`] gives (held by a
+//! It answers only where the result is certainly the one [`super::place::effective`] gives (held by a
 //! differential test on every YAML file of the repository): one file, no `--set`, one document
 //! read the same by Helm 3 and Helm 4, no anchor, alias, merge key, complex or typed key,
 //! duplicate key, value Helm refuses (`view` unchanged), nothing a GitOps or umbrella reading
@@ -178,7 +178,7 @@ fn entry(key: String, value: Node) -> Entry {
 
 impl Visitor for Reader<'_> {
     fn scalar(&mut self, node: Node) -> ControlFlow<()> {
-        let int64 = super::is_int64_source(self.src);
+        let int64 = super::json::is_int64_source(self.src);
         let root_level = self.frames.len() == 1;
         match self.frames.last_mut() {
             None => ControlFlow::Break(()),
@@ -427,7 +427,7 @@ pub struct Values {
 
 impl Values {
     /// The values as one line of JSON (what [`json::to_string`] writes of
-    /// [`super::effective`]'s tree), without the newline.
+    /// [`super::place::effective`]'s tree), without the newline.
     pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
         let root = &self.blocks[self.root as usize];
         let key_of = |r: &Rec| &root.buf[r.key.0 as usize..r.key.1 as usize];
@@ -467,7 +467,7 @@ impl Values {
 }
 
 /// The effective values of `file` under the chart's defaults `chart`, as every version in
-/// `versions` reads them, when this reading certainly gives what [`super::effective`] gives
+/// `versions` reads them, when this reading certainly gives what [`super::place::effective`] gives
 /// (see the module's text), or the node budget's refusal; `None` otherwise.
 pub fn values(
     chart: &Arc<Source>,
@@ -553,7 +553,8 @@ pub fn values(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::helm::{Layers, effective};
+    use crate::helm::Layers;
+    use crate::helm::place::effective;
 
     /// What `values` printed before this reading (the oracle): [`effective`]'s tree as JSON.
     fn old(chart: &Option<Arc<Source>>, file: &Arc<Source>, v: Version) -> Option<String> {

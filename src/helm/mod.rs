@@ -234,14 +234,7 @@ fn view_with(node: &Node, linear: usize) -> Result<Node, Refusal> {
             for e in entries {
                 let key = helm_key(e)?;
                 let value = view_with(&e.value, linear)?;
-                let entry = Entry {
-                    key,
-                    key_span: e.key_span.clone(),
-                    key_style: e.key_style,
-                    value,
-                    merged: e.merged,
-                    key_kind: KeyKind::Str,
-                };
+                let entry = helm_entry(e, key, value);
                 match finder.find(&out, &entry.key) {
                     Some(i) if same_key(&identities[i], &e.key_kind) => out[i] = entry,
                     Some(i) => {
@@ -269,7 +262,13 @@ fn view_with(node: &Node, linear: usize) -> Result<Node, Refusal> {
             Value::Map(out)
         }
     };
-    Ok(Node {
+    Ok(viewed(node, value))
+}
+
+/// `node` holding `value` instead, in its place (span, style, source, alias), refused by nothing:
+/// what [`view`] hands back.
+fn viewed(node: &Node, value: Value) -> Node {
+    Node {
         value,
         span: node.span.clone(),
         style: node.style,
@@ -277,7 +276,31 @@ fn view_with(node: &Node, linear: usize) -> Result<Node, Refusal> {
         via_alias: node.via_alias,
         alias_at: node.alias_at.clone(),
         refused: None,
-    })
+    }
+}
+
+/// The entry [`view`] makes of `e`: `key` (Helm's string for it) and the viewed `value`.
+fn helm_entry(e: &Entry, key: String, value: Node) -> Entry {
+    Entry {
+        key,
+        key_span: e.key_span.clone(),
+        key_style: e.key_style,
+        value,
+        merged: e.merged,
+        key_kind: KeyKind::Str,
+    }
+}
+
+/// An entry no file holds (a plain string key at no place), as Helm's merging makes them.
+fn string_entry(key: String, value: Node) -> Entry {
+    Entry {
+        key,
+        key_span: 0..0,
+        key_style: yaml::Style::Plain,
+        value,
+        merged: false,
+        key_kind: KeyKind::Str,
+    }
 }
 
 /// Whether [`view`] would hand back `node` as it is: nothing Helm refuses or reads differently
@@ -566,14 +589,7 @@ mod tests {
                     for e in entries {
                         let key = helm_key(e)?;
                         let value = view(&e.value)?;
-                        let entry = Entry {
-                            key,
-                            key_span: e.key_span.clone(),
-                            key_style: e.key_style,
-                            value,
-                            merged: e.merged,
-                            key_kind: KeyKind::Str,
-                        };
+                        let entry = helm_entry(e, key, value);
                         match out.iter().position(|o| o.key == entry.key) {
                             Some(i) if same_key(&identities[i], &e.key_kind) => out[i] = entry,
                             Some(_) => {
@@ -588,15 +604,7 @@ mod tests {
                     Value::Map(out)
                 }
             };
-            Ok(Node {
-                value,
-                span: node.span.clone(),
-                style: node.style,
-                src: node.src.clone(),
-                via_alias: node.via_alias,
-                alias_at: node.alias_at.clone(),
-                refused: None,
-            })
+            Ok(viewed(node, value))
         }
 
         pub fn merge_maps(a: &mut Node, b: Node) {
@@ -768,14 +776,7 @@ mod tests {
             n.value = Value::Map(
                 entries
                     .into_iter()
-                    .map(|(key, value)| Entry {
-                        key,
-                        key_span: 0..0,
-                        key_style: Style::Plain,
-                        value,
-                        merged: false,
-                        key_kind: KeyKind::Str,
-                    })
+                    .map(|(key, value)| string_entry(key, value))
                     .collect(),
             );
             n

@@ -18,8 +18,8 @@ use std::io::{self, Write};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use super::{Refusal, Version, json, place, read_file};
-use crate::yaml::{self, Entry, KeyKind, Node, Scalar, Source, Style, Value, Visitor};
+use super::{Refusal, Version, json, place, read_file, string_entry};
+use crate::yaml::{self, Entry, Node, Scalar, Source, Value, Visitor};
 
 /// A collection's JSON text above this size is kept where it is instead of being copied into
 /// its parent's (the parent then refers to it).
@@ -144,7 +144,7 @@ impl Reader<'_> {
                     let Some(key) = f.key.take() else {
                         return ControlFlow::Break(());
                     };
-                    f.entries.push(entry(key, node));
+                    f.entries.push(string_entry(key, node));
                 } else {
                     f.items.push(node);
                 }
@@ -157,22 +157,11 @@ impl Reader<'_> {
                 if self.kept.iter().any(|e| e.key == key) {
                     return ControlFlow::Break(());
                 }
-                self.kept.push(entry(key, node));
+                self.kept.push(string_entry(key, node));
                 ControlFlow::Continue(())
             }
             _ => ControlFlow::Break(()),
         }
-    }
-}
-
-fn entry(key: String, value: Node) -> Entry {
-    Entry {
-        key,
-        key_span: 0..0,
-        key_style: Style::Plain,
-        value,
-        merged: false,
-        key_kind: KeyKind::Str,
     }
 }
 

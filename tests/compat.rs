@@ -350,8 +350,8 @@ fn a_bad_tag_is_a_usage_error() {
 
 /// The driver matrix lives in the data file only: none of its capped versions appears in the
 /// code outside the unit tests (which keep their own expected values).
-/// The non-test code of every `src/**/*.rs` file (what comes before `#[cfg(test)]`), with the
-/// file's path.
+/// The non-test code of every `src/**/*.rs` file (what comes before `#[cfg(test)]`; none of a
+/// `tests.rs` module file), with the file's path.
 fn source_code() -> Vec<(std::path::PathBuf, String)> {
     let mut out = Vec::new();
     let mut stack = vec![std::path::PathBuf::from(concat!(
@@ -363,7 +363,10 @@ fn source_code() -> Vec<(std::path::PathBuf, String)> {
             let p = e.unwrap().path();
             if p.is_dir() {
                 stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
+            } else if p.extension().is_some_and(|x| x == "rs")
+                // A unit-test module of its own file (`#[cfg(test)] mod tests;`) is test code whole.
+                && !p.ends_with("tests.rs")
+            {
                 let text = std::fs::read_to_string(&p).unwrap();
                 let code = text.split("#[cfg(test)]").next().unwrap().to_string();
                 out.push((p, code));

@@ -54,7 +54,7 @@ pub fn helm_values(data: &[u8], helm4: bool) {
             }
             continue;
         }
-        match helm::effective(&layers, v) {
+        match helm::place::effective(&layers, v) {
             Err(r) => located(&r, "values"),
             Ok(tree) => {
                 inside(&tree);
@@ -92,7 +92,7 @@ pub fn set_flag(kind: u8, arg: &str, helm4: bool) {
         files: Vec::new(),
         sets: vec![(kind, arg.to_string())],
     };
-    match helm::effective(&layers, version(helm4)) {
+    match helm::place::effective(&layers, version(helm4)) {
         Err(r) => located(&r, kind.flag()),
         Ok(tree) => {
             inside(&tree);

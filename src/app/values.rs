@@ -117,7 +117,7 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
                 compare(&mut printed, v, text)?;
                 continue;
             }
-            let tree = helm::effective(&layers, v).map_err(|r| refusal(&versions, v, r))?;
+            let tree = helm::place::effective(&layers, v).map_err(|r| refusal(&versions, v, r))?;
             compare(&mut printed, v, values_text(&tree, args.origins))?;
         }
         if let Some((_, text)) = printed {

@@ -117,69 +117,70 @@ pub enum Unlisted {
     Unknown,
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct DriverRow {
-    pub id: String,
-    pub from: Ver,
-    pub to: Ver,
-    /// The supported series (first number of the driver version), ascending.
-    pub series: Vec<u64>,
-    /// A series capped at a last version (series → the last supported driver version).
-    #[serde(default)]
-    pub max: BTreeMap<String, String>,
-    /// The first series the source calls unsupported (`535+ unsupported`).
-    pub unsupported_from: Option<u64>,
-    /// A series between the lowest and the highest listed one that the row does not list.
-    pub between: Unlisted,
-    /// A series above the highest listed one.
-    pub above: Unlisted,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+/// A table's entry: `id` first, the fields given, then the `source`, `rules` and `note` every
+/// entry ends with (in this order, which is the order they serialize in); unknown fields refused.
+macro_rules! entry {
+    ($(#[$m:meta])* $name:ident { $($(#[$fm:meta])* $field:ident: $ty:ty,)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Deserialize, Serialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            pub id: String,
+            $($(#[$fm])* pub $field: $ty,)*
+            pub source: String,
+            pub rules: Vec<String>,
+            pub note: Option<String>,
+        }
+    };
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Support {
-    pub id: String,
-    /// The first version with the support.
-    pub since: Ver,
-    /// `cgroup`, `os`, `family` or `driver`.
-    pub kind: String,
-    pub value: String,
-    /// `value` is the start of the name (`gn8` for gn8is, gn8v...), not all of it.
-    #[serde(default)]
-    pub prefix: bool,
-    pub text: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    DriverRow {
+        from: Ver,
+        to: Ver,
+        /// The supported series (first number of the driver version), ascending.
+        series: Vec<u64>,
+        /// A series capped at a last version (series → the last supported driver version).
+        #[serde(default)]
+        max: BTreeMap<String, String>,
+        /// The first series the source calls unsupported (`535+ unsupported`).
+        unsupported_from: Option<u64>,
+        /// A series between the lowest and the highest listed one that the row does not list.
+        between: Unlisted,
+        /// A series above the highest listed one.
+        above: Unlisted,
+    }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct CgroupV2 {
-    pub id: String,
-    /// The distribution's name as `status.nodeInfo.osImage` starts with it.
-    pub os: String,
-    /// Its first release with cgroup v2 by default (`21.10`, `11`).
-    pub since: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    Support {
+        /// The first version with the support.
+        since: Ver,
+        /// `cgroup`, `os`, `family` or `driver`.
+        kind: String,
+        value: String,
+        /// `value` is the start of the name (`gn8` for gn8is, gn8v...), not all of it.
+        #[serde(default)]
+        prefix: bool,
+        text: String,
+    }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Kernel {
-    pub id: String,
-    /// The first kernel release (`5.8`) with what the entry needs.
-    pub from: String,
-    pub text: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    CgroupV2 {
+        /// The distribution's name as `status.nodeInfo.osImage` starts with it.
+        os: String,
+        /// Its first release with cgroup v2 by default (`21.10`, `11`).
+        since: String,
+    }
+}
+
+entry! {
+    Kernel {
+        /// The first kernel release (`5.8`) with what the entry needs.
+        from: String,
+        text: String,
+    }
 }
 
 impl Kernel {
@@ -190,67 +191,51 @@ impl Kernel {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Families {
-    pub id: String,
-    pub from: Ver,
-    pub to: Ver,
-    pub families: Vec<String>,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    Families {
+        from: Ver,
+        to: Ver,
+        families: Vec<String>,
+    }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Issue {
-    pub id: String,
-    /// The first version with the issue (every version before `to` when absent).
-    pub from: Option<Ver>,
-    /// The last version with the issue (every version when absent).
-    pub to: Option<Ver>,
-    /// What fixes it: a cGPU version, or a component and its version.
-    pub fixed: Option<String>,
-    /// Only on nodes with a driver of this series or later.
-    pub driver_from: Option<u64>,
-    /// Only on nodes whose `status.nodeInfo.osImage` names this (any case).
-    pub os: Option<String>,
-    /// At most this many pods share one GPU (read by `pods-per-gpu`).
-    pub max_pods_per_gpu: Option<u64>,
-    pub text: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    Issue {
+        /// The first version with the issue (every version before `to` when absent).
+        from: Option<Ver>,
+        /// The last version with the issue (every version when absent).
+        to: Option<Ver>,
+        /// What fixes it: a cGPU version, or a component and its version.
+        fixed: Option<String>,
+        /// Only on nodes with a driver of this series or later.
+        driver_from: Option<u64>,
+        /// Only on nodes whose `status.nodeInfo.osImage` names this (any case).
+        os: Option<String>,
+        /// At most this many pods share one GPU (read by `pods-per-gpu`).
+        max_pods_per_gpu: Option<u64>,
+        text: String,
+    }
 }
 
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Conflict {
-    pub id: String,
-    pub stack: String,
-    pub with: String,
-    pub text: String,
-    pub remedy: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    Conflict {
+        stack: String,
+        with: String,
+        text: String,
+        remedy: String,
+    }
 }
 
-/// What a node needs from its kubelet version on (`status.nodeInfo.kubeletVersion`).
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Kubelet {
-    pub id: String,
-    /// The first Kubernetes release (`1.35`) the entry concerns.
-    pub from: String,
-    /// The [`Support`] entry a node of this kubelet needs (its `since` is the first cGPU
-    /// version that can run there); none: the entry states what no source settles.
-    pub needs: Option<String>,
-    pub text: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    /// What a node needs from its kubelet version on (`status.nodeInfo.kubeletVersion`).
+    Kubelet {
+        /// The first Kubernetes release (`1.35`) the entry concerns.
+        from: String,
+        /// The [`Support`] entry a node of this kubelet needs (its `since` is the first cGPU
+        /// version that can run there); none: the entry states what no source settles.
+        needs: Option<String>,
+        text: String,
+    }
 }
 
 impl Kubelet {
@@ -267,22 +252,18 @@ pub fn kubernetes_release(version: &str) -> Option<(u64, u64)> {
     release(v.strip_prefix(['v', 'V']).unwrap_or(v))
 }
 
-/// ACK's list of NVIDIA drivers: supported, and incompatible with the latest OS images.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct DriverList {
-    pub id: String,
-    /// The date the list gives.
-    pub date: String,
-    /// The driver of new GPU nodes.
-    pub default: String,
-    pub supported: Vec<String>,
-    /// The versions "incompatible with the latest operating systems".
-    pub incompatible: Vec<String>,
-    pub text: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    /// ACK's list of NVIDIA drivers: supported, and incompatible with the latest OS images.
+    DriverList {
+        /// The date the list gives.
+        date: String,
+        /// The driver of new GPU nodes.
+        default: String,
+        supported: Vec<String>,
+        /// The versions "incompatible with the latest operating systems".
+        incompatible: Vec<String>,
+        text: String,
+    }
 }
 
 impl DriverList {
@@ -293,60 +274,44 @@ impl DriverList {
     }
 }
 
-/// Instance families that need a driver and a cGPU version.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct FamilyNeeds {
-    pub id: String,
-    pub families: Vec<String>,
-    /// The driver version the families need (ACK's default for them).
-    pub driver: String,
-    /// The first cGPU version that supports the families.
-    pub since: Ver,
-    pub text: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    /// Instance families that need a driver and a cGPU version.
+    FamilyNeeds {
+        families: Vec<String>,
+        /// The driver version the families need (ACK's default for them).
+        driver: String,
+        /// The first cGPU version that supports the families.
+        since: Ver,
+        text: String,
+    }
 }
 
-/// An `ack.node.gpu.schedule` value that hands the node to something other than cGPU.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Schedule {
-    pub id: String,
-    pub value: String,
-    pub text: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    /// An `ack.node.gpu.schedule` value that hands the node to something other than cGPU.
+    Schedule {
+        value: String,
+        text: String,
+    }
 }
 
-/// The GPU nodes of one node pool (by `label`) running different drivers.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct PoolDrift {
-    pub id: String,
-    /// The node pool label.
-    pub label: String,
-    pub text: String,
-    pub remedy: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    /// The GPU nodes of one node pool (by `label`) running different drivers.
+    PoolDrift {
+        /// The node pool label.
+        label: String,
+        text: String,
+        remedy: String,
+    }
 }
 
-/// Another GPU-sharing stack's policy numbers.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Numbering {
-    pub id: String,
-    pub stack: String,
-    /// Its policies' names, its 0 first.
-    pub policies: Vec<String>,
-    pub text: String,
-    pub source: String,
-    pub rules: Vec<String>,
-    pub note: Option<String>,
+entry! {
+    /// Another GPU-sharing stack's policy numbers.
+    Numbering {
+        stack: String,
+        /// Its policies' names, its 0 first.
+        policies: Vec<String>,
+        text: String,
+    }
 }
 
 /// One entry of any table, as `explain` and the schema test see it.

@@ -2,7 +2,7 @@
 //! keys sorted, `<`, `>`, `&`, U+2028 and U+2029 escaped, every number read from YAML or JSON a
 //! float64 (`3`, `1e+21`, `1e-7`), `--set` integers int64.
 
-use crate::yaml::{Node, Scalar, Value};
+use crate::yaml::{Node, Scalar, Source, Value};
 
 /// The whole tree as one line of JSON.
 pub fn to_string(node: &Node) -> String {
@@ -30,7 +30,7 @@ pub fn scalar(s: &Scalar, int64: bool, out: &mut String) {
 
 fn write(node: &Node, out: &mut String) {
     match &node.value {
-        Value::Scalar(s) => scalar(s, super::is_int64_source(&node.src), out),
+        Value::Scalar(s) => scalar(s, is_int64_source(&node.src), out),
         Value::Seq(items) => {
             out.push('[');
             for (i, item) in items.iter().enumerate() {
@@ -157,6 +157,12 @@ pub fn go_format_g32(f: f64) -> String {
         return if x > 0.0 { ".inf" } else { "-.inf" }.into();
     }
     shortest_g(x, x == 0.0, x.is_sign_negative())
+}
+
+/// Does a leaf's number print as an int64 (set by `--set`) rather than the float64 Helm makes of
+/// every number it reads from YAML or JSON?
+pub fn is_int64_source(src: &Source) -> bool {
+    src.name.starts_with("--set ")
 }
 
 #[cfg(test)]

@@ -234,14 +234,7 @@ fn view_with(node: &Node, linear: usize) -> Result<Node, Refusal> {
             for e in entries {
                 let key = helm_key(e)?;
                 let value = view_with(&e.value, linear)?;
-                let entry = Entry {
-                    key,
-                    key_span: e.key_span.clone(),
-                    key_style: e.key_style,
-                    value,
-                    merged: e.merged,
-                    key_kind: KeyKind::Str,
-                };
+                let entry = helm_entry(e, key, value);
                 match finder.find(&out, &entry.key) {
                     Some(i) if same_key(&identities[i], &e.key_kind) => out[i] = entry,
                     Some(i) => {
@@ -269,7 +262,13 @@ fn view_with(node: &Node, linear: usize) -> Result<Node, Refusal> {
             Value::Map(out)
         }
     };
-    Ok(Node {
+    Ok(viewed(node, value))
+}
+
+/// `node` holding `value` instead, in its place (span, style, source, alias), refused by nothing:
+/// what [`view`] hands back.
+fn viewed(node: &Node, value: Value) -> Node {
+    Node {
         value,
         span: node.span.clone(),
         style: node.style,
@@ -277,7 +276,31 @@ fn view_with(node: &Node, linear: usize) -> Result<Node, Refusal> {
         via_alias: node.via_alias,
         alias_at: node.alias_at.clone(),
         refused: None,
-    })
+    }
+}
+
+/// The entry [`view`] makes of `e`: `key` (Helm's string for it) and the viewed `value`.
+fn helm_entry(e: &Entry, key: String, value: Node) -> Entry {
+    Entry {
+        key,
+        key_span: e.key_span.clone(),
+        key_style: e.key_style,
+        value,
+        merged: e.merged,
+        key_kind: KeyKind::Str,
+    }
+}
+
+/// An entry no file holds (a plain string key at no place), as Helm's merging makes them.
+fn string_entry(key: String, value: Node) -> Entry {
+    Entry {
+        key,
+        key_span: 0..0,
+        key_style: yaml::Style::Plain,
+        value,
+        merged: false,
+        key_kind: KeyKind::Str,
+    }
 }
 
 /// Whether [`view`] would hand back `node` as it is: nothing Helm refuses or reads differently
@@ -454,45 +477,11 @@ pub fn chart_source(layers: &Layers) -> Arc<Source> {
         .unwrap_or_else(crate::cgpu::chart_defaults)
 }
 
-/// The values templates see, as `version` computes them, or the first refusal.
-pub fn effective(layers: &Layers, version: Version) -> Result<Node, Refusal> {
-    let user = user_values(layers, version)?;
-    let chart = read_file(&chart_source(layers), version)?;
-    let mut out = user;
-    coalesce(&mut out, &chart);
-    Ok(out)
-}
-
-/// The user-supplied values alone (`-f` files and set flags, before the chart's defaults); a
-/// GitOps file among them is what its release passes ([`place::stack_layer`]).
-pub fn user_values(layers: &Layers, version: Version) -> Result<Node, Refusal> {
-    let base_src = Source::new("<values>", String::new());
-    let mut base = empty_map(&base_src);
-    for f in &layers.files {
-        let doc = match place::stack_layer(f, version) {
-            Some(release) => release?,
-            None => read_file(f, version)?,
-        };
-        merge_maps(&mut base, doc);
-    }
-    for kind in [SetKind::Json, SetKind::Set, SetKind::String] {
-        for (k, arg) in layers.sets.iter().filter(|(k, _)| *k == kind) {
-            strvals::apply(*k, arg, &mut base, version)?;
-        }
-    }
-    Ok(base)
-}
-
-/// Does a leaf's number print as an int64 (set by `--set`) rather than the float64 Helm makes of
-/// every number it reads from YAML or JSON?
-pub fn is_int64_source(src: &Source) -> bool {
-    src.name.starts_with("--set ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::yaml::Style;
+    use place::effective;
 
     fn layers(files: &[&str]) -> Layers {
         Layers {
@@ -600,14 +589,7 @@ mod tests {
                     for e in entries {
                         let key = helm_key(e)?;
                         let value = view(&e.value)?;
-                        let entry = Entry {
-                            key,
-                            key_span: e.key_span.clone(),
-                            key_style: e.key_style,
-                            value,
-                            merged: e.merged,
-                            key_kind: KeyKind::Str,
-                        };
+                        let entry = helm_entry(e, key, value);
                         match out.iter().position(|o| o.key == entry.key) {
                             Some(i) if same_key(&identities[i], &e.key_kind) => out[i] = entry,
                             Some(_) => {
@@ -622,15 +604,7 @@ mod tests {
                     Value::Map(out)
                 }
             };
-            Ok(Node {
-                value,
-                span: node.span.clone(),
-                style: node.style,
-                src: node.src.clone(),
-                via_alias: node.via_alias,
-                alias_at: node.alias_at.clone(),
-                refused: None,
-            })
+            Ok(viewed(node, value))
         }
 
         pub fn merge_maps(a: &mut Node, b: Node) {
@@ -802,14 +776,7 @@ mod tests {
             n.value = Value::Map(
                 entries
                     .into_iter()
-                    .map(|(key, value)| Entry {
-                        key,
-                        key_span: 0..0,
-                        key_style: Style::Plain,
-                        value,
-                        merged: false,
-                        key_kind: KeyKind::Str,
-                    })
+                    .map(|(key, value)| string_entry(key, value))
                     .collect(),
             );
             n

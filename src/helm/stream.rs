@@ -6,7 +6,7 @@
 //! entries the chart's defaults also hold are built as nodes, to be coalesced as
 //! [`super::coalesce`] does.
 //!
-//! It answers only where the result is certainly the one [`super::effective`] gives (held by a
+//! It answers only where the result is certainly the one [`super::place::effective`] gives (held by a
 //! differential test on every YAML file of the repository): one file, no `--set`, one document
 //! read the same by Helm 3 and Helm 4, no anchor, alias, merge key, complex or typed key,
 //! duplicate key, value Helm refuses (`view` unchanged), nothing a GitOps or umbrella reading
@@ -18,8 +18,8 @@ use std::io::{self, Write};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use super::{Refusal, Version, json, place, read_file};
-use crate::yaml::{self, Entry, KeyKind, Node, Scalar, Source, Style, Value, Visitor};
+use super::{Refusal, Version, json, place, read_file, string_entry};
+use crate::yaml::{self, Entry, Node, Scalar, Source, Value, Visitor};
 
 /// A collection's JSON text above this size is kept where it is instead of being copied into
 /// its parent's (the parent then refers to it).
@@ -144,7 +144,7 @@ impl Reader<'_> {
                     let Some(key) = f.key.take() else {
                         return ControlFlow::Break(());
                     };
-                    f.entries.push(entry(key, node));
+                    f.entries.push(string_entry(key, node));
                 } else {
                     f.items.push(node);
                 }
@@ -157,7 +157,7 @@ impl Reader<'_> {
                 if self.kept.iter().any(|e| e.key == key) {
                     return ControlFlow::Break(());
                 }
-                self.kept.push(entry(key, node));
+                self.kept.push(string_entry(key, node));
                 ControlFlow::Continue(())
             }
             _ => ControlFlow::Break(()),
@@ -165,20 +165,9 @@ impl Reader<'_> {
     }
 }
 
-fn entry(key: String, value: Node) -> Entry {
-    Entry {
-        key,
-        key_span: 0..0,
-        key_style: Style::Plain,
-        value,
-        merged: false,
-        key_kind: KeyKind::Str,
-    }
-}
-
 impl Visitor for Reader<'_> {
     fn scalar(&mut self, node: Node) -> ControlFlow<()> {
-        let int64 = super::is_int64_source(self.src);
+        let int64 = super::json::is_int64_source(self.src);
         let root_level = self.frames.len() == 1;
         match self.frames.last_mut() {
             None => ControlFlow::Break(()),
@@ -427,7 +416,7 @@ pub struct Values {
 
 impl Values {
     /// The values as one line of JSON (what [`json::to_string`] writes of
-    /// [`super::effective`]'s tree), without the newline.
+    /// [`super::place::effective`]'s tree), without the newline.
     pub fn write(&self, out: &mut dyn Write) -> io::Result<()> {
         let root = &self.blocks[self.root as usize];
         let key_of = |r: &Rec| &root.buf[r.key.0 as usize..r.key.1 as usize];
@@ -467,7 +456,7 @@ impl Values {
 }
 
 /// The effective values of `file` under the chart's defaults `chart`, as every version in
-/// `versions` reads them, when this reading certainly gives what [`super::effective`] gives
+/// `versions` reads them, when this reading certainly gives what [`super::place::effective`] gives
 /// (see the module's text), or the node budget's refusal; `None` otherwise.
 pub fn values(
     chart: &Arc<Source>,
@@ -553,7 +542,8 @@ pub fn values(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::helm::{Layers, effective};
+    use crate::helm::Layers;
+    use crate::helm::place::effective;
 
     /// What `values` printed before this reading (the oracle): [`effective`]'s tree as JSON.
     fn old(chart: &Option<Arc<Source>>, file: &Arc<Source>, v: Version) -> Option<String> {

@@ -33,7 +33,7 @@ pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
     let mut views = Vec::new();
     for &v in &versions {
         let mut ctx = Ctx::new(opts, 1, &empty);
-        match helm::effective(layers, v) {
+        match helm::place::effective(layers, v) {
             Err(r) => {
                 let mut message = r.message.clone();
                 if versions.len() == 1 {

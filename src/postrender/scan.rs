@@ -1,0 +1,162 @@
+//! The byte scans that keep post-render near `cat` (issue 38): each passes over a document's
+//! bytes once, testing every byte for everything it looks for, in vector registers (AVX2 where
+//! the processor has it, chosen at run time; otherwise the baseline's SSE2 or the target's
+//! own vectors, as the compiler vectorises the same loop).
+
+/// Bytes tested per step.
+const W: usize = 32;
+
+/// The first line start `q` with its `\n` at `at` or later whose first byte is `-` or `.`
+/// (a `---` or `...` line may start there).
+pub(super) fn line_start(buf: &[u8], at: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2 (checked just above).
+        return unsafe { line_start_avx2(buf, at) };
+    }
+    line_start_in(buf, at)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn line_start_avx2(buf: &[u8], at: usize) -> Option<usize> {
+    line_start_in(buf, at)
+}
+
+#[inline(always)]
+fn line_start_in(buf: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(b) = buf.get(i..).and_then(<[u8]>::first_chunk::<{ W + 1 }>) {
+        let mut any = false;
+        for j in 0..W {
+            any |= (b[j] == b'\n') & ((b[j + 1] == b'-') | (b[j + 1] == b'.'));
+        }
+        if any {
+            break;
+        }
+        i += W;
+    }
+    let rest = buf.get(i..)?;
+    rest.windows(2)
+        .position(|p| p[0] == b'\n' && matches!(p[1], b'-' | b'.'))
+        .map(|k| i + k + 1)
+}
+
+/// The installer names' common suffix, which [`super::split::mentions_installer`] looks for first.
+pub(super) const SUFFIX: &[u8; 10] = b"-installer";
+
+/// Could `chunk` need parsing: does it hold a `\`, `%` or `!` (what
+/// [`super::split::may_spell_installer`] looks for) or [`SUFFIX`] (which every installer name
+/// ends with)? A superset of both, in one pass: a block with a `-`, an `i` after it and an
+/// `r` eight bytes on counts as holding the suffix.
+pub(super) fn may_need_parsing(chunk: &[u8]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2 (checked just above).
+        return unsafe { may_need_parsing_avx2(chunk) };
+    }
+    may_need_parsing_in(chunk)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn may_need_parsing_avx2(chunk: &[u8]) -> bool {
+    may_need_parsing_in(chunk)
+}
+
+#[inline(always)]
+fn may_need_parsing_in(chunk: &[u8]) -> bool {
+    const LAST: usize = SUFFIX.len() - 1;
+    let mut i = 0;
+    while let Some(b) = chunk.get(i..).and_then(<[u8]>::first_chunk::<{ W + LAST }>) {
+        let mut any = false;
+        for j in 0..W {
+            let c = b[j];
+            any |= (c == b'\\')
+                | (c == b'%')
+                | (c == b'!')
+                | ((c == SUFFIX[0]) & (b[j + 1] == SUFFIX[1]) & (b[j + LAST] == SUFFIX[LAST]));
+        }
+        if any {
+            return true;
+        }
+        i += W;
+    }
+    let tail = &chunk[i..];
+    memchr::memchr3(b'\\', b'%', b'!', tail).is_some()
+        || memchr::memmem::find(tail, SUFFIX).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Bytes the scans look for, their neighbours, and the suffix whole.
+    fn bytes() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            prop::sample::select(b"\n-.\\%!irx \r#".to_vec()).prop_map(|b| vec![b]),
+            Just(SUFFIX.to_vec()),
+            Just(b"\n---\n".to_vec()),
+            Just(b"-i-------r".to_vec()),
+        ];
+        prop::collection::vec(piece, 0..80).prop_map(|p| p.concat())
+    }
+
+    fn line_start_naive(buf: &[u8], at: usize) -> Option<usize> {
+        (at..buf.len().saturating_sub(1))
+            .find(|&i| buf[i] == b'\n' && matches!(buf[i + 1], b'-' | b'.'))
+            .map(|i| i + 1)
+    }
+
+    #[test]
+    fn every_installer_name_ends_with_the_suffix() {
+        for name in crate::cgpu::INSTALLER_NAMES {
+            assert!(name.as_bytes().ends_with(SUFFIX), "{name}");
+        }
+    }
+
+    /// Each thing the prefilter looks for, alone at every place of a long chunk, is seen.
+    #[test]
+    fn the_prefilter_sees_each_trigger_anywhere() {
+        for len in [0, 1, 40, 41, 100, 200] {
+            assert!(!may_need_parsing(&vec![b'x'; len]) && !may_need_parsing_in(&vec![b'x'; len]));
+            let triggers: [&[u8]; 4] = [b"\\", b"%", b"!", SUFFIX];
+            for t in triggers {
+                for at in 0..=len.saturating_sub(t.len()) {
+                    let mut chunk = vec![b'x'; len.max(t.len())];
+                    chunk[at..at + t.len()].copy_from_slice(t);
+                    assert!(may_need_parsing(&chunk), "{len} {at} {t:?}");
+                    assert!(may_need_parsing_in(&chunk), "{len} {at} {t:?}");
+                }
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Both builds of the scan (AVX2 where the machine has it, and the plain loop) find
+        /// exactly the line starts a byte-by-byte search finds, from every position.
+        #[test]
+        fn line_start_is_the_first_dash_or_dot_line(buf in bytes()) {
+            for at in 0..=buf.len() {
+                let want = line_start_naive(&buf, at);
+                prop_assert_eq!(line_start(&buf, at), want, "at {}", at);
+                prop_assert_eq!(line_start_in(&buf, at), want, "at {}", at);
+            }
+        }
+
+        /// A chunk with a `\`, `%`, `!` or the suffix is never passed over, and one without
+        /// a `\`, `%`, `!` or `-` always is.
+        #[test]
+        fn the_prefilter_passes_over_only_what_needs_no_parsing(buf in bytes()) {
+            let needs = memchr::memchr3(b'\\', b'%', b'!', &buf).is_some()
+                || memchr::memmem::find(&buf, SUFFIX).is_some();
+            let dashless = !buf.iter().any(|b| matches!(b, b'\\' | b'%' | b'!' | b'-'));
+            for got in [may_need_parsing(&buf), may_need_parsing_in(&buf)] {
+                prop_assert!(!needs || got);
+                prop_assert!(!dashless || !got);
+            }
+        }
+    }
+}

@@ -8,7 +8,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::node::{Document, Duplicate, Entry, KeyKind, Node, Style, Value, escape_pointer};
-use super::raw::{MAX_NESTING_DEPTH, RawKind, RawNode};
+use super::raw_node::{MAX_NESTING_DEPTH, RawKind, RawNode};
 use super::resolve::{self, Scalar};
 use super::source::Source;
 

@@ -20,6 +20,7 @@
 mod build;
 mod direct;
 pub mod embedded;
+pub mod emit;
 mod events;
 mod goyaml;
 pub mod lean;

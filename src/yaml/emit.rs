@@ -20,17 +20,26 @@ pub fn double_quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
+        match escape_common(c) {
+            Some(e) => out.push_str(e),
+            None if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            None => out.push(c),
         }
     }
     out.push('"');
     out
+}
+
+/// The escapes YAML's double-quoted style and JSON write alike: `"`, `\`, a line feed and a tab
+/// (`helm/json.rs` writes them with these too).
+pub fn escape_common(c: char) -> Option<&'static str> {
+    match c {
+        '"' => Some("\\\""),
+        '\\' => Some("\\\\"),
+        '\n' => Some("\\n"),
+        '\t' => Some("\\t"),
+        _ => None,
+    }
 }
 
 /// Can `s` be written as a plain scalar and read back (by Helm) as this same string?

@@ -236,20 +236,7 @@ mod tests {
         for (f, l) in full.documents.iter().zip(&lean.documents) {
             assert_eq!(f.index, l.index);
             assert_eq!(f.span, l.span);
-            let dups = |d: &Document| {
-                d.duplicates
-                    .iter()
-                    .map(|d| {
-                        (
-                            d.key.clone(),
-                            d.map_pointer.clone(),
-                            d.first.clone(),
-                            d.second.clone(),
-                        )
-                    })
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(dups(f), dups(l));
+            assert_eq!(f.duplicate_keys(), l.duplicate_keys());
             let (fr, lr) = (f.root.as_ref().unwrap(), l.root.as_ref().unwrap());
             assert_eq!((fr.span.clone(), fr.style), (lr.span.clone(), lr.style));
             match fr.get("cgpu") {

@@ -64,3 +64,25 @@ pub fn parse_lean(src: &Arc<Source>, lean: &lean::Lean) -> Option<Parsed> {
 pub fn visit(src: &Arc<Source>, visitor: &mut dyn Visitor) -> Option<Parsed> {
     events::visit(src, visitor)
 }
+
+/// Every YAML file of the repository's `tests`, `charts-fixtures` and `examples` (name, text),
+/// for the tests that compare two readings on all of them.
+#[cfg(test)]
+pub(crate) fn repository_yaml_files() -> Vec<(String, String)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts = Vec::new();
+    for dir in ["tests", "charts-fixtures", "examples"] {
+        let walk = ignore::WalkBuilder::new(root.join(dir))
+            .hidden(false)
+            .build();
+        for e in walk.flatten() {
+            let p = e.path();
+            if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml"))
+                && let Ok(t) = std::fs::read_to_string(p)
+            {
+                texts.push((p.display().to_string(), t));
+            }
+        }
+    }
+    texts
+}

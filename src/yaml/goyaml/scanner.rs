@@ -768,17 +768,18 @@ impl<'a> Scanner<'a> {
         self.save_simple_key()?;
         self.increase_flow_level()?;
         self.simple_key_allowed = true;
-        let start = self.mark;
-        self.skip();
-        let end = self.mark;
-        self.insert_token(None, Token { kind, start, end });
-        Ok(())
+        self.skip_as_token(kind)
     }
 
     fn fetch_flow_collection_end(&mut self, kind: TokenKind) -> Result<()> {
         self.remove_simple_key()?;
         self.decrease_flow_level();
         self.simple_key_allowed = false;
+        self.skip_as_token(kind)
+    }
+
+    /// Skip the one character of an indicator and queue it as a token of `kind`.
+    fn skip_as_token(&mut self, kind: TokenKind) -> Result<()> {
         let start = self.mark;
         self.skip();
         let end = self.mark;
@@ -786,75 +787,45 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
+    /// In the block context, an indicator that may open a block collection of `kind` at its
+    /// column (roll_indent), and fails with `problem` where a simple key is not allowed
+    /// (scannerc.go writes this out in fetch_block_entry, fetch_key and fetch_value).
+    fn open_block_collection(&mut self, kind: TokenKind, problem: &str) -> Result<()> {
+        if self.flow_level == 0 {
+            if !self.simple_key_allowed {
+                let m = self.mark;
+                return self.fail("", m, problem);
+            }
+            let m = self.mark;
+            self.roll_indent(m.column, None, kind, m)?;
+        }
+        Ok(())
+    }
+
     fn fetch_flow_entry(&mut self) -> Result<()> {
         self.remove_simple_key()?;
         self.simple_key_allowed = true;
-        let start = self.mark;
-        self.skip();
-        let end = self.mark;
-        self.insert_token(
-            None,
-            Token {
-                kind: TokenKind::FlowEntry,
-                start,
-                end,
-            },
-        );
-        Ok(())
+        self.skip_as_token(TokenKind::FlowEntry)
     }
 
     fn fetch_block_entry(&mut self) -> Result<()> {
-        if self.flow_level == 0 {
-            if !self.simple_key_allowed {
-                let m = self.mark;
-                return self.fail(
-                    "",
-                    m,
-                    "block sequence entries are not allowed in this context",
-                );
-            }
-            let m = self.mark;
-            self.roll_indent(m.column, None, TokenKind::BlockSequenceStart, m)?;
-        }
+        self.open_block_collection(
+            TokenKind::BlockSequenceStart,
+            "block sequence entries are not allowed in this context",
+        )?;
         self.remove_simple_key()?;
         self.simple_key_allowed = true;
-        let start = self.mark;
-        self.skip();
-        let end = self.mark;
-        self.insert_token(
-            None,
-            Token {
-                kind: TokenKind::BlockEntry,
-                start,
-                end,
-            },
-        );
-        Ok(())
+        self.skip_as_token(TokenKind::BlockEntry)
     }
 
     fn fetch_key(&mut self) -> Result<()> {
-        if self.flow_level == 0 {
-            if !self.simple_key_allowed {
-                let m = self.mark;
-                return self.fail("", m, "mapping keys are not allowed in this context");
-            }
-            let m = self.mark;
-            self.roll_indent(m.column, None, TokenKind::BlockMappingStart, m)?;
-        }
+        self.open_block_collection(
+            TokenKind::BlockMappingStart,
+            "mapping keys are not allowed in this context",
+        )?;
         self.remove_simple_key()?;
         self.simple_key_allowed = self.flow_level == 0;
-        let start = self.mark;
-        self.skip();
-        let end = self.mark;
-        self.insert_token(
-            None,
-            Token {
-                kind: TokenKind::Key,
-                start,
-                end,
-            },
-        );
-        Ok(())
+        self.skip_as_token(TokenKind::Key)
     }
 
     fn fetch_value(&mut self) -> Result<()> {
@@ -880,28 +851,13 @@ impl<'a> Scanner<'a> {
             self.simple_keys_by_tok.remove(&key.token_number);
             self.simple_key_allowed = false;
         } else {
-            if self.flow_level == 0 {
-                if !self.simple_key_allowed {
-                    let m = self.mark;
-                    return self.fail("", m, "mapping values are not allowed in this context");
-                }
-                let m = self.mark;
-                self.roll_indent(m.column, None, TokenKind::BlockMappingStart, m)?;
-            }
+            self.open_block_collection(
+                TokenKind::BlockMappingStart,
+                "mapping values are not allowed in this context",
+            )?;
             self.simple_key_allowed = self.flow_level == 0;
         }
-        let start = self.mark;
-        self.skip();
-        let end = self.mark;
-        self.insert_token(
-            None,
-            Token {
-                kind: TokenKind::Value,
-                start,
-                end,
-            },
-        );
-        Ok(())
+        self.skip_as_token(TokenKind::Value)
     }
 
     fn fetch_anchor(&mut self, alias: bool) -> Result<()> {
@@ -985,6 +941,35 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
+    /// The end of a directive's or a block scalar header's line: blanks, a comment, then a line
+    /// break (eaten) or the end of the input; anything else fails in `context` (scannerc.go
+    /// writes this tail out in both scanners).
+    fn finish_line(&mut self, context: &'static str, start: Mark) -> Result<()> {
+        self.cache(1)?;
+        while self.is_blank(0) {
+            self.skip();
+            self.cache(1)?;
+        }
+        if self.ch() == b'#' {
+            while !self.is_breakz(0) {
+                self.skip();
+                self.cache(1)?;
+            }
+        }
+        if !self.is_breakz(0) {
+            return self.fail(
+                context,
+                start,
+                "did not find expected comment or line break",
+            );
+        }
+        if self.is_break(0) {
+            self.cache(2)?;
+            self.skip_line();
+        }
+        Ok(())
+    }
+
     fn scan_directive(&mut self) -> Result<Token> {
         let start = self.mark;
         self.skip();
@@ -1010,28 +995,7 @@ impl<'a> Scanner<'a> {
                 "found unknown directive name",
             );
         };
-        self.cache(1)?;
-        while self.is_blank(0) {
-            self.skip();
-            self.cache(1)?;
-        }
-        if self.ch() == b'#' {
-            while !self.is_breakz(0) {
-                self.skip();
-                self.cache(1)?;
-            }
-        }
-        if !self.is_breakz(0) {
-            return self.fail(
-                "while scanning a directive",
-                start,
-                "did not find expected comment or line break",
-            );
-        }
-        if self.is_break(0) {
-            self.cache(2)?;
-            self.skip_line();
-        }
+        self.finish_line("while scanning a directive", start)?;
         Ok(token)
     }
 
@@ -1369,28 +1333,7 @@ impl<'a> Scanner<'a> {
         // last character of the last content line, so that replacing the node's text keeps the
         // line break after it).
         let mut text_end = self.mark;
-        self.cache(1)?;
-        while self.is_blank(0) {
-            self.skip();
-            self.cache(1)?;
-        }
-        if self.ch() == b'#' {
-            while !self.is_breakz(0) {
-                self.skip();
-                self.cache(1)?;
-            }
-        }
-        if !self.is_breakz(0) {
-            return self.fail(
-                "while scanning a block scalar",
-                start,
-                "did not find expected comment or line break",
-            );
-        }
-        if self.is_break(0) {
-            self.cache(2)?;
-            self.skip_line();
-        }
+        self.finish_line("while scanning a block scalar", start)?;
         let mut end = self.mark;
         let mut indent: usize = 0;
         let _ = end;

@@ -1440,20 +1440,43 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
+    /// A `---` or `...` at the start of a line, followed by a blank, a break or the end.
+    fn at_document_indicator(&self) -> bool {
+        self.mark.column == 0
+            && ((self.at(0) == b'-' && self.at(1) == b'-' && self.at(2) == b'-')
+                || (self.at(0) == b'.' && self.at(1) == b'.' && self.at(2) == b'.'))
+            && self.is_blankz(3)
+    }
+
+    /// One blank or line break between a flow or plain scalar's words, into `sp`.
+    fn read_space(&mut self, sp: &mut Spaces) -> Result<()> {
+        if self.is_blank(0) {
+            if !sp.leading_blanks {
+                self.read(&mut sp.whitespaces);
+            } else {
+                self.skip();
+            }
+        } else {
+            self.cache(2)?;
+            if !sp.leading_blanks {
+                sp.whitespaces.clear();
+                self.read_line(&mut sp.leading_break);
+                sp.leading_blanks = true;
+            } else {
+                self.read_line(&mut sp.trailing_breaks);
+            }
+        }
+        Ok(())
+    }
+
     fn scan_flow_scalar(&mut self, single: bool) -> Result<Token> {
         let start = self.mark;
         self.skip();
         let mut s = Vec::new();
-        let mut leading_break = Vec::new();
-        let mut trailing_breaks = Vec::new();
-        let mut whitespaces = Vec::new();
+        let mut sp = Spaces::default();
         loop {
             self.cache(4)?;
-            if self.mark.column == 0
-                && ((self.at(0) == b'-' && self.at(1) == b'-' && self.at(2) == b'-')
-                    || (self.at(0) == b'.' && self.at(1) == b'.' && self.at(2) == b'.'))
-                && self.is_blankz(3)
-            {
+            if self.at_document_indicator() {
                 return self.fail(
                     "while scanning a quoted scalar",
                     start,
@@ -1467,7 +1490,7 @@ impl<'a> Scanner<'a> {
                     "found unexpected end of stream",
                 );
             }
-            let mut leading_blanks = false;
+            sp.leading_blanks = false;
             while !self.is_blankz(0) {
                 let c = self.ch();
                 if single && c == b'\'' && self.at(1) == b'\'' {
@@ -1481,7 +1504,7 @@ impl<'a> Scanner<'a> {
                     self.cache(3)?;
                     self.skip();
                     self.skip_line();
-                    leading_blanks = true;
+                    sp.leading_blanks = true;
                     break;
                 } else if !single && c == b'\\' {
                     let mut code_length = 0usize;
@@ -1560,41 +1583,10 @@ impl<'a> Scanner<'a> {
                 break;
             }
             while self.is_blank(0) || self.is_break(0) {
-                if self.is_blank(0) {
-                    if !leading_blanks {
-                        self.read(&mut whitespaces);
-                    } else {
-                        self.skip();
-                    }
-                } else {
-                    self.cache(2)?;
-                    if !leading_blanks {
-                        whitespaces.clear();
-                        self.read_line(&mut leading_break);
-                        leading_blanks = true;
-                    } else {
-                        self.read_line(&mut trailing_breaks);
-                    }
-                }
+                self.read_space(&mut sp)?;
                 self.cache(1)?;
             }
-            if leading_blanks {
-                if leading_break.first() == Some(&b'\n') {
-                    if trailing_breaks.is_empty() {
-                        s.push(b' ');
-                    } else {
-                        s.extend_from_slice(&trailing_breaks);
-                    }
-                } else {
-                    s.extend_from_slice(&leading_break);
-                    s.extend_from_slice(&trailing_breaks);
-                }
-                trailing_breaks.clear();
-                leading_break.clear();
-            } else {
-                s.extend_from_slice(&whitespaces);
-                whitespaces.clear();
-            }
+            sp.fold_into(&mut s);
         }
         self.skip();
         let end = self.mark;
@@ -1614,20 +1606,13 @@ impl<'a> Scanner<'a> {
 
     fn scan_plain_scalar(&mut self) -> Result<Token> {
         let mut s = Vec::new();
-        let mut leading_break = Vec::new();
-        let mut trailing_breaks = Vec::new();
-        let mut whitespaces = Vec::new();
-        let mut leading_blanks = false;
+        let mut sp = Spaces::default();
         let indent = self.indent + 1;
         let start = self.mark;
         let mut end = self.mark;
         loop {
             self.cache(4)?;
-            if self.mark.column == 0
-                && ((self.at(0) == b'-' && self.at(1) == b'-' && self.at(2) == b'-')
-                    || (self.at(0) == b'.' && self.at(1) == b'.' && self.at(2) == b'.'))
-                && self.is_blankz(3)
-            {
+            if self.at_document_indicator() {
                 break;
             }
             if self.ch() == b'#' {
@@ -1640,25 +1625,8 @@ impl<'a> Scanner<'a> {
                 {
                     break;
                 }
-                if leading_blanks || !whitespaces.is_empty() {
-                    if leading_blanks {
-                        if leading_break.first() == Some(&b'\n') {
-                            if trailing_breaks.is_empty() {
-                                s.push(b' ');
-                            } else {
-                                s.extend_from_slice(&trailing_breaks);
-                            }
-                        } else {
-                            s.extend_from_slice(&leading_break);
-                            s.extend_from_slice(&trailing_breaks);
-                        }
-                        trailing_breaks.clear();
-                        leading_break.clear();
-                        leading_blanks = false;
-                    } else {
-                        s.extend_from_slice(&whitespaces);
-                        whitespaces.clear();
-                    }
+                if sp.leading_blanks || !sp.whitespaces.is_empty() {
+                    sp.fold_into(&mut s);
                 }
                 self.read(&mut s);
                 end = self.mark;
@@ -1669,36 +1637,25 @@ impl<'a> Scanner<'a> {
             }
             self.cache(1)?;
             while self.is_blank(0) || self.is_break(0) {
-                if self.is_blank(0) {
-                    if leading_blanks && (self.mark.column as isize) < indent && self.is_tab(0) {
-                        return self.fail(
-                            "while scanning a plain scalar",
-                            start,
-                            "found a tab character that violates indentation",
-                        );
-                    }
-                    if !leading_blanks {
-                        self.read(&mut whitespaces);
-                    } else {
-                        self.skip();
-                    }
-                } else {
-                    self.cache(2)?;
-                    if !leading_blanks {
-                        whitespaces.clear();
-                        self.read_line(&mut leading_break);
-                        leading_blanks = true;
-                    } else {
-                        self.read_line(&mut trailing_breaks);
-                    }
+                if self.is_blank(0)
+                    && sp.leading_blanks
+                    && (self.mark.column as isize) < indent
+                    && self.is_tab(0)
+                {
+                    return self.fail(
+                        "while scanning a plain scalar",
+                        start,
+                        "found a tab character that violates indentation",
+                    );
                 }
+                self.read_space(&mut sp)?;
                 self.cache(1)?;
             }
             if self.flow_level == 0 && (self.mark.column as isize) < indent {
                 break;
             }
         }
-        if leading_blanks {
+        if sp.leading_blanks {
             self.simple_key_allowed = true;
         }
         Ok(Token {
@@ -1706,6 +1663,42 @@ impl<'a> Scanner<'a> {
             start,
             end,
         })
+    }
+}
+
+/// The blanks and line breaks between a flow or plain scalar's words, as scannerc.go keeps them
+/// (`leading_blanks`, `leading_break`, `trailing_breaks`, `whitespaces`) until the next word.
+#[derive(Default)]
+struct Spaces {
+    leading_blanks: bool,
+    leading_break: Vec<u8>,
+    trailing_breaks: Vec<u8>,
+    whitespaces: Vec<u8>,
+}
+
+impl Spaces {
+    /// Before the next word: after a line break, the breaks folded (a lone `\n` becomes a space,
+    /// a `\n` before more breaks is dropped, any other first break is kept); otherwise the blanks
+    /// kept as they are.
+    fn fold_into(&mut self, s: &mut Vec<u8>) {
+        if self.leading_blanks {
+            if self.leading_break.first() == Some(&b'\n') {
+                if self.trailing_breaks.is_empty() {
+                    s.push(b' ');
+                } else {
+                    s.extend_from_slice(&self.trailing_breaks);
+                }
+            } else {
+                s.extend_from_slice(&self.leading_break);
+                s.extend_from_slice(&self.trailing_breaks);
+            }
+            self.trailing_breaks.clear();
+            self.leading_break.clear();
+            self.leading_blanks = false;
+        } else {
+            s.extend_from_slice(&self.whitespaces);
+            self.whitespaces.clear();
+        }
     }
 }
 

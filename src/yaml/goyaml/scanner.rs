@@ -860,20 +860,25 @@ impl<'a> Scanner<'a> {
         self.skip_as_token(TokenKind::Value)
     }
 
-    fn fetch_anchor(&mut self, alias: bool) -> Result<()> {
+    /// A token that may be a simple key (an anchor, a tag, a flow or plain scalar), read by
+    /// `scan` where a simple key may start and queued.
+    fn fetch_simple_key_token(
+        &mut self,
+        scan: impl FnOnce(&mut Self) -> Result<Token>,
+    ) -> Result<()> {
         self.save_simple_key()?;
         self.simple_key_allowed = false;
-        let token = self.scan_anchor(alias)?;
+        let token = scan(self)?;
         self.insert_token(None, token);
         Ok(())
     }
 
+    fn fetch_anchor(&mut self, alias: bool) -> Result<()> {
+        self.fetch_simple_key_token(|s| s.scan_anchor(alias))
+    }
+
     fn fetch_tag(&mut self) -> Result<()> {
-        self.save_simple_key()?;
-        self.simple_key_allowed = false;
-        let token = self.scan_tag()?;
-        self.insert_token(None, token);
-        Ok(())
+        self.fetch_simple_key_token(|s| s.scan_tag())
     }
 
     fn fetch_block_scalar(&mut self, literal: bool) -> Result<()> {
@@ -885,19 +890,11 @@ impl<'a> Scanner<'a> {
     }
 
     fn fetch_flow_scalar(&mut self, single: bool) -> Result<()> {
-        self.save_simple_key()?;
-        self.simple_key_allowed = false;
-        let token = self.scan_flow_scalar(single)?;
-        self.insert_token(None, token);
-        Ok(())
+        self.fetch_simple_key_token(|s| s.scan_flow_scalar(single))
     }
 
     fn fetch_plain_scalar(&mut self) -> Result<()> {
-        self.save_simple_key()?;
-        self.simple_key_allowed = false;
-        let token = self.scan_plain_scalar()?;
-        self.insert_token(None, token);
-        Ok(())
+        self.fetch_simple_key_token(|s| s.scan_plain_scalar())
     }
 
     fn scan_to_next_token(&mut self) -> Result<()> {

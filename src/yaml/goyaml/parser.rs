@@ -2,7 +2,7 @@
 //! directives and its errors (among them what it does not take from later libyaml: a `...`
 //! that opens a stream, `%YAML 1.2`, a directive without a `...` before it).
 
-use super::scanner::{Error, ErrorKind, Mark, ScalarStyle, Scanner, TokenKind};
+use super::scanner::{Error, ErrorKind, Mark, ScalarStyle, Scanner, Tk, TokenKind};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventKind {
@@ -167,7 +167,7 @@ impl<'a> Parser<'a> {
     /// The kind of the next token only (cheaper than [`peek`] for scalars: no copy of the value).
     fn peek_is(&mut self) -> Result<(Tk, Mark, Mark)> {
         let t = self.scanner.peek()?;
-        Ok((Tk::of(&t.kind), t.start, t.end))
+        Ok((t.kind.tk(), t.start, t.end))
     }
 
     fn skip(&mut self) {
@@ -797,59 +797,5 @@ fn empty_scalar(mark: Mark) -> Event {
         },
         start: mark,
         end: mark,
-    }
-}
-
-/// A token's kind without its data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tk {
-    StreamStart,
-    StreamEnd,
-    VersionDirective,
-    TagDirective,
-    DocumentStart,
-    DocumentEnd,
-    BlockSequenceStart,
-    BlockMappingStart,
-    BlockEnd,
-    FlowSequenceStart,
-    FlowSequenceEnd,
-    FlowMappingStart,
-    FlowMappingEnd,
-    BlockEntry,
-    FlowEntry,
-    Key,
-    Value,
-    Alias,
-    Anchor,
-    Tag,
-    Scalar,
-}
-
-impl Tk {
-    fn of(k: &TokenKind) -> Tk {
-        match k {
-            TokenKind::StreamStart => Tk::StreamStart,
-            TokenKind::StreamEnd => Tk::StreamEnd,
-            TokenKind::VersionDirective(..) => Tk::VersionDirective,
-            TokenKind::TagDirective(..) => Tk::TagDirective,
-            TokenKind::DocumentStart => Tk::DocumentStart,
-            TokenKind::DocumentEnd => Tk::DocumentEnd,
-            TokenKind::BlockSequenceStart => Tk::BlockSequenceStart,
-            TokenKind::BlockMappingStart => Tk::BlockMappingStart,
-            TokenKind::BlockEnd => Tk::BlockEnd,
-            TokenKind::FlowSequenceStart => Tk::FlowSequenceStart,
-            TokenKind::FlowSequenceEnd => Tk::FlowSequenceEnd,
-            TokenKind::FlowMappingStart => Tk::FlowMappingStart,
-            TokenKind::FlowMappingEnd => Tk::FlowMappingEnd,
-            TokenKind::BlockEntry => Tk::BlockEntry,
-            TokenKind::FlowEntry => Tk::FlowEntry,
-            TokenKind::Key => Tk::Key,
-            TokenKind::Value => Tk::Value,
-            TokenKind::Alias(_) => Tk::Alias,
-            TokenKind::Anchor(_) => Tk::Anchor,
-            TokenKind::Tag(..) => Tk::Tag,
-            TokenKind::Scalar(..) => Tk::Scalar,
-        }
     }
 }

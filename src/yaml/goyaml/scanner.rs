@@ -70,8 +70,31 @@ pub enum ScalarStyle {
     Folded,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TokenKind {
+/// Declares [`TokenKind`] and [`Tk`], its kinds without their data, from one list.
+macro_rules! token_kinds {
+    ($($(#[$m:meta])* $name:ident $(($($field:ty),*))?,)*) => {
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum TokenKind {
+            $($(#[$m])* $name $(($($field),*))?,)*
+        }
+
+        /// A token's kind without its data.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(super) enum Tk {
+            $($name,)*
+        }
+
+        impl TokenKind {
+            pub(super) fn tk(&self) -> Tk {
+                match self {
+                    $(TokenKind::$name { .. } => Tk::$name,)*
+                }
+            }
+        }
+    };
+}
+
+token_kinds! {
     StreamStart,
     StreamEnd,
     VersionDirective(i8, i8),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::catalogue::{RuleId, Severity};
-use crate::yaml::{LineCol, Source};
+use crate::yaml::{LineCol, Node, Source, emit};
 
 /// Replace the bytes `range` of `src` with `replacement` (an insertion when the range is empty).
 #[derive(Debug, Clone)]
@@ -14,6 +14,53 @@ pub struct Edit {
     pub src: Arc<Source>,
     pub range: Range<usize>,
     pub replacement: String,
+}
+
+impl Edit {
+    /// An edit replacing a node's whole text (a space added where a comment follows the node
+    /// unseparated: [`emit::replacement_for`]).
+    pub fn replace(node: &Node, replacement: impl Into<String>) -> Edit {
+        Edit {
+            src: node.src.clone(),
+            range: node.span.clone(),
+            replacement: emit::replacement_for(node, replacement),
+        }
+    }
+
+    /// Insert a new `key: value` line after the line on which `after` ends, indented like the
+    /// line at `indent_of` (a key of the same mapping), using the file's line ending.
+    pub fn insert_line_after(
+        src: &Arc<Source>,
+        after: usize,
+        indent_of: usize,
+        line: &str,
+    ) -> Edit {
+        let lc = src.line_col(after);
+        let indent_line = src.line_col(indent_of).line;
+        let indent: String = src
+            .line_text(indent_line)
+            .chars()
+            .take_while(|c| *c == ' ')
+            .collect();
+        let eol = src.line_ending();
+        let next_line_start = src.line_start(lc.line + 1);
+        if lc.line >= src.line_count()
+            || next_line_start >= src.text.len() && !src.text.ends_with('\n')
+        {
+            // Last line without a line break: add one first.
+            Edit {
+                src: src.clone(),
+                range: src.text.len()..src.text.len(),
+                replacement: format!("{eol}{indent}{line}"),
+            }
+        } else {
+            Edit {
+                src: src.clone(),
+                range: next_line_start..next_line_start,
+                replacement: format!("{indent}{line}{eol}"),
+            }
+        }
+    }
 }
 
 /// Whether a fix keeps what the chart renders (ruff's fix applicability). `fix`, the pre-commit

@@ -6,7 +6,7 @@
 use crate::catalogue::Severity;
 use crate::cgpu::{POLICY_EFFECTS, POLICY_TITLES};
 use crate::diag::Diagnostic;
-use crate::rules::render_string;
+use crate::yaml::emit::render_string;
 use crate::yaml::{Source, Style};
 
 use crate::cgpu::{DEFAULT_FINANCE_TAG, DEFAULT_TAG};

@@ -457,7 +457,7 @@ fn parse_for_rules(src: &Arc<Source>) -> yaml::Parsed {
         give_up_on: &["apiVersion", "kind"],
         droppable: &crate::helm::view_unchanged,
     };
-    yaml::lean::parse_lean(src, &lean).unwrap_or_else(|| yaml::parse(src))
+    yaml::parse_lean(src, &lean).unwrap_or_else(|| yaml::parse(src))
 }
 
 /// The cluster region of some inputs: `Ok(None)` when no node says, an error listing them when

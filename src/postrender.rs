@@ -18,7 +18,7 @@ use crate::edit;
 use crate::lint;
 use crate::manifest::Objects;
 use crate::rules::installer;
-use crate::yaml::{self, Source};
+use crate::yaml::{self, Source, emit};
 
 mod scan;
 mod split;
@@ -440,7 +440,7 @@ impl Run<'_> {
                     && let Some(s) = v.as_str()
                     && let Some(new) = crate::cgpu::rewrite_image(s, false, Some(region))
                 {
-                    let edit = crate::rules::replace(v, crate::rules::render_string(&new, v.style));
+                    let edit = Edit::replace(v, emit::render_string(&new, v.style));
                     groups.push((
                         vec![edit],
                         format!("document {document}: image {s} → {new}"),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Edit};
-use crate::rules::render_string;
+use crate::yaml::emit::render_string;
 use crate::yaml::node::child;
 use crate::yaml::{self, Node, Scalar, Source, Style, Value, resolve};
 

@@ -12,7 +12,8 @@ use cgpu_lint::edit;
 use cgpu_lint::fix::fix_source;
 use cgpu_lint::lint::Filter;
 use cgpu_lint::lint::{Settings, lint_file};
-use cgpu_lint::rules::{RuleOptions, render_string};
+use cgpu_lint::rules::RuleOptions;
+use cgpu_lint::yaml::emit::render_string;
 use cgpu_lint::yaml::{self, Node, Source, Value};
 
 const ENABLED: &[&str] = &["true", "On", "\"false\"", "'true'", "yes", "n", "~"];

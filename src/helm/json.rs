@@ -63,12 +63,12 @@ pub fn string(s: &str, out: &mut String) {
     const HEX: &[u8] = b"0123456789abcdef";
     out.push('"');
     for c in s.chars() {
+        if let Some(e) = crate::yaml::emit::escape_common(c) {
+            out.push_str(e);
+            continue;
+        }
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
             '\u{8}' => out.push_str("\\b"),
             '\u{c}' => out.push_str("\\f"),
             '<' | '>' | '&' | '\u{2028}' | '\u{2029}' | '\0'..='\u{1f}' => {

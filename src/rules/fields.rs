@@ -7,7 +7,9 @@ use crate::cgpu::is_finance_region as cgpu_is_finance_region;
 use crate::cgpu::{
     self as version, PULL_POLICIES, RECOMMENDED_VERSION, last_deadlock_version, min_policy_version,
 };
-use crate::rules::{Ctx, k8s, render_string, replace};
+use crate::diag::Edit;
+use crate::rules::{Ctx, k8s};
+use crate::yaml::emit::render_string;
 use crate::yaml::node::child;
 use crate::yaml::resolve::{self, yaml11_disagreement};
 use crate::yaml::{Node, Scalar, Style, Value};
@@ -49,7 +51,7 @@ pub fn yaml11(ctx: &mut Ctx, v: &Node, path: &str, fixable: bool) {
     if fixable && let Some(c) = canonical {
         finding
             .help(format!("write `{c}`, which every reader types alike"))
-            .fix(v, vec![replace(v, c)]);
+            .fix(v, vec![Edit::replace(v, c)]);
     }
 }
 
@@ -207,7 +209,7 @@ pub fn pull_policy(ctx: &mut Ctx, v: &Node, path: &str) {
     if let Some(p) = fixed {
         finding
             .help(format!("write `{p}`"))
-            .fix(v, vec![replace(v, render_string(p, v.style))]);
+            .fix(v, vec![Edit::replace(v, render_string(p, v.style))]);
     }
 }
 
@@ -325,7 +327,7 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
                             "write \"{text}\", the string Helm reads today (\"{raw}\" would select nodes labelled {raw} instead)"
                         )
                     })
-                    .fix(v, vec![replace(v, format!("\"{text}\""))]);
+                    .fix(v, vec![Edit::replace(v, format!("\"{text}\""))]);
             }
         }
         None => {
@@ -344,7 +346,7 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
 /// items stay where they are.
 fn list_to_map(seq: &Node, items: &[Node]) -> Option<Vec<crate::diag::Edit>> {
     if items.is_empty() {
-        return Some(vec![replace(seq, "{}")]);
+        return Some(vec![Edit::replace(seq, "{}")]);
     }
     let mut pairs = Vec::new();
     for it in items {
@@ -361,7 +363,10 @@ fn list_to_map(seq: &Node, items: &[Node]) -> Option<Vec<crate::diag::Edit>> {
         ));
     }
     if seq.style == Style::Flow {
-        return Some(vec![replace(seq, format!("{{{}}}", pairs.join(", ")))]);
+        return Some(vec![Edit::replace(
+            seq,
+            format!("{{{}}}", pairs.join(", ")),
+        )]);
     }
     let src = &seq.src;
     // An indentless list (`nodeSelector:` then `- a=b` in the same column) must move two columns

@@ -11,8 +11,9 @@ use crate::cgpu::{
 };
 use crate::diag::Edit;
 use crate::manifest::{Installer, Object, Objects};
+use crate::rules::Ctx;
 use crate::rules::fields::{check_tag, node_selector, pull_policy};
-use crate::rules::{Ctx, replace};
+use crate::yaml::emit::render_string;
 use crate::yaml::node::child;
 use crate::yaml::{Node, Scalar, Style, Value};
 
@@ -232,7 +233,7 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 // The API server takes any string: the installer pods get another POLICY.
                 finding
                     .help(format!("write \"{n}\""))
-                    .fix(v, vec![replace(v, quoted_policy(n, v.style))])
+                    .fix(v, vec![Edit::replace(v, quoted_policy(n, v.style))])
                     .unsafe_fix(
                         format!(
                             "POLICY becomes \"{n}\" (now {}): the installer pods restart with it, a policy change that needs node reboots (`cgpu-lint checklist`)",
@@ -270,7 +271,7 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
                         ),
                     )
                     .help(format!("write value: \"{n}\""))
-                    .fix(v, vec![replace(v, quoted_policy(n, Style::DoubleQuoted))]);
+                    .fix(v, vec![Edit::replace(v, quoted_policy(n, Style::DoubleQuoted))]);
                 }
                 // One finding for the token: not a policy, and not a string either.
                 None => {
@@ -406,10 +407,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
         if let Some(new) = &combined {
             finding
                 .help(format!("use `{new}`"))
-                .fix(
-                    v,
-                    vec![replace(v, crate::rules::render_string(new, v.style))],
-                )
+                .fix(v, vec![Edit::replace(v, render_string(new, v.style))])
                 .unsafe_fix(image_changes(new), Vec::new());
         }
     }
@@ -431,10 +429,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
         {
             finding
                 .help(format!("use `{new}`"))
-                .fix(
-                    v,
-                    vec![replace(v, crate::rules::render_string(new, v.style))],
-                )
+                .fix(v, vec![Edit::replace(v, render_string(new, v.style))])
                 .unsafe_fix(image_changes(new), Vec::new());
         }
     }
@@ -681,7 +676,7 @@ pub fn set_policy_edits(inst: &Installer, n: u8) -> Vec<Edit> {
             .filter_map(|e| {
                 let v = e.value?;
                 let text = quoted_policy(n, v.style);
-                (v.raw() != text).then(|| replace(v, text))
+                (v.raw() != text).then(|| Edit::replace(v, text))
             })
             .collect();
     }
@@ -739,7 +734,7 @@ fn add_policy_env(c: &Node, n: u8) -> Option<Edit> {
                     replacement: format!(", {{name: POLICY, value: \"{n}\"}}"),
                 })
             }
-            _ => Some(replace(
+            _ => Some(Edit::replace(
                 &env.value,
                 format!("[{{name: POLICY, value: \"{n}\"}}]"),
             )),

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::catalogue::RuleId;
 use crate::catalogue::Severity;
 use crate::diag::{Diagnostic, Edit, Related};
-use crate::yaml::{Node, Source, Style};
+use crate::yaml::{Node, Source};
 
 /// Settings the rules read.
 #[derive(Debug, Clone, Default)]
@@ -227,112 +227,4 @@ pub fn duplicates(ctx: &mut Ctx, src: &Arc<Source>, doc: &crate::yaml::Document)
             format!("first `{}` here (ignored by Helm)", d.key),
         );
     }
-}
-
-/// An edit replacing a node's whole text.
-///
-/// go-yaml ends a quoted scalar at its closing quote, so `"true"# note` reads a comment after
-/// it; a plain replacement there would take the `#` and the rest of the line into its text (and
-/// `true# typo: x` does not even parse). A space keeps the comment a comment.
-pub fn replace(node: &Node, replacement: impl Into<String>) -> Edit {
-    let mut replacement = replacement.into();
-    if node.src.text.as_bytes().get(node.span.end) == Some(&b'#') {
-        replacement.push(' ');
-    }
-    Edit {
-        src: node.src.clone(),
-        range: node.span.clone(),
-        replacement,
-    }
-}
-
-/// Render a string value, keeping the original quoting style where it stays a string. Plain is
-/// used only when the plain text reads back as the same string under Helm's rules.
-pub fn render_string(s: &str, style: Style) -> String {
-    match style {
-        Style::SingleQuoted => format!("'{}'", s.replace('\'', "''")),
-        Style::DoubleQuoted => double_quoted(s),
-        _ if plain_is_safe(s) => s.to_string(),
-        _ => double_quoted(s),
-    }
-}
-
-pub fn double_quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Can `s` be written as a plain scalar and read back (by Helm) as this same string?
-pub fn plain_is_safe(s: &str) -> bool {
-    if s.is_empty() || s.trim() != s {
-        return false;
-    }
-    if !matches!(crate::yaml::resolve::helm(s), crate::yaml::Scalar::Str(_)) {
-        return false;
-    }
-    if crate::yaml::resolve::yaml11_disagreement(s) {
-        return false;
-    }
-    let first = s.chars().next().unwrap_or(' ');
-    if "-?:,[]{}#&*!|>'\"%@`".contains(first) {
-        return false;
-    }
-    !(s.contains(": ") || s.contains(" #") || s.contains(['\n', '\t', '\r']) || s.ends_with(':'))
-}
-
-/// Insert a new `key: value` line after the line on which `after` ends, indented like the line
-/// at `indent_of` (a key of the same mapping), using the file's line ending.
-pub fn insert_line_after(src: &Arc<Source>, after: usize, indent_of: usize, line: &str) -> Edit {
-    let lc = src.line_col(after);
-    let indent_line = src.line_col(indent_of).line;
-    let indent: String = src
-        .line_text(indent_line)
-        .chars()
-        .take_while(|c| *c == ' ')
-        .collect();
-    let eol = src.line_ending();
-    let next_line_start = src.line_start(lc.line + 1);
-    if lc.line >= src.line_count() || next_line_start >= src.text.len() && !src.text.ends_with('\n')
-    {
-        // Last line without a line break: add one first.
-        Edit {
-            src: src.clone(),
-            range: src.text.len()..src.text.len(),
-            replacement: format!("{eol}{indent}{line}"),
-        }
-    } else {
-        Edit {
-            src: src.clone(),
-            range: next_line_start..next_line_start,
-            replacement: format!("{indent}{line}{eol}"),
-        }
-    }
-}
-
-/// Levenshtein distance on characters, for "did you mean".
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }

@@ -7,7 +7,8 @@ use std::sync::OnceLock;
 use crate::cgpu::{
     self as version, EXPECTED_IMAGE, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION,
 };
-use crate::rules::{Ctx, double_quoted};
+use crate::rules::Ctx;
+use crate::yaml::emit::double_quoted;
 use crate::yaml::{Node, Scalar, Value};
 
 pub fn schema_text() -> &'static str {

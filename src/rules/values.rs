@@ -6,7 +6,9 @@ use crate::catalogue::RuleId;
 
 use crate::catalogue::Severity;
 use crate::cgpu::{EXPECTED_IMAGE, KNOWN_KEYS, POLICY_NAMES, POLICY_TITLES, split_image};
-use crate::rules::{Ctx, double_quoted, edit_distance, insert_line_after, render_string, replace};
+use crate::diag::Edit;
+use crate::rules::Ctx;
+use crate::yaml::emit::{double_quoted, render_string};
 use crate::yaml::node::child;
 use crate::yaml::{Node, Scalar, Style, Value};
 
@@ -139,7 +141,7 @@ fn boolean(ctx: &mut Ctx, key: &str, v: &Node, path: &str) {
         if let Some(b) = as_bool {
             let finding = finding
                 .help(format!("write `{key}: {b}` without quotes"))
-                .fix(v, vec![replace(v, b.to_string())]);
+                .fix(v, vec![Edit::replace(v, b.to_string())]);
             // The chart tests `enabled` with `if` (every non-empty string is true) and quotes
             // `checkRegions` into its ConfigMap: only a true-like `enabled` and exactly "true"
             // render alike as a boolean.
@@ -203,7 +205,7 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
             } else {
                 finding
                     .help(format!("write `policy: {n}`"))
-                    .fix(v, vec![replace(v, n.to_string())]);
+                    .fix(v, vec![Edit::replace(v, n.to_string())]);
             }
             Some(n)
         }
@@ -253,7 +255,7 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                             v.raw()
                         ),
                     );
-                    let finding = finding.fix(v, vec![replace(v, n.to_string())]);
+                    let finding = finding.fix(v, vec![Edit::replace(v, n.to_string())]);
                     // "02" renders POLICY "02", the number 2 renders "2".
                     if t != n.to_string() {
                         let effect = upgrade_effect("policy", &serde_json::json!(n), Some(v));
@@ -283,7 +285,7 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                             "write `policy: {n}` ({})",
                             POLICY_TITLES[n as usize]
                         ))
-                        .fix(v, vec![replace(v, n.to_string())]);
+                        .fix(v, vec![Edit::replace(v, n.to_string())]);
                     let effect = upgrade_effect("policy", &serde_json::json!(n), Some(v));
                     becomes(finding, "policy", serde_json::json!(n), effect);
                 }
@@ -340,15 +342,17 @@ fn image(ctx: &mut Ctx, cgpu: &Node, v: &Node, path: &str) {
             Some(t) => t.as_str() == Some("latest"),
         };
         if r.digest.is_none() && tag_free && cgpu.style == Style::Block {
-            let mut edits = vec![replace(v, render_string(r.path, v.style))];
+            let mut edits = vec![Edit::replace(v, render_string(r.path, v.style))];
             if let Some(t) = r.tag {
                 match tag_entry {
-                    Some(te) => edits.push(replace(&te.value, render_string(t, te.value.style))),
+                    Some(te) => {
+                        edits.push(Edit::replace(&te.value, render_string(t, te.value.style)))
+                    }
                     None => {
                         let key_start = cgpu
                             .entry("image")
                             .map_or(v.span.start, |e| e.key_span.start);
-                        edits.push(insert_line_after(
+                        edits.push(Edit::insert_line_after(
                             &v.src,
                             v.span.end,
                             key_start,
@@ -516,4 +520,20 @@ pub fn missing(
     if require {
         finding.severity(Severity::Error);
     }
+}
+
+/// Levenshtein distance on characters, for "did you mean".
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }

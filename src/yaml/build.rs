@@ -8,7 +8,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::node::{Document, Duplicate, Entry, KeyKind, Node, Style, Value, escape_pointer};
-use super::raw::{MAX_NESTING_DEPTH, RawKind, RawNode};
+use super::raw_node::{MAX_NESTING_DEPTH, RawKind, RawNode};
 use super::resolve::{self, Scalar};
 use super::source::Source;
 
@@ -182,6 +182,19 @@ pub(super) fn entry_of(key: String, key_node: Node, value: Node) -> Entry {
     }
 }
 
+/// A sequence's or mapping's node: `value` its children, its span and flow style the arena's.
+fn collection(value: Value, r: &RawNode, src: Arc<Source>, via_alias: Option<usize>) -> Node {
+    Node {
+        value,
+        span: r.span.clone(),
+        style: if r.flow { Style::Flow } else { Style::Block },
+        src,
+        via_alias,
+        alias_at: None,
+        refused: None,
+    }
+}
+
 impl Builder<'_> {
     fn pointer(&self) -> String {
         pointer(&self.path)
@@ -250,15 +263,7 @@ impl Builder<'_> {
                     out.push(item?);
                 }
                 self.in_progress.pop();
-                Ok(Node {
-                    value: Value::Seq(out),
-                    span: r.span.clone(),
-                    style: if r.flow { Style::Flow } else { Style::Block },
-                    src,
-                    via_alias,
-                    alias_at: None,
-                    refused: None,
-                })
+                Ok(collection(Value::Seq(out), r, src, via_alias))
             }
             RawKind::Map(entries) => {
                 self.in_progress.push(idx);
@@ -276,15 +281,7 @@ impl Builder<'_> {
                     out.upsert(entry);
                 }
                 self.in_progress.pop();
-                Ok(Node {
-                    value: Value::Map(out.list),
-                    span: r.span.clone(),
-                    style: if r.flow { Style::Flow } else { Style::Block },
-                    src,
-                    via_alias,
-                    alias_at: None,
-                    refused: None,
-                })
+                Ok(collection(Value::Map(out.list), r, src, via_alias))
             }
         }
     }

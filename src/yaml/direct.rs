@@ -198,20 +198,7 @@ mod tests {
         assert_eq!(direct.documents.len(), arena.documents.len(), "{name}");
         for (d, a) in direct.documents.iter().zip(&arena.documents) {
             assert_eq!((d.index, &d.span), (a.index, &a.span), "{name}");
-            let dups = |p: &super::super::node::Document| {
-                p.duplicates
-                    .iter()
-                    .map(|d| {
-                        (
-                            d.key.clone(),
-                            d.map_pointer.clone(),
-                            d.first.clone(),
-                            d.second.clone(),
-                        )
-                    })
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(dups(d), dups(a), "{name}");
+            assert_eq!(d.duplicate_keys(), a.duplicate_keys(), "{name}");
             assert_eq!(d.alias_uses, a.alias_uses, "{name}");
             match (&d.root, &a.root) {
                 (Some(x), Some(y)) => same_node(x, y, name),
@@ -231,7 +218,6 @@ mod tests {
     /// repository's fixtures and on the shapes written here; it gives up where it must.
     #[test]
     fn direct_builds_what_the_arena_builds() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut texts: Vec<(String, String)> = [
             "a:\n  b: 1\n  b: [x, {c: 1, c: 2}]\n  d:\n    - e: 1\n      e: 2\n    -\n    - f\n",
             "---\n# only a comment\n---\na: 1\n...\n---\n[1, 2]\n--- |\n  text\n",
@@ -248,19 +234,7 @@ mod tests {
         .enumerate()
         .map(|(i, t)| (format!("case {i}"), t.to_string()))
         .collect();
-        for dir in ["tests", "charts-fixtures", "examples"] {
-            let walk = ignore::WalkBuilder::new(root.join(dir))
-                .hidden(false)
-                .build();
-            for e in walk.flatten() {
-                let p = e.path();
-                if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml"))
-                    && let Ok(t) = std::fs::read_to_string(p)
-                {
-                    texts.push((p.display().to_string(), t));
-                }
-            }
-        }
+        texts.extend(super::super::repository_yaml_files());
         let mut compared = 0;
         for (name, text) in &texts {
             let src = Source::new(name.clone(), text.clone());

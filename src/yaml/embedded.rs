@@ -156,12 +156,7 @@ mod tests {
         assert!(inner.text[..start].bytes().all(|b| b" \r\n".contains(&b)));
         assert!(inner.text[end..].bytes().all(|b| b" \r\n".contains(&b)));
         let parsed = crate::yaml::parse(&inner);
-        let policy = parsed.documents[0]
-            .root
-            .as_ref()
-            .unwrap()
-            .pointer("/cgpu/policy")
-            .unwrap();
+        let policy = parsed.first_at("/cgpu/policy");
         assert_eq!(policy.span.start, text.find('7').unwrap());
         assert_eq!(
             inner.line_col(policy.span.start),

@@ -14,7 +14,8 @@ use std::sync::Arc;
 use super::goyaml::{self, EventKind, Parser, ScalarStyle};
 use super::lean::Lean;
 use super::node::{Parsed, Style, Visitor};
-use super::raw::{Arena, MAX_NESTING_DEPTH};
+use super::raw::Arena;
+use super::raw_node::MAX_NESTING_DEPTH;
 use super::source::Source;
 
 /// Read every document of `src` into the arena (lean when `lean` is given; without the arena

@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::ops::ControlFlow;
 
 use super::build::{Entries, KeySpans, Seg, build_key, build_node, entry_of, pointer};
-use super::node::{Document, Duplicate, Node, Parsed, Style, Value};
-use super::raw::{RawKind, RawNode};
+use super::node::{Document, Duplicate, Node, Style, Value};
+use super::raw_node::{RawKind, RawNode};
 use super::source::Source;
 
-/// What [`parse_lean`] keeps and when it gives up.
+/// What [`super::parse_lean`] keeps and when it gives up.
 pub struct Lean<'a> {
     /// The root key whose entry is kept (all others are read, checked and dropped).
     pub keep: &'a str,
@@ -23,20 +23,6 @@ pub struct Lean<'a> {
     /// collection is passed without its children (each was passed before), so this must hold of
     /// a whole whenever it holds of each of its parts (as [`crate::helm::view_unchanged`] does).
     pub droppable: &'a dyn Fn(&Node) -> bool,
-}
-
-/// Parse every document like [`super::parse`], but keep of each document's root mapping only
-/// the entries named `lean.keep`, building and dropping every other root entry piece by piece as
-/// each of its entries and items ends, so that memory holds the open collections' keys instead of
-/// the whole tree. Every
-/// event is still read (so every syntax error is found where [`super::parse`] finds it) and every
-/// duplicate key is recorded as [`super::parse`] records it; documents whose root is not a
-/// mapping are built whole. Gives up (`None`: read the file with [`super::parse`]) whenever the
-/// result could differ for a reader that looks only at the kept entry: an alias anywhere (its
-/// anchor may have been dropped), a merge key at the root, any error while building, a root
-/// mapping without `keep` or with a `give_up_on` key, a dropped entry `droppable` refuses.
-pub fn parse_lean(src: &Arc<Source>, lean: &Lean) -> Option<Parsed> {
-    super::events::read(src, Some(lean), false)
 }
 
 /// The state of the current document's root mapping while reading lean. The root mapping and
@@ -224,7 +210,7 @@ pub(super) fn lean_document(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::parse;
+    use crate::yaml::{Parsed, parse, parse_lean};
 
     fn doc(text: &str) -> Parsed {
         parse(&Source::new("t.yaml", text.to_string()))
@@ -250,20 +236,7 @@ mod tests {
         for (f, l) in full.documents.iter().zip(&lean.documents) {
             assert_eq!(f.index, l.index);
             assert_eq!(f.span, l.span);
-            let dups = |d: &Document| {
-                d.duplicates
-                    .iter()
-                    .map(|d| {
-                        (
-                            d.key.clone(),
-                            d.map_pointer.clone(),
-                            d.first.clone(),
-                            d.second.clone(),
-                        )
-                    })
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(dups(f), dups(l));
+            assert_eq!(f.duplicate_keys(), l.duplicate_keys());
             let (fr, lr) = (f.root.as_ref().unwrap(), l.root.as_ref().unwrap());
             assert_eq!((fr.span.clone(), fr.style), (lr.span.clone(), lr.style));
             match fr.get("cgpu") {

@@ -287,12 +287,7 @@ mod tests {
         let inner = block_source(&src, b).unwrap();
         assert_eq!(inner.text.len(), text.len());
         let parsed = crate::yaml::parse(&inner);
-        let policy = parsed.documents[0]
-            .root
-            .as_ref()
-            .unwrap()
-            .pointer("/cgpu/policy")
-            .unwrap();
+        let policy = parsed.first_at("/cgpu/policy");
         assert_eq!(policy.span.start, text.find('7').unwrap());
         // A line indented less than the fence reads differently in place.
         let text = "- a\n\n    ```yaml\n    k:\n      - 1\n   j: 2\n    ```\n";

@@ -93,6 +93,20 @@ impl Node {
         }
     }
 
+    /// This node's place (span, style, source, alias) holding `value` instead, accepted as it
+    /// stands (`refused` cleared).
+    pub fn with_value(&self, value: Value) -> Node {
+        Node {
+            value,
+            span: self.span.clone(),
+            style: self.style,
+            src: self.src.clone(),
+            via_alias: self.via_alias,
+            alias_at: self.alias_at.clone(),
+            refused: None,
+        }
+    }
+
     pub fn raw(&self) -> &str {
         &self.src.text[self.span.clone()]
     }
@@ -217,6 +231,25 @@ pub struct Document {
     pub span: Range<usize>,
 }
 
+#[cfg(test)]
+impl Document {
+    /// Each duplicate key as (key, mapping's pointer, first place, second place), for tests that
+    /// compare two readings.
+    pub(crate) fn duplicate_keys(&self) -> Vec<(String, String, Range<usize>, Range<usize>)> {
+        self.duplicates
+            .iter()
+            .map(|d| {
+                (
+                    d.key.clone(),
+                    d.map_pointer.clone(),
+                    d.first.clone(),
+                    d.second.clone(),
+                )
+            })
+            .collect()
+    }
+}
+
 /// A problem that stops a document from being read.
 #[derive(Debug, Clone)]
 pub struct SyntaxError {
@@ -234,6 +267,19 @@ pub struct SyntaxError {
 pub struct Parsed {
     pub documents: Vec<Document>,
     pub error: Option<SyntaxError>,
+}
+
+#[cfg(test)]
+impl Parsed {
+    /// The node at `pointer` in the first document (the test's fixture must have it).
+    pub(crate) fn first_at(&self, pointer: &str) -> &Node {
+        self.documents[0]
+            .root
+            .as_ref()
+            .unwrap()
+            .pointer(pointer)
+            .unwrap()
+    }
 }
 
 /// A key as one JSON pointer token (`~` → `~0`, `/` → `~1`).

@@ -13,27 +13,9 @@ use super::build::{build_document, scalar_node};
 use super::direct::Direct;
 use super::lean::{Lean, LeanRoot, lean_document};
 use super::node::{Document, Parsed, Style, SyntaxError, Value, Visitor};
+use super::raw_node::{RawKind, RawNode};
 use super::resolve::Scalar;
 use super::source::Source;
-
-/// How deep collections may nest (the parser stops at this depth with an error instead of
-/// recursing into a stack overflow).
-pub const MAX_NESTING_DEPTH: usize = 256;
-
-pub(super) enum RawKind {
-    /// The scalar's text (escapes resolved), its style and its tag (the suffix after
-    /// `tag:yaml.org,2002:` for a standard tag, else the tag as written).
-    Scalar(String, Style, Option<String>),
-    Seq(Vec<usize>),
-    Map(Vec<(usize, usize)>),
-    Alias(usize),
-}
-
-pub(super) struct RawNode {
-    pub(super) kind: RawKind,
-    pub(super) span: Range<usize>,
-    pub(super) flow: bool,
-}
 
 /// What a call on the arena tells the parser front: read on, or stop with this result (`None`:
 /// the lean reading gives up, read the file with the full parse).

@@ -2,7 +2,7 @@
 //! directives and its errors (among them what it does not take from later libyaml: a `...`
 //! that opens a stream, `%YAML 1.2`, a directive without a `...` before it).
 
-use super::scanner::{Error, ErrorKind, Mark, ScalarStyle, Scanner, TokenKind};
+use super::scanner::{Error, ErrorKind, Mark, ScalarStyle, Scanner, Tk, TokenKind};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EventKind {
@@ -167,7 +167,7 @@ impl<'a> Parser<'a> {
     /// The kind of the next token only (cheaper than [`peek`] for scalars: no copy of the value).
     fn peek_is(&mut self) -> Result<(Tk, Mark, Mark)> {
         let t = self.scanner.peek()?;
-        Ok((Tk::of(&t.kind), t.start, t.end))
+        Ok((t.kind.tk(), t.start, t.end))
     }
 
     fn skip(&mut self) {
@@ -483,55 +483,90 @@ impl<'a> Parser<'a> {
         ))
     }
 
-    fn parse_block_sequence_entry(&mut self, first: bool) -> Result<Event> {
+    /// The first call for a collection: its start token's mark kept for the errors, the token
+    /// skipped.
+    fn open_collection(&mut self, first: bool) -> Result<()> {
         if first {
             let (_, start, _) = self.peek_is()?;
             self.marks.push(start);
             self.skip();
         }
-        let (t, start, end) = self.peek_is()?;
-        if t == Tk::BlockEntry {
-            let mark = end;
-            self.skip();
-            let (t, _, _) = self.peek_is()?;
-            if t != Tk::BlockEntry && t != Tk::BlockEnd {
-                self.states.push(State::BlockSequenceEntry);
-                return self.parse_node(true, false);
-            }
-            self.state = State::BlockSequenceEntry;
-            return Ok(empty_scalar(mark));
+        Ok(())
+    }
+
+    /// A collection's end token: back to the state before the collection, its mark dropped,
+    /// the token skipped.
+    fn close_collection(&mut self, kind: EventKind, start: Mark, end: Mark) -> Event {
+        self.pop_state();
+        self.marks.pop();
+        self.skip();
+        Event { kind, start, end }
+    }
+
+    /// A block entry's or value's indicator ending at `mark` (skipped here): its node, or an
+    /// empty scalar at `mark` when the next token is one of `empty_before`; `next` comes after
+    /// either (parserc.go writes this out in each block state).
+    fn block_entry_node(
+        &mut self,
+        mark: Mark,
+        empty_before: &[Tk],
+        next: State,
+        indentless_sequence: bool,
+    ) -> Result<Event> {
+        self.skip();
+        let (t, _, _) = self.peek_is()?;
+        if !empty_before.contains(&t) {
+            self.states.push(next);
+            return self.parse_node(true, indentless_sequence);
         }
+        self.state = next;
+        Ok(empty_scalar(mark))
+    }
+
+    /// A block collection's token that is no entry: its end, or the error `problem` at the
+    /// token in `context` at the collection's start.
+    fn block_end_or_error(
+        &mut self,
+        (t, start, end): (Tk, Mark, Mark),
+        kind: EventKind,
+        context: &'static str,
+        problem: &str,
+    ) -> Result<Event> {
         if t == Tk::BlockEnd {
-            self.pop_state();
-            self.marks.pop();
-            self.skip();
-            return Ok(Event {
-                kind: EventKind::SequenceEnd,
-                start,
-                end,
-            });
+            return Ok(self.close_collection(kind, start, end));
         }
         let context_mark = self.marks.pop().unwrap_or_default();
-        Err(parser_error_context(
+        Err(parser_error_context(context, context_mark, problem, start))
+    }
+
+    fn parse_block_sequence_entry(&mut self, first: bool) -> Result<Event> {
+        self.open_collection(first)?;
+        let (t, start, end) = self.peek_is()?;
+        if t == Tk::BlockEntry {
+            return self.block_entry_node(
+                end,
+                &[Tk::BlockEntry, Tk::BlockEnd],
+                State::BlockSequenceEntry,
+                false,
+            );
+        }
+        self.block_end_or_error(
+            (t, start, end),
+            EventKind::SequenceEnd,
             "while parsing a block collection",
-            context_mark,
             "did not find expected '-' indicator",
-            start,
-        ))
+        )
     }
 
     fn parse_indentless_sequence_entry(&mut self) -> Result<Event> {
         let (t, start, end) = self.peek_is()?;
         if t == Tk::BlockEntry {
-            let mark = end;
-            self.skip();
-            let (t, _, _) = self.peek_is()?;
-            if !matches!(t, Tk::BlockEntry | Tk::Key | Tk::Value | Tk::BlockEnd) {
-                self.states.push(State::IndentlessSequenceEntry);
-                return self.parse_node(true, false);
-            }
-            self.state = State::IndentlessSequenceEntry;
-            return Ok(empty_scalar(mark));
+            return self.block_entry_node(
+                end,
+                &[Tk::BlockEntry, Tk::Key, Tk::Value, Tk::BlockEnd],
+                State::IndentlessSequenceEntry,
+                false,
+            );
         }
         self.pop_state();
         Ok(Event {
@@ -542,81 +577,73 @@ impl<'a> Parser<'a> {
     }
 
     fn parse_block_mapping_key(&mut self, first: bool) -> Result<Event> {
-        if first {
-            let (_, start, _) = self.peek_is()?;
-            self.marks.push(start);
-            self.skip();
-        }
+        self.open_collection(first)?;
         let (t, start, end) = self.peek_is()?;
         if t == Tk::Key {
-            let mark = end;
-            self.skip();
-            let (t, _, _) = self.peek_is()?;
-            if !matches!(t, Tk::Key | Tk::Value | Tk::BlockEnd) {
-                self.states.push(State::BlockMappingValue);
-                return self.parse_node(true, true);
-            }
-            self.state = State::BlockMappingValue;
-            return Ok(empty_scalar(mark));
-        }
-        if t == Tk::BlockEnd {
-            self.pop_state();
-            self.marks.pop();
-            self.skip();
-            return Ok(Event {
-                kind: EventKind::MappingEnd,
-                start,
+            return self.block_entry_node(
                 end,
-            });
+                &[Tk::Key, Tk::Value, Tk::BlockEnd],
+                State::BlockMappingValue,
+                true,
+            );
         }
-        let context_mark = self.marks.pop().unwrap_or_default();
-        Err(parser_error_context(
+        self.block_end_or_error(
+            (t, start, end),
+            EventKind::MappingEnd,
             "while parsing a block mapping",
-            context_mark,
             "did not find expected key",
-            start,
-        ))
+        )
     }
 
     fn parse_block_mapping_value(&mut self) -> Result<Event> {
         let (t, start, end) = self.peek_is()?;
         if t == Tk::Value {
-            let mark = end;
-            self.skip();
-            let (t, _, _) = self.peek_is()?;
-            if !matches!(t, Tk::Key | Tk::Value | Tk::BlockEnd) {
-                self.states.push(State::BlockMappingKey);
-                return self.parse_node(true, true);
-            }
-            self.state = State::BlockMappingKey;
-            return Ok(empty_scalar(mark));
+            return self.block_entry_node(
+                end,
+                &[Tk::Key, Tk::Value, Tk::BlockEnd],
+                State::BlockMappingKey,
+                true,
+            );
         }
         self.state = State::BlockMappingKey;
         Ok(empty_scalar(start))
     }
 
-    fn parse_flow_sequence_entry(&mut self, first: bool) -> Result<Event> {
+    /// Before each entry of a flow collection but the first: its ',' skipped and the token
+    /// after it, or the error `problem` at the token in `context` at the collection's start.
+    fn flow_separator(
+        &mut self,
+        first: bool,
+        token: (Tk, Mark, Mark),
+        context: &'static str,
+        problem: &str,
+    ) -> Result<(Tk, Mark, Mark)> {
         if first {
-            let (_, start, _) = self.peek_is()?;
-            self.marks.push(start);
-            self.skip();
+            return Ok(token);
         }
+        if token.0 == Tk::FlowEntry {
+            self.skip();
+            return self.peek_is();
+        }
+        let context_mark = self.marks.pop().unwrap_or_default();
+        Err(parser_error_context(
+            context,
+            context_mark,
+            problem,
+            token.1,
+        ))
+    }
+
+    fn parse_flow_sequence_entry(&mut self, first: bool) -> Result<Event> {
+        self.open_collection(first)?;
         let (mut t, mut start, mut end) = self.peek_is()?;
         if t != Tk::FlowSequenceEnd {
-            if !first {
-                if t == Tk::FlowEntry {
-                    self.skip();
-                    (t, start, end) = self.peek_is()?;
-                } else {
-                    let context_mark = self.marks.pop().unwrap_or_default();
-                    return Err(parser_error_context(
-                        "while parsing a flow sequence",
-                        context_mark,
-                        "did not find expected ',' or ']'",
-                        start,
-                    ));
-                }
-            }
+            (t, start, end) = self.flow_separator(
+                first,
+                (t, start, end),
+                "while parsing a flow sequence",
+                "did not find expected ',' or ']'",
+            )?;
             if t == Tk::Key {
                 self.state = State::FlowSequenceEntryMappingKey;
                 self.skip();
@@ -635,14 +662,7 @@ impl<'a> Parser<'a> {
                 return self.parse_node(false, false);
             }
         }
-        self.pop_state();
-        self.marks.pop();
-        self.skip();
-        Ok(Event {
-            kind: EventKind::SequenceEnd,
-            start,
-            end,
-        })
+        Ok(self.close_collection(EventKind::SequenceEnd, start, end))
     }
 
     fn parse_flow_sequence_entry_mapping_key(&mut self) -> Result<Event> {
@@ -685,27 +705,15 @@ impl<'a> Parser<'a> {
     }
 
     fn parse_flow_mapping_key(&mut self, first: bool) -> Result<Event> {
-        if first {
-            let (_, start, _) = self.peek_is()?;
-            self.marks.push(start);
-            self.skip();
-        }
+        self.open_collection(first)?;
         let (mut t, mut start, mut end) = self.peek_is()?;
         if t != Tk::FlowMappingEnd {
-            if !first {
-                if t == Tk::FlowEntry {
-                    self.skip();
-                    (t, start, end) = self.peek_is()?;
-                } else {
-                    let context_mark = self.marks.pop().unwrap_or_default();
-                    return Err(parser_error_context(
-                        "while parsing a flow mapping",
-                        context_mark,
-                        "did not find expected ',' or '}'",
-                        start,
-                    ));
-                }
-            }
+            (t, start, end) = self.flow_separator(
+                first,
+                (t, start, end),
+                "while parsing a flow mapping",
+                "did not find expected ',' or '}'",
+            )?;
             if t == Tk::Key {
                 self.skip();
                 let (t, start, _) = self.peek_is()?;
@@ -720,14 +728,7 @@ impl<'a> Parser<'a> {
                 return self.parse_node(false, false);
             }
         }
-        self.pop_state();
-        self.marks.pop();
-        self.skip();
-        Ok(Event {
-            kind: EventKind::MappingEnd,
-            start,
-            end,
-        })
+        Ok(self.close_collection(EventKind::MappingEnd, start, end))
     }
 
     fn parse_flow_mapping_value(&mut self, empty: bool) -> Result<Event> {
@@ -796,59 +797,5 @@ fn empty_scalar(mark: Mark) -> Event {
         },
         start: mark,
         end: mark,
-    }
-}
-
-/// A token's kind without its data.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tk {
-    StreamStart,
-    StreamEnd,
-    VersionDirective,
-    TagDirective,
-    DocumentStart,
-    DocumentEnd,
-    BlockSequenceStart,
-    BlockMappingStart,
-    BlockEnd,
-    FlowSequenceStart,
-    FlowSequenceEnd,
-    FlowMappingStart,
-    FlowMappingEnd,
-    BlockEntry,
-    FlowEntry,
-    Key,
-    Value,
-    Alias,
-    Anchor,
-    Tag,
-    Scalar,
-}
-
-impl Tk {
-    fn of(k: &TokenKind) -> Tk {
-        match k {
-            TokenKind::StreamStart => Tk::StreamStart,
-            TokenKind::StreamEnd => Tk::StreamEnd,
-            TokenKind::VersionDirective(..) => Tk::VersionDirective,
-            TokenKind::TagDirective(..) => Tk::TagDirective,
-            TokenKind::DocumentStart => Tk::DocumentStart,
-            TokenKind::DocumentEnd => Tk::DocumentEnd,
-            TokenKind::BlockSequenceStart => Tk::BlockSequenceStart,
-            TokenKind::BlockMappingStart => Tk::BlockMappingStart,
-            TokenKind::BlockEnd => Tk::BlockEnd,
-            TokenKind::FlowSequenceStart => Tk::FlowSequenceStart,
-            TokenKind::FlowSequenceEnd => Tk::FlowSequenceEnd,
-            TokenKind::FlowMappingStart => Tk::FlowMappingStart,
-            TokenKind::FlowMappingEnd => Tk::FlowMappingEnd,
-            TokenKind::BlockEntry => Tk::BlockEntry,
-            TokenKind::FlowEntry => Tk::FlowEntry,
-            TokenKind::Key => Tk::Key,
-            TokenKind::Value => Tk::Value,
-            TokenKind::Alias(_) => Tk::Alias,
-            TokenKind::Anchor(_) => Tk::Anchor,
-            TokenKind::Tag(..) => Tk::Tag,
-            TokenKind::Scalar(..) => Tk::Scalar,
-        }
     }
 }

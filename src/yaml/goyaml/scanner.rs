@@ -70,8 +70,31 @@ pub enum ScalarStyle {
     Folded,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TokenKind {
+/// Declares [`TokenKind`] and [`Tk`], its kinds without their data, from one list.
+macro_rules! token_kinds {
+    ($($(#[$m:meta])* $name:ident $(($($field:ty),*))?,)*) => {
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        pub enum TokenKind {
+            $($(#[$m])* $name $(($($field),*))?,)*
+        }
+
+        /// A token's kind without its data.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub(super) enum Tk {
+            $($name,)*
+        }
+
+        impl TokenKind {
+            pub(super) fn tk(&self) -> Tk {
+                match self {
+                    $(TokenKind::$name { .. } => Tk::$name,)*
+                }
+            }
+        }
+    };
+}
+
+token_kinds! {
     StreamStart,
     StreamEnd,
     VersionDirective(i8, i8),
@@ -768,17 +791,18 @@ impl<'a> Scanner<'a> {
         self.save_simple_key()?;
         self.increase_flow_level()?;
         self.simple_key_allowed = true;
-        let start = self.mark;
-        self.skip();
-        let end = self.mark;
-        self.insert_token(None, Token { kind, start, end });
-        Ok(())
+        self.skip_as_token(kind)
     }
 
     fn fetch_flow_collection_end(&mut self, kind: TokenKind) -> Result<()> {
         self.remove_simple_key()?;
         self.decrease_flow_level();
         self.simple_key_allowed = false;
+        self.skip_as_token(kind)
+    }
+
+    /// Skip the one character of an indicator and queue it as a token of `kind`.
+    fn skip_as_token(&mut self, kind: TokenKind) -> Result<()> {
         let start = self.mark;
         self.skip();
         let end = self.mark;
@@ -786,75 +810,45 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
+    /// In the block context, an indicator that may open a block collection of `kind` at its
+    /// column (roll_indent), and fails with `problem` where a simple key is not allowed
+    /// (scannerc.go writes this out in fetch_block_entry, fetch_key and fetch_value).
+    fn open_block_collection(&mut self, kind: TokenKind, problem: &str) -> Result<()> {
+        if self.flow_level == 0 {
+            if !self.simple_key_allowed {
+                let m = self.mark;
+                return self.fail("", m, problem);
+            }
+            let m = self.mark;
+            self.roll_indent(m.column, None, kind, m)?;
+        }
+        Ok(())
+    }
+
     fn fetch_flow_entry(&mut self) -> Result<()> {
         self.remove_simple_key()?;
         self.simple_key_allowed = true;
-        let start = self.mark;
-        self.skip();
-        let end = self.mark;
-        self.insert_token(
-            None,
-            Token {
-                kind: TokenKind::FlowEntry,
-                start,
-                end,
-            },
-        );
-        Ok(())
+        self.skip_as_token(TokenKind::FlowEntry)
     }
 
     fn fetch_block_entry(&mut self) -> Result<()> {
-        if self.flow_level == 0 {
-            if !self.simple_key_allowed {
-                let m = self.mark;
-                return self.fail(
-                    "",
-                    m,
-                    "block sequence entries are not allowed in this context",
-                );
-            }
-            let m = self.mark;
-            self.roll_indent(m.column, None, TokenKind::BlockSequenceStart, m)?;
-        }
+        self.open_block_collection(
+            TokenKind::BlockSequenceStart,
+            "block sequence entries are not allowed in this context",
+        )?;
         self.remove_simple_key()?;
         self.simple_key_allowed = true;
-        let start = self.mark;
-        self.skip();
-        let end = self.mark;
-        self.insert_token(
-            None,
-            Token {
-                kind: TokenKind::BlockEntry,
-                start,
-                end,
-            },
-        );
-        Ok(())
+        self.skip_as_token(TokenKind::BlockEntry)
     }
 
     fn fetch_key(&mut self) -> Result<()> {
-        if self.flow_level == 0 {
-            if !self.simple_key_allowed {
-                let m = self.mark;
-                return self.fail("", m, "mapping keys are not allowed in this context");
-            }
-            let m = self.mark;
-            self.roll_indent(m.column, None, TokenKind::BlockMappingStart, m)?;
-        }
+        self.open_block_collection(
+            TokenKind::BlockMappingStart,
+            "mapping keys are not allowed in this context",
+        )?;
         self.remove_simple_key()?;
         self.simple_key_allowed = self.flow_level == 0;
-        let start = self.mark;
-        self.skip();
-        let end = self.mark;
-        self.insert_token(
-            None,
-            Token {
-                kind: TokenKind::Key,
-                start,
-                end,
-            },
-        );
-        Ok(())
+        self.skip_as_token(TokenKind::Key)
     }
 
     fn fetch_value(&mut self) -> Result<()> {
@@ -880,44 +874,34 @@ impl<'a> Scanner<'a> {
             self.simple_keys_by_tok.remove(&key.token_number);
             self.simple_key_allowed = false;
         } else {
-            if self.flow_level == 0 {
-                if !self.simple_key_allowed {
-                    let m = self.mark;
-                    return self.fail("", m, "mapping values are not allowed in this context");
-                }
-                let m = self.mark;
-                self.roll_indent(m.column, None, TokenKind::BlockMappingStart, m)?;
-            }
+            self.open_block_collection(
+                TokenKind::BlockMappingStart,
+                "mapping values are not allowed in this context",
+            )?;
             self.simple_key_allowed = self.flow_level == 0;
         }
-        let start = self.mark;
-        self.skip();
-        let end = self.mark;
-        self.insert_token(
-            None,
-            Token {
-                kind: TokenKind::Value,
-                start,
-                end,
-            },
-        );
+        self.skip_as_token(TokenKind::Value)
+    }
+
+    /// A token that may be a simple key (an anchor, a tag, a flow or plain scalar), read by
+    /// `scan` where a simple key may start and queued.
+    fn fetch_simple_key_token(
+        &mut self,
+        scan: impl FnOnce(&mut Self) -> Result<Token>,
+    ) -> Result<()> {
+        self.save_simple_key()?;
+        self.simple_key_allowed = false;
+        let token = scan(self)?;
+        self.insert_token(None, token);
         Ok(())
     }
 
     fn fetch_anchor(&mut self, alias: bool) -> Result<()> {
-        self.save_simple_key()?;
-        self.simple_key_allowed = false;
-        let token = self.scan_anchor(alias)?;
-        self.insert_token(None, token);
-        Ok(())
+        self.fetch_simple_key_token(|s| s.scan_anchor(alias))
     }
 
     fn fetch_tag(&mut self) -> Result<()> {
-        self.save_simple_key()?;
-        self.simple_key_allowed = false;
-        let token = self.scan_tag()?;
-        self.insert_token(None, token);
-        Ok(())
+        self.fetch_simple_key_token(|s| s.scan_tag())
     }
 
     fn fetch_block_scalar(&mut self, literal: bool) -> Result<()> {
@@ -929,19 +913,11 @@ impl<'a> Scanner<'a> {
     }
 
     fn fetch_flow_scalar(&mut self, single: bool) -> Result<()> {
-        self.save_simple_key()?;
-        self.simple_key_allowed = false;
-        let token = self.scan_flow_scalar(single)?;
-        self.insert_token(None, token);
-        Ok(())
+        self.fetch_simple_key_token(|s| s.scan_flow_scalar(single))
     }
 
     fn fetch_plain_scalar(&mut self) -> Result<()> {
-        self.save_simple_key()?;
-        self.simple_key_allowed = false;
-        let token = self.scan_plain_scalar()?;
-        self.insert_token(None, token);
-        Ok(())
+        self.fetch_simple_key_token(|s| s.scan_plain_scalar())
     }
 
     fn scan_to_next_token(&mut self) -> Result<()> {
@@ -985,6 +961,35 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
+    /// The end of a directive's or a block scalar header's line: blanks, a comment, then a line
+    /// break (eaten) or the end of the input; anything else fails in `context` (scannerc.go
+    /// writes this tail out in both scanners).
+    fn finish_line(&mut self, context: &'static str, start: Mark) -> Result<()> {
+        self.cache(1)?;
+        while self.is_blank(0) {
+            self.skip();
+            self.cache(1)?;
+        }
+        if self.ch() == b'#' {
+            while !self.is_breakz(0) {
+                self.skip();
+                self.cache(1)?;
+            }
+        }
+        if !self.is_breakz(0) {
+            return self.fail(
+                context,
+                start,
+                "did not find expected comment or line break",
+            );
+        }
+        if self.is_break(0) {
+            self.cache(2)?;
+            self.skip_line();
+        }
+        Ok(())
+    }
+
     fn scan_directive(&mut self) -> Result<Token> {
         let start = self.mark;
         self.skip();
@@ -1010,28 +1015,7 @@ impl<'a> Scanner<'a> {
                 "found unknown directive name",
             );
         };
-        self.cache(1)?;
-        while self.is_blank(0) {
-            self.skip();
-            self.cache(1)?;
-        }
-        if self.ch() == b'#' {
-            while !self.is_breakz(0) {
-                self.skip();
-                self.cache(1)?;
-            }
-        }
-        if !self.is_breakz(0) {
-            return self.fail(
-                "while scanning a directive",
-                start,
-                "did not find expected comment or line break",
-            );
-        }
-        if self.is_break(0) {
-            self.cache(2)?;
-            self.skip_line();
-        }
+        self.finish_line("while scanning a directive", start)?;
         Ok(token)
     }
 
@@ -1369,28 +1353,7 @@ impl<'a> Scanner<'a> {
         // last character of the last content line, so that replacing the node's text keeps the
         // line break after it).
         let mut text_end = self.mark;
-        self.cache(1)?;
-        while self.is_blank(0) {
-            self.skip();
-            self.cache(1)?;
-        }
-        if self.ch() == b'#' {
-            while !self.is_breakz(0) {
-                self.skip();
-                self.cache(1)?;
-            }
-        }
-        if !self.is_breakz(0) {
-            return self.fail(
-                "while scanning a block scalar",
-                start,
-                "did not find expected comment or line break",
-            );
-        }
-        if self.is_break(0) {
-            self.cache(2)?;
-            self.skip_line();
-        }
+        self.finish_line("while scanning a block scalar", start)?;
         let mut end = self.mark;
         let mut indent: usize = 0;
         let _ = end;
@@ -1497,20 +1460,43 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
+    /// A `---` or `...` at the start of a line, followed by a blank, a break or the end.
+    fn at_document_indicator(&self) -> bool {
+        self.mark.column == 0
+            && ((self.at(0) == b'-' && self.at(1) == b'-' && self.at(2) == b'-')
+                || (self.at(0) == b'.' && self.at(1) == b'.' && self.at(2) == b'.'))
+            && self.is_blankz(3)
+    }
+
+    /// One blank or line break between a flow or plain scalar's words, into `sp`.
+    fn read_space(&mut self, sp: &mut Spaces) -> Result<()> {
+        if self.is_blank(0) {
+            if !sp.leading_blanks {
+                self.read(&mut sp.whitespaces);
+            } else {
+                self.skip();
+            }
+        } else {
+            self.cache(2)?;
+            if !sp.leading_blanks {
+                sp.whitespaces.clear();
+                self.read_line(&mut sp.leading_break);
+                sp.leading_blanks = true;
+            } else {
+                self.read_line(&mut sp.trailing_breaks);
+            }
+        }
+        Ok(())
+    }
+
     fn scan_flow_scalar(&mut self, single: bool) -> Result<Token> {
         let start = self.mark;
         self.skip();
         let mut s = Vec::new();
-        let mut leading_break = Vec::new();
-        let mut trailing_breaks = Vec::new();
-        let mut whitespaces = Vec::new();
+        let mut sp = Spaces::default();
         loop {
             self.cache(4)?;
-            if self.mark.column == 0
-                && ((self.at(0) == b'-' && self.at(1) == b'-' && self.at(2) == b'-')
-                    || (self.at(0) == b'.' && self.at(1) == b'.' && self.at(2) == b'.'))
-                && self.is_blankz(3)
-            {
+            if self.at_document_indicator() {
                 return self.fail(
                     "while scanning a quoted scalar",
                     start,
@@ -1524,7 +1510,7 @@ impl<'a> Scanner<'a> {
                     "found unexpected end of stream",
                 );
             }
-            let mut leading_blanks = false;
+            sp.leading_blanks = false;
             while !self.is_blankz(0) {
                 let c = self.ch();
                 if single && c == b'\'' && self.at(1) == b'\'' {
@@ -1538,7 +1524,7 @@ impl<'a> Scanner<'a> {
                     self.cache(3)?;
                     self.skip();
                     self.skip_line();
-                    leading_blanks = true;
+                    sp.leading_blanks = true;
                     break;
                 } else if !single && c == b'\\' {
                     let mut code_length = 0usize;
@@ -1617,41 +1603,10 @@ impl<'a> Scanner<'a> {
                 break;
             }
             while self.is_blank(0) || self.is_break(0) {
-                if self.is_blank(0) {
-                    if !leading_blanks {
-                        self.read(&mut whitespaces);
-                    } else {
-                        self.skip();
-                    }
-                } else {
-                    self.cache(2)?;
-                    if !leading_blanks {
-                        whitespaces.clear();
-                        self.read_line(&mut leading_break);
-                        leading_blanks = true;
-                    } else {
-                        self.read_line(&mut trailing_breaks);
-                    }
-                }
+                self.read_space(&mut sp)?;
                 self.cache(1)?;
             }
-            if leading_blanks {
-                if leading_break.first() == Some(&b'\n') {
-                    if trailing_breaks.is_empty() {
-                        s.push(b' ');
-                    } else {
-                        s.extend_from_slice(&trailing_breaks);
-                    }
-                } else {
-                    s.extend_from_slice(&leading_break);
-                    s.extend_from_slice(&trailing_breaks);
-                }
-                trailing_breaks.clear();
-                leading_break.clear();
-            } else {
-                s.extend_from_slice(&whitespaces);
-                whitespaces.clear();
-            }
+            sp.fold_into(&mut s);
         }
         self.skip();
         let end = self.mark;
@@ -1671,20 +1626,13 @@ impl<'a> Scanner<'a> {
 
     fn scan_plain_scalar(&mut self) -> Result<Token> {
         let mut s = Vec::new();
-        let mut leading_break = Vec::new();
-        let mut trailing_breaks = Vec::new();
-        let mut whitespaces = Vec::new();
-        let mut leading_blanks = false;
+        let mut sp = Spaces::default();
         let indent = self.indent + 1;
         let start = self.mark;
         let mut end = self.mark;
         loop {
             self.cache(4)?;
-            if self.mark.column == 0
-                && ((self.at(0) == b'-' && self.at(1) == b'-' && self.at(2) == b'-')
-                    || (self.at(0) == b'.' && self.at(1) == b'.' && self.at(2) == b'.'))
-                && self.is_blankz(3)
-            {
+            if self.at_document_indicator() {
                 break;
             }
             if self.ch() == b'#' {
@@ -1697,25 +1645,8 @@ impl<'a> Scanner<'a> {
                 {
                     break;
                 }
-                if leading_blanks || !whitespaces.is_empty() {
-                    if leading_blanks {
-                        if leading_break.first() == Some(&b'\n') {
-                            if trailing_breaks.is_empty() {
-                                s.push(b' ');
-                            } else {
-                                s.extend_from_slice(&trailing_breaks);
-                            }
-                        } else {
-                            s.extend_from_slice(&leading_break);
-                            s.extend_from_slice(&trailing_breaks);
-                        }
-                        trailing_breaks.clear();
-                        leading_break.clear();
-                        leading_blanks = false;
-                    } else {
-                        s.extend_from_slice(&whitespaces);
-                        whitespaces.clear();
-                    }
+                if sp.leading_blanks || !sp.whitespaces.is_empty() {
+                    sp.fold_into(&mut s);
                 }
                 self.read(&mut s);
                 end = self.mark;
@@ -1726,36 +1657,25 @@ impl<'a> Scanner<'a> {
             }
             self.cache(1)?;
             while self.is_blank(0) || self.is_break(0) {
-                if self.is_blank(0) {
-                    if leading_blanks && (self.mark.column as isize) < indent && self.is_tab(0) {
-                        return self.fail(
-                            "while scanning a plain scalar",
-                            start,
-                            "found a tab character that violates indentation",
-                        );
-                    }
-                    if !leading_blanks {
-                        self.read(&mut whitespaces);
-                    } else {
-                        self.skip();
-                    }
-                } else {
-                    self.cache(2)?;
-                    if !leading_blanks {
-                        whitespaces.clear();
-                        self.read_line(&mut leading_break);
-                        leading_blanks = true;
-                    } else {
-                        self.read_line(&mut trailing_breaks);
-                    }
+                if self.is_blank(0)
+                    && sp.leading_blanks
+                    && (self.mark.column as isize) < indent
+                    && self.is_tab(0)
+                {
+                    return self.fail(
+                        "while scanning a plain scalar",
+                        start,
+                        "found a tab character that violates indentation",
+                    );
                 }
+                self.read_space(&mut sp)?;
                 self.cache(1)?;
             }
             if self.flow_level == 0 && (self.mark.column as isize) < indent {
                 break;
             }
         }
-        if leading_blanks {
+        if sp.leading_blanks {
             self.simple_key_allowed = true;
         }
         Ok(Token {
@@ -1763,6 +1683,42 @@ impl<'a> Scanner<'a> {
             start,
             end,
         })
+    }
+}
+
+/// The blanks and line breaks between a flow or plain scalar's words, as scannerc.go keeps them
+/// (`leading_blanks`, `leading_break`, `trailing_breaks`, `whitespaces`) until the next word.
+#[derive(Default)]
+struct Spaces {
+    leading_blanks: bool,
+    leading_break: Vec<u8>,
+    trailing_breaks: Vec<u8>,
+    whitespaces: Vec<u8>,
+}
+
+impl Spaces {
+    /// Before the next word: after a line break, the breaks folded (a lone `\n` becomes a space,
+    /// a `\n` before more breaks is dropped, any other first break is kept); otherwise the blanks
+    /// kept as they are.
+    fn fold_into(&mut self, s: &mut Vec<u8>) {
+        if self.leading_blanks {
+            if self.leading_break.first() == Some(&b'\n') {
+                if self.trailing_breaks.is_empty() {
+                    s.push(b' ');
+                } else {
+                    s.extend_from_slice(&self.trailing_breaks);
+                }
+            } else {
+                s.extend_from_slice(&self.leading_break);
+                s.extend_from_slice(&self.trailing_breaks);
+            }
+            self.trailing_breaks.clear();
+            self.leading_break.clear();
+            self.leading_blanks = false;
+        } else {
+            s.extend_from_slice(&self.whitespaces);
+            self.whitespaces.clear();
+        }
     }
 }
 

@@ -262,21 +262,7 @@ fn view_with(node: &Node, linear: usize) -> Result<Node, Refusal> {
             Value::Map(out)
         }
     };
-    Ok(viewed(node, value))
-}
-
-/// `node` holding `value` instead, in its place (span, style, source, alias), refused by nothing:
-/// what [`view`] hands back.
-fn viewed(node: &Node, value: Value) -> Node {
-    Node {
-        value,
-        span: node.span.clone(),
-        style: node.style,
-        src: node.src.clone(),
-        via_alias: node.via_alias,
-        alias_at: node.alias_at.clone(),
-        refused: None,
-    }
+    Ok(node.with_value(value))
 }
 
 /// The entry [`view`] makes of `e`: `key` (Helm's string for it) and the viewed `value`.
@@ -604,7 +590,7 @@ mod tests {
                     Value::Map(out)
                 }
             };
-            Ok(viewed(node, value))
+            Ok(node.with_value(value))
         }
 
         pub fn merge_maps(a: &mut Node, b: Node) {

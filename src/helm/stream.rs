@@ -575,7 +575,6 @@ mod tests {
     }
 
     fn texts() -> Vec<(String, String)> {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut texts: Vec<(String, String)> = [
             "cgpu:\n  policy: 3\n  tag: null\nbig:\n  k1: {name: n1, value: \"v1\", list: [a, b, 1]}\n  k0: {name: n0, value: \"v0\", list: [a, b, 0]}\n",
             "z: 1\na: [1, 2.5, 1e300, -0, 0x1F, yes, ~, '<&>', \"\\u2028\\t\"]\nm: {}\nl: []\nn: [[], {}, [{}]]\n",
@@ -636,19 +635,7 @@ mod tests {
         texts.push(("listed.yaml".into(), listed));
         texts.push(("big.yaml".into(), big));
         texts.push(("top.yaml".into(), top));
-        for dir in ["tests", "charts-fixtures", "examples"] {
-            let walk = ignore::WalkBuilder::new(root.join(dir))
-                .hidden(false)
-                .build();
-            for e in walk.flatten() {
-                let p = e.path();
-                if matches!(p.extension().and_then(|x| x.to_str()), Some("yaml" | "yml"))
-                    && let Ok(t) = std::fs::read_to_string(p)
-                {
-                    texts.push((p.display().to_string(), t));
-                }
-            }
-        }
+        texts.extend(crate::yaml::repository_yaml_files());
         texts
     }
 

@@ -419,6 +419,42 @@ impl<'a> Scanner<'a> {
         })
     }
 
+    /// `ch` at the mark, eaten; else fail with `problem` in `context` (scannerc.go's repeated
+    /// "did not find expected …" checks).
+    fn expect_char(
+        &mut self,
+        ch: u8,
+        context: &'static str,
+        start: Mark,
+        problem: &str,
+    ) -> Result<()> {
+        if self.ch() != ch {
+            return self.fail(context, start, problem);
+        }
+        self.skip();
+        Ok(())
+    }
+
+    /// A comment, up to (not including) its line break or the end of the input.
+    fn skip_comment(&mut self) -> Result<()> {
+        if self.ch() == b'#' {
+            while !self.is_breakz(0) {
+                self.skip();
+                self.cache(1)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Blanks (spaces and tabs) at the mark.
+    fn skip_blanks(&mut self) -> Result<()> {
+        while self.is_blank(0) {
+            self.skip();
+            self.cache(1)?;
+        }
+        Ok(())
+    }
+
     fn fail<T>(&mut self, context: &'static str, context_mark: Mark, problem: &str) -> Result<T> {
         Err(self.error(context, context_mark, problem))
     }
@@ -518,21 +554,13 @@ impl<'a> Scanner<'a> {
         if self.mark.column == 0 && c == b'%' {
             return self.fetch_directive();
         }
-        if self.mark.column == 0
-            && c == b'-'
-            && self.at(1) == b'-'
-            && self.at(2) == b'-'
-            && self.is_blankz(3)
-        {
-            return self.fetch_document_indicator(TokenKind::DocumentStart);
-        }
-        if self.mark.column == 0
-            && c == b'.'
-            && self.at(1) == b'.'
-            && self.at(2) == b'.'
-            && self.is_blankz(3)
-        {
-            return self.fetch_document_indicator(TokenKind::DocumentEnd);
+        if self.at_document_indicator() {
+            let kind = if c == b'-' {
+                TokenKind::DocumentStart
+            } else {
+                TokenKind::DocumentEnd
+            };
+            return self.fetch_document_indicator(kind);
         }
         match c {
             b'[' => return self.fetch_flow_collection_start(TokenKind::FlowSequenceStart),
@@ -769,9 +797,7 @@ impl<'a> Scanner<'a> {
         self.unroll_indent(-1);
         self.remove_simple_key()?;
         self.simple_key_allowed = false;
-        let token = self.scan_directive()?;
-        self.insert_token(None, token);
-        Ok(())
+        self.fetch_scanned(|s| s.scan_directive())
     }
 
     fn fetch_document_indicator(&mut self, kind: TokenKind) -> Result<()> {
@@ -825,30 +851,29 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
-    fn fetch_flow_entry(&mut self) -> Result<()> {
+    /// The tail of fetch_flow_entry, fetch_block_entry and fetch_key in scannerc.go: no simple
+    /// key before the indicator, whether one may follow it, and the indicator as a token.
+    fn fetch_indicator(&mut self, key_allowed: bool, kind: TokenKind) -> Result<()> {
         self.remove_simple_key()?;
-        self.simple_key_allowed = true;
-        self.skip_as_token(TokenKind::FlowEntry)
+        self.simple_key_allowed = key_allowed;
+        self.skip_as_token(kind)
+    }
+
+    fn fetch_flow_entry(&mut self) -> Result<()> {
+        self.fetch_indicator(true, TokenKind::FlowEntry)
     }
 
     fn fetch_block_entry(&mut self) -> Result<()> {
-        self.open_block_collection(
-            TokenKind::BlockSequenceStart,
-            "block sequence entries are not allowed in this context",
-        )?;
-        self.remove_simple_key()?;
-        self.simple_key_allowed = true;
-        self.skip_as_token(TokenKind::BlockEntry)
+        let problem = "block sequence entries are not allowed in this context";
+        self.open_block_collection(TokenKind::BlockSequenceStart, problem)?;
+        self.fetch_indicator(true, TokenKind::BlockEntry)
     }
 
     fn fetch_key(&mut self) -> Result<()> {
-        self.open_block_collection(
-            TokenKind::BlockMappingStart,
-            "mapping keys are not allowed in this context",
-        )?;
-        self.remove_simple_key()?;
-        self.simple_key_allowed = self.flow_level == 0;
-        self.skip_as_token(TokenKind::Key)
+        let problem = "mapping keys are not allowed in this context";
+        self.open_block_collection(TokenKind::BlockMappingStart, problem)?;
+        let key_allowed = self.flow_level == 0;
+        self.fetch_indicator(key_allowed, TokenKind::Key)
     }
 
     fn fetch_value(&mut self) -> Result<()> {
@@ -891,6 +916,11 @@ impl<'a> Scanner<'a> {
     ) -> Result<()> {
         self.save_simple_key()?;
         self.simple_key_allowed = false;
+        self.fetch_scanned(scan)
+    }
+
+    /// The token `scan` reads, queued.
+    fn fetch_scanned(&mut self, scan: impl FnOnce(&mut Self) -> Result<Token>) -> Result<()> {
         let token = scan(self)?;
         self.insert_token(None, token);
         Ok(())
@@ -907,9 +937,7 @@ impl<'a> Scanner<'a> {
     fn fetch_block_scalar(&mut self, literal: bool) -> Result<()> {
         self.remove_simple_key()?;
         self.simple_key_allowed = true;
-        let token = self.scan_block_scalar(literal)?;
-        self.insert_token(None, token);
-        Ok(())
+        self.fetch_scanned(|s| s.scan_block_scalar(literal))
     }
 
     fn fetch_flow_scalar(&mut self, single: bool) -> Result<()> {
@@ -942,12 +970,7 @@ impl<'a> Scanner<'a> {
                 self.skip();
                 self.cache(1)?;
             }
-            if self.ch() == b'#' {
-                while !self.is_breakz(0) {
-                    self.skip();
-                    self.cache(1)?;
-                }
-            }
+            self.skip_comment()?;
             if self.is_break(0) {
                 self.cache(2)?;
                 self.skip_line();
@@ -966,16 +989,8 @@ impl<'a> Scanner<'a> {
     /// writes this tail out in both scanners).
     fn finish_line(&mut self, context: &'static str, start: Mark) -> Result<()> {
         self.cache(1)?;
-        while self.is_blank(0) {
-            self.skip();
-            self.cache(1)?;
-        }
-        if self.ch() == b'#' {
-            while !self.is_breakz(0) {
-                self.skip();
-                self.cache(1)?;
-            }
-        }
+        self.skip_blanks()?;
+        self.skip_comment()?;
         if !self.is_breakz(0) {
             return self.fail(
                 context,
@@ -1045,19 +1060,14 @@ impl<'a> Scanner<'a> {
 
     fn scan_version_directive_value(&mut self, start: Mark) -> Result<(i8, i8)> {
         self.cache(1)?;
-        while self.is_blank(0) {
-            self.skip();
-            self.cache(1)?;
-        }
+        self.skip_blanks()?;
         let major = self.scan_version_directive_number(start)?;
-        if self.ch() != b'.' {
-            return self.fail(
-                "while scanning a %YAML directive",
-                start,
-                "did not find expected digit or '.' character",
-            );
-        }
-        self.skip();
+        self.expect_char(
+            b'.',
+            "while scanning a %YAML directive",
+            start,
+            "did not find expected digit or '.' character",
+        )?;
         let minor = self.scan_version_directive_number(start)?;
         Ok((major, minor))
     }
@@ -1091,10 +1101,7 @@ impl<'a> Scanner<'a> {
 
     fn scan_tag_directive_value(&mut self, start: Mark) -> Result<(Vec<u8>, Vec<u8>)> {
         self.cache(1)?;
-        while self.is_blank(0) {
-            self.skip();
-            self.cache(1)?;
-        }
+        self.skip_blanks()?;
         let handle = self.scan_tag_handle(true, start)?;
         self.cache(1)?;
         if !self.is_blank(0) {
@@ -1104,10 +1111,7 @@ impl<'a> Scanner<'a> {
                 "did not find expected whitespace",
             );
         }
-        while self.is_blank(0) {
-            self.skip();
-            self.cache(1)?;
-        }
+        self.skip_blanks()?;
         let prefix = self.scan_tag_uri(true, None, start)?;
         self.cache(1)?;
         if !self.is_blankz(0) {
@@ -1167,14 +1171,12 @@ impl<'a> Scanner<'a> {
             self.skip();
             self.skip();
             suffix = self.scan_tag_uri(false, None, start)?;
-            if self.ch() != b'>' {
-                return self.fail(
-                    "while scanning a tag",
-                    start,
-                    "did not find the expected '>'",
-                );
-            }
-            self.skip();
+            self.expect_char(
+                b'>',
+                "while scanning a tag",
+                start,
+                "did not find the expected '>'",
+            )?;
         } else {
             let h = self.scan_tag_handle(false, start)?;
             if h.first() == Some(&b'!') && h.len() > 1 && h.last() == Some(&b'!') {
@@ -1311,6 +1313,28 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
+    /// A block scalar header's `+` (keep, 1) or `-` (strip, -1), eaten (scannerc.go writes it
+    /// out twice in yaml_parser_scan_block_scalar: before and after the indentation digit).
+    fn scan_chomping_indicator(&mut self) -> i32 {
+        let chomping = if self.ch() == b'+' { 1 } else { -1 };
+        self.skip();
+        chomping
+    }
+
+    /// A block scalar header's indentation digit, eaten; `0` fails as in scannerc.go.
+    fn scan_indentation_indicator(&mut self, start: Mark) -> Result<usize> {
+        if self.ch() == b'0' {
+            return self.fail(
+                "while scanning a block scalar",
+                start,
+                "found an indentation indicator equal to 0",
+            );
+        }
+        let increment = (self.ch() - b'0') as usize;
+        self.skip();
+        Ok(increment)
+    }
+
     fn scan_block_scalar(&mut self, literal: bool) -> Result<Token> {
         let start = self.mark;
         self.skip();
@@ -1318,34 +1342,16 @@ impl<'a> Scanner<'a> {
         let mut chomping = 0i32;
         let mut increment = 0usize;
         if self.ch() == b'+' || self.ch() == b'-' {
-            chomping = if self.ch() == b'+' { 1 } else { -1 };
-            self.skip();
+            chomping = self.scan_chomping_indicator();
             self.cache(1)?;
             if self.is_digit(0) {
-                if self.ch() == b'0' {
-                    return self.fail(
-                        "while scanning a block scalar",
-                        start,
-                        "found an indentation indicator equal to 0",
-                    );
-                }
-                increment = (self.ch() - b'0') as usize;
-                self.skip();
+                increment = self.scan_indentation_indicator(start)?;
             }
         } else if self.is_digit(0) {
-            if self.ch() == b'0' {
-                return self.fail(
-                    "while scanning a block scalar",
-                    start,
-                    "found an indentation indicator equal to 0",
-                );
-            }
-            increment = (self.ch() - b'0') as usize;
-            self.skip();
+            increment = self.scan_indentation_indicator(start)?;
             self.cache(1)?;
             if self.ch() == b'+' || self.ch() == b'-' {
-                chomping = if self.ch() == b'+' { 1 } else { -1 };
-                self.skip();
+                chomping = self.scan_chomping_indicator();
             }
         }
         // Where the node's text ends when no content line follows (a departure that changes

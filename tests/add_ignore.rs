@@ -10,25 +10,22 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use common::probe::{Rng, copy_dir, env_usize, root};
+use common::{printed as text, run_in as run};
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cgpu-lint"));
-    c.env("NO_COLOR", "1");
-    c
-}
-
-fn run(dir: &Path, args: &[&str]) -> Output {
-    bin().current_dir(dir).args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+/// `check --add-ignore FILE` in `dir`, with no config and no baseline.
+fn add_ignore(dir: &Path, file: &str) -> Output {
+    run(
+        dir,
+        &[
+            "check",
+            "--no-config",
+            "--no-baseline",
+            "--add-ignore",
+            file,
+        ],
     )
 }
 
@@ -123,16 +120,7 @@ fn property(dir: &Path, file: &str) -> usize {
     let failing_before = failing(dir, file);
     let values_args = ["values", "--no-config", file];
     let values_before = run(dir, &values_args);
-    let o = run(
-        dir,
-        &[
-            "check",
-            "--no-config",
-            "--no-baseline",
-            "--add-ignore",
-            file,
-        ],
-    );
+    let o = add_ignore(dir, file);
     let out = text(&o);
     // `FILE:LINE:COL: RULE: not ignorable: WHY`
     let mut not_ignorable: BTreeMap<String, usize> = BTreeMap::new();
@@ -166,16 +154,7 @@ fn property(dir: &Path, file: &str) -> usize {
         "{file}: values changed\n{as_}"
     );
     // Idempotent.
-    let again = run(
-        dir,
-        &[
-            "check",
-            "--no-config",
-            "--no-baseline",
-            "--add-ignore",
-            file,
-        ],
-    );
+    let again = add_ignore(dir, file);
     assert!(
         text(&again).contains("Added 0 ignores in 0 files"),
         "{file}: {}",

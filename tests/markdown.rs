@@ -5,26 +5,11 @@
 //! platform repository built in a temporary folder; every expected position is computed here from
 //! the bytes (the token's offset in the Markdown text → line and column in characters).
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_cgpu-lint"));
-    c.env("NO_COLOR", "1");
-    c
-}
+use std::process::Output;
 
-fn run(dir: &Path, args: &[&str]) -> Output {
-    bin().current_dir(dir).args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{printed as text, run_in as run};
 
 const README: &str = "# Platform GPU sharing\n\nCopy this into your values file:\n\n```yaml\n# ack-ai-installer values for the GPU-sharing node pool\ncgpu:\n  enabled: \"false\"     # a quoted string: the chart's `if` reads it as true\n  tag: v1.5.10-2b9e7d4-aliyun\n  policy: 9\n```\n\nAnd run `helm upgrade`. Shell, not checked:\n\n```sh\ncgpu:\n  policy: 9\n```\n";
 

@@ -75,6 +75,25 @@ pub fn bin() -> Command {
     c
 }
 
+/// The binary run in `dir` with `args`, colour off (`NO_COLOR`), as a plain std process.
+pub fn run_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_cgpu-lint"))
+        .env("NO_COLOR", "1")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Everything a run printed: stdout, then stderr.
+pub fn printed(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
 /// What a run of the binary printed, as text.
 pub struct Out {
     pub code: i32,

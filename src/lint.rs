@@ -454,6 +454,7 @@ fn one_per_token(diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
 fn parse_for_rules(src: &Arc<Source>) -> yaml::Parsed {
     let lean = yaml::lean::Lean {
         keep: "cgpu",
+        keep_required: true,
         give_up_on: &["apiVersion", "kind"],
         droppable: &crate::helm::view_unchanged,
     };

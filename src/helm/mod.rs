@@ -21,6 +21,7 @@
 
 pub mod json;
 mod keys;
+pub mod lean;
 pub mod place;
 pub mod stream;
 pub mod strvals;

@@ -14,6 +14,66 @@ use crate::yaml;
 /// the coalesced tree, and `helm-versions-differ` when the two Helms compute different values.
 /// Unfiltered and unsuppressed (the lint pipeline does that).
 pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
+    let mut found = match helm::lean::read(layers) {
+        Some(stack) => lean_rules(&stack, layers.chart.is_some(), opts),
+        None => whole_rules(layers, opts),
+    };
+    // The same finding from both readings once (and from a file given twice).
+    let mut seen = HashSet::new();
+    found.retain(|d| {
+        seen.insert((
+            d.rule,
+            d.src.name.clone(),
+            d.span.clone(),
+            d.message.clone(),
+        ))
+    });
+    found
+}
+
+/// [`rules`] on a stack read lean (issue 38: memory holds the `cgpu` blocks, not every layer's
+/// tree): each layer's duplicate keys, then the values rules on the coalesced `cgpu` entry, which
+/// both Helms compute alike there (see [`helm::lean`]).
+fn lean_rules(stack: &helm::lean::Stack, chart: bool, opts: &RuleOptions) -> Vec<Diagnostic> {
+    let empty = Default::default();
+    let mut found: Vec<Diagnostic> = Vec::new();
+    // The documented defaults (no chart values file given) are not checked as a layer.
+    let checked = stack.layers.len() - usize::from(!chart);
+    for (src, parsed) in &stack.layers[..checked] {
+        for doc in &parsed.documents {
+            let mut ctx = Ctx::new(opts, doc.index, &empty);
+            crate::rules::duplicates(&mut ctx, src, doc);
+            found.extend(ctx.out);
+        }
+    }
+    let mut ctx = Ctx::new(opts, 1, &empty);
+    on_values(
+        &mut ctx,
+        &stack.values,
+        stack.layers.iter().rev().nth(1).map(|(s, _)| s),
+    );
+    found.extend(ctx.out);
+    found
+}
+
+/// The values rules on the coalesced `tree`, or `cgpu-missing` at the top `-f` file when the
+/// stack holds no `cgpu`.
+fn on_values(ctx: &mut Ctx, tree: &yaml::Node, top: Option<&std::sync::Arc<yaml::Source>>) {
+    if tree.entry("cgpu").is_some() {
+        values::check(ctx, tree);
+    } else if let Some(top) = top {
+        values::missing(
+            ctx,
+            top,
+            0..0,
+            "no `cgpu` key in the stack: not ack-ai-installer values, skipped".into(),
+            None,
+        );
+    }
+}
+
+/// [`rules`] on the stack's whole trees, one per Helm read.
+fn whole_rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
     let empty = Default::default();
     let mut found: Vec<Diagnostic> = Vec::new();
     for src in layers.files.iter().chain(layers.chart.iter()) {
@@ -42,17 +102,7 @@ pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
                 ctx.report(RuleId::YamlSyntax, &r.src, r.offset..r.offset, "", message);
             }
             Ok(tree) => {
-                if tree.entry("cgpu").is_some() {
-                    values::check(&mut ctx, &tree);
-                } else if let Some(top) = layers.files.last() {
-                    values::missing(
-                        &mut ctx,
-                        top,
-                        0..0,
-                        "no `cgpu` key in the stack: not ack-ai-installer values, skipped".into(),
-                        None,
-                    );
-                }
+                on_values(&mut ctx, &tree, layers.files.last());
                 views.push((v, helm::json::to_string(&tree)));
             }
         }
@@ -78,16 +128,6 @@ pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
             }
         }
     }
-    // The same finding from both readings once.
-    let mut seen = HashSet::new();
-    found.retain(|d| {
-        seen.insert((
-            d.rule,
-            d.src.name.clone(),
-            d.span.clone(),
-            d.message.clone(),
-        ))
-    });
     found
 }
 
@@ -164,5 +204,163 @@ pub fn versions_differ_in(
             versions_differ(opts, &layers, Version::Three, Version::Four)
         }
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::Source;
+    use std::sync::Arc;
+
+    /// What a user sees of a finding (its file, place, words, fix and related places).
+    fn seen(found: &[Diagnostic]) -> Vec<String> {
+        found
+            .iter()
+            .map(|d| {
+                let edits: Vec<_> = d
+                    .edits
+                    .iter()
+                    .map(|e| (&e.src.name, &e.range, &e.replacement))
+                    .collect();
+                let related: Vec<_> = d.related.iter().map(|r| (&r.span, &r.message)).collect();
+                format!(
+                    "{} {:?} {} {} {:?} {} | {} | {} | {:?} | {:?} | {:?} {:?}",
+                    d.src.name,
+                    d.span,
+                    d.rule,
+                    d.document,
+                    d.severity,
+                    d.path,
+                    d.message,
+                    d.help,
+                    edits,
+                    related,
+                    d.fix_note,
+                    d.consequence.as_ref().map(|c| &c.line)
+                )
+            })
+            .collect()
+    }
+
+    /// The whole reading's findings, deduplicated as [`rules`] does.
+    fn whole(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
+        let mut found = whole_rules(layers, opts);
+        let mut seen = HashSet::new();
+        found.retain(|d| {
+            seen.insert((
+                d.rule,
+                d.src.name.clone(),
+                d.span.clone(),
+                d.message.clone(),
+            ))
+        });
+        found
+    }
+
+    /// Compares the two readings of one stack under each Helm; whether the lean one answered.
+    fn same_findings(chart: &Arc<Source>, files: &[Arc<Source>]) -> bool {
+        let layers = Layers {
+            chart: Some(chart.clone()),
+            files: files.to_vec(),
+            sets: Vec::new(),
+        };
+        let Some(stack) = helm::lean::read(&layers) else {
+            return false;
+        };
+        for helm in [None, Some(Version::Three), Some(Version::Four)] {
+            let opts = RuleOptions {
+                helm,
+                ..Default::default()
+            };
+            let mut lean = lean_rules(&stack, true, &opts);
+            let mut seen_keys = HashSet::new();
+            lean.retain(|d| {
+                seen_keys.insert((
+                    d.rule,
+                    d.src.name.clone(),
+                    d.span.clone(),
+                    d.message.clone(),
+                ))
+            });
+            let names: Vec<_> = files.iter().map(|f| f.name.as_str()).collect();
+            assert_eq!(
+                seen(&lean),
+                seen(&whole(&layers, &opts)),
+                "stack {names:?} under {helm:?}"
+            );
+        }
+        true
+    }
+
+    // The lean reading of a stack gives the findings the whole reading gives, on every YAML file
+    // of the repository alone, in consecutive pairs, and on generated stacks of values files
+    // mixing the `cgpu` block's values, duplicates, other root entries and what Helm reads
+    // differently; and it answers for most of them (a test of the shortcut, not of a fallback).
+    #[test]
+    fn the_lean_stack_finds_what_the_whole_stack_finds() {
+        let chart = crate::cgpu::chart_defaults();
+        let files: Vec<Arc<Source>> = crate::yaml::repository_yaml_files()
+            .into_iter()
+            .map(|(name, text)| Source::new(name, text))
+            .collect();
+        let mut answered = 0;
+        for f in &files {
+            answered += usize::from(same_findings(&chart, std::slice::from_ref(f)));
+        }
+        for pair in files.windows(2) {
+            answered += usize::from(same_findings(&chart, pair));
+        }
+        assert!(
+            answered > files.len() / 2,
+            "lean answered {answered} of {}",
+            2 * files.len()
+        );
+        // Generated stacks: lines drawn from pieces that each decide a finding.
+        const PIECES: [&str; 22] = [
+            "cgpu:\n  enabled: true\n",
+            "cgpu:\n  enabled: \"false\"\n",
+            "cgpu:\n  policy: 2\n",
+            "cgpu:\n  policy: yes\n  policy: 3\n",
+            "cgpu:\n  policy: \"9\"\n",
+            "cgpu:\n  tag: v1.0.5\n",
+            "cgpu:\n  tag: 1.5.20\n  pullPolicy: Sometimes\n",
+            "cgpu:\n  nodeSelector:\n    a: b\n    a: c\n",
+            "cgpu:\n  nodeSelectr: {}\n",
+            "cgpu: null\n",
+            "cgpu: [1, 2]\n",
+            "cgpu: ~\n",
+            "cgpu:\n  image:\n    tag: 0x10\n",
+            "big:\n  k1: {name: n, value: \"v\", list: [a, b, 1]}\n  k1: 2\n",
+            "other: on\n",
+            "other: {a: 1, a: 2}\n",
+            "list:\n  - {p: 1, p: 2}\n  - 3\n",
+            "1: one\n",
+            "? [complex]\n: key\n",
+            "anchor: &a {x: 1}\nalias: *a\n",
+            "<<: {cgpu: {policy: 1}}\n",
+            "# only a comment\n",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut generated = 0;
+        for case in 0..600 {
+            let layers: Vec<Arc<Source>> = (0..1 + next(3))
+                .map(|i| {
+                    let text: String = (0..next(4)).map(|_| PIECES[next(PIECES.len())]).collect();
+                    Source::new(format!("g{case}-{i}.yaml"), text)
+                })
+                .collect();
+            generated += usize::from(same_findings(&chart, &layers));
+        }
+        assert!(
+            generated > 200,
+            "lean answered {generated} of 600 generated stacks"
+        );
     }
 }

@@ -16,6 +16,9 @@ use super::source::Source;
 pub struct Lean<'a> {
     /// The root key whose entry is kept (all others are read, checked and dropped).
     pub keep: &'a str,
+    /// Whether a root mapping without `keep` makes the reading give up (its reader needs the
+    /// rest); otherwise it is an empty mapping (with every duplicate of the dropped entries).
+    pub keep_required: bool,
     /// Root keys whose presence makes the lean reading give up (their readers need the rest).
     pub give_up_on: &'a [&'a str],
     /// Whether a dropped part may be dropped: called with a one-entry mapping or a one-item list
@@ -186,7 +189,7 @@ pub(super) fn lean_document(
     lean: &Lean,
     index: usize,
 ) -> Option<Document> {
-    if !l.out.list.iter().any(|e| e.key == lean.keep) {
+    if lean.keep_required && !l.out.list.iter().any(|e| e.key == lean.keep) {
         return None;
     }
     let r = &raw[l.root];
@@ -218,6 +221,7 @@ mod tests {
 
     const LEAN: Lean = Lean {
         keep: "cgpu",
+        keep_required: true,
         give_up_on: &["apiVersion", "kind"],
         droppable: &crate::helm::view_unchanged,
     };

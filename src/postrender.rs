@@ -157,11 +157,12 @@ impl<'a> Run<'a> {
                 None if eof => buf.len(),
                 None => break,
             };
+            let flagged = split.may_need_parsing(buf, pos, end);
             split.next_chunk();
             let chunk = &buf[pos..end];
             if self.is_document(chunk) {
                 self.outcome.documents += 1;
-                if self.must_check(chunk) {
+                if self.must_check(chunk, flagged) {
                     out.write_all(&buf[copied..pos])?;
                     copied = end;
                     self.checked(chunk, out)?;
@@ -308,7 +309,7 @@ impl Run<'_> {
     fn chunk(&mut self, chunk: &[u8], newlines: usize, out: &mut impl Write) -> io::Result<()> {
         if self.is_document(chunk) {
             self.outcome.documents += 1;
-            if self.must_check(chunk) {
+            if self.must_check(chunk, scan::may_need_parsing(chunk)) {
                 self.checked(chunk, out)?;
             } else {
                 out.write_all(chunk)?;
@@ -327,10 +328,10 @@ impl Run<'_> {
     }
 
     /// Does the document need parsing: it names an installer, or its bytes could spell one
-    /// another way and parsing finds one.
-    fn must_check(&self, chunk: &[u8]) -> bool {
-        // One pass that nearly every document of a big stream fails, before the exact tests.
-        if !self.opts.parse_every_document && !scan::may_need_parsing(chunk) {
+    /// another way and parsing finds one. `flagged`: what [`scan::may_need_parsing`] says of it
+    /// (nearly every document of a big stream fails it, before the exact tests).
+    fn must_check(&self, chunk: &[u8], flagged: bool) -> bool {
+        if !self.opts.parse_every_document && !flagged {
             return false;
         }
         mentions_installer(chunk)

@@ -6,9 +6,22 @@
 /// Bytes tested per step.
 const W: usize = 32;
 
-/// The first line start `q` with its `\n` at `at` or later whose first byte is `-` or `.`
-/// (a `---` or `...` line may start there).
-pub(super) fn line_start(buf: &[u8], at: usize) -> Option<usize> {
+/// What [`line_start`] found: the first line start `q` with its `\n` at `at` or later whose
+/// first byte is `-` or `.` (a `---` or `...` line may start there), and, on the way, whether
+/// the bytes from `at` to `checked` hold anything [`may_need_parsing`] looks for (`trigger`: a
+/// superset, as there). `checked` is at least `q` when `q` was found (the block holding `q` is
+/// checked whole, so it may pass `q`); bytes too near the end of `buf` to be tested for the
+/// whole suffix are left to the caller ([`may_need_parsing`] on them).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Found {
+    pub(super) at: Option<usize>,
+    pub(super) checked: usize,
+    pub(super) trigger: bool,
+}
+
+/// [`Found`] from `at` on: one pass that looks for both (issue 38: the prefilter's own pass over
+/// each document cost as much as the search for line starts).
+pub(super) fn line_start(buf: &[u8], at: usize) -> Found {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the processor has AVX2 (checked just above).
@@ -19,26 +32,44 @@ pub(super) fn line_start(buf: &[u8], at: usize) -> Option<usize> {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn line_start_avx2(buf: &[u8], at: usize) -> Option<usize> {
+fn line_start_avx2(buf: &[u8], at: usize) -> Found {
     line_start_in(buf, at)
 }
 
 #[inline(always)]
-fn line_start_in(buf: &[u8], mut i: usize) -> Option<usize> {
-    while let Some(b) = buf.get(i..).and_then(<[u8]>::first_chunk::<{ W + 1 }>) {
+fn line_start_in(buf: &[u8], at: usize) -> Found {
+    const LAST: usize = SUFFIX.len() - 1;
+    let mut i = at;
+    let mut trigger = false;
+    let mut checked = at;
+    while let Some(b) = buf.get(i..).and_then(<[u8]>::first_chunk::<{ W + LAST }>) {
         let mut any = false;
+        let mut t = false;
         for j in 0..W {
-            any |= (b[j] == b'\n') & ((b[j + 1] == b'-') | (b[j + 1] == b'.'));
+            let c = b[j];
+            any |= (c == b'\n') & ((b[j + 1] == b'-') | (b[j + 1] == b'.'));
+            t |= (c == b'\\')
+                | (c == b'%')
+                | (c == b'!')
+                | ((c == SUFFIX[0]) & (b[j + 1] == SUFFIX[1]) & (b[j + LAST] == SUFFIX[LAST]));
         }
+        trigger |= t;
+        checked = i + W;
         if any {
             break;
         }
         i += W;
     }
-    let rest = buf.get(i..)?;
-    rest.windows(2)
-        .position(|p| p[0] == b'\n' && matches!(p[1], b'-' | b'.'))
-        .map(|k| i + k + 1)
+    let at = buf.get(i..).and_then(|rest| {
+        rest.windows(2)
+            .position(|p| p[0] == b'\n' && matches!(p[1], b'-' | b'.'))
+            .map(|k| i + k + 1)
+    });
+    Found {
+        at,
+        checked: checked.max(at.unwrap_or(0)).min(buf.len()),
+        trigger: trigger || at.is_some_and(|q| q > checked && may_need_parsing(&buf[checked..q])),
+    }
 }
 
 /// The installer names' common suffix, which [`super::split::mentions_installer`] looks for first.
@@ -136,13 +167,25 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
         /// Both builds of the scan (AVX2 where the machine has it, and the plain loop) find
-        /// exactly the line starts a byte-by-byte search finds, from every position.
+        /// exactly the line starts a byte-by-byte search finds, from every position, and flag
+        /// every trigger among the bytes they say they tested (and nothing without a byte the
+        /// prefilter looks for).
         #[test]
         fn line_start_is_the_first_dash_or_dot_line(buf in bytes()) {
             for at in 0..=buf.len() {
                 let want = line_start_naive(&buf, at);
-                prop_assert_eq!(line_start(&buf, at), want, "at {}", at);
-                prop_assert_eq!(line_start_in(&buf, at), want, "at {}", at);
+                for got in [line_start(&buf, at), line_start_in(&buf, at)] {
+                    prop_assert_eq!(got.at, want, "at {}", at);
+                    prop_assert!(at.min(buf.len()) <= got.checked && got.checked <= buf.len());
+                    prop_assert!(want.is_none_or(|q| q <= got.checked), "{:?} at {}", got, at);
+                    let tested = &buf[at.min(buf.len())..got.checked];
+                    let needs = memchr::memchr3(b'\\', b'%', b'!', tested).is_some()
+                        || memchr::memmem::find(tested, SUFFIX).is_some();
+                    prop_assert!(!needs || got.trigger, "{:?} at {}", got, at);
+                    let after = &buf[at.min(buf.len())..];
+                    let dashless = !after.iter().any(|b| matches!(b, b'\\' | b'%' | b'!' | b'-'));
+                    prop_assert!(!dashless || !got.trigger, "{:?} at {}", got, at);
+                }
             }
         }
 

@@ -106,11 +106,16 @@ pub(super) fn spells_installer(chunk: &[u8]) -> bool {
 /// Finds where each chunk (document) ends, as the line reader ([`super::run_by_lines`]) splits: before
 /// the next `---` line, or after a `...` line (the chunk's first line included); the end of the
 /// input at its end. One vectorised scan over the bytes for a line that starts with `-` or `.`
-/// ([`super::scan::line_start`]), which then is or is not a marker.
+/// ([`super::scan::line_start`]), which then is or is not a marker; the same pass tells whether
+/// the chunk may need parsing ([`Splitter::may_need_parsing`]).
 #[derive(Default)]
 pub(super) struct Splitter {
     /// Every line start of the current chunk before this has been looked at.
     resume: usize,
+    /// The current chunk's bytes from its start to this have been through the prefilter's test...
+    checked: usize,
+    /// ...and this says whether one of them (or a byte after them) may need parsing.
+    trigger: bool,
 }
 
 impl Splitter {
@@ -122,6 +127,14 @@ impl Splitter {
     /// The first `by` bytes of the buffer are gone.
     pub(super) fn shift(&mut self, by: usize) {
         self.resume = self.resume.saturating_sub(by);
+        self.checked = self.checked.saturating_sub(by);
+    }
+
+    /// Could the chunk `buf[pos..end]` that [`Splitter::end`] just ended need parsing
+    /// ([`super::scan::may_need_parsing`], a superset of what the exact tests find)? The bytes
+    /// the search for its end tested already are not tested again.
+    pub(super) fn may_need_parsing(&self, buf: &[u8], pos: usize, end: usize) -> bool {
+        self.trigger || super::scan::may_need_parsing(&buf[self.checked.clamp(pos, end)..end])
     }
 
     /// Where the chunk that starts at `pos` ends; `None` when `buf` ends before that is known
@@ -141,6 +154,9 @@ impl Splitter {
             Some(marker(&buf[q..], m))
         };
         if self.resume <= pos {
+            // A chunk's first search: nothing of it has been tested yet.
+            self.checked = pos;
+            self.trigger = false;
             match is_marker(pos, b"...") {
                 None => return None,
                 Some(true) => return line_end(pos),
@@ -151,7 +167,15 @@ impl Splitter {
         let from = self.resume.max(pos);
         let mut at = from.saturating_sub(1).max(pos);
         loop {
-            let Some(q) = super::scan::line_start(buf, at) else {
+            let found = super::scan::line_start(buf, at);
+            // The prefilter's answer for the bytes the search passed over, when they follow on
+            // from those tested before (a search resumed near the end of `buf` may skip some:
+            // `may_need_parsing` tests them).
+            if at <= self.checked {
+                self.checked = self.checked.max(found.checked);
+            }
+            self.trigger |= found.trigger;
+            let Some(q) = found.at else {
                 if eof {
                     return Some(buf.len());
                 }
@@ -207,6 +231,79 @@ pub(super) fn read_line(input: &mut impl BufRead, buf: &mut Vec<u8>) -> io::Resu
         read += used;
         if done || used == 0 {
             return Ok(read);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::postrender::scan::{SUFFIX, may_need_parsing};
+    use proptest::prelude::*;
+
+    /// The chunks of `input` and what [`Splitter::may_need_parsing`] says of each, searched a
+    /// `window` of bytes at a time as `run_bytes` searches them (the bytes of an unfinished
+    /// chunk searched again with more after them).
+    fn flagged_chunks(input: &[u8], window: usize) -> Vec<(std::ops::Range<usize>, bool)> {
+        let mut split = Splitter::default();
+        let mut out = Vec::new();
+        let (mut base, mut end) = (0, 0);
+        while base < input.len() {
+            end = (end + window).min(input.len());
+            let eof = end == input.len();
+            let buf = &input[base..end];
+            let mut pos = 0;
+            while pos < buf.len() {
+                let e = match split.end(buf, pos, eof) {
+                    Some(e) => e,
+                    None if eof => buf.len(),
+                    None => break,
+                };
+                out.push((base + pos..base + e, split.may_need_parsing(buf, pos, e)));
+                split.next_chunk();
+                pos = e;
+            }
+            base += pos;
+            split.shift(pos);
+        }
+        out
+    }
+
+    fn bytes() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            prop::sample::select(b"\n-.\\%!irx \r#".to_vec()).prop_map(|b| vec![b]),
+            Just(SUFFIX.to_vec()),
+            Just(b"\n---\n".to_vec()),
+            Just(b"\n...\n".to_vec()),
+            Just(vec![b'x'; 40]),
+            Just(b"\n- item\n".to_vec()),
+        ];
+        prop::collection::vec(piece, 0..60).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// The search for a chunk's end answers the prefilter for every chunk, searched whole or
+        /// a few bytes at a time: it never passes over a chunk the prefilter would flag (the
+        /// chunks themselves are the same whatever the window).
+        #[test]
+        fn every_chunk_the_prefilter_flags_is_flagged(buf in bytes()) {
+            let whole = flagged_chunks(&buf, usize::MAX / 2);
+            for window in [1, 2, 3, 7, 33, 41, 64, 100, usize::MAX / 2] {
+                let got = flagged_chunks(&buf, window);
+                let ranges: Vec<_> = got.iter().map(|(r, _)| r.clone()).collect();
+                let want: Vec<_> = whole.iter().map(|(r, _)| r.clone()).collect();
+                prop_assert_eq!(ranges, want, "window {}", window);
+                for (r, flagged) in got {
+                    prop_assert!(
+                        flagged || !may_need_parsing(&buf[r.clone()]),
+                        "window {} chunk {:?}",
+                        window,
+                        r
+                    );
+                }
+            }
         }
     }
 }

@@ -27,34 +27,81 @@ impl Spill {
         }
     }
 
-    /// Write everything held, in order, to `out`. When `out` is the process's stdout and the
-    /// tail is in a file, std copies the file with copy_file_range/sendfile/splice.
-    pub fn drain_into<W: Write>(self, out: &mut W) -> io::Result<()> {
+    /// Write everything held, in order, to the file descriptor `out` (stdout: Helm's pipe, or
+    /// a file). The spilled tail is copied by the kernel (`sendfile`: into a pipe it passes page
+    /// references, into a file it copies once), not read into the process and written again.
+    /// std's `io::copy` does not `sendfile` into a pipe, since a file's pages could change after
+    /// being queued; this file is the process's own, unlinked and never written again.
+    pub fn drain_into(self, out: &mut File) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
         out.write_all(&self.memory)?;
-        if let Some(w) = self.file {
-            let mut f = w.into_inner().map_err(|e| e.into_error())?;
-            f.seek(io::SeekFrom::Start(0))?;
-            io::copy(&mut f, out)?;
-        }
-        Ok(())
-    }
-
-    /// Like [`Spill::drain_into`] for a writer behind `dyn`, in large blocks.
-    pub fn drain_into_dyn(self, out: &mut dyn Write) -> io::Result<()> {
-        out.write_all(&self.memory)?;
-        if let Some(w) = self.file {
-            let mut f = w.into_inner().map_err(|e| e.into_error())?;
-            f.seek(io::SeekFrom::Start(0))?;
-            let mut buf = vec![0u8; 1 << 20];
-            loop {
-                let n = f.read(&mut buf)?;
-                if n == 0 {
-                    break;
+        let Some(mut f) = Self::tail(self.file)? else {
+            return Ok(());
+        };
+        let mut sent = 0u64;
+        loop {
+            // SAFETY: two open file descriptors this function borrows; a null offset makes
+            // sendfile read from (and move) `f`'s own position.
+            let n = unsafe {
+                libc::sendfile(
+                    out.as_raw_fd(),
+                    f.as_raw_fd(),
+                    std::ptr::null_mut(),
+                    1 << 30,
+                )
+            };
+            match n {
+                0 => return Ok(()),
+                n if n > 0 => sent += n as u64,
+                _ => {
+                    let e = io::Error::last_os_error();
+                    match e.raw_os_error() {
+                        Some(libc::EINTR) => {}
+                        // A descriptor sendfile cannot write to: copy in blocks instead, from
+                        // where it stopped (`f`'s position).
+                        Some(libc::EINVAL | libc::ENOSYS) if sent == 0 => {
+                            return copy_blocks(&mut f, out);
+                        }
+                        _ => return Err(e),
+                    }
                 }
-                out.write_all(&buf[..n])?;
             }
         }
-        Ok(())
+    }
+
+    /// Like [`Spill::drain_into`] for any writer (a test's buffer, `--output`), in large blocks.
+    pub fn drain_into_dyn(self, out: &mut dyn Write) -> io::Result<()> {
+        out.write_all(&self.memory)?;
+        match Self::tail(self.file)? {
+            Some(mut f) => copy_blocks(&mut f, out),
+            None => Ok(()),
+        }
+    }
+
+    /// The spilled tail, flushed and read from its start.
+    fn tail(file: Option<io::BufWriter<File>>) -> io::Result<Option<File>> {
+        let Some(w) = file else {
+            return Ok(None);
+        };
+        let mut f = w.into_inner().map_err(|e| e.into_error())?;
+        f.seek(io::SeekFrom::Start(0))?;
+        Ok(Some(f))
+    }
+}
+
+/// The rest of `f` to `out`, a MiB at a time.
+fn copy_blocks(f: &mut File, out: &mut (impl Write + ?Sized)) -> io::Result<()> {
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(());
+        }
+        out.write_all(&buf[..n])?;
     }
 }
 
@@ -164,15 +211,39 @@ impl Drop for Mapped {
 mod tests {
     use super::*;
 
+    /// What a spill holds comes back whole and in order, through a buffer, into a file
+    /// (sendfile) and into a pipe (sendfile; std would not), across the memory limit.
     #[test]
     fn bytes_come_back_in_order_across_the_spill() {
-        let mut s = Spill::with_limit(10);
-        s.write_all(b"0123456").unwrap();
-        s.write_all(b"789abc").unwrap();
-        s.write_all(b"def").unwrap();
-        let mut out = Vec::new();
-        s.drain_into(&mut out).unwrap();
-        assert_eq!(out, b"0123456789abcdef");
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let fill = |limit: usize| {
+            let mut s = Spill::with_limit(limit);
+            for piece in data.chunks(65_537) {
+                s.write_all(piece).unwrap();
+            }
+            s
+        };
+        for limit in [0, 10, 1 << 20, 1 << 30] {
+            let mut out = Vec::new();
+            fill(limit).drain_into_dyn(&mut out).unwrap();
+            assert!(out == data, "buffer, limit {limit}");
+            let mut file = tempfile::tempfile().unwrap();
+            fill(limit).drain_into(&mut file).unwrap();
+            file.seek(io::SeekFrom::Start(0)).unwrap();
+            let mut back = Vec::new();
+            file.read_to_end(&mut back).unwrap();
+            assert!(back == data, "file, limit {limit}");
+            let (mut reader, writer) = std::io::pipe().unwrap();
+            let reading = std::thread::spawn(move || {
+                let mut back = Vec::new();
+                reader.read_to_end(&mut back).unwrap();
+                back
+            });
+            let mut writer = File::from(std::os::fd::OwnedFd::from(writer));
+            fill(limit).drain_into(&mut writer).unwrap();
+            drop(writer);
+            assert!(reading.join().unwrap() == data, "pipe, limit {limit}");
+        }
     }
 
     #[test]

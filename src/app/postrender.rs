@@ -193,9 +193,14 @@ fn serve(
             splice_edits(file, &outcome.replacements, &mut s.out)?;
         }
     } else if s.out_is_stdout {
-        // Concrete types let std copy the spilled tail with copy_file_range/sendfile/splice.
+        // Straight to the file descriptor, not through stdout's line buffer (which wrote the
+        // spilled tail 8 KiB at a time, two writes each): File to File lets std copy the tail
+        // with sendfile/splice (a pipe: Helm) or copy_file_range (a file) in the kernel.
         s.out.flush()?;
-        held.drain_into(&mut io::stdout().lock())?;
+        io::stdout().lock().flush()?;
+        let mut out =
+            std::fs::File::from(std::os::fd::AsFd::as_fd(&io::stdout()).try_clone_to_owned()?);
+        held.drain_into(&mut out)?;
     } else {
         held.drain_into_dyn(s.out)?;
     }

@@ -79,7 +79,10 @@ fn serve(
             (&*file).seek(io::SeekFrom::Start(start))?;
             o
         }
-        None => crate::postrender::run(input, &mut held, opts)?,
+        None => {
+            crate::spill::widen_pipe(std::os::fd::AsFd::as_fd(&io::stdin()));
+            crate::postrender::run(input, &mut held, opts)?
+        }
     };
     held.flush()?;
     outcome
@@ -200,6 +203,7 @@ fn serve(
         io::stdout().lock().flush()?;
         let mut out =
             std::fs::File::from(std::os::fd::AsFd::as_fd(&io::stdout()).try_clone_to_owned()?);
+        crate::spill::widen_pipe(std::os::fd::AsFd::as_fd(&out));
         held.drain_into(&mut out)?;
     } else {
         held.drain_into_dyn(s.out)?;

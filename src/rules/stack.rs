@@ -300,6 +300,11 @@ mod tests {
     #[test]
     fn the_lean_stack_finds_what_the_whole_stack_finds() {
         let chart = crate::cgpu::chart_defaults();
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/charts-fixtures/ack-ai-installer/values.yaml"
+        );
+        let fixture_chart = Source::new(fixture, std::fs::read_to_string(fixture).unwrap());
         let files: Vec<Arc<Source>> = crate::yaml::repository_yaml_files()
             .into_iter()
             .map(|(name, text)| Source::new(name, text))
@@ -356,6 +361,16 @@ mod tests {
                     Source::new(format!("g{case}-{i}.yaml"), text)
                 })
                 .collect();
+            // The documented defaults, or a chart values file (the fixture chart's, or one
+            // drawn like the layers: duplicates, a null or list `cgpu`, what Helm refuses).
+            let chart = match case % 3 {
+                0 => chart.clone(),
+                1 => fixture_chart.clone(),
+                _ => {
+                    let text: String = (0..next(3)).map(|_| PIECES[next(PIECES.len())]).collect();
+                    Source::new(format!("g{case}-chart.yaml"), text)
+                }
+            };
             generated += usize::from(same_findings(&chart, &layers));
         }
         assert!(

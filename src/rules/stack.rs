@@ -18,7 +18,12 @@ pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
         Some(stack) => lean_rules(&stack, layers.chart.is_some(), opts),
         None => whole_rules(layers, opts),
     };
-    // The same finding from both readings once (and from a file given twice).
+    once_each(&mut found);
+    found
+}
+
+/// The same finding from both readings once (and from a file given twice).
+fn once_each(found: &mut Vec<Diagnostic>) {
     let mut seen = HashSet::new();
     found.retain(|d| {
         seen.insert((
@@ -28,7 +33,6 @@ pub fn rules(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
             d.message.clone(),
         ))
     });
-    found
 }
 
 /// [`rules`] on a stack read lean (issue 38: memory holds the `cgpu` blocks, not every layer's
@@ -246,15 +250,7 @@ mod tests {
     /// The whole reading's findings, deduplicated as [`rules`] does.
     fn whole(layers: &Layers, opts: &RuleOptions) -> Vec<Diagnostic> {
         let mut found = whole_rules(layers, opts);
-        let mut seen = HashSet::new();
-        found.retain(|d| {
-            seen.insert((
-                d.rule,
-                d.src.name.clone(),
-                d.span.clone(),
-                d.message.clone(),
-            ))
-        });
+        once_each(&mut found);
         found
     }
 
@@ -274,15 +270,7 @@ mod tests {
                 ..Default::default()
             };
             let mut lean = lean_rules(&stack, true, &opts);
-            let mut seen_keys = HashSet::new();
-            lean.retain(|d| {
-                seen_keys.insert((
-                    d.rule,
-                    d.src.name.clone(),
-                    d.span.clone(),
-                    d.message.clone(),
-                ))
-            });
+            once_each(&mut lean);
             let names: Vec<_> = files.iter().map(|f| f.name.as_str()).collect();
             assert_eq!(
                 seen(&lean),

@@ -197,8 +197,8 @@ fn serve(
         }
     } else if s.out_is_stdout {
         // Straight to the file descriptor, not through stdout's line buffer (which wrote the
-        // spilled tail 8 KiB at a time, two writes each): File to File lets std copy the tail
-        // with sendfile/splice (a pipe: Helm) or copy_file_range (a file) in the kernel.
+        // spilled tail 8 KiB at a time, two writes each): `drain_into` sends the tail with
+        // sendfile, into Helm's pipe (widened first) or a file.
         s.out.flush()?;
         io::stdout().lock().flush()?;
         let mut out =

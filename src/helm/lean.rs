@@ -13,8 +13,11 @@
 
 use std::sync::Arc;
 
-use super::{Layers, chart_source, coalesce, empty_map, merge_maps, view, view_unchanged};
-use crate::yaml::{self, Node, Parsed, Source, Value};
+use super::{
+    Layers, chart_source, coalesce, empty_map, merge_maps, one_document_alike, root_mapping,
+    view_unchanged,
+};
+use crate::yaml::{self, Node, Parsed, Source};
 
 /// A stack read lean: each layer's lean parse (the `-f` files in order, then the chart's values)
 /// and the coalesced values, which hold only the `cgpu` entry.
@@ -34,7 +37,7 @@ pub fn read(layers: &Layers) -> Option<Stack> {
     for (i, src) in layers.files.iter().chain([&chart]).enumerate() {
         // A `-f` file that names the chart may be a GitOps release ([`super::place::stack_layer`]).
         let file = i < layers.files.len();
-        if !plain(src) || (file && src.text.contains(crate::cgpu::CHART)) {
+        if !one_document_alike(src) || (file && src.text.contains(crate::cgpu::CHART)) {
             return None;
         }
         let lean = yaml::lean::Lean {
@@ -49,7 +52,10 @@ pub fn read(layers: &Layers) -> Option<Stack> {
         }
         parsed.push((src.clone(), p));
     }
-    let mut trees = parsed.iter().map(|(src, p)| mapping(src, p));
+    let mut trees = parsed.iter().map(|(src, p)| {
+        let root = p.documents.first().and_then(|d| d.root.clone());
+        root_mapping(src, root).ok()
+    });
     let chart_tree = trees.next_back()??;
     let base_src = Source::new("<values>", String::new());
     let mut values = empty_map(&base_src);
@@ -61,32 +67,4 @@ pub fn read(layers: &Layers) -> Option<Stack> {
         layers: parsed,
         values,
     })
-}
-
-/// Valid UTF-8 text without a byte-order mark, with no line that starts with `---` (Helm 4
-/// splits documents there).
-fn plain(src: &Source) -> bool {
-    src.invalid.is_none()
-        && src.encoding == yaml::source::Encoding::Utf8
-        && !src.text.starts_with('\u{feff}')
-        && !src.text.starts_with("---")
-        && !src.text.contains("\n---")
-        && !src.text.contains("\r---")
-}
-
-/// A layer's mapping as `read_document` makes it, or `None` where that would refuse it.
-fn mapping(src: &Arc<Source>, parsed: &Parsed) -> Option<Node> {
-    let Some(root) = parsed.documents.first().and_then(|d| d.root.clone()) else {
-        return Some(empty_map(src));
-    };
-    let root = if view_unchanged(&root) {
-        root
-    } else {
-        view(&root).ok()?
-    };
-    match &root.value {
-        Value::Map(_) => Some(root),
-        Value::Scalar(crate::yaml::Scalar::Null) => Some(empty_map(src)),
-        _ => None,
-    }
 }

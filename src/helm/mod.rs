@@ -116,7 +116,13 @@ fn read_document(src: &Arc<Source>) -> Result<Node, Refusal> {
     {
         return Err(refuse(src, err.offset, err.message));
     }
-    let Some(root) = first.and_then(|d| d.root) else {
+    root_mapping(src, first.and_then(|d| d.root))
+}
+
+/// A document's root (`None`: an empty document) as the mapping Helm reads from it, or why
+/// Helm refuses it.
+fn root_mapping(src: &Arc<Source>, root: Option<Node>) -> Result<Node, Refusal> {
+    let Some(root) = root else {
         return Ok(empty_map(src));
     };
     // The view is a copy of the whole tree: taken only when it differs from the document.
@@ -137,6 +143,17 @@ fn read_document(src: &Arc<Source>) -> Result<Node, Refusal> {
             ),
         )),
     }
+}
+
+/// Does every Helm read `src` as one document, alike: valid UTF-8 without a byte-order mark, no
+/// line that starts with `---` (where Helm 4 splits documents and Helm 3 reads only the first)?
+fn one_document_alike(src: &Source) -> bool {
+    src.invalid.is_none()
+        && src.encoding == yaml::source::Encoding::Utf8
+        && !src.text.starts_with('\u{feff}')
+        && !src.text.starts_with("---")
+        && !src.text.contains("\n---")
+        && !src.text.contains("\r---")
 }
 
 /// Helm 4's document split (`YAMLReader.Read`): a line that starts with `---` ends a document;

@@ -463,14 +463,7 @@ pub fn values(
     file: &Arc<Source>,
     versions: &[Version],
 ) -> Option<Result<Values, Refusal>> {
-    if file.invalid.is_some()
-        || file.encoding != yaml::source::Encoding::Utf8
-        || file.text.starts_with('\u{feff}')
-        || !file.text.ends_with('\n')
-        || file.text.starts_with("---")
-        || file.text.contains("\n---")
-        || file.text.contains("\r---")
-    {
+    if !super::one_document_alike(file) || !file.text.ends_with('\n') {
         return None;
     }
     let charts: Vec<Node> = versions

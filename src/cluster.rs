@@ -12,7 +12,7 @@
 //!     -o json --chunk-size 500
 //! ```
 //!
-//! (GET and paged LIST requests only, all at once) and turns every object into its own
+//! (GET and paged LIST requests only, all at once; `rollout` writes through [`Options::run_input`]) and turns every object into its own
 //! in-memory [`Source`] named `CONTEXT:Kind/namespace/name`, whose text is what
 //! `kubectl get KIND NAME -o json` prints for that object. Of the DaemonSets listed in
 //! kube-system only the GPU device plugins are kept (HAMi's `hami-device-plugin` or
@@ -27,8 +27,7 @@
 //! Why kubectl and not a Rust client: the kubeconfig is then read *exactly* as kubectl reads it
 //! (several `KUBECONFIG` files, current-context, client certificates, tokens, exec credential
 //! plugins such as ACK's, `insecure-skip-tls-verify`, proxies, the in-cluster service account),
-//! by kubectl itself; and the crate builds no HTTP/TLS stack (kube-rs with rustls roughly
-//! doubles the cold build the pre-commit hook pays; the figures are in the README).
+//! by kubectl itself; and the crate builds no HTTP/TLS stack (kube-rs with rustls doubles the cold build).
 
 use std::io::Read;
 use std::process::{Command, Stdio};
@@ -38,7 +37,7 @@ use serde_json::Value;
 
 use crate::yaml::Source;
 
-/// Objects per LIST page (`kubectl --chunk-size`): nodes, the DaemonSets of kube-system, pods.
+/// Objects per LIST page (`kubectl --chunk-size`).
 pub const CHUNK_SIZE: u32 = 500;
 
 /// Where and how to read.
@@ -349,14 +348,16 @@ impl Options {
         // for before a failure is reported, so no kubectl of a failed cluster runs on.
         // One deadline for all (in a pod): they run at once, so the wait is one limit, not
         // three or four; a kubectl that cannot be started stops the ones that were.
-        let mut ds = self.start(&ds_args)?;
-        let mut list = self.start(&list_args).inspect_err(|_| stop([&mut ds]))?;
+        let mut ds = self.start_with(&ds_args, false)?;
+        let mut list = self
+            .start_with(&list_args, false)
+            .inspect_err(|_| stop([&mut ds]))?;
         let mut nodes = self
-            .start(&node_args)
+            .start_with(&node_args, false)
             .inspect_err(|_| stop([&mut ds, &mut list]))?;
         let pods = if self.pods.is_some() {
             Some(
-                self.start(&pod_args)
+                self.start_with(&pod_args, false)
                     .inspect_err(|_| stop([&mut ds, &mut list, &mut nodes]))?,
             )
         } else {
@@ -445,7 +446,7 @@ impl Options {
             ]
             .map(String::from),
         );
-        let child = self.start(&args).map_err(|e| e.to_string())?;
+        let child = self.start_with(&args, false).map_err(|e| e.to_string())?;
         let deadline = match &target.context {
             Some(_) => None,
             None => parse_timeout(&self.request_timeout)
@@ -464,12 +465,22 @@ impl Options {
 
     /// One kubectl call against `target` with its context and `--request-timeout` (in a pod,
     /// the in-cluster deadline instead), stopped at `until` at the latest: its stdout, or the
-    /// error classified as [`classify`] does (a 403 is [`ClusterError::Forbidden`]). `status`
-    /// lists installer pods and execs into them with it.
+    /// error classified as [`classify`] does (a 403 is [`ClusterError::Forbidden`]).
     pub fn run(
         &self,
         target: &Target,
         args: &[String],
+        until: Option<std::time::Instant>,
+    ) -> Result<Vec<u8>, ClusterError> {
+        self.run_input(target, args, None, until)
+    }
+
+    /// [`Options::run`] with `input` on stdin (`-f -`): the rollout's writes.
+    pub fn run_input(
+        &self,
+        target: &Target,
+        args: &[String],
+        input: Option<&[u8]>,
         until: Option<std::time::Instant>,
     ) -> Result<Vec<u8>, ClusterError> {
         let mut all = self.base_args();
@@ -492,14 +503,22 @@ impl Options {
                 deadline = Some(Deadline { at, limit });
             }
         }
-        let child = self.start(&all)?;
+        let mut child = self.start_with(&all, input.is_some())?;
+        if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+            // kubectl reads all of it first; a failed write shows as kubectl's own failure.
+            let _ = std::io::Write::write_all(&mut stdin, bytes);
+        }
         self.finish(target, child, deadline)
     }
 
-    fn start(&self, args: &[String]) -> Result<std::process::Child, ClusterError> {
+    fn start_with(
+        &self,
+        args: &[String],
+        input: bool,
+    ) -> Result<std::process::Child, ClusterError> {
         Command::new(&self.kubectl)
             .args(args)
-            .stdin(Stdio::null())
+            .stdin(if input { Stdio::piped() } else { Stdio::null() })
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

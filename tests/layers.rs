@@ -50,6 +50,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("admission", 6),
     ("whatif", 6),
     ("status", 6),
+    ("rollout", 6),
     // 7 front ends: flags (clap), commands, the language server.
     ("cli", 7),
     ("app", 7),

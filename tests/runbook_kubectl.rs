@@ -38,6 +38,17 @@ const NEW_TAG: &str = "v1.5.10-3c9d1e7-aliyun";
 const NEW_IMAGE: &str =
     "registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:v1.5.10-3c9d1e7-aliyun";
 const MARK: &str = "cgpu-lint/cordoned";
+/// The rollout's waits for the fake's simulated time (seconds where a real node takes minutes).
+const FAST: &[&str] = &[
+    "--lease-duration",
+    "15s",
+    "--poll-interval",
+    "200ms",
+    "--reboot-timeout",
+    "6s",
+    "--wait-timeout",
+    "6s",
+];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -119,6 +130,15 @@ enum Fault {
     ConcurrentStart,
     /// A second run of the plan started once the first cordoned its first node.
     ConcurrentAfterCordon,
+    /// A second run with `--break-lock` once the first cordoned a node: it must refuse (the
+    /// holder's process still runs here) and change nothing.
+    BreakLockWhileHeld,
+    /// A second run with `--force-break-lock` once the first cordoned a node: it takes the
+    /// lock; the first stops before its next change; every node is rebooted once.
+    ForceBreakWhileHeld,
+    /// After the chart default's image (cGPU 1.5.3) came with a plain `helm upgrade`, the plan is
+    /// made again from the cluster: the nodes run newer, the run must refuse the downgrade.
+    ReplanAfterDowngrade,
 }
 
 impl Fault {
@@ -165,6 +185,9 @@ const COORDINATION_FAULTS: &[Fault] = &[
     Fault::KuredLock,
     Fault::ConcurrentStart,
     Fault::ConcurrentAfterCordon,
+    Fault::BreakLockWhileHeld,
+    Fault::ForceBreakWhileHeld,
+    Fault::ReplanAfterDowngrade,
 ];
 /// The image a plain `helm upgrade -f` without `tag:` falls back to (the chart default).
 const CHART_DEFAULT_IMAGE: &str =
@@ -549,6 +572,11 @@ impl World {
 
     /// The script started as the run authenticating with `token`; `finish` waits for it.
     fn spawn(&self, yes: bool, stdin: &str, token: &str) -> Running {
+        self.spawn_with(yes, stdin, token, &[])
+    }
+
+    /// `spawn` with more arguments for the run (`--break-lock`, `--force-break-lock`).
+    fn spawn_with(&self, yes: bool, stdin: &str, token: &str, extra: &[&str]) -> Running {
         let from = (self.history_len("prod"), self.history_len("staging"));
         let leftover = ours_cordoned(&self.state("prod")["nodes"]).len();
         let path = format!(
@@ -561,23 +589,21 @@ impl World {
         if yes {
             cmd.arg("--yes");
         }
+        // The launcher passes its arguments on to `cgpu-lint rollout`: the waits as short as
+        // the fake's simulated time allows.
+        cmd.args(FAST);
+        cmd.args(extra);
         let mut child = cmd
             .env_clear()
             .env("PATH", path)
             .env("HOME", self.dir.path())
             .env("KUBECONFIG", self.kubeconfig_of(token))
             .env("RUNBOOK_AGENT", token)
-            .env("CGPU_CHECKLIST_LEASE_SECONDS", "15")
+            .env("CGPU_LINT", env!("CARGO_BIN_EXE_cgpu-lint"))
             .env(
                 "RUNBOOK_ADMIN",
                 format!("http://127.0.0.1:{}", self.fake.admin.unwrap()),
             )
-            .env("CGPU_CHECKLIST_POLL", "0.2")
-            .env("CGPU_CHECKLIST_REBOOT_TIMEOUT", "6")
-            .env("CGPU_CHECKLIST_READY_TIMEOUT", "6")
-            .env("CGPU_CHECKLIST_POD_TIMEOUT", "6")
-            .env("CGPU_CHECKLIST_POLICY_TIMEOUT", "6")
-            .env("CGPU_CHECKLIST_HEALTH_TIMEOUT", "6")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -594,6 +620,16 @@ impl World {
 
     fn finish(&self, r: Running) -> Ran {
         let out = r.child.wait_with_output().unwrap();
+        // RUNBOOK_SHOW=1: what each run printed, to read a case whole.
+        if std::env::var_os("RUNBOOK_SHOW").is_some() {
+            eprintln!(
+                "---- run by {} exited {:?}\n{}{}",
+                r.agent,
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
         Ran {
             code: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -629,6 +665,12 @@ impl World {
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
     }
+}
+
+/// The cGPU version of an image (`…:v1.5.10-3c9d1e7-aliyun` → 1.5.10).
+fn image_version(image: &str) -> Option<semver::Version> {
+    let tag = image.rsplit_once(':')?.1;
+    semver::Version::parse(tag.trim_start_matches('v').split('-').next()?).ok()
 }
 
 fn ours_cordoned(nodes: &Value) -> Vec<String> {
@@ -677,6 +719,9 @@ enum Inv {
     /// A node another actor works on (NVIDIA driver upgrade, kured's lock) is never cordoned,
     /// drained or rebooted while it does.
     OtherActors,
+    /// No node is rebooted into an older cGPU than its module runs (the installer's image at
+    /// the reboot is the version it comes back with).
+    NoDowngrade,
 }
 
 const ALL: &[Inv] = &[
@@ -693,6 +738,7 @@ const ALL: &[Inv] = &[
     Inv::AsPlanned,
     Inv::DriftStops,
     Inv::OtherActors,
+    Inv::NoDowngrade,
 ];
 
 fn destructive(e: &Value) -> bool {
@@ -891,6 +937,20 @@ impl Judge<'_> {
                     );
                 }
                 _ => {}
+            }
+            if e["ev"] == "reboot" && e["effective"] == true {
+                let into = e["ds_image"].as_str().and_then(image_version);
+                let from = e["module"]["version"]
+                    .as_str()
+                    .and_then(|v| semver::Version::parse(v).ok());
+                if let (Some(into), Some(from)) = (into, from)
+                    && into < from
+                {
+                    self.fail(
+                        Inv::NoDowngrade,
+                        format!("reboot of {} from cGPU {from} into {into}", e["node"]),
+                    );
+                }
             }
             let renews = e["ev"] == "reboot" && e["effective"] == true
                 || e["ev"] == "delete-pod" && e["installer"] == true;
@@ -1175,7 +1235,7 @@ fn case_with(
     let start = w.history_len("prod");
     match s.fault {
         // `helm upgrade -f desired.yaml` without the tag: the chart default's image comes too.
-        Fault::ImageDrift => {
+        Fault::ImageDrift | Fault::ReplanAfterDowngrade => {
             w.admin(json!({"op": "apply", "cluster": "prod", "daemonset": "cgpu-installer", "policy": NEW_POLICY, "image": CHART_DEFAULT_IMAGE}));
             w.settle();
         }
@@ -1210,14 +1270,22 @@ fn case_with(
     let mut second = None;
     let first = match s.fault {
         Fault::Declined => w.run(false, "n\nn\nn\nn\n"),
-        Fault::ConcurrentStart | Fault::ConcurrentAfterCordon => {
+        Fault::ConcurrentStart
+        | Fault::ConcurrentAfterCordon
+        | Fault::BreakLockWhileHeld
+        | Fault::ForceBreakWhileHeld => {
             let mut a = w.spawn(true, "", TOKEN);
             if s.fault == Fault::ConcurrentStart {
                 std::thread::sleep(std::time::Duration::from_millis(500));
             } else {
                 w.wait_for_cordon_by(&mut a);
             }
-            let b = w.spawn(true, "", SECOND_RUN);
+            let extra: &[&str] = match s.fault {
+                Fault::BreakLockWhileHeld => &["--break-lock"],
+                Fault::ForceBreakWhileHeld => &["--force-break-lock"],
+                _ => &[],
+            };
+            let b = w.spawn_with(true, "", SECOND_RUN, extra);
             let a = w.finish(a);
             second = Some(w.finish(b));
             a
@@ -1240,7 +1308,8 @@ fn case_with(
             let named = r.stderr.contains("holds the cluster lock")
                 || r.stderr.contains("took the cluster lock")
                 || r.stderr.contains("just released");
-            if refused(token) && (r.code == 0 || !named) {
+            // A forced takeover is the one a refused create may end in.
+            if refused(token) && (r.code == 0 || !named) && s.fault != Fault::ForceBreakWhileHeld {
                 j.fail(
                     Inv::LockHeld,
                     format!(
@@ -1253,7 +1322,66 @@ fn case_with(
         }
     }
     match s.fault {
-        Fault::ImageDrift => {
+        Fault::BreakLockWhileHeld => {
+            let b = second.as_ref().expect("the second run");
+            let by_b = j
+                .events("prod", first.from.0)
+                .iter()
+                .filter(|e| {
+                    e["by"] == SECOND_RUN
+                        && (destructive(e) || e["ev"] == "patch-node" || e["ev"] == "lease-update")
+                })
+                .count();
+            if b.code == 0 || by_b > 0 || !b.stderr.contains("still runs on this host") {
+                j.fail(
+                    Inv::LockHeld,
+                    format!(
+                        "--break-lock while the holder runs here: exit {}, {by_b} change(s) by it: {}",
+                        b.code,
+                        tail(&b.stderr)
+                    ),
+                );
+            }
+        }
+        Fault::ForceBreakWhileHeld => {
+            let lost = first.stderr.contains("lost the cluster lock");
+            if first.code == 0 && !lost {
+                // The first may have finished before the takeover; then it holds nothing to lose.
+                let took = j
+                    .events("prod", first.from.0)
+                    .iter()
+                    .any(|e| e["ev"] == "lease-update" && e["by"] == SECOND_RUN);
+                if took && !first.stdout.contains("done.") {
+                    j.fail(
+                        Inv::LockHeld,
+                        format!(
+                            "run 1 lost the lock and did not say so: {}",
+                            tail(&first.stderr)
+                        ),
+                    );
+                }
+            }
+        }
+        Fault::ReplanAfterDowngrade => {
+            // Planned again from the cluster as it is now (the DaemonSet deploys 1.5.3).
+            w.generate();
+            let again = w.run(true, "");
+            j.every_run("run 2 (planned after the downgrade)", &again);
+            if again.code == 0 || !again.stderr.contains("downgrade") {
+                j.fail(
+                    Inv::NoDowngrade,
+                    format!(
+                        "run 2, planned after the chart default's downgrade, exited {} without refusing the downgrade: {}",
+                        again.code,
+                        tail(&again.stderr)
+                    ),
+                );
+            }
+        }
+        _ => {}
+    }
+    match s.fault {
+        Fault::ImageDrift | Fault::ReplanAfterDowngrade => {
             j.changes_nothing(Inv::DriftStops, "prod", first.from.0, "run 1 (image drift)");
             if first.code == 0 || !first.stderr.contains("plan again") {
                 j.fail(
@@ -1321,7 +1449,7 @@ fn case_with(
     w.admin(json!({"op": "clear", "cluster": "prod", "restore_policy": restore}));
     match s.fault {
         // The desired values applied as planned (the tag pinned), after the drift.
-        Fault::ImageDrift => {
+        Fault::ImageDrift | Fault::ReplanAfterDowngrade => {
             w.admin(json!({"op": "apply", "cluster": "prod", "daemonset": "cgpu-installer", "policy": NEW_POLICY, "image": w.planned_image()}));
         }
         Fault::DownMarked => {
@@ -1342,7 +1470,10 @@ fn case_with(
         }
     }
     w.settle();
-    if matches!(s.fault, Fault::NodeDeleted | Fault::NodeReplaced) {
+    if matches!(
+        s.fault,
+        Fault::NodeDeleted | Fault::NodeReplaced | Fault::ReplanAfterDowngrade
+    ) {
         w.generate();
     }
     let again = w.run(true, "");
@@ -1367,8 +1498,14 @@ fn case_with(
                 )
             })
             .unwrap_or_default();
+        let history: String = w.state("prod")["history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| format!("{e}\n"))
+            .collect();
         let log = format!(
-            "shape: {:?}\nplan:\n{plan}\nrun 1 (exit {}):\n{}\n{}\n{second}re-run (exit {}):\n{}\n{}",
+            "shape: {:?}\nplan:\n{plan}\nrun 1 (exit {}):\n{}\n{}\n{second}re-run (exit {}):\n{}\n{}\nthe cluster's history:\n{history}",
             w.shape, first.code, first.stdout, first.stderr, again.code, again.stdout, again.stderr
         );
         let path = std::env::temp_dir().join(format!("runbook-{sweep}-seed-{}.log", s.seed));
@@ -1799,10 +1936,11 @@ fn an_upgrade_that_keeps_the_policy_converges_under_on_delete() {
     assert!(found.is_empty(), "{found:#?}");
 }
 
-/// The judge is not blind: a script edited to go on after `kubectl drain` failed reboots a node
+/// The judge is not blind: a launcher replaced by a tool that goes on after a refused drain
+/// (plain kubectl and aliyun: cordon, a drain that fails, the reboot anyway) reboots a node
 /// that was not drained, past the fault, and the invariants say so.
 #[test]
-fn the_invariants_catch_a_script_that_goes_on_after_a_refused_drain() {
+fn the_invariants_catch_a_tool_that_goes_on_after_a_refused_drain() {
     let pki = pki();
     let node = |i: u32| NodeShape {
         name: format!("cn-hangzhou.10.0.1.{}", 11 + i),
@@ -1828,29 +1966,31 @@ fn the_invariants_catch_a_script_that_goes_on_after_a_refused_drain() {
         include_cordoned: false,
         recover: false,
     };
-    let edited = std::cell::Cell::new(0);
-    let found = case_with(&pki, "mutant", shape, &|text| {
-        text.lines()
-            .map(|l| {
-                let t = l.trim_start();
-                if (t.starts_with("kubectl ") || t.starts_with("k ")) && t.contains(" drain ") {
-                    edited.set(edited.get() + 1);
-                    format!("{l} || true")
-                } else {
-                    l.to_string()
-                }
-            })
-            .map(|l| l + "\n")
-            .collect()
+    let found = case_with(&pki, "mutant", shape, &|_| {
+        mutant(&[
+            "k annotate node cn-hangzhou.10.0.1.12 cgpu-lint/cordoned=true",
+            "k cordon cn-hangzhou.10.0.1.12",
+            "k drain cn-hangzhou.10.0.1.12 --ignore-daemonsets --timeout=2s || true",
+            "aliyun ecs RebootInstance --RegionId cn-hangzhou --InstanceId i-bp1cccccccccccccc01",
+        ])
     });
-    assert!(
-        edited.get() > 0,
-        "no `kubectl drain` line in the script to edit"
-    );
     let kinds: BTreeSet<Inv> = found.iter().map(|f| f.0).collect();
     for want in [Inv::RebootOnlyDrained, Inv::StopsAtFault] {
         assert!(kinds.contains(&want), "{want:?} not reported: {found:#?}");
     }
+}
+
+/// A stand-in for the launcher that acts with plain kubectl (pinned to the plan's context) and
+/// aliyun, with no lock, no checks and no decisions: what the judge must catch.
+fn mutant(lines: &[&str]) -> String {
+    let mut s =
+        String::from("#!/usr/bin/env bash\nset -u\nk() { kubectl --context prod \"$@\"; }\n");
+    for l in lines {
+        s.push_str(l);
+        s.push('\n');
+    }
+    s.push_str("exit 0\n");
+    s
 }
 
 /// A small case of one of issue 32's shapes: `n` nodes at the old policy, one workload each.
@@ -1882,26 +2022,13 @@ fn coordination_shape(seed: u64, n: u32, strategy: &'static str, fault: Fault) -
     }
 }
 
-/// The script with one of its functions made a no-op (`name() {` then `return 0`), and how
-/// many were edited.
-fn without(text: &str, function: &str, edited: &std::cell::Cell<u32>) -> String {
-    let head = format!("{function}() {{\n");
-    let n = text.matches(&head).count() as u32;
-    edited.set(edited.get() + n);
-    text.replace(&head, &format!("{head}  return 0\n"))
-}
-
-/// A trial of issue 32: the case breaks no invariant, and the script without `function` (made a
-/// no-op) breaks each of `want`: the invariants can fail.
-fn trial(shape: Shape, function: &str, want: &[Inv]) {
+/// A trial: the case breaks no invariant, and a stand-in tool (`mutant`) that skips the guard
+/// in question breaks each of `want`: the invariants can fail.
+fn trial(shape: Shape, without_guard: &[&str], want: &[Inv]) {
     let pki = pki();
     let found = case(&pki, "trial", shape.clone());
     assert!(found.is_empty(), "{found:#?}");
-    let edited = std::cell::Cell::new(0);
-    let found = case_with(&pki, "trial-mutant", shape, &|t| {
-        without(t, function, &edited)
-    });
-    assert_eq!(edited.get(), 1, "no {function}() in the script to edit");
+    let found = case_with(&pki, "trial-mutant", shape, &|_| mutant(without_guard));
     let kinds: BTreeSet<Inv> = found.iter().map(|f| f.0).collect();
     for w in want {
         assert!(kinds.contains(w), "{w:?} not reported: {found:#?}");
@@ -1915,7 +2042,13 @@ fn trial(shape: Shape, function: &str, want: &[Inv]) {
 fn an_image_changed_between_plan_and_run_stops_before_any_change() {
     trial(
         coordination_shape(41, 2, "RollingUpdate", Fault::ImageDrift),
-        "check_plan",
+        &[
+            "k annotate node cn-hangzhou.10.0.1.11 cgpu-lint/cordoned=true",
+            "k drain cn-hangzhou.10.0.1.11 --ignore-daemonsets --delete-emptydir-data --timeout=5s",
+            "aliyun ecs RebootInstance --RegionId cn-hangzhou --InstanceId i-bp1eeeeeeeeeeeeee00",
+            "sleep 3",
+            "k uncordon cn-hangzhou.10.0.1.11",
+        ],
         &[Inv::DriftStops, Inv::AsPlanned],
     );
 }
@@ -1926,7 +2059,13 @@ fn an_image_changed_between_plan_and_run_stops_before_any_change() {
 fn two_runs_of_one_plan_never_act_at_once() {
     trial(
         coordination_shape(42, 3, "OnDelete", Fault::ConcurrentStart),
-        "lock_take",
+        &[
+            "k annotate node cn-hangzhou.10.0.1.11 cgpu-lint/cordoned=true --overwrite",
+            "k cordon cn-hangzhou.10.0.1.11",
+            "sleep 1",
+            "k uncordon cn-hangzhou.10.0.1.11",
+            "k annotate node cn-hangzhou.10.0.1.11 cgpu-lint/cordoned-",
+        ],
         &[Inv::LockHeld],
     );
 }
@@ -1938,7 +2077,10 @@ fn two_runs_of_one_plan_never_act_at_once() {
 fn a_node_left_down_by_an_earlier_run_holds_the_budget() {
     trial(
         coordination_shape(43, 2, "OnDelete", Fault::DownMarked),
-        "budget_check",
+        &[
+            "k annotate node cn-hangzhou.10.0.1.12 cgpu-lint/cordoned=true",
+            "k cordon cn-hangzhou.10.0.1.12",
+        ],
         &[Inv::CordonLimit],
     );
 }
@@ -2056,4 +2198,99 @@ fn replay_shape(name: &str, shape: Shape, check: &[Inv]) {
         .map(|f| format!("{:?}: {}", f.0, f.1))
         .collect();
     assert!(broken.is_empty(), "seed {seed}: {}", broken.join("\n"));
+}
+
+// ---- kill -9 at every change --------------------------------------------------------------------
+
+/// The changes a run made (by its token) since `from`: what a kill may fall between.
+fn changes_by(w: &World, from: usize, token: &str) -> usize {
+    w.state("prod")["history"].as_array().unwrap()[from..]
+        .iter()
+        .filter(|e| e["by"] == token && (destructive(e) || e["ev"] == "patch-node"))
+        .count()
+}
+
+/// `kill -9` the rollout a run started (the launcher execs it: the child of `timeout`).
+fn kill_rollout(r: &Running) {
+    let pid = r.child.id();
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    for child in children.split_whitespace() {
+        let _ = Command::new("kill").args(["-9", child]).status();
+    }
+}
+
+/// The reconciler keeps no state of its own: a run killed with `kill -9` right after its k-th
+/// change (every k a clean run makes), then a run again with `--break-lock` (the holder's
+/// process is gone), converges with one reboot per node, and every invariant holds over both.
+#[test]
+fn a_run_killed_after_any_change_is_finished_by_the_next_with_one_reboot_per_node() {
+    let pki = pki();
+    let mut shape = coordination_shape(44, 2, "OnDelete", Fault::None);
+    shape.nodes[1].workloads = 0;
+    let total = {
+        let w = World::start(&pki, shape.clone());
+        w.generate();
+        w.apply();
+        let from = w.history_len("prod");
+        let ran = w.run(true, "");
+        assert_eq!(ran.code, 0, "{}", ran.stderr);
+        changes_by(&w, from, TOKEN)
+    };
+    assert!(total >= 10, "a clean run made {total} changes");
+    let next = std::sync::atomic::AtomicUsize::new(1);
+    let found: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs() {
+            scope.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    if k > total {
+                        break;
+                    }
+                    let w = World::start(&pki, shape.clone());
+                    w.generate();
+                    w.apply();
+                    let start = w.history_len("prod");
+                    let mut a = w.spawn(true, "", TOKEN);
+                    let deadline = Instant::now() + std::time::Duration::from_secs(60);
+                    while changes_by(&w, start, TOKEN) < k
+                        && Instant::now() < deadline
+                        && a.child.try_wait().ok().flatten().is_none()
+                    {
+                        std::thread::sleep(std::time::Duration::from_millis(10));
+                    }
+                    kill_rollout(&a);
+                    let _ = a.child.try_wait();
+                    let first = w.finish(a);
+                    let again = w.finish(w.spawn_with(true, "", TOKEN, &["--break-lock"]));
+                    let mut j = Judge {
+                        w: &w,
+                        out: Vec::new(),
+                    };
+                    j.every_run("killed run", &first);
+                    j.every_run("re-run", &again);
+                    j.converges(&[&first, &again], &again);
+                    j.lock_and_plan(start);
+                    if again.code != 0 {
+                        j.fail(
+                            Inv::Converges,
+                            format!("re-run exited {}: {}", again.code, tail(&again.stderr)),
+                        );
+                    }
+                    let mut f = found.lock().unwrap();
+                    for (inv, msg) in j.out {
+                        f.push(format!("killed after change {k}: {inv:?}: {msg}"));
+                    }
+                }
+            });
+        }
+    });
+    eprintln!(
+        "kill -9 after each of {total} changes, then a re-run: {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    let found = found.into_inner().unwrap();
+    assert!(found.is_empty(), "{}", found.join("\n"));
 }

@@ -4,6 +4,22 @@ use super::{AppError, Exit, Streams};
 use crate::cli::ChecklistArgs;
 
 pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppError> {
+    let list = plan(s, args)?;
+    let text = crate::checklist::render(&list, args.format, args.yes)?;
+    s.out.write_all(text.as_bytes())?;
+    Ok(if list.has_errors() {
+        Exit::Findings
+    } else {
+        Exit::Clean
+    })
+}
+
+/// The plan, from files or (`--cluster`) from the live cluster: `rollout` takes its goal and
+/// the findings that block it from here too.
+pub(crate) fn plan(
+    s: &mut Streams,
+    args: &ChecklistArgs,
+) -> Result<crate::checklist::model::Checklist, AppError> {
     use crate::checklist;
     use crate::checklist::model::{self, Desired};
     // The findings' select/ignore and per-file-ignores, the config's region (the fallback when
@@ -92,11 +108,5 @@ pub(crate) fn run(s: &mut Streams, args: &ChecklistArgs) -> Result<Exit, AppErro
         let current = args.current.as_deref().expect("clap requires --current");
         checklist::plan::build(current, &desired, args.nodes.as_deref(), &options)?
     };
-    let text = checklist::render(&list, args.format, args.yes)?;
-    s.out.write_all(text.as_bytes())?;
-    Ok(if list.has_errors() {
-        Exit::Findings
-    } else {
-        Exit::Clean
-    })
+    Ok(list)
 }

@@ -18,6 +18,7 @@ pub mod fuzz;
 mod generate;
 mod postrender;
 mod report;
+mod rollout;
 mod rules;
 mod set;
 pub(crate) mod settings;
@@ -122,6 +123,10 @@ pub fn run<R: BufRead>(
         Command::Rules(args) => rules::list(s, args),
         Command::Compat(args) => rules::compat(s, args),
         Command::Status(args) => status::run(s, args),
+        Command::Rollout(args) => {
+            let (mut input, _) = stdin();
+            rollout::run(s, args, &mut input)
+        }
         Command::Explain { rule } => rules::explain(s, rule),
         Command::Completions { shell } => {
             clap_complete::generate(*shell, &mut Cli::command_tree(), "cgpu-lint", s.out);

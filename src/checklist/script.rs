@@ -1,27 +1,18 @@
-//! `checklist --format shell`: a script a person reviews, then runs. It decides every node from
-//! the node's own state (read through the node's installer pod), detects the reboot by the
-//! node's boot id, waits for the node, its installer pod and its policy files, and stops at the
-//! first thing it cannot prove, naming the node and the step, with the command that resumes.
+//! `checklist --format shell`: the reviewable artefact of a change ticket. A short launcher
+//! pinned to the cluster (context, kubeconfig, kube-system UID), the goal (policy, tag) and the
+//! options the plan was made with, and to the cgpu-lint version that planned it; it runs
+//! `cgpu-lint rollout` with them, and refuses another version. Every decision is the
+//! reconciler's (`crate::rollout`), taken at run time from what the cluster shows: nothing in
+//! this file decides.
 //!
-//! Every name in it comes from input: names are validated when the checklist is built
-//! (DNS-1123 node names, `i-…` instance ids, region ids) and, belt and braces, written through
-//! `shlex` as single shell words and used only as quoted variables. Pod names are looked up at
-//! run time and checked before use.
+//! Every name in it comes from input: names are validated when the checklist is built and
+//! written through `shlex` as single shell words.
 
 use std::fmt::Write;
 
-use super::model::{Checklist, OtherKind};
+use super::model::Checklist;
 use super::shell::quote;
-use super::steps::{
-    CORDON_MARK, LEASE_NAME, LEASE_SECONDS, NSENTER, POD_JSONPATH, POD_TIMEOUT, POLICY_TIMEOUT,
-    POLL_INTERVAL, READ_STATE, READY_TIMEOUT, REBOOT_TIMEOUT, header_lines, node_jsonpath,
-    target_text, target_version,
-};
-
-fn array(name: &str, items: impl IntoIterator<Item = String>) -> String {
-    let words: Vec<String> = items.into_iter().map(|s| quote(&s)).collect();
-    format!("{name}=({})\n", words.join(" "))
-}
+use super::steps::header_lines;
 
 /// Text for a `#` comment: a line break in a file name must not end the comment.
 fn comment(s: &str) -> String {
@@ -30,19 +21,39 @@ fn comment(s: &str) -> String {
         .collect()
 }
 
-/// The script's body: every decision the run takes at run time, in bash. It is its own file so that
-/// shellcheck reads it as a shell script (tests/checklist.rs); `render` puts the plan's variables
-/// before it and fills its `__NAME__` constants.
-const BODY: &str = include_str!("runbook.sh");
+/// The version that plans, and that the launcher insists on.
+pub const PLANNED_BY: &str = concat!(env!("CARGO_PKG_NAME"), " ", env!("CARGO_PKG_VERSION"));
 
-/// FNV-1a (64 bits) of the plan's text, in hex.
-fn plan_id(text: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
+/// The `cgpu-lint rollout` words the launcher runs (after the program's name).
+pub fn rollout_args(list: &Checklist, yes: bool) -> Vec<String> {
+    let id = &list.options.identity;
+    let mut w: Vec<String> = vec!["rollout".into(), "--cluster".into()];
+    if let Some(c) = &id.context {
+        w.extend(["--context".into(), c.clone()]);
     }
-    format!("{h:016x}")
+    if let Some(k) = &id.kubeconfig {
+        w.extend(["--kubeconfig".into(), k.clone()]);
+    }
+    if let Some(u) = &id.cluster_uid {
+        w.extend(["--cluster-uid".into(), u.clone()]);
+    }
+    w.extend(["--policy".into(), list.desired.policy.to_string()]);
+    if let Some(t) = &list.desired.tag {
+        w.extend(["--tag".into(), t.clone()]);
+    }
+    let o = &list.options;
+    w.extend(["--max-unavailable".into(), o.max_unavailable.to_string()]);
+    w.extend(["--drain-timeout".into(), o.drain_timeout.clone()]);
+    for (on, flag) in [
+        (o.include_cordoned, "--include-cordoned"),
+        (o.allow_downgrade, "--allow-downgrade"),
+        (yes, "--yes"),
+    ] {
+        if on {
+            w.push(flag.into());
+        }
+    }
+    w
 }
 
 pub fn render(list: &Checklist, yes: bool) -> String {
@@ -92,163 +103,49 @@ pub fn render(list: &Checklist, yes: bool) -> String {
         return out;
     }
     out.push_str(
-        "# Review it, then run it: ./checklist.sh [--yes]. After a stop, run it again (--resume):\n\
-         # every node is decided from its own state, so converted nodes are not touched twice.\n",
+        "# Review it, then run it: ./checklist.sh [--yes] [--dry-run]. It runs `cgpu-lint rollout`,\n\
+         # which decides every node from what the cluster shows when it runs: after a stop, run it\n\
+         # again; nodes at the goal are not touched, a node in flight is taken up where it stopped.\n",
     );
     out.push_str("set -euo pipefail\n");
     if !list.acts() {
         out.push_str("echo 'No reboot needed: the cGPU policy and version do not change.'\n");
         return out;
     }
-    let id = &list.options.identity;
-    out.push_str("\n# ---- the plan (every name validated when generated, and quoted) ----\n");
-    let _ = writeln!(out, "assume_yes={}", u8::from(yes));
-    out.push_str("# The cluster the plan is for: every kubectl call passes the context (and kubeconfig);\n# the kube-system namespace UID is checked before any change (empty: recorded at the first run).\n");
-    let _ = writeln!(
-        out,
-        "CONTEXT={}",
-        quote(id.context.as_deref().unwrap_or_default())
-    );
-    let _ = writeln!(
-        out,
-        "KUBECONFIG_FILE={}",
-        quote(id.kubeconfig.as_deref().unwrap_or_default())
-    );
-    let _ = writeln!(
-        out,
-        "SERVER={}",
-        quote(id.server.as_deref().unwrap_or("unknown API server"))
-    );
-    let _ = writeln!(
-        out,
-        "CLUSTER_UID={}",
-        quote(id.cluster_uid.as_deref().unwrap_or_default())
-    );
-    let _ = writeln!(out, "NEW_POLICY={}", quote(&d.policy.to_string()));
-    let new_version = target_version(list)
-        .map(ToString::to_string)
-        .unwrap_or_default();
-    let _ = writeln!(out, "NEW_VERSION={}", quote(&new_version));
-    let _ = writeln!(out, "TARGET_TEXT={}", quote(&target_text(list)));
-    let _ = writeln!(out, "MAX_UNAVAILABLE={}", list.options.max_unavailable);
-    let _ = writeln!(out, "DRAIN_TIMEOUT={}", quote(&list.options.drain_timeout));
-    let _ = writeln!(
-        out,
-        "INCLUDE_CORDONED={}",
-        u8::from(list.options.include_cordoned)
-    );
-    let _ = writeln!(out, "MARK={}", quote(CORDON_MARK));
-    // Single-quoted on purpose: `sh -c` expands it on the node.
-    out.push_str("# shellcheck disable=SC2016\n");
-    let _ = writeln!(out, "READ_STATE={}", quote(READ_STATE));
-    out.push_str("# The nodes cgpu-installer runs on, in order (the canary is the first that needs a restart,\n# chosen at run time), with the UID and providerID the plan saw (empty: not in the input),\n# the ECS instance and region to reboot (empty: by hand), and whether a checklist run cordoned it.\n");
-    out.push_str(&array("NODES", list.nodes.iter().map(|t| t.name.clone())));
-    out.push_str(&array(
-        "UIDS",
-        list.nodes.iter().map(|t| t.uid.clone().unwrap_or_default()),
-    ));
-    out.push_str(&array(
-        "PROVIDERS",
-        list.nodes
-            .iter()
-            .map(|t| t.provider_id.clone().unwrap_or_default()),
-    ));
-    out.push_str(&array(
-        "INSTANCES",
-        list.nodes
-            .iter()
-            .map(|t| t.instance_id.clone().unwrap_or_default()),
-    ));
-    out.push_str(&array(
-        "REGIONS",
-        list.nodes
-            .iter()
-            .map(|t| t.region.clone().unwrap_or_default()),
-    ));
-    out.push_str(&array(
-        "OURS",
-        list.nodes.iter().map(|t| u8::from(t.ours).to_string()),
-    ));
-    out.push_str("# Other GPU-sharing nodes (core_mem, legacy, excluded by a taint, skipped): read at the end.\n");
-    out.push_str(&array("VERIFY", list.to_verify().map(|o| o.name.clone())));
-    out.push_str("# Of those, the nodes cordoned before the change (left out: --include-cordoned restarts them).\n");
-    out.push_str(&array(
-        "CORDONED_BEFORE",
-        list.to_verify()
-            .filter(|o| o.kind == OtherKind::Skipped)
-            .map(|o| o.name.clone()),
-    ));
-    out.push_str("# Findings that make the plan unsafe: the run stops before any step while there are any.\n");
-    out.push_str(&array(
-        "BLOCKED",
-        list.blocking.iter().map(|d| {
+    if !list.blocking.is_empty() {
+        out.push_str("# Findings that make the plan unsafe (the run stops before any change while they hold):\n");
+        for d in &list.blocking {
             let lc = d.start();
-            format!(
-                "{} {}:{}:{}: {}",
+            let _ = writeln!(
+                out,
+                "#   {} {}:{}:{}: {}",
                 d.rule,
-                d.file(),
+                comment(d.file()),
                 lc.line,
                 lc.column,
-                d.message
-            )
-        }),
+                comment(&d.message)
+            );
+        }
+    }
+    let _ = writeln!(out, "PLANNED_BY={}", quote(PLANNED_BY));
+    out.push_str(concat!(
+        "CGPU_LINT=\"${CGPU_LINT:-cgpu-lint}\"\n",
+        "if ! have=\"$(\"$CGPU_LINT\" --version)\"; then\n",
+        "  echo \"error: cannot run $CGPU_LINT: install $PLANNED_BY (or point CGPU_LINT at it)\" >&2\n",
+        "  exit 2\n",
+        "fi\n",
+        "if [ \"$have\" != \"$PLANNED_BY\" ]; then\n",
+        "  echo \"error: this plan was made by $PLANNED_BY and $CGPU_LINT is $have: run it with that version (CGPU_LINT=PATH), or plan again with this one\" >&2\n",
+        "  exit 2\n",
+        "fi\n",
+        "# How the run names this script in its next steps.\n",
+        "if [[ \"$0\" == */* ]] && [ -x \"$0\" ]; then rerun=\"$0\"; else rerun=\"bash $0\"; fi\n",
     ));
-    let p = &list.planned;
-    out.push_str("# What the run must find the cgpu-installer DaemonSet running (empty: not known when planned);
-# any difference stops the run before its next change (plan again).
-");
+    let words: Vec<String> = rollout_args(list, yes).iter().map(|w| quote(w)).collect();
     let _ = writeln!(
         out,
-        "PLAN_IMAGE={}",
-        quote(p.image.as_deref().unwrap_or_default())
-    );
-    let _ = writeln!(
-        out,
-        "LIVE_IMAGE={}",
-        quote(p.live_image.as_deref().unwrap_or_default())
-    );
-    let _ = writeln!(
-        out,
-        "PLAN_VERSION={}",
-        quote(p.version.as_deref().unwrap_or_default())
-    );
-    let _ = writeln!(
-        out,
-        "PLAN_STRATEGY={}",
-        quote(p.strategy.map(|s| s.as_str()).unwrap_or_default())
-    );
-    let selector = p
-        .selector
-        .as_ref()
-        .map(|sel| {
-            sel.iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(",")
-        })
-        .unwrap_or_default();
-    let _ = writeln!(out, "PLAN_SELECTOR={}", quote(&selector));
-    let _ = writeln!(
-        out,
-        "PLAN_GENERATION={}",
-        quote(&p.generation.map(|g| g.to_string()).unwrap_or_default())
-    );
-    // The plan's id (in the cluster lock's holder): a hash of everything above, so that two runs
-    // of one plan name the same plan.
-    let _ = writeln!(out, "PLAN_ID={}", plan_id(&out));
-    out.push('\n');
-    out.push_str(
-        &BODY
-            .replace("__LEASE_SECONDS__", &LEASE_SECONDS.to_string())
-            .replace("__LEASE__", &quote(LEASE_NAME))
-            .replace("__NODE_JSONPATH__", &quote(&node_jsonpath()))
-            .replace("__POD_JSONPATH__", &quote(POD_JSONPATH))
-            .replace("__NSENTER__", NSENTER)
-            .replace("__REBOOT_TIMEOUT__", &REBOOT_TIMEOUT.to_string())
-            .replace("__READY_TIMEOUT__", &READY_TIMEOUT.to_string())
-            .replace("__POD_TIMEOUT__", &POD_TIMEOUT.to_string())
-            .replace("__POLICY_TIMEOUT__", &POLICY_TIMEOUT.to_string())
-            .replace("__POLL__", &POLL_INTERVAL.to_string()),
+        "exec \"$CGPU_LINT\" {} --rerun-as \"$rerun\" \"$@\"",
+        words.join(" ")
     );
     out
 }

@@ -15,10 +15,6 @@ pub const CORDON_MARK: &str = "cgpu-lint/cordoned";
 /// rollout of a cluster (docs/runbook.md, "The cluster lock").
 pub const LEASE_NAME: &str = "cgpu-lint-restarts";
 
-/// How long the lock holds without a renewal (seconds); the run renews it every third of that.
-/// A run killed without its clean stop leaves a Lease that another run may take over after it.
-pub const LEASE_SECONDS: u32 = 300;
-
 /// Read the node's cGPU state in one exec (run by `sh -c` in the node's namespaces): `no-module`
 /// when the module is not loaded, else `version X.Y.Z` and one `/proc/cgpu_km/<gpu>/policy N`
 /// line per GPU. A file that cannot be read fails the command (fail closed).
@@ -848,9 +844,10 @@ pub fn header_lines(list: &Checklist) -> Vec<String> {
         match (&id.cluster_uid, &id.unread) {
             (Some(u), _) => format!("kube-system UID {u}"),
             (None, Some(why)) => format!(
-                "not read when planning ({why}): the script reads the kube-system UID at its first run and records it"
+                "kube-system UID not read when planning ({why}): the launcher pins the context only"
             ),
-            (None, None) => "kube-system UID read and recorded by the script at its first run".into(),
+            (None, None) =>
+                "kube-system UID not pinned (planned from files): the launcher pins the context only".into(),
         }
     ));
     if let Some(k) = &id.kubeconfig {

@@ -207,6 +207,7 @@ class World:
         self.tombstones = []  # (rv, kind, obj) of deleted objects, for watches
         self.pdbs = []
         self.leases = {}  # name -> Lease (kube-system)
+        self.events = []  # core/v1 Events (any namespace)
         # "create leases": the user may not create Leases (403), as with a read-only Role.
         self.forbid = set(conf.get("forbid", []))
         self.agent = None  # the bearer token of the request being served
@@ -782,6 +783,9 @@ def discovery_extra():
         {"name": "pods/exec", "singularName": "", "namespaced": True, "kind": "PodExecOptions",
          "verbs": ["create", "get"]},
         {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]},
+        {"name": "events", "singularName": "event", "namespaced": True, "kind": "Event",
+         "verbs": ["create", "delete", "deletecollection", "get", "list", "patch", "update",
+                   "watch"], "shortNames": ["ev"]},
     ]
     policy_group = {"name": "policy", "versions": [{"groupVersion": "policy/v1", "version": "v1"}],
                     "preferredVersion": {"groupVersion": "policy/v1", "version": "v1"}}
@@ -830,14 +834,29 @@ class Request:
         self.parts = u.path.rstrip("/").strip("/").split("/")
 
 
+def read_body(handler):
+    """The request body, by Content-Length or chunked (kubectl streams `create --raw -f -`)."""
+    if "chunked" in handler.headers.get("Transfer-Encoding", "").lower():
+        out = b""
+        while True:
+            size = int(handler.rfile.readline().split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while handler.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return out
+            out += handler.rfile.read(size)
+            handler.rfile.readline()
+    length = int(handler.headers.get("Content-Length", "0") or 0)
+    return handler.rfile.read(length) if length else b""
+
+
 def handle(world, handler, disc):
     """Serve one authenticated request; returns (code, body) or None when it answered itself
     (watch, exec)."""
     r = Request(handler)
     method = handler.command
     parts = r.parts
-    length = int(handler.headers.get("Content-Length", "0") or 0)
-    body = handler.rfile.read(length) if length else b""
+    body = read_body(handler)
     with LOCK:
         world.controller()
     if method == "GET" and r.q.get("watch") in ("true", "1"):
@@ -928,6 +947,34 @@ def route(world, method, r, parts, body, handler):
                      "metadata": {"resourceVersion": str(world.rv)},
                      "items": [kindless(o) for o in list(world.daemonsets.values())
                                + list(world.listed_daemonsets.values())]}
+    # core/v1 Events: created (generateName) and listed; kept for the history.
+    if parts[:3] == ["api", "v1", "namespaces"] and len(parts) == 5 and parts[4] == "events":
+        if method == "POST":
+            try:
+                ev = json.loads(body or b"{}")
+            except ValueError as e:
+                return status(400, "BadRequest", "error decoding the body: %s" % e)
+            meta = ev.setdefault("metadata", {})
+            if not meta.get("name"):
+                meta["name"] = meta.get("generateName", "event.") + uuid.uuid4().hex[:8]
+            meta.update({"namespace": parts[3], "uid": str(uuid.uuid4()),
+                         "creationTimestamp": rfc3339()})
+            world.events.append(ev)
+            world.touch(ev)
+            obj = ev.get("involvedObject") or {}
+            world.record("event", node=obj.get("name"), kind=obj.get("kind"),
+                         reason=ev.get("reason"), message=ev.get("message"))
+            return 201, public(ev, "Event")
+        if method == "GET":
+            items = [kindless(e) for e in world.events
+                     if e["metadata"]["namespace"] == parts[3]
+                     and field_match(r.q.get("fieldSelector", ""), e)]
+            return 200, {"kind": "EventList", "apiVersion": "v1",
+                         "metadata": {"resourceVersion": str(world.rv)}, "items": items}
+    if parts == ["api", "v1", "events"] and method == "GET":
+        items = [kindless(e) for e in world.events if field_match(r.q.get("fieldSelector", ""), e)]
+        return 200, {"kind": "EventList", "apiVersion": "v1",
+                     "metadata": {"resourceVersion": str(world.rv)}, "items": items}
     if parts[:4] == ["apis", "coordination.k8s.io", "v1", "namespaces"] and len(parts) >= 6 \
             and parts[5] == "leases":
         return leases(world, method, parts, body)
@@ -1025,6 +1072,12 @@ def patch_node(world, n, body, ctype):
         patch = json.loads(body or b"{}")
     except ValueError as e:
         return status(400, "BadRequest", "error decoding patch: %s" % e)
+    uid = (patch.get("metadata") or {}).get("uid")
+    if uid and uid != n["metadata"]["uid"]:
+        # As the API server answers a patch that would change the UID: the object named is not
+        # the one the client read (replaced under the same name).
+        world.record("patch-node-refused", node=n["metadata"]["name"], uid=uid)
+        return status(409, "Conflict", 'Operation cannot be fulfilled on nodes "%s": Precondition failed: UID in precondition: %s, UID in object meta: %s' % (n["metadata"]["name"], uid, n["metadata"]["uid"]))
     rv = (patch.get("metadata") or {}).get("resourceVersion")
     if rv and rv != n["metadata"]["resourceVersion"]:
         return status(409, "Conflict", 'Operation cannot be fulfilled on nodes "%s": the object has been modified; please apply your changes to the latest version and try again' % n["metadata"]["name"])

@@ -1,0 +1,763 @@
+//! What the cluster shows now: the one observation `rollout`, `status` and the plans decide
+//! from. The types are data; `from_*` turn what kubectl prints (`-o json`) into them without
+//! asking anything, so the decision core can be tested on observations made by hand or
+//! generated; [`read`] is the only function here that talks to the cluster (GET and LIST, and
+//! `pods/exec` of the runbook's read-only command on each node).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::cgpu;
+use crate::checklist::model::Strategy;
+use crate::cluster::{ClusterError, Options, Target};
+
+/// The annotation a run sets when it cordons a node (the node was schedulable before): only
+/// such a node is uncordoned by a run. The name predates the reconciler: a node an earlier
+/// version's script cordoned is finished the same way.
+pub const CORDON_MARK: &str = "cgpu-lint/cordoned";
+/// The node's rollout state, as `kubectl describe node` shows it: `cordoned`, `rebooting`,
+/// `done` (with the target in words after a space).
+pub const STATE: &str = "cgpu-lint/rollout";
+/// The boot id the node had when its reboot was asked for.
+pub const BOOT_BEFORE: &str = "cgpu-lint/boot-id-before-reboot";
+/// When the reboot was asked for (RFC 3339).
+pub const REBOOT_AT: &str = "cgpu-lint/reboot-requested-at";
+/// The NVIDIA GPU Operator's driver upgrade state of a node (a label).
+pub const NVIDIA_UPGRADE: &str = "nvidia.com/gpu-driver-upgrade-state";
+/// kured's lock, on its DaemonSet: `{"nodeID":"…",…}`.
+pub const KURED_LOCK: &str = "weave.works/kured-node-lock";
+/// kured's mark on a node it is rebooting.
+pub const KURED_REBOOTING: &str = "weave.works/kured-reboot-in-progress";
+/// What a node's module is read with, through its installer pod: the host's namespaces.
+pub const NSENTER: &str = crate::checklist::steps::NSENTER;
+pub const READ_STATE: &str = crate::checklist::steps::READ_STATE;
+
+/// One node as the API server shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NodeObs {
+    pub name: String,
+    pub uid: String,
+    pub provider_id: Option<String>,
+    pub ready: bool,
+    pub unschedulable: bool,
+    pub boot_id: String,
+    #[serde(skip)]
+    pub labels: BTreeMap<String, String>,
+    #[serde(skip)]
+    pub annotations: BTreeMap<String, String>,
+    /// `aliyun.com/gpu-mem` allocatable.
+    #[serde(skip)]
+    pub gpu_mem: u64,
+}
+
+impl NodeObs {
+    /// The node carries a GPU-sharing label (`ack.node.gpu.schedule` cgpu or core_mem, or the
+    /// legacy `cgpu=true`).
+    pub fn isolating(&self) -> bool {
+        self.labels
+            .get(cgpu::SCHEDULE_LABEL)
+            .is_some_and(|s| cgpu::ISOLATING_SCHEDULES.contains(&s.as_str()))
+            || self.labels.get(cgpu::LEGACY_LABEL).map(String::as_str) == Some(cgpu::LEGACY_VALUE)
+    }
+
+    pub fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations.get(key).map(String::as_str)
+    }
+
+    /// The ECS region and instance the live `spec.providerID` names (`cn-hangzhou.i-bp1…`).
+    pub fn instance(&self) -> Option<(&str, &str)> {
+        let p = self.provider_id.as_deref()?;
+        let (region, instance) = p.split_once('.')?;
+        let ok_region = !region.is_empty()
+            && region
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+        let ok_instance = instance.len() >= 10
+            && instance.len() <= 42
+            && instance.starts_with("i-")
+            && instance[2..]
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+        (ok_region && ok_instance).then_some((region, instance))
+    }
+}
+
+/// What a change of an installer is judged by: POLICY, image, strategy, pod selector.
+pub type Fingerprint = (
+    Option<String>,
+    String,
+    Strategy,
+    Option<Vec<(String, String)>>,
+);
+
+/// An installer DaemonSet (cgpu-installer or cgpu-core-installer).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InstallerObs {
+    pub name: String,
+    /// Its POLICY (the last entry of that name, the kubelet's rule).
+    pub policy: Option<String>,
+    pub image: String,
+    /// The cGPU version of its image tag.
+    pub version: Option<String>,
+    #[serde(skip)]
+    pub strategy: Strategy,
+    /// `spec.selector.matchLabels` (`None`: it selects with matchExpressions, or not at all).
+    #[serde(skip)]
+    pub pod_selector: Option<Vec<(String, String)>>,
+    #[serde(skip)]
+    pub node_selector: Vec<(String, String)>,
+    #[serde(skip)]
+    pub generation: u64,
+}
+
+impl InstallerObs {
+    pub fn selects(&self, node: &NodeObs) -> bool {
+        !self.node_selector.is_empty()
+            && self
+                .node_selector
+                .iter()
+                .all(|(k, v)| node.labels.get(k) == Some(v))
+    }
+
+    /// `k=v,k=v` for `kubectl -l`.
+    pub fn selector_text(&self) -> Option<String> {
+        let sel = self.pod_selector.as_ref().filter(|s| !s.is_empty())?;
+        Some(
+            sel.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(","),
+        )
+    }
+
+    /// What a change of the DaemonSet is judged by: POLICY, image, strategy, pod selector.
+    pub fn fingerprint(&self) -> Fingerprint {
+        (
+            self.policy.clone(),
+            self.image.clone(),
+            self.strategy,
+            self.pod_selector.clone(),
+        )
+    }
+}
+
+/// A pod: an installer pod, or a pod a drain evicts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodObs {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub node: String,
+    /// The kind and name of its controller (`DaemonSet`, `ReplicaSet`, …).
+    pub owner: Option<(String, String)>,
+    pub deleting: bool,
+    /// A static pod's mirror (the kubelet's; drain leaves it).
+    pub mirror: bool,
+    pub finished: bool,
+    pub ready: bool,
+    /// The first container's POLICY and image.
+    pub policy: Option<String>,
+    pub image: String,
+    /// The `aliyun.com/gpu-mem` its containers ask for.
+    pub gpu_mem: u64,
+}
+
+/// What a node's module runs: its version and each GPU's policy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Module {
+    pub version: String,
+    /// (GPU index, policy), in the order /proc/cgpu_km lists them.
+    pub gpus: Vec<(String, String)>,
+}
+
+/// The node's module as READ_STATE prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    NoModule,
+    Loaded(Module),
+}
+
+/// The cluster lock as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LeaseObs {
+    pub holder: String,
+    pub resource_version: String,
+    /// `renewTime` and `acquireTime`, seconds since the epoch (`None`: absent or unreadable).
+    pub renewed: Option<i64>,
+    pub acquired: Option<i64>,
+    pub duration: Option<i64>,
+    pub user: Option<String>,
+    pub host: Option<String>,
+    pub pid: Option<u32>,
+}
+
+impl LeaseObs {
+    /// When it expires (seconds since the epoch).
+    pub fn expires(&self) -> Option<i64> {
+        Some(self.renewed? + self.duration?)
+    }
+}
+
+/// Everything the decision reads, at one moment.
+#[derive(Debug, Clone, Default)]
+pub struct Observation {
+    /// Seconds since the epoch when it was read.
+    pub now: i64,
+    pub nodes: Vec<NodeObs>,
+    pub installers: Vec<InstallerObs>,
+    /// Installer pods of each installer (by its name), then every pod the drain looks at.
+    pub installer_pods: BTreeMap<String, Vec<PodObs>>,
+    /// The pods on the nodes this observation lists them for (`None`: not listed).
+    pub pods: Option<Vec<PodObs>>,
+    /// Each GPU-sharing node's module, or why it could not be read.
+    pub modules: BTreeMap<String, Result<State, String>>,
+    pub lease: Option<LeaseObs>,
+    /// Nodes kured holds its reboot lock on.
+    pub kured: BTreeSet<String>,
+}
+
+impl Observation {
+    pub fn installer(&self, name: &str) -> Option<&InstallerObs> {
+        self.installers.iter().find(|i| i.name == name)
+    }
+
+    /// The installer that selects a node (cgpu-installer first).
+    pub fn installer_of(&self, node: &NodeObs) -> Option<&InstallerObs> {
+        self.installers.iter().find(|i| i.selects(node))
+    }
+
+    /// The GPU-sharing nodes: those an installer selects, and those labelled for cGPU.
+    pub fn gpu_sharing(&self) -> impl Iterator<Item = &NodeObs> {
+        self.nodes
+            .iter()
+            .filter(|n| n.isolating() || self.installer_of(n).is_some())
+    }
+
+    /// The node's installer pod that is not being deleted (the first), from its installer.
+    pub fn installer_pod(&self, installer: &str, node: &str) -> Option<&PodObs> {
+        self.installer_pods
+            .get(installer)?
+            .iter()
+            .find(|p| p.node == node && !p.deleting)
+    }
+
+    /// The node's pods a drain evicts: not finished, not a DaemonSet's, not a mirror pod.
+    pub fn evictable(&self, node: &str) -> Vec<&PodObs> {
+        self.pods
+            .iter()
+            .flatten()
+            .filter(|p| p.node == node && !p.finished && !p.mirror)
+            .filter(|p| p.owner.as_ref().is_none_or(|(k, _)| k != "DaemonSet"))
+            .collect()
+    }
+}
+
+// ---- reading kubectl's JSON -------------------------------------------------------------------
+
+fn pairs(v: &Value) -> Vec<(String, String)> {
+    v.as_object()
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// The POLICY a container runs with: the last entry of that name, as for
+/// [`crate::manifest::Installer::policy`] (the kubelet's rule).
+pub fn env_policy(container: &Value) -> Option<String> {
+    container["env"]
+        .as_array()?
+        .iter()
+        .rfind(|e| e["name"] == crate::manifest::POLICY_ENV)
+        .and_then(|e| e["value"].as_str().map(str::to_string))
+}
+
+fn condition(obj: &Value, kind: &str) -> bool {
+    obj["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"] == kind && c["status"] == "True")
+    })
+}
+
+fn quantity(v: &Value) -> u64 {
+    match v {
+        Value::String(s) => s.trim().parse().unwrap_or(0),
+        Value::Number(n) => n.as_u64().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The cGPU version of an image's tag (`…:v1.5.10-2b9e7d4-aliyun` → `1.5.10`).
+pub fn image_version(image: &str) -> Option<String> {
+    cgpu::split_image(image)
+        .tag
+        .and_then(|t| cgpu::parse_tag(t).ok())
+        .map(|t| t.core.to_string())
+}
+
+pub fn node_from(v: &Value) -> NodeObs {
+    let meta = &v["metadata"];
+    NodeObs {
+        name: text(&meta["name"]),
+        uid: text(&meta["uid"]),
+        provider_id: v["spec"]["providerID"].as_str().map(str::to_string),
+        ready: condition(v, "Ready"),
+        unschedulable: v["spec"]["unschedulable"] == true,
+        boot_id: text(&v["status"]["nodeInfo"]["bootID"]),
+        labels: pairs(&meta["labels"]).into_iter().collect(),
+        annotations: pairs(&meta["annotations"]).into_iter().collect(),
+        gpu_mem: quantity(&v["status"]["allocatable"]["aliyun.com/gpu-mem"]),
+    }
+}
+
+pub fn installer_from(v: &Value) -> InstallerObs {
+    let spec = &v["spec"]["template"]["spec"];
+    let name = text(&v["metadata"]["name"]);
+    let containers = spec["containers"].as_array().cloned().unwrap_or_default();
+    let container = containers
+        .iter()
+        .find(|c| c["name"] == name.as_str())
+        .or(containers.first())
+        .cloned()
+        .unwrap_or(Value::Null);
+    let image = text(&container["image"]);
+    let selector = &v["spec"]["selector"];
+    let expressions = selector["matchExpressions"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty());
+    InstallerObs {
+        version: image_version(&image),
+        policy: env_policy(&container),
+        image,
+        strategy: if v["spec"]["updateStrategy"]["type"] == "OnDelete" {
+            Strategy::OnDelete
+        } else {
+            Strategy::RollingUpdate
+        },
+        pod_selector: (!expressions).then(|| pairs(&selector["matchLabels"])),
+        node_selector: pairs(&spec["nodeSelector"]),
+        generation: v["metadata"]["generation"].as_u64().unwrap_or(0),
+        name,
+    }
+}
+
+pub fn pod_from(v: &Value) -> PodObs {
+    let meta = &v["metadata"];
+    let containers = v["spec"]["containers"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let first = containers.first().cloned().unwrap_or(Value::Null);
+    let owner = meta["ownerReferences"].as_array().and_then(|o| {
+        let r = o.iter().find(|r| r["controller"] == true).or(o.first())?;
+        Some((text(&r["kind"]), text(&r["name"])))
+    });
+    let phase = v["status"]["phase"].as_str().unwrap_or("");
+    PodObs {
+        namespace: text(&meta["namespace"]),
+        name: text(&meta["name"]),
+        uid: text(&meta["uid"]),
+        node: text(&v["spec"]["nodeName"]),
+        owner,
+        deleting: meta.get("deletionTimestamp").is_some_and(|d| !d.is_null()),
+        mirror: meta["annotations"]
+            .get("kubernetes.io/config.mirror")
+            .is_some(),
+        finished: phase == "Succeeded" || phase == "Failed",
+        ready: condition(v, "Ready"),
+        policy: env_policy(&first),
+        image: text(&first["image"]),
+        gpu_mem: containers
+            .iter()
+            .map(|c| quantity(&c["resources"]["limits"]["aliyun.com/gpu-mem"]))
+            .sum(),
+    }
+}
+
+pub fn lease_from(v: &Value) -> LeaseObs {
+    let a = &v["metadata"]["annotations"];
+    let s = &v["spec"];
+    LeaseObs {
+        holder: text(&s["holderIdentity"]),
+        resource_version: text(&v["metadata"]["resourceVersion"]),
+        renewed: s["renewTime"].as_str().and_then(parse_time),
+        acquired: s["acquireTime"].as_str().and_then(parse_time),
+        duration: s["leaseDurationSeconds"].as_i64(),
+        user: a["cgpu-lint/user"].as_str().map(str::to_string),
+        host: a["cgpu-lint/host"].as_str().map(str::to_string),
+        pid: a["cgpu-lint/pid"].as_str().and_then(|p| p.parse().ok()),
+    }
+}
+
+/// The nodes kured's DaemonSets hold their lock on (`weave.works/kured-node-lock`).
+pub fn kured_from(daemonsets: &[Value]) -> BTreeSet<String> {
+    daemonsets
+        .iter()
+        .filter_map(|d| d["metadata"]["annotations"][KURED_LOCK].as_str())
+        .filter_map(|lock| serde_json::from_str::<Value>(lock).ok())
+        .filter_map(|l| l["nodeID"].as_str().map(str::to_string))
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+/// `2026-12-07T16:48:52Z`, with or without fractional seconds, as seconds since the epoch.
+pub fn parse_time(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || !s.ends_with('Z') {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 60 {
+        return None;
+    }
+    // Days from civil (Howard Hinnant), the inverse of date::civil_from_days.
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+/// Parse READ_STATE's output: `no-module`, or `version V` and `/proc/cgpu_km/N/policy P` lines.
+pub fn parse_state(text: &str) -> Result<State, String> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines == ["no-module"] {
+        return Ok(State::NoModule);
+    }
+    let mut version = None;
+    let mut gpus = Vec::new();
+    for l in &lines {
+        if let Some(v) = l.strip_prefix("version ") {
+            version = Some(v.trim().to_string());
+        } else if let Some(rest) = l.strip_prefix("/proc/cgpu_km/")
+            && let Some((gpu, policy)) = rest.split_once("/policy ")
+            && !gpu.is_empty()
+            && gpu.bytes().all(|b| b.is_ascii_digit())
+        {
+            gpus.push((gpu.to_string(), policy.trim().to_string()));
+        } else {
+            return Err(format!("unexpected output line `{l}`"));
+        }
+    }
+    let Some(version) = version else {
+        return Err("no module version in the output".into());
+    };
+    if gpus.is_empty() {
+        return Err(format!("module {version} shows no GPU"));
+    }
+    Ok(State::Loaded(Module { version, gpus }))
+}
+
+// ---- reading the cluster ----------------------------------------------------------------------
+
+/// How to read one cluster.
+pub struct Reader<'a> {
+    pub options: &'a Options,
+    pub target: &'a Target,
+    /// Nodes whose module is read at once.
+    pub parallel: usize,
+}
+
+/// Loaded modules already read, by node: (boot id, installer pod uid and readiness) → module.
+/// A loaded module changes only when the node reboots (and its installer loads it again), so a
+/// later pass reads again only those nodes. "No module" is never kept: the installer loads it
+/// whenever its pod starts.
+pub type ModuleCache = BTreeMap<String, ((String, String), State)>;
+
+/// What to read beyond the nodes, the DaemonSets and the installer pods.
+#[derive(Debug, Clone, Default)]
+pub struct Wants {
+    /// List the pods of every namespace (the drain and the capacity gate need them).
+    pub pods: bool,
+    pub lease: Option<&'static str>,
+}
+
+fn list(
+    reader: &Reader,
+    args: &[&str],
+    until: Option<Instant>,
+) -> Result<Vec<Value>, ClusterError> {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let out = reader.options.run(reader.target, &args, until)?;
+    let v: Value = serde_json::from_slice(&out).map_err(|e| ClusterError::BadOutput {
+        context: reader.target.label.clone(),
+        detail: e.to_string(),
+    })?;
+    Ok(match v["items"].as_array() {
+        Some(items) => items.clone(),
+        None if v.is_object() && v.get("kind").is_some() => vec![v],
+        None => Vec::new(),
+    })
+}
+
+/// The Lease (`None`: there is none).
+pub fn read_lease(reader: &Reader, name: &str) -> Result<Option<LeaseObs>, ClusterError> {
+    let args = [
+        "-n",
+        "kube-system",
+        "get",
+        "leases.v1.coordination.k8s.io",
+        name,
+        "--ignore-not-found",
+        "-o",
+        "json",
+    ];
+    let out = reader
+        .options
+        .run(reader.target, &args.map(String::from), None)?;
+    if out.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let v: Value = serde_json::from_slice(&out).map_err(|e| ClusterError::BadOutput {
+        context: reader.target.label.clone(),
+        detail: e.to_string(),
+    })?;
+    Ok(Some(lease_from(&v)))
+}
+
+/// READ_STATE through the pod.
+pub fn read_module(reader: &Reader, pod: &str, until: Instant) -> Result<State, String> {
+    let mut args: Vec<String> = ["-n", "kube-system", "exec", pod, "--"]
+        .map(String::from)
+        .to_vec();
+    args.extend(NSENTER.split(' ').map(str::to_string));
+    args.extend(["sh".into(), "-c".into(), READ_STATE.into()]);
+    match reader.options.run(reader.target, &args, Some(until)) {
+        Ok(out) => parse_state(&String::from_utf8_lossy(&out)),
+        Err(ClusterError::Forbidden { .. }) => Err("no pods/exec".into()),
+        Err(_) if Instant::now() >= until => Err("not read before the deadline".into()),
+        Err(ClusterError::Kubectl { detail, .. }) => Err(format!("exec in {pod} failed: {detail}")),
+        Err(e) => Err(format!("exec in {pod} failed: {e}")),
+    }
+}
+
+/// One observation: each kind with one LIST (nodes; DaemonSets of every namespace, for the
+/// installers and kured's lock; each installer's pods by its selector, or every pod when
+/// `wants.pods`), the Lease, then the modules of the GPU-sharing nodes in parallel under one
+/// deadline (`until`), read again only where the boot id or the installer pod changed.
+pub fn read(
+    reader: &Reader,
+    wants: &Wants,
+    cache: &mut ModuleCache,
+    until: Instant,
+) -> Result<Observation, ClusterError> {
+    let now = crate::date::now_secs();
+    let (nodes, daemonsets, lease, pods) = std::thread::scope(|s| {
+        let nodes = s.spawn(|| {
+            list(
+                reader,
+                &["get", "nodes", "-o", "json", "--chunk-size=500"],
+                None,
+            )
+        });
+        let ds = s.spawn(|| {
+            list(
+                reader,
+                &[
+                    "get",
+                    "daemonsets.v1.apps",
+                    "--all-namespaces",
+                    "-o",
+                    "json",
+                    "--chunk-size=500",
+                ],
+                None,
+            )
+        });
+        let lease = s.spawn(|| wants.lease.map(|l| read_lease(reader, l)).transpose());
+        let pods = s.spawn(|| {
+            wants
+                .pods
+                .then(|| {
+                    list(
+                        reader,
+                        &[
+                            "get",
+                            "pods",
+                            "--all-namespaces",
+                            "-o",
+                            "json",
+                            "--chunk-size=500",
+                        ],
+                        None,
+                    )
+                })
+                .transpose()
+        });
+        (
+            nodes.join().unwrap_or_else(|_| Ok(Vec::new())),
+            ds.join().unwrap_or_else(|_| Ok(Vec::new())),
+            lease.join().unwrap_or(Ok(None)),
+            pods.join().unwrap_or(Ok(None)),
+        )
+    });
+    let (nodes, daemonsets, lease, pods) = (nodes?, daemonsets?, lease?.flatten(), pods?);
+    let mut obs = Observation {
+        now,
+        nodes: nodes.iter().map(node_from).collect(),
+        kured: kured_from(&daemonsets),
+        lease,
+        ..Default::default()
+    };
+    for name in cgpu::INSTALLER_NAMES {
+        if let Some(ds) = daemonsets
+            .iter()
+            .find(|d| d["metadata"]["namespace"] == "kube-system" && d["metadata"]["name"] == name)
+        {
+            obs.installers.push(installer_from(ds));
+        }
+    }
+    let all_pods: Option<Vec<PodObs>> = pods.map(|p| p.iter().map(pod_from).collect());
+    for inst in &obs.installers {
+        let owned = |p: &PodObs| {
+            p.namespace == "kube-system"
+                && p.owner
+                    .as_ref()
+                    .is_some_and(|(k, n)| k == "DaemonSet" && n == &inst.name)
+        };
+        let mine: Vec<PodObs> = match (&all_pods, inst.selector_text()) {
+            (Some(all), _) => all.iter().filter(|p| owned(p)).cloned().collect(),
+            (None, Some(sel)) => list(
+                reader,
+                &["-n", "kube-system", "get", "pods", "-l", &sel, "-o", "json"],
+                None,
+            )?
+            .iter()
+            .map(pod_from)
+            .filter(|p| owned(p))
+            .collect(),
+            (None, None) => Vec::new(),
+        };
+        obs.installer_pods.insert(inst.name.clone(), mine);
+    }
+    obs.pods = all_pods;
+    // The modules: the GPU-sharing nodes with an installer pod, a few at a time.
+    let jobs: Vec<(String, String, (String, String))> = obs
+        .gpu_sharing()
+        .filter_map(|n| {
+            let inst = obs.installer_of(n)?;
+            let pod = obs.installer_pod(&inst.name, &n.name)?;
+            Some((
+                n.name.clone(),
+                pod.name.clone(),
+                (n.boot_id.clone(), format!("{}/{}", pod.uid, pod.ready)),
+            ))
+        })
+        .collect();
+    let mut results: BTreeMap<String, Result<State, String>> = BTreeMap::new();
+    let mut todo = Vec::new();
+    for (node, pod, key) in jobs {
+        match cache.get(&node) {
+            Some((k, state)) if *k == key => {
+                results.insert(node, Ok(state.clone()));
+            }
+            _ => todo.push((node, pod, key)),
+        }
+    }
+    let next = AtomicUsize::new(0);
+    type Read = (String, (String, String), Result<State, String>);
+    let done: Mutex<Vec<Read>> = Mutex::new(Vec::new());
+    let workers = reader.parallel.clamp(1, 64).min(todo.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some((node, pod, key)) = todo.get(i) else {
+                        break;
+                    };
+                    let state = read_module(reader, pod, until);
+                    if let Ok(mut d) = done.lock() {
+                        d.push((node.clone(), key.clone(), state));
+                    }
+                }
+            });
+        }
+    });
+    for (node, key, state) in done.into_inner().unwrap_or_default() {
+        match &state {
+            Ok(st @ State::Loaded(_)) => {
+                cache.insert(node.clone(), (key, st.clone()));
+            }
+            _ => {
+                cache.remove(&node);
+            }
+        }
+        results.insert(node, state);
+    }
+    obs.modules = results;
+    Ok(obs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_as_the_api_server_writes_them() {
+        assert_eq!(parse_time("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            parse_time("2026-12-07T16:48:52.123456Z"),
+            Some(parse_time("2026-12-07T16:48:52Z").unwrap())
+        );
+        for secs in [0i64, 86_399, 951_782_400, 1_796_654_932, 4_102_444_800] {
+            assert_eq!(parse_time(&crate::date::rfc3339(secs)), Some(secs));
+        }
+        assert_eq!(parse_time("2026-13-07T16:48:52Z"), None);
+        assert_eq!(parse_time("yesterday"), None);
+    }
+
+    #[test]
+    fn the_instance_is_what_the_live_provider_id_names() {
+        let mut n = NodeObs {
+            provider_id: Some("cn-hangzhou.i-bp1abcdefgh12345".into()),
+            ..Default::default()
+        };
+        assert_eq!(n.instance(), Some(("cn-hangzhou", "i-bp1abcdefgh12345")));
+        for bad in [
+            "",
+            "cn-hangzhou",
+            "i-bp1abcdefgh12345",
+            "cn-hangzhou.i-BP1",
+            "x.i-bp1;reboot",
+            "aws:///us-east-1a/i-0abc",
+        ] {
+            n.provider_id = Some(bad.into());
+            assert_eq!(n.instance(), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn read_states_output_is_parsed_as_the_runbook_judges_it() {
+        assert_eq!(parse_state("no-module\n"), Ok(State::NoModule));
+        let s = parse_state("version 1.5.10\n/proc/cgpu_km/0/policy 2\n/proc/cgpu_km/1/policy 1\n")
+            .unwrap();
+        let State::Loaded(m) = &s else { panic!() };
+        assert_eq!(m.version, "1.5.10");
+        assert_eq!(m.gpus, [("0".into(), "2".into()), ("1".into(), "1".into())]);
+        assert!(parse_state("version 1.5.10\n").is_err());
+        assert!(parse_state("/proc/cgpu_km/0/policy 2\n").is_err());
+        assert!(parse_state("Segmentation fault\n").is_err());
+        assert!(parse_state("").is_err());
+    }
+}

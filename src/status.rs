@@ -19,6 +19,7 @@ use crate::cgpu;
 use crate::checklist::steps::{NSENTER, READ_STATE};
 use crate::cluster::{ClusterError, Fetched, Options, Target};
 use crate::diag::Diagnostic;
+use crate::rollout::observe::NodeObs;
 use crate::rules::{Ctx, RuleOptions};
 use crate::yaml::Source;
 
@@ -45,63 +46,32 @@ pub struct Asks {
     pod_selector: String,
 }
 
-/// What the node's module runs: its version and each GPU's policy.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Module {
-    pub version: String,
-    /// (GPU index, policy), in the order /proc/cgpu_km lists them.
-    pub gpus: Vec<(String, String)>,
-}
+pub use crate::rollout::observe::{Module, State, parse_state};
+use crate::rollout::observe::{env_policy, pairs};
 
-/// The node's state as READ_STATE prints it.
+/// A node's verdict. In JSON: `"verdict"` (kebab-case) and `"why"`, always a string.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum State {
-    NoModule,
-    Loaded(Module),
-}
-
-/// Parse READ_STATE's output: `no-module`, or `version V` and `/proc/cgpu_km/N/policy P` lines.
-pub fn parse_state(text: &str) -> Result<State, String> {
-    let lines: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if lines == ["no-module"] {
-        return Ok(State::NoModule);
-    }
-    let mut version = None;
-    let mut gpus = Vec::new();
-    for l in &lines {
-        if let Some(v) = l.strip_prefix("version ") {
-            version = Some(v.trim().to_string());
-        } else if let Some(rest) = l.strip_prefix("/proc/cgpu_km/")
-            && let Some((gpu, policy)) = rest.split_once("/policy ")
-            && !gpu.is_empty()
-            && gpu.bytes().all(|b| b.is_ascii_digit())
-        {
-            gpus.push((gpu.to_string(), policy.trim().to_string()));
-        } else {
-            return Err(format!("unexpected output line `{l}`"));
-        }
-    }
-    let Some(version) = version else {
-        return Err("no module version in the output".into());
-    };
-    if gpus.is_empty() {
-        return Err(format!("module {version} shows no GPU"));
-    }
-    Ok(State::Loaded(Module { version, gpus }))
-}
-
-/// A node's verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "verdict", content = "why", rename_all = "kebab-case")]
 pub enum Verdict {
     Converged,
     NeedsRestart(Vec<String>),
     NoModule,
     Unreadable(String),
+}
+
+impl Serialize for Verdict {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let (word, why) = match self {
+            Verdict::Converged => ("converged", String::new()),
+            Verdict::NeedsRestart(w) => ("needs-restart", w.join("; ")),
+            Verdict::NoModule => ("no-module", "the cGPU module is not loaded".into()),
+            Verdict::Unreadable(w) => ("unreadable", w.clone()),
+        };
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("verdict", word)?;
+        m.serialize_entry("why", &why)?;
+        m.end()
+    }
 }
 
 impl Verdict {
@@ -184,6 +154,8 @@ pub struct NodeStatus {
     pub pod_policy: Option<String>,
     /// What the module runs, when it was read and loaded.
     pub module: Option<Module>,
+    /// A rollout has it in flight (cordoned, rebooting, rebooted), from the node's annotations.
+    pub in_flight: Option<String>,
     #[serde(flatten)]
     pub verdict: Verdict,
 }
@@ -196,26 +168,11 @@ pub struct ClusterStatus {
     pub nodes: Vec<NodeStatus>,
     /// The node count of the cluster (GPU-sharing or not).
     pub node_count: usize,
-}
-
-/// The POLICY a container runs with: the last entry of that name, as for
-/// [`crate::manifest::Installer::policy`] (the kubelet's rule).
-fn env_policy(container: &Value) -> Option<String> {
-    container["env"]
-        .as_array()?
-        .iter()
-        .rfind(|e| e["name"] == crate::manifest::POLICY_ENV)
-        .and_then(|e| e["value"].as_str().map(str::to_string))
-}
-
-fn pairs(v: &Value) -> Vec<(String, String)> {
-    v.as_object()
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default()
+    /// Who holds the rollout's cluster lock, in words (`None`: nobody).
+    pub lock: Option<String>,
+    /// The context, for the next command.
+    #[serde(skip)]
+    pub context: Option<String>,
 }
 
 fn parse(src: &Source) -> Option<Value> {
@@ -247,23 +204,11 @@ fn installers(fetched: &Fetched) -> Vec<Asks> {
     out
 }
 
-fn labels(node: &Value) -> BTreeMap<String, String> {
-    pairs(&node["metadata"]["labels"]).into_iter().collect()
-}
-
-fn selects(a: &Asks, labels: &BTreeMap<String, String>) -> bool {
+fn selects(a: &Asks, labels: &std::collections::BTreeMap<String, String>) -> bool {
     !a.node_selector.is_empty()
         && a.node_selector
             .iter()
             .all(|(k, v)| labels.get(k) == Some(v))
-}
-
-/// A node with a GPU-sharing label (`ack.node.gpu.schedule` cgpu or core_mem, legacy cgpu=true).
-fn isolating(labels: &BTreeMap<String, String>) -> bool {
-    labels
-        .get(cgpu::SCHEDULE_LABEL)
-        .is_some_and(|s| cgpu::ISOLATING_SCHEDULES.contains(&s.as_str()))
-        || labels.get(cgpu::LEGACY_LABEL).map(String::as_str) == Some(cgpu::LEGACY_VALUE)
 }
 
 /// The installer pods of each installer, by node: (pod name, POLICY) of the first pod that is
@@ -373,16 +318,25 @@ pub fn read(options: &Options, fetched: &Fetched, limits: Limits) -> ClusterStat
     let target = &fetched.target;
     let asks = installers(fetched);
     // The GPU-sharing nodes: those an installer selects, and those labelled for cGPU.
-    let mut nodes: Vec<(String, Option<Asks>)> = Vec::new();
+    let mut nodes: Vec<(NodeObs, Option<Asks>)> = Vec::new();
     for n in fetched.nodes.iter().filter_map(|s| parse(s)) {
-        let l = labels(&n);
-        let name = n["metadata"]["name"].as_str().unwrap_or("").to_string();
-        match asks.iter().find(|a| selects(a, &l)) {
-            Some(a) => nodes.push((name, Some(a.clone()))),
-            None if isolating(&l) => nodes.push((name, None)),
+        let obs = crate::rollout::observe::node_from(&n);
+        match asks.iter().find(|a| selects(a, &obs.labels)) {
+            Some(a) => nodes.push((obs, Some(a.clone()))),
+            None if obs.isolating() => nodes.push((obs, None)),
             None => {}
         }
     }
+    let reader = crate::rollout::observe::Reader {
+        options,
+        target,
+        parallel: 1,
+    };
+    let lock = crate::rollout::observe::read_lease(&reader, crate::rollout::lease::NAME)
+        .ok()
+        .flatten()
+        .filter(|l| !l.holder.is_empty())
+        .map(|l| crate::rollout::lease::describe(&l, crate::date::now_secs()));
     let pods = list_pods(options, target, &asks, until);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<NodeStatus>>> = Mutex::new(vec![None; nodes.len()]);
@@ -392,10 +346,10 @@ pub fn read(options: &Options, fetched: &Fetched, limits: Limits) -> ClusterStat
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some((name, asks)) = nodes.get(i) else {
+                    let Some((node, asks)) = nodes.get(i) else {
                         break;
                     };
-                    let status = one(options, target, name, asks.as_ref(), &pods, until);
+                    let status = one(options, target, node, asks.as_ref(), &pods, until);
                     if let Ok(mut r) = results.lock() {
                         r[i] = Some(status);
                     }
@@ -414,25 +368,59 @@ pub fn read(options: &Options, fetched: &Fetched, limits: Limits) -> ClusterStat
         installers: asks,
         nodes,
         node_count: fetched.node_count,
+        lock,
+        context: target.context.clone(),
     }
 }
 
 fn one(
     options: &Options,
     target: &Target,
-    name: &str,
+    node: &NodeObs,
     asks: Option<&Asks>,
     pods: &Pods,
     until: Instant,
 ) -> NodeStatus {
-    let mut s = NodeStatus {
+    use crate::rollout::decide::{Phase, phase};
+    let name = node.name.as_str();
+    let s = NodeStatus {
         name: name.to_string(),
         asks: asks.cloned(),
         pod: None,
         pod_policy: None,
         module: None,
+        in_flight: phase(node).map(|p| {
+            match p {
+                Phase::Cordoned => "cordoned by a rollout, not yet rebooted",
+                Phase::Rebooting => {
+                    "a rollout asked for its reboot; the boot id has not changed yet"
+                }
+                Phase::Rebooted => "rebooted by a rollout, not yet verified and uncordoned",
+            }
+            .to_string()
+        }),
         verdict: Verdict::Unreadable(String::new()),
     };
+    let mut s = one_read(options, target, name, asks, pods, until, s);
+    // A NotReady node is named so, not by the exec's error alone.
+    if !node.ready
+        && let Verdict::Unreadable(why) = &s.verdict
+    {
+        s.verdict = Verdict::Unreadable(format!("NotReady: {why}"));
+    }
+    s
+}
+
+#[allow(clippy::too_many_arguments)]
+fn one_read(
+    options: &Options,
+    target: &Target,
+    name: &str,
+    asks: Option<&Asks>,
+    pods: &Pods,
+    until: Instant,
+    mut s: NodeStatus,
+) -> NodeStatus {
     let Some(asks) = asks else {
         s.verdict =
             Verdict::Unreadable("it is labelled for cGPU, but no cgpu-installer selects it".into());
@@ -498,8 +486,47 @@ pub fn summary_line(c: &ClusterStatus) -> String {
     part(&mut out, &restart, "needs a restart", "need a restart");
     part(&mut out, &no_module, "has no module", "have no module");
     part(&mut out, &unreadable, "is unreadable", "are unreadable");
+    if let Some(lock) = &c.lock {
+        out.push_str(&format!("; a rollout holds the cluster lock: {lock}"));
+    }
+    let flying: Vec<&str> = c
+        .nodes
+        .iter()
+        .filter(|n| n.in_flight.is_some())
+        .map(|n| n.name.as_str())
+        .collect();
+    part(&mut out, &flying, "is in flight", "are in flight");
     if !restart.is_empty() || !no_module.is_empty() {
-        out.push_str("; run `cgpu-lint checklist --cluster`");
+        let policy = c
+            .installers
+            .iter()
+            .find(|a| a.installer == cgpu::INSTALLER)
+            .and_then(|a| a.policy.clone())
+            .unwrap_or_else(|| "N".into());
+        let context = c
+            .context
+            .as_deref()
+            .map(|x| {
+                let plain = !x.is_empty()
+                    && x.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "._@/:+-".contains(c));
+                let word = if plain {
+                    x.to_string()
+                } else {
+                    crate::checklist::shell::quote(x)
+                };
+                format!(" --context {word}")
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "; see what a rollout would do: `cgpu-lint rollout --cluster{context} --policy {policy} --dry-run`"
+        ));
+    }
+    if c.nodes.is_empty() {
+        return format!(
+            "cluster {}: no GPU-sharing node (none of its {} nodes is selected by a cGPU installer or labelled for cGPU): nothing to converge",
+            c.cluster, c.node_count
+        );
     }
     out
 }
@@ -545,7 +572,11 @@ pub fn table(clusters: &[ClusterStatus]) -> String {
                     esc(&n.name).into_owned(),
                     asks_text(&n.asks),
                     runs(n),
-                    esc(&n.verdict.text()).into_owned(),
+                    esc(&match &n.in_flight {
+                        Some(f) => format!("{} (in flight: {f})", n.verdict.text()),
+                        None => n.verdict.text(),
+                    })
+                    .into_owned(),
                 ]
             })
             .collect();

@@ -218,7 +218,7 @@ fn converged_pending_restart_no_module_and_a_pod_that_is_gone() {
     assert!(!got.contains_key("cn-hangzhou.10.0.1.17"));
     assert_eq!(
         c["summary"]["line"],
-        "cluster prod: 1 of 6 GPU-sharing nodes converged; 2 need a restart: cn-hangzhou.10.0.1.12, cn-hangzhou.10.0.1.13; 1 has no module: cn-hangzhou.10.0.1.14; 2 are unreadable: cn-hangzhou.10.0.1.15, cn-hangzhou.10.0.1.16; run `cgpu-lint checklist --cluster`"
+        "cluster prod: 1 of 6 GPU-sharing nodes converged; 2 need a restart: cn-hangzhou.10.0.1.12, cn-hangzhou.10.0.1.13; 1 has no module: cn-hangzhou.10.0.1.14; 2 are unreadable: cn-hangzhou.10.0.1.15, cn-hangzhou.10.0.1.16; see what a rollout would do: `cgpu-lint rollout --cluster --context prod --policy 2 --dry-run`"
     );
     // What the module runs, per GPU, from the node.
     let n12 = &c["nodes"]
@@ -247,7 +247,7 @@ fn converged_pending_restart_no_module_and_a_pod_that_is_gone() {
         "{table}"
     );
     assert!(
-        table.ends_with("run `cgpu-lint checklist --cluster`\n"),
+        table.ends_with("`cgpu-lint rollout --cluster --context prod --policy 2 --dry-run`\n"),
         "{table}"
     );
     let sarif: Value = serde_json::from_slice(&w.status(&["--format", "sarif"]).stdout).unwrap();
@@ -364,12 +364,10 @@ fn an_installer_pod_made_from_the_old_template_is_named_in_the_why() {
     let n = &v["clusters"][0]["nodes"][0];
     assert_eq!(n["pod_policy"], "1");
     assert_eq!(n["verdict"], "needs-restart");
+    // One type for `why`: a string, whatever the verdict.
     assert_eq!(
         n["why"],
-        json!([
-            "GPU 0 runs policy 1, GPU 1 runs policy 1, cgpu-installer asks POLICY 2",
-            "its installer pod was made with POLICY 1 (an OnDelete DaemonSet): it must be deleted too"
-        ])
+        "GPU 0 runs policy 1, GPU 1 runs policy 1, cgpu-installer asks POLICY 2; its installer pod was made with POLICY 1 (an OnDelete DaemonSet): it must be deleted too"
     );
 }
 

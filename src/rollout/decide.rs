@@ -403,24 +403,8 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                         }
                         if matches!(v.verdict, Kind::NoModule) {
                             // Drained with no module: the new pod loads it, no reboot.
-                            if let Some(p) = pod
-                                && !memory.restarted.contains(&n.name)
-                            {
-                                d.actions.push(Action::DeletePod {
-                                    node: n.name.clone(),
-                                    pod: p.name.clone(),
-                                    uid: p.uid.clone(),
-                                    why: "the module is not loaded: a new pod loads it".into(),
-                                });
-                            } else if timed_out(&n.name, WaitKind::Policy, config.policy_timeout) {
-                                node_stop = node_stop.or(stop(Some(&n.name), "wait-policy", format!("{}: still no module loaded after its installer pod was restarted", n.name), Next::Resume));
-                            } else {
-                                d.waiting.push(Wait {
-                                    node: n.name.clone(),
-                                    kind: WaitKind::Policy,
-                                    why: "the new installer pod to load the module".into(),
-                                });
-                            }
+                            let late = timed_out(&n.name, WaitKind::Policy, config.policy_timeout);
+                            load(n, pod, memory, late, &mut d, &mut node_stop);
                             d.nodes.push(v);
                             continue;
                         }
@@ -532,23 +516,9 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                         set(&mut v, Kind::NoModule, "the cGPU module is not loaded: its installer pod is recreated and loads it (no drain, no reboot)".into());
                         if let Some(a) = &actor {
                             set(&mut v, Kind::Held, a.clone());
-                        } else if let Some(p) = pod
-                            && !memory.restarted.contains(&n.name)
-                        {
-                            d.actions.push(Action::DeletePod {
-                                node: n.name.clone(),
-                                pod: p.name.clone(),
-                                uid: p.uid.clone(),
-                                why: "the module is not loaded: a new pod loads it".into(),
-                            });
-                        } else if timed_out(&n.name, WaitKind::Policy, config.policy_timeout) {
-                            node_stop = node_stop.or(stop(Some(&n.name), "wait-policy", format!("{}: still no module loaded after its installer pod was restarted", n.name), Next::Resume));
                         } else {
-                            d.waiting.push(Wait {
-                                node: n.name.clone(),
-                                kind: WaitKind::Policy,
-                                why: "the new installer pod to load the module".into(),
-                            });
+                            let late = timed_out(&n.name, WaitKind::Policy, config.policy_timeout);
+                            load(n, pod, memory, late, &mut d, &mut node_stop);
                         }
                     }
                     Err(e) => {
@@ -667,6 +637,46 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
     d.actions
         .sort_by_key(|a| !matches!(a, Action::Finish { .. }));
     d
+}
+
+/// No module loaded: its installer pod is deleted once (the new one loads the module), then
+/// waited for; still none after the wait stops the run.
+fn load(
+    n: &NodeObs,
+    pod: Option<&super::observe::PodObs>,
+    memory: &Memory,
+    late: bool,
+    d: &mut Decision,
+    node_stop: &mut Option<Stop>,
+) {
+    if let Some(p) = pod
+        && !memory.restarted.contains(&n.name)
+    {
+        d.actions.push(Action::DeletePod {
+            node: n.name.clone(),
+            pod: p.name.clone(),
+            uid: p.uid.clone(),
+            why: "the module is not loaded: a new pod loads it".into(),
+        });
+    } else if late {
+        if node_stop.is_none() {
+            *node_stop = stop(
+                Some(&n.name),
+                "wait-policy",
+                format!(
+                    "{}: still no module loaded after its installer pod was restarted",
+                    n.name
+                ),
+                Next::Resume,
+            );
+        }
+    } else {
+        d.waiting.push(Wait {
+            node: n.name.clone(),
+            kind: WaitKind::Policy,
+            why: "the new installer pod to load the module".into(),
+        });
+    }
 }
 
 /// A node to reboot once more: still cordoned (again, if someone uncordoned it since) and

@@ -259,7 +259,7 @@ impl Observation {
 
 // ---- reading kubectl's JSON -------------------------------------------------------------------
 
-fn pairs(v: &Value) -> Vec<(String, String)> {
+pub(crate) fn pairs(v: &Value) -> Vec<(String, String)> {
     v.as_object()
         .map(|m| {
             m.iter()

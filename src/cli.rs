@@ -462,6 +462,9 @@ pub struct CompatArgs {
     /// What-if: the nodes' operating system image (status.nodeInfo.osImage)
     #[arg(long, value_name = "TEXT")]
     pub os_image: Option<String>,
+    /// What-if: a --tag older than what the nodes run is a downgrade (exit 1 without this flag)
+    #[arg(long, requires = "tag")]
+    pub allow_downgrade: bool,
     /// With --cluster: the installers, device plugins and nodes come from the cluster
     #[command(flatten)]
     pub cluster: ClusterArgs,

@@ -61,8 +61,8 @@ pub(crate) fn run(s: &mut Streams, args: &CompatArgs) -> Result<Exit, AppError> 
         }
     }
     let text = match args.format {
-        CompatFormat::Human => whatif::human(&answers),
-        CompatFormat::Json => whatif::json(&answers),
+        CompatFormat::Human => whatif::print::human(&answers),
+        CompatFormat::Json => whatif::print::json(&answers),
     };
     s.out.write_all(text.as_bytes())?;
     // A break or a refused downgrade is a finding; a what-if that could not judge the nodes

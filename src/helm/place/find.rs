@@ -21,7 +21,12 @@ pub fn parent_chart(path: &str) -> Option<(std::path::PathBuf, Vec<Dependency>)>
     } else {
         dir
     };
-    let text = std::fs::read_to_string(dir.join("Chart.yaml")).ok()?;
+    let text = crate::spill::read_text_at_most(
+        &dir.join("Chart.yaml"),
+        crate::check::DEFAULT_MAX_FILE_SIZE,
+        "--max-file-size's default",
+    )
+    .ok()?;
     let src = Source::new(dir.join("Chart.yaml").to_string_lossy(), text);
     let parsed = yaml::parse(&src);
     let root = parsed.documents.first()?.root.as_ref()?;

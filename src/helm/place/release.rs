@@ -194,7 +194,11 @@ fn layer_file(
 ) -> Result<Option<Node>, Refusal> {
     let p = crate::paths::lexical(&base.join(path));
     let path = entry.as_str().unwrap_or(path);
-    let text = match std::fs::read_to_string(&p) {
+    let text = match crate::spill::read_text_at_most(
+        &p,
+        crate::check::DEFAULT_MAX_FILE_SIZE,
+        "--max-file-size's default",
+    ) {
         Ok(t) => t,
         Err(_) if skip_missing && !p.exists() => return Ok(None),
         Err(e) if p.exists() => {
@@ -366,7 +370,11 @@ fn umbrella(
     let user = user_values(layers, version)?;
     let mut defaults = empty_map(&user.src);
     if let Some(p) = parent_defaults
-        && let Ok(text) = std::fs::read_to_string(&p)
+        && let Ok(text) = crate::spill::read_text_at_most(
+            &p,
+            crate::check::DEFAULT_MAX_FILE_SIZE,
+            "--max-file-size's default",
+        )
     {
         defaults = read_file(&Source::new(p.to_string_lossy(), text), version)?;
     }

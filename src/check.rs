@@ -324,16 +324,17 @@ fn walk_error(root: &str, err: &ignore::Error) -> InputError {
             _ => None,
         }
     }
-    match failed(err) {
-        Some((path, message)) => InputError::Walk {
-            path: path.to_string_lossy().into_owned(),
-            message,
-        },
-        None => InputError::Walk {
-            path: root.to_string(),
-            message: err.to_string(),
-        },
-    }
+    let (path, message) = match failed(err) {
+        Some((path, message)) => (path.to_string_lossy().into_owned(), message),
+        None => (root.to_string(), err.to_string()),
+    };
+    // The walker's I/O errors name the path themselves ("IO error for operation on PATH: …");
+    // the error names it once, in front.
+    let message = message
+        .strip_prefix(&format!("IO error for operation on {path}: "))
+        .map(str::to_string)
+        .unwrap_or(message);
+    InputError::Walk { path, message }
 }
 
 /// A chart's metadata, which a directory walk skips: `Chart.yaml` and Helm 2's

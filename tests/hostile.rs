@@ -456,3 +456,43 @@ fn a_proc_file_states_no_size_and_is_read_under_the_limit() {
     assert_eq!(code, Some(2), "{err}");
     assert_limit_line(&err, "/proc/self/maps");
 }
+
+#[test]
+fn an_unreadable_folder_is_named_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let closed = dir.path().join("closed");
+    std::fs::create_dir(&closed).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Root reads any folder: run as nobody there (setpriv, util-linux), else as this user.
+    let exe = std::env::var_os("CARGO_BIN_EXE_cgpu-lint")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cgpu-lint").into());
+    let root = std::fs::read_dir(&closed).is_ok();
+    let mut cmd = if root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&exe);
+        c
+    } else {
+        std::process::Command::new(&exe)
+    };
+    let out = cmd
+        .args(["check", "--quiet", "./closed"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_no_panic(&err);
+    if root && err.contains("setpriv") {
+        eprintln!("setpriv could not drop to nobody here: {err}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("closed").count(), 1, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "cgpu-lint: error: ./closed: Permission denied (os error 13)"
+    );
+}

@@ -335,9 +335,9 @@ pub struct CheckArgs {
     #[arg(long, conflicts_with_all = ["cluster", "show_files", "stack", "gitops"])]
     pub show_settings: bool,
     /// Print each file a walk of the PATHs would check, and each file or folder it skips with
-    /// why (.gitignore, not YAML, chart metadata or templates, …); --format json for JSON.
-    /// Checks nothing
-    #[arg(long, conflicts_with_all = ["cluster", "stack", "gitops"])]
+    /// why (.gitignore, not YAML, chart metadata or templates, …; with --gitops, the files the
+    /// GitOps hook leaves out); --format json for JSON. Checks nothing
+    #[arg(long, conflicts_with_all = ["cluster", "stack"])]
     pub show_files: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,

@@ -260,9 +260,10 @@ impl Options {
         };
         if self.all_contexts {
             if contexts.is_empty() {
-                return Err(ClusterError::Kubeconfig(
-                    "--all-contexts: the kubeconfig has no contexts".into(),
-                ));
+                return Err(ClusterError::Kubeconfig(match self.missing_kubeconfig() {
+                    Some(missing) => format!("--all-contexts: {missing}"),
+                    None => "--all-contexts: the kubeconfig has no contexts".into(),
+                }));
             }
             return Ok(contexts.iter().map(|(n, _)| target(n)).collect());
         }
@@ -277,8 +278,32 @@ impl Options {
                 context: None,
                 server: None,
             })]),
-            None => Err(ClusterError::Kubeconfig(
-                "no current-context and not running in a pod: give --context NAME, --all-contexts or --kubeconfig FILE".into(),
+            None => Err(ClusterError::Kubeconfig(match self.missing_kubeconfig() {
+                Some(missing) => format!(
+                    "{missing}, so there is no current-context: give --kubeconfig FILE or fix KUBECONFIG"
+                ),
+                None => "no current-context and not running in a pod: give --context NAME, --all-contexts or --kubeconfig FILE".into(),
+            })),
+        }
+    }
+
+    /// The files `KUBECONFIG` names that do not exist, in words: kubectl skips them without a
+    /// word and reads an empty configuration when none is left.
+    fn missing_kubeconfig(&self) -> Option<String> {
+        if self.kubeconfig.is_some() {
+            return None;
+        }
+        let list = std::env::var_os("KUBECONFIG")?;
+        let missing: Vec<String> = std::env::split_paths(&list)
+            .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+            .map(|p| p.display().to_string())
+            .collect();
+        match missing.as_slice() {
+            [] => None,
+            [one] => Some(format!("KUBECONFIG names {one}, which does not exist")),
+            many => Some(format!(
+                "KUBECONFIG names {}, which do not exist",
+                many.join(", ")
             )),
         }
     }

@@ -717,3 +717,52 @@ fn what_the_tools_pass_and_is_not_read_is_named_at_its_entry() {
         assert_eq!(got, want, "{name}: {diags:#?}");
     }
 }
+
+// A helmfile release with a values file that is not there: helmfile stops (values-file-missing
+// at the entry), and the release's other values (a file beside it, an inline map) are still
+// checked, each finding at its own place.
+#[test]
+fn a_missing_values_file_does_not_hide_the_releases_other_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    let helmfile = "releases:\n- name: gpu\n  namespace: kube-system\n  chart: aliyun/ack-ai-installer\n  values:\n  - missing.yaml\n  - present.yaml\n  - cgpu:\n      imagePullPolicy: always\n";
+    std::fs::write(p.join("helmfile.yaml"), helmfile).unwrap();
+    std::fs::write(p.join("present.yaml"), "cgpu:\n  policy: 9\n").unwrap();
+    let (code, diags) = check(&[&p.join("helmfile.yaml")]);
+    assert_eq!(code, Some(1));
+    let got: std::collections::BTreeSet<(String, String, (u64, u64))> = diags
+        .iter()
+        .map(|d| {
+            (
+                std::path::Path::new(d["file"].as_str().unwrap())
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                d["rule"].as_str().unwrap().to_string(),
+                (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()),
+            )
+        })
+        .collect();
+    let want = std::collections::BTreeSet::from([
+        (
+            "helmfile.yaml".to_string(),
+            "values-file-missing".to_string(),
+            line_col(helmfile, offset_of(helmfile, &[], "missing.yaml")),
+        ),
+        (
+            "helmfile.yaml".to_string(),
+            "pull-policy".to_string(),
+            line_col(
+                helmfile,
+                offset_of(helmfile, &["imagePullPolicy: "], "always"),
+            ),
+        ),
+        (
+            "present.yaml".to_string(),
+            "policy-out-of-range".to_string(),
+            (2, 11),
+        ),
+    ]);
+    assert_eq!(got, want, "{diags:#?}");
+}

@@ -431,7 +431,38 @@ fn check_layered(
             ctx.at(RuleId::ValuesNotRead, entry, "", message);
         }
     }
-    match place::release_values(t, parsed, None, &src.name, None, version) {
+    // A values file that is not there stops the tool (the release is not installed): said at
+    // its entry, and the release's other values are still checked without it, so that a typo
+    // in one path does not hide the rest.
+    let mut reduced: Option<place::Target> = None;
+    let result = loop {
+        let target = reduced.as_ref().unwrap_or(t);
+        let r = match place::release_values(target, parsed, None, &src.name, None, version) {
+            Err(r) => r,
+            ok => break ok,
+        };
+        let at = |l: &place::Layer| {
+            matches!(l, place::Layer::File(entry, _) | place::Layer::SourceFile(entry, _, _, _)
+                if entry.span.start == r.offset && Arc::ptr_eq(&entry.src, &r.src))
+        };
+        if !target.layers.iter().any(at) || !r.message.contains("does not exist") {
+            break Err(r);
+        }
+        let mut mctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+        let message = format!("{}: {}", t.label(), r.message);
+        mctx.report(
+            RuleId::ValuesFileMissing,
+            &r.src,
+            r.offset..r.offset,
+            "",
+            message,
+        );
+        out.extend(moved_to(mctx.out, src));
+        let mut next = target.clone();
+        next.layers.retain(|l| !at(l));
+        reduced = Some(next);
+    };
+    match result {
         Ok(mut tree) => {
             place::at_parameters(&mut tree, &t.parameters, src);
             if t.form == place::Form::ApplicationSet {

@@ -766,3 +766,68 @@ fn a_missing_values_file_does_not_hide_the_releases_other_findings() {
     ]);
     assert_eq!(got, want, "{diags:#?}");
 }
+
+// A values string on one line in double quotes (as kubectl prints a values string with
+// trailing spaces) or single quotes is read as Argo CD reads it: each finding at its characters
+// inside the quoted scalar, an escape (`\x37`, `\"`) whole, and the fix written escaped.
+#[test]
+fn a_one_line_quoted_values_string_is_checked_in_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let head = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n    chart: ack-ai-installer\n    repoURL: https://example.com/charts\n    targetRevision: 1.12.6\n    helm:\n";
+    let app = format!(
+        "{head}      values: \"cgpu:\\n  imagePullPolicy: always  \\n  enabled: \\\"false\\\"\\n  policy: \\x37\\n  tag: latest\\n\"\n"
+    );
+    let f = tmp.path().join("app.yaml");
+    std::fs::write(&f, &app).unwrap();
+    let (code, diags) = check(&[&f]);
+    assert_eq!(code, Some(1));
+    let at = |rule: &str| -> ((u64, u64), (u64, u64)) {
+        let d = diags
+            .iter()
+            .find(|d| d["rule"] == rule)
+            .unwrap_or_else(|| panic!("{rule}: {diags:#?}"));
+        (
+            (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()),
+            (
+                d["end_line"].as_u64().unwrap(),
+                d["end_column"].as_u64().unwrap(),
+            ),
+        )
+    };
+    let span = |needle: &str| {
+        let o = offset_of(&app, &["values: "], needle);
+        (line_col(&app, o), line_col(&app, o + needle.len()))
+    };
+    assert_eq!(at("pull-policy"), span("always"));
+    assert_eq!(at("string-boolean"), span("\\\"false\\\""));
+    assert_eq!(at("policy-out-of-range"), span("\\x37"));
+    assert_eq!(at("tag-invalid"), span("latest"));
+    assert!(
+        diags.iter().all(|d| d["rule"] != "cgpu-missing"),
+        "{diags:#?}"
+    );
+    // The fixes splice the file's bytes, escaped for the double quotes.
+    let out = bin()
+        .args(["fix", "--stdout", "--unsafe-fixes", "--no-config"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        app.replace("always", "Always")
+            .replace("\\\"false\\\"", "false")
+    );
+    // Single quotes: a flow mapping on one line, `''` a quote.
+    let app = format!("{head}      values: '{{cgpu: {{policy: 7, tag: ''v1''}}}}'\n");
+    std::fs::write(&f, &app).unwrap();
+    let (_, diags) = check(&[&f]);
+    let d = diags
+        .iter()
+        .find(|d| d["rule"] == "policy-out-of-range")
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    let o = offset_of(&app, &["policy: "], "7");
+    assert_eq!(
+        (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()),
+        line_col(&app, o)
+    );
+}

@@ -7,7 +7,7 @@ use super::target::{
 use crate::cgpu::CHART;
 use crate::helm::SetKind;
 use crate::yaml::node::child;
-use crate::yaml::{self, Node, Scalar, Source, Value};
+use crate::yaml::{self, Node, Scalar, Source, Style, Value};
 
 /// The parent chart's `Chart.yaml` beside the values file `path`, if there is one: its
 /// dependencies on the chart (perhaps none), and the folder.
@@ -748,7 +748,15 @@ pub fn string_values(node: &Node) -> Values {
                 let parsed = yaml::parse(&src);
                 Values::Embedded(src, Arc::new(parsed))
             }
-            Err(why) => Values::Unmapped(node.clone(), why),
+            // A one-line quoted string (kubectl prints a values string with trailing spaces
+            // so): Argo CD reads it like any other.
+            Err(why) => match yaml::embedded::quoted_source(node) {
+                Ok(q) => Values::Quoted(node.clone(), Arc::new(q)),
+                Err(quoted) if matches!(node.style, Style::DoubleQuoted | Style::SingleQuoted) => {
+                    Values::Unmapped(node.clone(), quoted)
+                }
+                Err(_) => Values::Unmapped(node.clone(), why),
+            },
         },
         Some(Scalar::Null) | None if node.scalar().is_some() => Values::Absent,
         _ => Values::NotAMap(

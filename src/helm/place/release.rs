@@ -167,6 +167,7 @@ pub fn release_values(
         Values::Embedded(src, _) | Values::Decoded(_, src) => {
             merge_maps(&mut out, read_file(src, version)?)
         }
+        Values::Quoted(_, q) => merge_maps(&mut out, read_file(&q.src, version)?),
         Values::Unmapped(n, _) => merge_maps(&mut out, string_file(n, version)?),
         Values::NotAMap(n, why) => {
             return Err(Refusal {

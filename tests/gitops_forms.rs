@@ -831,3 +831,43 @@ fn a_one_line_quoted_values_string_is_checked_in_place() {
         line_col(&app, o)
     );
 }
+
+// `values` on an ApplicationSet: what its generators fill in is no value; it is never printed
+// as one (`"{{.policy}}"`) nor dropped to the chart's default in silence: stderr names the keys.
+#[test]
+fn values_of_an_application_set_name_the_templated_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let head = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: gpu\nspec:\n  generators:\n  - list:\n      elements:\n      - cluster: prod\n        policy: \"7\"\n  template:\n    metadata:\n      name: 'gpu-{{cluster}}'\n    spec:\n      source:\n        chart: ack-ai-installer\n        repoURL: https://example.com/charts\n        targetRevision: 1.12.6\n        helm:\n";
+    let empty = tmp.path().join("empty.yaml");
+    std::fs::write(&empty, "{}\n").unwrap();
+    let defaults = bin().arg("values").arg(&empty).output().unwrap();
+    let defaults: serde_json::Value = serde_json::from_slice(&defaults.stdout).unwrap();
+    for (what, helm) in [
+        (
+            "valuesObject",
+            "          valuesObject:\n            cgpu:\n              policy: '{{.policy}}'\n              tag: '{{.tag}}'\n",
+        ),
+        (
+            "values string",
+            "          values: |\n            cgpu:\n              policy: '{{.policy}}'\n              tag: '{{.tag}}'\n",
+        ),
+        (
+            "parameters",
+            "          parameters:\n          - name: cgpu.policy\n            value: '{{.policy}}'\n          - name: cgpu.tag\n            value: '{{.tag}}'\n",
+        ),
+    ] {
+        let f = tmp.path().join("appset.yaml");
+        std::fs::write(&f, format!("{head}{helm}")).unwrap();
+        let out = bin().arg("values").arg(&f).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{what}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("{{"), "{what}: {stdout}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(v["cgpu"]["policy"], defaults["cgpu"]["policy"], "{what}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("release `gpu`: cgpu.policy, cgpu.tag are filled in by the ApplicationSet's generators"),
+            "{what}: {err}"
+        );
+    }
+}

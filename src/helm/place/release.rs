@@ -16,6 +16,9 @@ pub struct Release {
     pub name: String,
     /// The values its templates get, or why it is not rendered.
     pub values: Result<Node, String>,
+    /// An ApplicationSet's keys that its generators fill in (`cgpu.policy`): left out of
+    /// `values`, where the chart's defaults show instead.
+    pub templated: Vec<String>,
 }
 
 /// What each release of the chart in `layers.files[0]` receives (its documents' targets), as
@@ -70,10 +73,26 @@ pub fn releases_among(
         for t in ts.iter().filter(|t| t.release) {
             match release_values(t, &parsed, others, &first.name, Some(&chart), version) {
                 Ok(mut user) => {
+                    // What the generators fill in (a parameter's `{{.policy}}` too) is no
+                    // value: left out, as check leaves it, and named.
+                    if t.form == Form::ApplicationSet {
+                        at_parameters(&mut user, &t.parameters, first);
+                        strip_templated(&mut user, "", &mut Vec::new());
+                    }
                     coalesce(&mut user, &chart);
+                    let templated = if t.form == Form::ApplicationSet {
+                        t.unread
+                            .iter()
+                            .filter(|(_, why)| why.contains("generators fill in"))
+                            .filter_map(|(_, why)| why.split('`').nth(1).map(str::to_string))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
                     out.push(Release {
                         name: t.name.clone(),
                         values: Ok(user),
+                        templated,
                     });
                 }
                 Err(r) => return Some(Err(r)),
@@ -436,6 +455,7 @@ fn umbrella(
                 Some(why) => Err(why),
                 None => Ok(sub),
             },
+            templated: Vec::new(),
         })
         .collect())
 }

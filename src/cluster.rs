@@ -287,25 +287,16 @@ impl Options {
         }
     }
 
-    /// The files `KUBECONFIG` names that do not exist, in words: kubectl skips them without a
-    /// word and reads an empty configuration when none is left.
+    /// The files `KUBECONFIG` names that do not exist, in words (kubectl skips them silently).
     fn missing_kubeconfig(&self) -> Option<String> {
-        if self.kubeconfig.is_some() {
-            return None;
-        }
-        let list = std::env::var_os("KUBECONFIG")?;
+        let list = std::env::var_os("KUBECONFIG").filter(|_| self.kubeconfig.is_none())?;
         let missing: Vec<String> = std::env::split_paths(&list)
             .filter(|p| !p.as_os_str().is_empty() && !p.exists())
             .map(|p| p.display().to_string())
             .collect();
-        match missing.as_slice() {
-            [] => None,
-            [one] => Some(format!("KUBECONFIG names {one}, which does not exist")),
-            many => Some(format!(
-                "KUBECONFIG names {}, which do not exist",
-                many.join(", ")
-            )),
-        }
+        let verb = if missing.len() == 1 { "does" } else { "do" };
+        let names = missing.join(", ");
+        (!missing.is_empty()).then(|| format!("KUBECONFIG names {names}, which {verb} not exist"))
     }
 
     /// Read one cluster: the installer DaemonSets, the GPU device plugin DaemonSets of

@@ -277,6 +277,7 @@ fn candidates(
 ) -> Vec<Candidate> {
     let mut out = Vec::new();
     let until = o.until.as_deref();
+    let ours = o.reason.as_deref().map(one_line).filter(|r| !r.is_empty());
     let merge = |c: &suppress::Comment| -> Option<Candidate> {
         let Directive::Ignore {
             rules: have,
@@ -294,9 +295,27 @@ fn candidates(
             .filter(|r| !have.iter().any(|(h, _)| h == r))
             .collect();
         let end = have.last()?.1.end;
+        let mut text: String = missing.iter().map(|r| format!(", {r}")).collect();
+        let mut at = end..end;
+        // The rules join the directive; its reason and ours are both kept ("old; new"), so
+        // that neither ignore loses why it was written.
+        if let Some(ours) = &ours {
+            let tail = src.text.get(end..c.span.end)?;
+            let tail = tail.trim_end();
+            let reason = tail.find("--").map(|i| tail[i + 2..].trim());
+            if reason != Some(ours.as_str()) {
+                text.push_str(tail);
+                match reason {
+                    Some(r) if !r.is_empty() => text.push_str(&format!("; {ours}")),
+                    Some(_) => text.push_str(&format!(" {ours}")),
+                    None => text.push_str(&format!(" -- {ours}")),
+                }
+                at = end..end + tail.len();
+            }
+        }
         Some(Candidate {
-            at: end..end,
-            text: missing.iter().map(|r| format!(", {r}")).collect(),
+            at,
+            text,
             directive_line: c.line,
             inserted: false,
             added: missing.len(),

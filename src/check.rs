@@ -1,7 +1,6 @@
 //! Reading inputs: one file, a directory (walked as `check` walks it), or stdin; the pipeline
 //! runs over them in [`crate::lint::inputs`].
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,8 +21,14 @@ pub enum InputError {
     },
     #[error("{path}: is a directory; give it to `check`, which walks directories")]
     IsDirectory { path: String },
-    #[error("{path}: file is {size} bytes, over the {limit}-byte limit (--max-file-size)")]
-    TooLarge { path: String, size: u64, limit: u64 },
+    #[error("{path}: {}over the {limit}-byte limit (--max-file-size)", size.map_or(String::new(), |s| format!("file is {s} bytes, ")))]
+    TooLarge {
+        path: String,
+        /// The size a regular file states; none for what has no size to state (stdin, a
+        /// device, a FIFO), whose reading stopped one byte past the limit.
+        size: Option<u64>,
+        limit: u64,
+    },
     #[error("{path}: {message}")]
     Walk { path: String, message: String },
     #[error("{path}: the directory holds no *.yaml or *.yml file to check (a typo in the path?)")]
@@ -94,10 +99,15 @@ pub fn read_input(path: &str, max_size: u64) -> Result<Arc<Source>, InputError> 
         path: path.to_string(),
         source,
     };
-    let bytes = if path == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin().lock().read_to_end(&mut buf).map_err(io)?;
-        buf
+    let too_large = |size| InputError::TooLarge {
+        path: path.to_string(),
+        size,
+        limit: max_size,
+    };
+    // The limit holds while reading, whatever the input is: stdin, a device, a FIFO, a /proc
+    // file or a symbolic link to one state no size (or a false one) beforehand.
+    let read = if path == "-" {
+        crate::spill::read_at_most(std::io::stdin().lock(), max_size).map_err(io)?
     } else {
         let meta = std::fs::metadata(path).map_err(io)?;
         if meta.is_dir() {
@@ -105,22 +115,12 @@ pub fn read_input(path: &str, max_size: u64) -> Result<Arc<Source>, InputError> 
                 path: path.to_string(),
             });
         }
-        if meta.len() > max_size {
-            return Err(InputError::TooLarge {
-                path: path.to_string(),
-                size: meta.len(),
-                limit: max_size,
-            });
+        if meta.is_file() && meta.len() > max_size {
+            return Err(too_large(Some(meta.len())));
         }
-        std::fs::read(path).map_err(io)?
+        crate::spill::read_file_at_most(Path::new(path), max_size).map_err(io)?
     };
-    if bytes.len() as u64 > max_size {
-        return Err(InputError::TooLarge {
-            path: path.to_string(),
-            size: bytes.len() as u64,
-            limit: max_size,
-        });
-    }
+    let bytes = read.ok_or_else(|| too_large(None))?;
     let mut src = match yaml::source::decode_file(bytes) {
         Ok((text, encoding)) => {
             let mut src = Source::new(path, text);
@@ -324,16 +324,17 @@ fn walk_error(root: &str, err: &ignore::Error) -> InputError {
             _ => None,
         }
     }
-    match failed(err) {
-        Some((path, message)) => InputError::Walk {
-            path: path.to_string_lossy().into_owned(),
-            message,
-        },
-        None => InputError::Walk {
-            path: root.to_string(),
-            message: err.to_string(),
-        },
-    }
+    let (path, message) = match failed(err) {
+        Some((path, message)) => (path.to_string_lossy().into_owned(), message),
+        None => (root.to_string(), err.to_string()),
+    };
+    // The walker's I/O errors name the path themselves ("IO error for operation on PATH: …");
+    // the error names it once, in front.
+    let message = message
+        .strip_prefix(&format!("IO error for operation on {path}: "))
+        .map(str::to_string)
+        .unwrap_or(message);
+    InputError::Walk { path, message }
 }
 
 /// A chart's metadata, which a directory walk skips: `Chart.yaml` and Helm 2's

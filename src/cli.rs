@@ -306,9 +306,9 @@ pub struct CheckArgs {
     #[arg(long, conflicts_with_all = ["cluster", "show_files", "stack", "gitops"])]
     pub show_settings: bool,
     /// Print each file a walk of the PATHs would check, and each file or folder it skips with
-    /// why (.gitignore, not YAML, chart metadata or templates, …); --format json for JSON.
-    /// Checks nothing
-    #[arg(long, conflicts_with_all = ["cluster", "stack", "gitops"])]
+    /// why (.gitignore, not YAML, chart metadata or templates, …; with --gitops, the files the
+    /// GitOps hook leaves out); --format json for JSON. Checks nothing
+    #[arg(long, conflicts_with_all = ["cluster", "stack"])]
     pub show_files: bool,
     #[command(flatten)]
     pub cluster: ClusterArgs,
@@ -422,6 +422,9 @@ pub struct CompatArgs {
     /// What-if: the nodes' operating system image (status.nodeInfo.osImage)
     #[arg(long, value_name = "TEXT")]
     pub os_image: Option<String>,
+    /// What-if: a --tag older than what the nodes run is a downgrade (exit 1 without this flag)
+    #[arg(long, requires = "tag")]
+    pub allow_downgrade: bool,
     /// With --cluster: the installers, device plugins and nodes come from the cluster
     #[command(flatten)]
     pub cluster: ClusterArgs,

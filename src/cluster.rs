@@ -259,9 +259,10 @@ impl Options {
         };
         if self.all_contexts {
             if contexts.is_empty() {
-                return Err(ClusterError::Kubeconfig(
-                    "--all-contexts: the kubeconfig has no contexts".into(),
-                ));
+                return Err(ClusterError::Kubeconfig(match self.missing_kubeconfig() {
+                    Some(missing) => format!("--all-contexts: {missing}"),
+                    None => "--all-contexts: the kubeconfig has no contexts".into(),
+                }));
             }
             return Ok(contexts.iter().map(|(n, _)| target(n)).collect());
         }
@@ -276,10 +277,25 @@ impl Options {
                 context: None,
                 server: None,
             })]),
-            None => Err(ClusterError::Kubeconfig(
-                "no current-context and not running in a pod: give --context NAME, --all-contexts or --kubeconfig FILE".into(),
-            )),
+            None => Err(ClusterError::Kubeconfig(match self.missing_kubeconfig() {
+                Some(missing) => format!(
+                    "{missing}, so there is no current-context: give --kubeconfig FILE or fix KUBECONFIG"
+                ),
+                None => "no current-context and not running in a pod: give --context NAME, --all-contexts or --kubeconfig FILE".into(),
+            })),
         }
+    }
+
+    /// The files `KUBECONFIG` names that do not exist, in words (kubectl skips them silently).
+    fn missing_kubeconfig(&self) -> Option<String> {
+        let list = std::env::var_os("KUBECONFIG").filter(|_| self.kubeconfig.is_none())?;
+        let missing: Vec<String> = std::env::split_paths(&list)
+            .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+            .map(|p| p.display().to_string())
+            .collect();
+        let verb = if missing.len() == 1 { "does" } else { "do" };
+        let names = missing.join(", ");
+        (!missing.is_empty()).then(|| format!("KUBECONFIG names {names}, which {verb} not exist"))
     }
 
     /// Read one cluster: the installer DaemonSets, the GPU device plugin DaemonSets of

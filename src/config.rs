@@ -139,7 +139,12 @@ fn fix_rules(rules: &[String]) -> Result<Vec<catalogue::RuleId>, String> {
 /// Read and check the config file at `path`.
 pub fn load(path: &Path) -> Result<Loaded, ConfigError> {
     let display = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+    let text = crate::spill::read_text_at_most(
+        path,
+        crate::check::DEFAULT_MAX_FILE_SIZE,
+        "--max-file-size's default",
+    )
+    .map_err(|source| ConfigError::Read {
         path: display.clone(),
         source,
     })?;

@@ -5,6 +5,32 @@
 use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 
+/// Read `reader` to its end, stopping one byte past `limit` (a device, a FIFO or a /proc file
+/// has no size to check first, and `/dev/zero` never ends): `Ok(None)` when it holds more than
+/// `limit` bytes.
+pub fn read_at_most(reader: impl Read, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let mut buf = Vec::new();
+    reader.take(limit.saturating_add(1)).read_to_end(&mut buf)?;
+    Ok((buf.len() as u64 <= limit).then_some(buf))
+}
+
+/// [`read_at_most`] of the file at `path` (symbolic links followed; a FIFO is read as it comes).
+pub fn read_file_at_most(path: &std::path::Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    read_at_most(File::open(path)?, limit)
+}
+
+/// [`read_file_at_most`] as UTF-8 text: over the limit or not UTF-8 is an error naming
+/// `what` (the limit's name).
+pub fn read_text_at_most(path: &std::path::Path, limit: u64, what: &str) -> io::Result<String> {
+    let bytes = read_file_at_most(path, limit)?.ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("over the {limit}-byte limit ({what})"),
+        )
+    })?;
+    String::from_utf8(bytes).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+}
+
 /// Bytes held in memory before the rest goes to a temporary file.
 pub const MEMORY_LIMIT: usize = 4 * 1024 * 1024;
 

@@ -20,6 +20,8 @@ use crate::manifest::Objects;
 use crate::manifest::node::nodes_of;
 use crate::yaml::{self, Node, Source};
 
+pub mod print;
+
 #[derive(Debug, thiserror::Error)]
 pub enum WhatIfError {
     #[error("give at least one change: --kubernetes, --tag, --driver or --os-image")]
@@ -170,12 +172,49 @@ pub struct Item {
 pub struct NodeDiff {
     pub name: String,
     pub file: String,
-    /// `breaks` (a new error), `new` (a new warning or info), `fixed`, `unchanged`.
+    /// `breaks` (a new error), `downgrade` (the tag is older than what the node runs), `new`
+    /// (a new warning or info), `fixed`, `unchanged`, or `unknown` (the node runs cGPU, and no
+    /// input says which version: nothing before the change can be compared).
     pub verdict: &'static str,
     pub breaks: Vec<Item>,
     pub new: Vec<Item>,
     pub fixed: Vec<Item>,
     pub unchanged: Vec<Item>,
+    /// On an `unknown` node: why, and the findings it would have after the change.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unknown: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<Item>,
+    /// The cGPU version the node runs now and the older one the tag deploys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub downgrade: Option<Move>,
+}
+
+/// A change of cGPU version on a node.
+#[derive(Debug, Clone, Serialize)]
+pub struct Move {
+    pub from: String,
+    pub to: String,
+}
+
+/// A downgrade of cGPU: the versions, what the older one lacks that the newer one has (each
+/// with its data entry), and whether `--allow-downgrade` was given.
+#[derive(Debug, Clone, Serialize)]
+pub struct Downgrade {
+    pub from: String,
+    pub to: String,
+    pub loses: Vec<Loss>,
+    pub allowed: bool,
+}
+
+/// One thing a downgrade loses.
+#[derive(Debug, Clone, Serialize)]
+pub struct Loss {
+    /// `issue` (a known issue of the older version), `support` (cgroup v2, a driver, an OS or
+    /// an instance family the older version predates), `drivers` (the driver row), `families`.
+    pub kind: &'static str,
+    pub entry: String,
+    pub text: String,
 }
 
 /// The answer.
@@ -189,11 +228,29 @@ pub struct WhatIf {
     pub advice: Vec<String>,
     /// What the answer cannot know (the current version is not among the inputs...).
     pub notes: Vec<String>,
+    /// The tag is older than the version the inputs deploy now.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub downgrade: Option<Downgrade>,
 }
 
 impl WhatIf {
     pub fn breaks(&self) -> usize {
         self.nodes.iter().filter(|n| !n.breaks.is_empty()).count()
+    }
+
+    /// The nodes the tag takes to an older cGPU.
+    pub fn downgraded(&self) -> usize {
+        self.nodes.iter().filter(|n| n.downgrade.is_some()).count()
+    }
+
+    /// The nodes that run cGPU at a version no input gives.
+    pub fn unknown(&self) -> usize {
+        self.nodes.iter().filter(|n| n.unknown.is_some()).count()
+    }
+
+    /// A downgrade not allowed by `--allow-downgrade`.
+    pub fn refused_downgrade(&self) -> bool {
+        self.downgrade.as_ref().is_some_and(|d| !d.allowed) && self.downgraded() > 0
     }
 }
 
@@ -203,21 +260,45 @@ struct Place {
     document: usize,
     pointer: String,
     name: String,
+    /// The node runs cGPU (an installer among the inputs selects it, else it carries a
+    /// GPU-sharing label; never a virtual node): a new tag changes what it runs.
+    runs_cgpu: bool,
 }
 
 fn places(srcs: &[Arc<Source>]) -> Vec<Place> {
+    let parsed: Vec<_> = srcs
+        .iter()
+        .filter(|s| s.invalid.is_none())
+        .map(|s| (s, yaml::parse(s)))
+        .collect();
+    // Where an installer is among the inputs, cGPU runs on the nodes it selects; else on the
+    // nodes labelled for GPU sharing, as the node rules read them.
+    let mut selectors: Option<Vec<Vec<(String, String)>>> = None;
+    for (_, p) in &parsed {
+        for root in p.documents.iter().filter_map(|d| d.root.as_ref()) {
+            for inst in Objects::of(root).iter().filter_map(|o| o.installer()) {
+                selectors
+                    .get_or_insert_with(Vec::new)
+                    .push(inst.node_selector_pairs());
+            }
+        }
+    }
     let mut out = Vec::new();
-    for src in srcs.iter().filter(|s| s.invalid.is_none()) {
-        let parsed = yaml::parse(src);
+    for (src, parsed) in &parsed {
         for doc in &parsed.documents {
             let Some(root) = &doc.root else { continue };
             let objects = Objects::of(root);
             for n in nodes_of(&objects) {
+                let selected = match &selectors {
+                    Some(list) => list.iter().any(|s| n.matches(s)),
+                    None => crate::rules::nodes::isolating(&n),
+                };
                 out.push(Place {
                     file: src.name.clone(),
                     document: doc.index,
                     pointer: n.obj.pointer.to_string(),
                     name: n.name().to_string(),
+                    runs_cgpu: selected && !n.is_virtual(),
                 });
             }
         }
@@ -432,17 +513,34 @@ fn item(d: &Diagnostic) -> Item {
     }
 }
 
-/// The node rules over `srcs` now and after `change`, compared per node.
+/// Why a node that runs cGPU at an unknown version cannot be judged.
+const UNKNOWN: &str = "unknown: give the installer or values (no input says which cGPU version runs on it now, so nothing can be compared)";
+
+/// The node rules over `srcs` now and after `change`, compared per node; a tag older than the
+/// version a node runs is a downgrade there (`allow_downgrade`: `--allow-downgrade` was given).
 pub fn what_if(
     srcs: &[Arc<Source>],
     change: &Change,
     settings: &lint::Settings,
+    allow_downgrade: bool,
 ) -> Result<WhatIf, WhatIfError> {
     change.validate()?;
     let all = places(srcs);
     if all.is_empty() {
         return Err(WhatIfError::NoNodes);
     }
+    let now = version_now(srcs);
+    let planned = change
+        .tag_text()
+        .and_then(|t| cgpu::parse_tag(t).ok())
+        .map(|t| t.core);
+    let down = match (&now, &planned) {
+        (Some(n), Some(p)) if p < n => Some(Move {
+            from: n.to_string(),
+            to: p.to_string(),
+        }),
+        _ => None,
+    };
     let before = node_findings(srcs, settings);
     let after = node_findings(&rewrite(srcs, change)?, settings);
     let mut nodes = Vec::new();
@@ -470,7 +568,19 @@ pub fn what_if(
             new: Vec::new(),
             fixed: Vec::new(),
             unchanged: Vec::new(),
+            unknown: None,
+            after: Vec::new(),
+            downgrade: None,
         };
+        if p.runs_cgpu && now.is_none() {
+            // The version-dependent rules found nothing before the change for lack of the
+            // version, so "unchanged" or "breaks" would be a guess.
+            diff.verdict = "unknown";
+            diff.unknown = Some(UNKNOWN.to_string());
+            diff.after = a.iter().map(|(_, d)| item(d)).collect();
+            nodes.push(diff);
+            continue;
+        }
         for (key, d) in &a {
             if has(&b, key) {
                 diff.unchanged.push(item(d));
@@ -485,8 +595,13 @@ pub fn what_if(
                 diff.fixed.push(item(d));
             }
         }
+        if p.runs_cgpu {
+            diff.downgrade = down.clone();
+        }
         diff.verdict = if !diff.breaks.is_empty() {
             "breaks"
+        } else if diff.downgrade.is_some() {
+            "downgrade"
         } else if !diff.new.is_empty() {
             "new"
         } else if !diff.fixed.is_empty() {
@@ -496,13 +611,24 @@ pub fn what_if(
         };
         nodes.push(diff);
     }
-    let now = version_now(srcs);
     let mut notes = Vec::new();
     if now.is_none() {
         notes.push(
             "no input says which cGPU version runs now (give the values or `kubectl get ds -n kube-system cgpu-installer -o yaml`): the rules that need it found nothing before the change".to_string(),
         );
     }
+    let downgrade = down.map(|m| {
+        let loses = match (&now, &planned) {
+            (Some(from), Some(to)) => losses(from, to),
+            _ => Vec::new(),
+        };
+        Downgrade {
+            from: m.from,
+            to: m.to,
+            loses,
+            allowed: allow_downgrade,
+        }
+    });
     let advice = advice(srcs, change, settings, &nodes, now.as_ref())?;
     Ok(WhatIf {
         change: change.clone(),
@@ -510,7 +636,79 @@ pub fn what_if(
         nodes,
         advice,
         notes,
+        downgrade,
     })
+}
+
+/// What cGPU `to` lacks that `from` (newer) has, from the compatibility data: the known issues
+/// of `to` that `from` does not have, the support added after `to` up to `from` (cgroup v2,
+/// drivers, operating systems, instance families), the driver row and the instance families.
+fn losses(from: &semver::Version, to: &semver::Version) -> Vec<Loss> {
+    let data = compat::data();
+    let mut out = Vec::new();
+    for i in data.issues_at(to).filter(|i| !i.covers(from)) {
+        out.push(Loss {
+            kind: "issue",
+            entry: i.id.clone(),
+            text: format!(
+                "known issue ({}): {}{}",
+                i.range_text(),
+                i.text,
+                i.when_text()
+            ),
+        });
+    }
+    for s in data
+        .support
+        .iter()
+        .filter(|s| *to < s.since.0 && s.since.0 <= *from)
+    {
+        out.push(Loss {
+            kind: "support",
+            entry: s.id.clone(),
+            text: format!("{} (since {})", s.text, s.since),
+        });
+    }
+    if let (Some(a), Some(b)) = (data.driver_row(from), data.driver_row(to))
+        && a.id != b.id
+    {
+        out.push(Loss {
+            kind: "drivers",
+            entry: b.id.clone(),
+            text: format!(
+                "NVIDIA drivers: {} (cGPU {from}: {})",
+                compat::Compat::driver_text(b),
+                compat::Compat::driver_text(a)
+            ),
+        });
+    }
+    if let Some(f) = data.families_at(from) {
+        let kept = data.families_at(to);
+        let lost: Vec<&str> = f
+            .families
+            .iter()
+            .filter(|n| kept.is_none_or(|k| !k.families.contains(n)))
+            .map(String::as_str)
+            .collect();
+        if !lost.is_empty() {
+            let why = if kept.is_none() {
+                format!(" (the data lists no instance families for cGPU {to})")
+            } else {
+                String::new()
+            };
+            out.push(Loss {
+                kind: "families",
+                entry: f.id.clone(),
+                text: format!(
+                    "instance families listed for cGPU {}–{}: {}{why}",
+                    f.from,
+                    f.to,
+                    lost.join(", ")
+                ),
+            });
+        }
+    }
+    out
 }
 
 /// The order the data asks for: each change alone, where it breaks what the whole plan does
@@ -595,123 +793,4 @@ fn advice(
         }
     }
     Ok(out)
-}
-
-/// The answers of one or more clusters (`label`: the context, or `None` for files), for people.
-pub fn human(answers: &[(Option<String>, WhatIf)]) -> String {
-    use crate::output::escape_controls as esc;
-    let mut out = String::new();
-    for (label, w) in answers {
-        let change: Vec<String> = w
-            .change
-            .flags()
-            .iter()
-            .map(|(f, v)| format!("--{f} {}", esc(v)))
-            .collect();
-        let now = match &w.cgpu_now {
-            Some(v) => format!("cGPU {v} now"),
-            None => "cGPU version now unknown".into(),
-        };
-        let on = label
-            .as_deref()
-            .map(|l| format!(" on cluster {}", esc(l)))
-            .unwrap_or_default();
-        out.push_str(&format!("what-if{on}: {} ({now})\n", change.join(", ")));
-        for n in &w.nodes {
-            let count = n.unchanged.len();
-            let verdict = match n.verdict {
-                "unchanged" if count == 0 => "unchanged, no findings".to_string(),
-                "unchanged" if count == 1 => "unchanged (1 finding stays)".to_string(),
-                "unchanged" => format!("unchanged ({count} findings stay)"),
-                "new" => "new warnings".to_string(),
-                v => v.to_string(),
-            };
-            out.push_str(&format!("node {}: {verdict}\n", esc(&n.name)));
-            for (what, list) in [("breaks", &n.breaks), ("new", &n.new), ("fixed", &n.fixed)] {
-                for i in list {
-                    out.push_str(&format!(
-                        "  {what}: {} ({}): {}\n",
-                        i.rule,
-                        i.severity.as_str(),
-                        esc(&i.message)
-                    ));
-                    if what == "fixed" {
-                        continue;
-                    }
-                    for f in &i.facts {
-                        let entry = f
-                            .entry
-                            .as_deref()
-                            .map(|e| format!("{e}: "))
-                            .unwrap_or_default();
-                        let read = f
-                            .read
-                            .as_deref()
-                            .map(|r| format!(" (read {r})"))
-                            .unwrap_or_default();
-                        let url = f
-                            .url
-                            .as_deref()
-                            .map(|u| format!(" {u}"))
-                            .unwrap_or_default();
-                        out.push_str(&format!("    fact: {entry}{}{read}{url}\n", f.source));
-                    }
-                }
-            }
-            if !n.unchanged.is_empty() && n.verdict != "unchanged" {
-                let mut rules: Vec<&str> = n.unchanged.iter().map(|i| i.rule).collect();
-                rules.dedup();
-                out.push_str(&format!("  unchanged: {}\n", rules.join(", ")));
-            }
-        }
-        for a in &w.advice {
-            out.push_str(&format!("advice: {a}\n"));
-        }
-        for n in &w.notes {
-            out.push_str(&format!("note: {n}\n"));
-        }
-        let count = |v: &str| w.nodes.iter().filter(|n| n.verdict == v).count();
-        out.push_str(&format!(
-            "{} of {} nodes break, {} get new warnings, {} fixed, {} unchanged\n",
-            count("breaks"),
-            w.nodes.len(),
-            count("new"),
-            count("fixed"),
-            count("unchanged"),
-        ));
-    }
-    out
-}
-
-/// The answers as JSON: `{"version": 1, "clusters": [{"cluster", "change", "cgpu_now",
-/// "nodes", "advice", "notes", "summary"}]}`.
-pub fn json(answers: &[(Option<String>, WhatIf)]) -> String {
-    let clusters: Vec<serde_json::Value> = answers
-        .iter()
-        .map(|(label, w)| {
-            let count = |v: &str| w.nodes.iter().filter(|n| n.verdict == v).count();
-            serde_json::json!({
-                "cluster": label,
-                "change": w.change,
-                "cgpu_now": w.cgpu_now,
-                "nodes": w.nodes,
-                "advice": w.advice,
-                "notes": w.notes,
-                "summary": {
-                    "nodes": w.nodes.len(),
-                    "breaks": count("breaks"),
-                    "new": count("new"),
-                    "fixed": count("fixed"),
-                    "unchanged": count("unchanged"),
-                },
-            })
-        })
-        .collect();
-    let mut s = serde_json::to_string_pretty(&serde_json::json!({
-        "version": 1,
-        "clusters": clusters,
-    }))
-    .unwrap_or_default();
-    s.push('\n');
-    s
 }

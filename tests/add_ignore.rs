@@ -470,3 +470,79 @@ fn every_prefix_of_a_file_goes_through_the_engine_without_panic() {
     }
     assert!(written > body.len() / 2, "{written}");
 }
+
+#[test]
+fn an_ignore_merged_into_a_directive_keeps_both_reasons() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("v.yaml");
+    // The directive on the pull-policy line ignores a rule that has no finding there; the new
+    // ignore joins it (only the first `# cgpu-lint:` of a line is read).
+    std::fs::write(
+        &f,
+        "cgpu:\n  imagePullPolicy: always  # cgpu-lint: ignore[policy-out-of-range] -- tracked in JIRA-1\n",
+    )
+    .unwrap();
+    let o = run(
+        tmp.path(),
+        &["check", "--no-config", "--add-ignore=vendor bug", "v.yaml"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let after = std::fs::read_to_string(&f).unwrap();
+    let line = after.lines().nth(1).unwrap();
+    assert!(
+        line.contains("ignore[policy-out-of-range, pull-policy]")
+            && line.contains("tracked in JIRA-1")
+            && line.contains("vendor bug"),
+        "{after}"
+    );
+    let o = run(tmp.path(), &["check", "--no-config", "v.yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // A directive without a reason gets ours; the same reason is not written twice.
+    std::fs::write(
+        &f,
+        "cgpu:\n  imagePullPolicy: always  # cgpu-lint: ignore[policy-out-of-range]\n",
+    )
+    .unwrap();
+    run(
+        tmp.path(),
+        &["check", "--no-config", "--add-ignore=vendor bug", "v.yaml"],
+    );
+    let after = std::fs::read_to_string(&f).unwrap();
+    assert!(after.contains("] -- vendor bug\n"), "{after}");
+    std::fs::write(
+        &f,
+        "cgpu:\n  imagePullPolicy: always  # cgpu-lint: ignore[policy-out-of-range] -- vendor bug\n",
+    )
+    .unwrap();
+    run(
+        tmp.path(),
+        &["check", "--no-config", "--add-ignore=vendor bug", "v.yaml"],
+    );
+    let after = std::fs::read_to_string(&f).unwrap();
+    assert_eq!(after.matches("vendor bug").count(), 1, "{after}");
+}
+
+#[test]
+fn a_reason_with_a_control_character_is_refused_saying_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("v.yaml");
+    let before = "cgpu:\n  policy: 9\n";
+    std::fs::write(&f, before).unwrap();
+    let o = run(
+        tmp.path(),
+        &["check", "--no-config", "--add-ignore=a\u{1}b", "v.yaml"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("control character U+0001") && !err.contains("no comment can go"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), before);
+    // A tab is printable in YAML: written as given.
+    let o = run(
+        tmp.path(),
+        &["check", "--no-config", "--add-ignore=a\tb", "v.yaml"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+}

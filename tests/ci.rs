@@ -840,6 +840,79 @@ fn show_settings_names_where_each_setting_came_from() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+// The settings of a path that is not there: an error naming it, exit 2 (a typo would otherwise
+// show the defaults as if they applied).
+#[test]
+fn show_settings_of_a_missing_path_is_exit_2() {
+    let dir = settings_repo();
+    let out = bin()
+        .current_dir(dir.path())
+        .args(["check", "--show-settings", "no-such.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.trim_end(),
+        "cgpu-lint: error: no-such.yaml: No such file or directory (os error 2)"
+    );
+}
+
+// --show-files --gitops lists what the GitOps hook (`check --gitops`) checks: exactly the
+// files whose findings it can report, the others skipped with why.
+#[test]
+fn show_files_with_gitops_lists_what_the_gitops_hook_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    let bad = "cgpu:\n  policy: 9\n";
+    write(&p.join("values/a.yaml"), bad);
+    write(
+        &p.join("apps/gpu.yaml"),
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n    chart: ack-ai-installer\n    repoURL: https://aliacs-app-catalog.oss-cn-hangzhou.aliyuncs.com/charts-incubator/\n    targetRevision: 1.12.6\n    helm:\n      valuesObject:\n        cgpu:\n          policy: 9\n",
+    );
+    write(
+        &p.join("apps/other.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+    );
+    let shown = check_in(p, &["--show-files", "--gitops", "."]);
+    assert_eq!(shown.code, 0, "{}", shown.stderr);
+    let rows = shown.json["files"].as_array().unwrap();
+    let checked: Vec<&str> = rows
+        .iter()
+        .filter(|r| r["checked"] == true)
+        .map(|r| r["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(checked, ["./apps/gpu.yaml"], "{rows:#?}");
+    for skipped in ["./values/a.yaml", "./apps/other.yaml"] {
+        let row = rows.iter().find(|r| r["path"] == skipped).unwrap();
+        assert_eq!(row["checked"], false);
+        assert!(
+            row["reason"].as_str().unwrap().starts_with("--gitops: "),
+            "{row}"
+        );
+    }
+    // The hook itself: the same files, and the findings only there.
+    let run = check_in(p, &["--gitops", "."]);
+    assert_eq!(run.json["summary"]["files"], checked.len());
+    assert!(
+        run.diagnostics()
+            .iter()
+            .all(|d| d["file"] == "./apps/gpu.yaml"),
+        "{:#}",
+        run.json
+    );
+    // Without --gitops the walk checks all three.
+    let all = check_in(p, &["--show-files", "."]);
+    let n = all.json["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["checked"] == true)
+        .count();
+    assert_eq!(n, 3);
+}
+
 // --show-files lists what the walk checks (exactly the files check then reads) and what it
 // skips, with the reason, from the same walk.
 #[test]

@@ -1769,3 +1769,40 @@ fn a_forbidden_pods_list_checks_the_rest_with_a_warning() {
     assert!(reqs.iter().all(|r| r["method"] == "GET"));
     assert!(reqs.iter().any(|r| r["path"] == "/api/v1/pods"));
 }
+
+/// `KUBECONFIG` naming a file that is not there: real kubectl skips it without a word and reads
+/// an empty configuration; the error names the missing file, not only "no current-context".
+#[test]
+fn a_kubeconfig_variable_naming_a_missing_file_is_said_so() {
+    let home = tempfile::tempdir().unwrap();
+    let missing = home.path().join("nope.yaml");
+    let k = kubectl();
+    let o = bin()
+        .env("HOME", home.path())
+        .env("KUBECONFIG", &missing)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .args(["check", "--cluster", "--kubectl", &k])
+        .output()
+        .unwrap();
+    assert_error(
+        &o,
+        &format!(
+            "cgpu-lint: error: kubeconfig: KUBECONFIG names {}, which does not exist, so there is no current-context: give --kubeconfig FILE or fix KUBECONFIG",
+            missing.display()
+        ),
+    );
+    let o = bin()
+        .env("HOME", home.path())
+        .env("KUBECONFIG", &missing)
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .args(["check", "--cluster", "--all-contexts", "--kubectl", &k])
+        .output()
+        .unwrap();
+    assert_error(
+        &o,
+        &format!(
+            "cgpu-lint: error: kubeconfig: --all-contexts: KUBECONFIG names {}, which does not exist",
+            missing.display()
+        ),
+    );
+}

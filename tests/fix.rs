@@ -704,3 +704,119 @@ fn fix_class_lists_name_unknown_rules_and_rules_without_a_fix() {
         out.stderr
     );
 }
+
+/// The byte offset of a 1-based line and a 1-based column counted in UTF-8 bytes.
+fn byte_offset(text: &str, line: u64, column: u64) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line as usize - 1)
+        .map(str::len)
+        .sum();
+    start + column as usize - 1
+}
+
+// JSON fixes carry their edits (ruff's `fix.edits`): on every fixture, each safe fix's edits
+// are the replacements of rdjson's suggestions (which tests/formats.rs holds to `fix --stdout`),
+// and applied to the file they give what `fix --stdout` prints when one round fixes it all.
+#[test]
+fn json_fixes_carry_the_edits_fix_applies() {
+    let mut compared = 0;
+    let mut names: Vec<_> = std::fs::read_dir(fixtures())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    for name in names {
+        let path = fixture(&name);
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let run = |format: &str| -> serde_json::Value {
+            let out = bin()
+                .current_dir(fixtures())
+                .args(["check", "--no-config", "--format", format, &name])
+                .output()
+                .unwrap();
+            serde_json::from_slice(&out.stdout).unwrap()
+        };
+        let json = run("json");
+        let rd = run("rdjson");
+        let json_d = json["diagnostics"].as_array().unwrap();
+        let rd_d = rd["diagnostics"].as_array().unwrap();
+        assert_eq!(json_d.len(), rd_d.len(), "{name}");
+        let mut all: Vec<(usize, usize, String)> = Vec::new();
+        for (j, r) in json_d.iter().zip(rd_d) {
+            assert_eq!(j["rule"], r["code"]["value"], "{name}");
+            let edits: Vec<(usize, usize, String)> = j["fix"]["edits"]
+                .as_array()
+                .map(|es| {
+                    es.iter()
+                        .map(|e| {
+                            assert_eq!(e["file"], name.as_str());
+                            (
+                                e["start"].as_u64().unwrap() as usize,
+                                e["end"].as_u64().unwrap() as usize,
+                                e["content"].as_str().unwrap().to_string(),
+                            )
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            if j["fix"]["applicability"] != "safe" {
+                // An unsafe fix is no suggestion, yet its edits are said.
+                assert!(r["suggestions"].is_null(), "{name}: {r}");
+                continue;
+            }
+            let suggested: Vec<(usize, usize, String)> = r["suggestions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| {
+                    let at = |p: &serde_json::Value| {
+                        byte_offset(
+                            &text,
+                            p["line"].as_u64().unwrap(),
+                            p["column"].as_u64().unwrap(),
+                        )
+                    };
+                    (
+                        at(&s["range"]["start"]),
+                        at(&s["range"]["end"]),
+                        s["text"].as_str().unwrap().to_string(),
+                    )
+                })
+                .collect();
+            assert_eq!(edits, suggested, "{name}: {j:#}");
+            for e in &edits {
+                assert!(text.is_char_boundary(e.0) && text.is_char_boundary(e.1));
+            }
+            all.extend(edits);
+            compared += 1;
+        }
+        // Applied bottom up (the edits of one file never overlap), they are `fix --stdout`'s
+        // first round; a file that one round fixes prints exactly that.
+        all.sort();
+        all.dedup();
+        if all.is_empty() || all.windows(2).any(|w| w[1].0 < w[0].1) {
+            continue;
+        }
+        let mut fixed = text.clone();
+        for (s, e, c) in all.iter().rev() {
+            fixed.replace_range(*s..*e, c);
+        }
+        let again = bin()
+            .args(["check", "--no-config", "--format", "json", "-"])
+            .write_stdin(fixed.clone())
+            .output()
+            .unwrap();
+        let again: serde_json::Value = serde_json::from_slice(&again.stdout).unwrap();
+        if again["summary"]["fixable"] == 0 {
+            let out = bin()
+                .current_dir(fixtures())
+                .args(["fix", "--no-config", "--stdout", &name])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), fixed, "{name}");
+        }
+    }
+    assert!(compared > 10, "{compared} safe fixes compared");
+}

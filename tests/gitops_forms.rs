@@ -717,3 +717,157 @@ fn what_the_tools_pass_and_is_not_read_is_named_at_its_entry() {
         assert_eq!(got, want, "{name}: {diags:#?}");
     }
 }
+
+// A helmfile release with a values file that is not there: helmfile stops (values-file-missing
+// at the entry), and the release's other values (a file beside it, an inline map) are still
+// checked, each finding at its own place.
+#[test]
+fn a_missing_values_file_does_not_hide_the_releases_other_findings() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    let helmfile = "releases:\n- name: gpu\n  namespace: kube-system\n  chart: aliyun/ack-ai-installer\n  values:\n  - missing.yaml\n  - present.yaml\n  - cgpu:\n      imagePullPolicy: always\n";
+    std::fs::write(p.join("helmfile.yaml"), helmfile).unwrap();
+    std::fs::write(p.join("present.yaml"), "cgpu:\n  policy: 9\n").unwrap();
+    let (code, diags) = check(&[&p.join("helmfile.yaml")]);
+    assert_eq!(code, Some(1));
+    let got: std::collections::BTreeSet<(String, String, (u64, u64))> = diags
+        .iter()
+        .map(|d| {
+            (
+                std::path::Path::new(d["file"].as_str().unwrap())
+                    .file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+                d["rule"].as_str().unwrap().to_string(),
+                (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()),
+            )
+        })
+        .collect();
+    let want = std::collections::BTreeSet::from([
+        (
+            "helmfile.yaml".to_string(),
+            "values-file-missing".to_string(),
+            line_col(helmfile, offset_of(helmfile, &[], "missing.yaml")),
+        ),
+        (
+            "helmfile.yaml".to_string(),
+            "pull-policy".to_string(),
+            line_col(
+                helmfile,
+                offset_of(helmfile, &["imagePullPolicy: "], "always"),
+            ),
+        ),
+        (
+            "present.yaml".to_string(),
+            "policy-out-of-range".to_string(),
+            (2, 11),
+        ),
+    ]);
+    assert_eq!(got, want, "{diags:#?}");
+}
+
+// A values string on one line in double quotes (as kubectl prints a values string with
+// trailing spaces) or single quotes is read as Argo CD reads it: each finding at its characters
+// inside the quoted scalar, an escape (`\x37`, `\"`) whole, and the fix written escaped.
+#[test]
+fn a_one_line_quoted_values_string_is_checked_in_place() {
+    let tmp = tempfile::tempdir().unwrap();
+    let head = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n    chart: ack-ai-installer\n    repoURL: https://example.com/charts\n    targetRevision: 1.12.6\n    helm:\n";
+    let app = format!(
+        "{head}      values: \"cgpu:\\n  imagePullPolicy: always  \\n  enabled: \\\"false\\\"\\n  policy: \\x37\\n  tag: latest\\n\"\n"
+    );
+    let f = tmp.path().join("app.yaml");
+    std::fs::write(&f, &app).unwrap();
+    let (code, diags) = check(&[&f]);
+    assert_eq!(code, Some(1));
+    let at = |rule: &str| -> ((u64, u64), (u64, u64)) {
+        let d = diags
+            .iter()
+            .find(|d| d["rule"] == rule)
+            .unwrap_or_else(|| panic!("{rule}: {diags:#?}"));
+        (
+            (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()),
+            (
+                d["end_line"].as_u64().unwrap(),
+                d["end_column"].as_u64().unwrap(),
+            ),
+        )
+    };
+    let span = |needle: &str| {
+        let o = offset_of(&app, &["values: "], needle);
+        (line_col(&app, o), line_col(&app, o + needle.len()))
+    };
+    assert_eq!(at("pull-policy"), span("always"));
+    assert_eq!(at("string-boolean"), span("\\\"false\\\""));
+    assert_eq!(at("policy-out-of-range"), span("\\x37"));
+    assert_eq!(at("tag-invalid"), span("latest"));
+    assert!(
+        diags.iter().all(|d| d["rule"] != "cgpu-missing"),
+        "{diags:#?}"
+    );
+    // The fixes splice the file's bytes, escaped for the double quotes.
+    let out = bin()
+        .args(["fix", "--stdout", "--unsafe-fixes", "--no-config"])
+        .arg(&f)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        app.replace("always", "Always")
+            .replace("\\\"false\\\"", "false")
+    );
+    // Single quotes: a flow mapping on one line, `''` a quote.
+    let app = format!("{head}      values: '{{cgpu: {{policy: 7, tag: ''v1''}}}}'\n");
+    std::fs::write(&f, &app).unwrap();
+    let (_, diags) = check(&[&f]);
+    let d = diags
+        .iter()
+        .find(|d| d["rule"] == "policy-out-of-range")
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    let o = offset_of(&app, &["policy: "], "7");
+    assert_eq!(
+        (d["line"].as_u64().unwrap(), d["column"].as_u64().unwrap()),
+        line_col(&app, o)
+    );
+}
+
+// `values` on an ApplicationSet: what its generators fill in is no value; it is never printed
+// as one (`"{{.policy}}"`) nor dropped to the chart's default in silence: stderr names the keys.
+#[test]
+fn values_of_an_application_set_name_the_templated_keys() {
+    let tmp = tempfile::tempdir().unwrap();
+    let head = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: gpu\nspec:\n  generators:\n  - list:\n      elements:\n      - cluster: prod\n        policy: \"7\"\n  template:\n    metadata:\n      name: 'gpu-{{cluster}}'\n    spec:\n      source:\n        chart: ack-ai-installer\n        repoURL: https://example.com/charts\n        targetRevision: 1.12.6\n        helm:\n";
+    let empty = tmp.path().join("empty.yaml");
+    std::fs::write(&empty, "{}\n").unwrap();
+    let defaults = bin().arg("values").arg(&empty).output().unwrap();
+    let defaults: serde_json::Value = serde_json::from_slice(&defaults.stdout).unwrap();
+    for (what, helm) in [
+        (
+            "valuesObject",
+            "          valuesObject:\n            cgpu:\n              policy: '{{.policy}}'\n              tag: '{{.tag}}'\n",
+        ),
+        (
+            "values string",
+            "          values: |\n            cgpu:\n              policy: '{{.policy}}'\n              tag: '{{.tag}}'\n",
+        ),
+        (
+            "parameters",
+            "          parameters:\n          - name: cgpu.policy\n            value: '{{.policy}}'\n          - name: cgpu.tag\n            value: '{{.tag}}'\n",
+        ),
+    ] {
+        let f = tmp.path().join("appset.yaml");
+        std::fs::write(&f, format!("{head}{helm}")).unwrap();
+        let out = bin().arg("values").arg(&f).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{what}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains("{{"), "{what}: {stdout}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(v["cgpu"]["policy"], defaults["cgpu"]["policy"], "{what}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("release `gpu`: cgpu.policy, cgpu.tag are filled in by the ApplicationSet's generators"),
+            "{what}: {err}"
+        );
+    }
+}

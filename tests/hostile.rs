@@ -352,3 +352,147 @@ fn control_bytes_from_a_file_never_reach_the_terminal_raw() {
     assert!(!err.contains("\x1b]") && !err.contains('\u{7}'), "{err}");
     assert!(err.contains("\\x1b]0;pwned\\x07"), "{err}");
 }
+
+/// `check PATH --max-file-size 1000` (and `values`), killed after 30 s: (exit status, stdout,
+/// stderr). Reading without a limit never ends on `/dev/zero`.
+fn bounded(cmd: &[&str], path: &str, stdin: Option<&[u8]>) -> (Option<i32>, String, String) {
+    let mut c = bin();
+    c.args(cmd)
+        .args(["--max-file-size", "1000", path])
+        .timeout(std::time::Duration::from_secs(30));
+    if let Some(input) = stdin {
+        c.write_stdin(input.to_vec());
+    }
+    let out = c.output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The one stderr line of a refused input: it names the path once and the limit.
+fn assert_limit_line(stderr: &str, path: &str) {
+    assert_no_panic(stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert_eq!(
+        lines[0],
+        format!("cgpu-lint: error: {path}: over the 1000-byte limit (--max-file-size)")
+    );
+}
+
+#[test]
+fn a_device_named_on_the_command_line_is_read_under_the_limit() {
+    let (code, _, err) = bounded(&["check", "--quiet"], "/dev/zero", None);
+    assert_eq!(code, Some(2), "{err}");
+    assert_limit_line(&err, "/dev/zero");
+    let (code, _, err) = bounded(&["values"], "/dev/zero", None);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("/dev/zero: over the 1000-byte limit (--max-file-size)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_symlink_to_a_device_named_values_yaml_is_read_under_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let link = dir.path().join("values.yaml");
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    let shown = link.to_str().unwrap();
+    let (code, _, err) = bounded(&["check", "--quiet"], shown, None);
+    assert_eq!(code, Some(2), "{err}");
+    assert_limit_line(&err, shown);
+}
+
+#[test]
+fn stdin_over_the_limit_is_refused_with_the_same_words() {
+    let input = "cgpu: {policy: 1}\n# padding\n".repeat(100);
+    let (code, _, err) = bounded(&["check", "--quiet"], "-", Some(input.as_bytes()));
+    assert_eq!(code, Some(2), "{err}");
+    assert_limit_line(&err, "-");
+}
+
+#[test]
+fn a_fifo_named_explicitly_is_read_as_stdin_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("values.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    // Under the limit: checked (policy 9 is an error, exit 1).
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, "cgpu:\n  policy: 9\n").unwrap())
+    };
+    let (code, out, err) = bounded(&["check"], fifo.to_str().unwrap(), None);
+    writer.join().unwrap();
+    assert_eq!(code, Some(1), "{out}{err}");
+    assert!(out.contains("policy-out-of-range"), "{out}");
+    // Over it: refused while reading, the writer's pipe closed under it.
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new().write(true).open(fifo).unwrap();
+            let chunk = vec![b'#'; 4096];
+            // Writes fail (EPIPE) once the reader has stopped.
+            while f.write_all(&chunk).is_ok() {}
+        })
+    };
+    let (code, _, err) = bounded(&["check", "--quiet"], fifo.to_str().unwrap(), None);
+    writer.join().unwrap();
+    assert_eq!(code, Some(2), "{err}");
+    assert_limit_line(&err, fifo.to_str().unwrap());
+}
+
+#[test]
+fn a_proc_file_states_no_size_and_is_read_under_the_limit() {
+    // /proc files state a size of 0; /proc/self/maps of a running binary is several KB.
+    let (code, _, err) = bounded(&["check", "--quiet"], "/proc/self/maps", None);
+    assert_eq!(code, Some(2), "{err}");
+    assert_limit_line(&err, "/proc/self/maps");
+}
+
+#[test]
+fn an_unreadable_folder_is_named_once() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let closed = dir.path().join("closed");
+    std::fs::create_dir(&closed).unwrap();
+    std::fs::set_permissions(&closed, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Root reads any folder: run as nobody there (setpriv, util-linux), else as this user.
+    let exe = std::env::var_os("CARGO_BIN_EXE_cgpu-lint")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_cgpu-lint").into());
+    let root = std::fs::read_dir(&closed).is_ok();
+    let mut cmd = if root {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&exe);
+        c
+    } else {
+        std::process::Command::new(&exe)
+    };
+    let out = cmd
+        .args(["check", "--quiet", "./closed"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_no_panic(&err);
+    if root && err.contains("setpriv") {
+        eprintln!("setpriv could not drop to nobody here: {err}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.matches("closed").count(), 1, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        "cgpu-lint: error: ./closed: Permission denied (os error 13)"
+    );
+}

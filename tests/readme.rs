@@ -267,7 +267,15 @@ fn tool(rel: &str) -> PathBuf {
 /// Run one block; a description of every difference.
 fn run_block(block: &Block) -> Vec<String> {
     let tmp = tempfile::tempdir().unwrap();
-    let work = tmp.path().join("work");
+    // `<!-- readme-test: root -->`: the block runs where a clone's root would be, the copy of
+    // examples/ as `examples/` in it (the README's first example, as a newcomer runs it).
+    let from_root = block.directive.as_deref() == Some("root");
+    let repo = tmp.path().join("repo");
+    let work = if from_root {
+        repo.join("examples")
+    } else {
+        tmp.path().join("work")
+    };
     let home = tmp.path().join("home");
     let bin = tmp.path().join("bin");
     std::fs::create_dir_all(&home).unwrap();
@@ -283,7 +291,7 @@ fn run_block(block: &Block) -> Vec<String> {
     let mut cmd = Command::new("bash");
     let real_home = std::env::var_os("HOME").map(PathBuf::from);
     match block.directive.as_deref() {
-        None => {}
+        None | Some("root") => {}
         Some("helm") => {
             std::os::unix::fs::symlink(tool("target/tools/helm3"), bin.join("helm")).unwrap();
             std::os::unix::fs::symlink(tool("target/tools/helm4"), bin.join("helm4")).unwrap();
@@ -336,7 +344,7 @@ fn run_block(block: &Block) -> Vec<String> {
     let out = cmd
         .arg("-c")
         .arg(&script)
-        .current_dir(&work)
+        .current_dir(if from_root { &repo } else { &work })
         .env("HOME", &home)
         .env("PATH", std::env::join_paths(path).unwrap())
         .env_remove("NO_COLOR")
@@ -415,7 +423,9 @@ fn run_files(files: &[String], only: fn(&Block) -> bool) -> usize {
 
 #[test]
 fn readme_console_examples_run_as_written() {
-    let n = run_file("README.md", |b| b.directive.is_none());
+    let n = run_file("README.md", |b| {
+        b.directive.is_none() || b.directive.as_deref() == Some("root")
+    });
     assert!(n >= 3, "only {n} console blocks");
 }
 

@@ -320,8 +320,10 @@ fn the_installers_tag_is_what_the_tag_rewrites() {
 
 #[test]
 fn without_a_current_version_the_answer_says_so() {
+    // The nodes run cGPU at a version no input gives: nothing before the change to compare
+    // with, so no node can be said to break (spec §13: a what-if that can judge nothing exits 2).
     let (code, answer) = what_if(&[], &["--tag", "1.5.8", "--kubernetes", "1.35"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(answer["cgpu_now"].is_null());
     assert!(
         answer["notes"][0]
@@ -530,7 +532,168 @@ mod cluster {
                 .ends_with("apply --tag v1.5.10-3c9d1e7-aliyun before --kubernetes"),
             "{v:#}"
         );
+        // An older tag than the live installers' 1.5.3 is a downgrade on each node that runs
+        // cGPU: exit 1 without --allow-downgrade, never "0 break, all unchanged" and 0.
+        let out = run(&["--tag", "v1.5.2-5c0e7a1-aliyun"]);
+        assert_eq!(out.status.code(), Some(1));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let c = &v["clusters"][0];
+        assert_eq!(c["downgrade"]["from"], "1.5.3");
+        let downgraded: BTreeSet<String> = c["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|n| n["downgrade"]["to"] == "1.5.2")
+            .map(|n| n["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(downgraded, want);
         // Read-only: GET requests only.
         assert!(fake.requests().iter().all(|r| r["method"] == "GET"));
     }
+}
+
+/// `compat --nodes FILE INPUT --format json ARGS` with the values written to a temporary file.
+fn what_if_with_values(nodes: &str, values: &str, args: &[&str]) -> (i32, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("values.yaml");
+    std::fs::write(&p, values).unwrap();
+    let out = bin()
+        .args(["compat", "--nodes", &fixture(nodes)])
+        .arg(&p)
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.code().unwrap(), v["clusters"][0].clone())
+}
+
+#[test]
+fn a_tag_older_than_the_running_one_is_a_downgrade_that_says_what_it_loses() {
+    // `compat --tag v1.5.3-8d3fc1b-aliyun` lists the kernel-driver deadlock (≤ 1.5.7), no
+    // cgroup v2 support (from 1.5.9) and no driver 550 (from 1.5.7): taking nodes from 1.5.10
+    // to 1.5.3 gets the first back and loses the others.
+    let (code, answer) = what_if_with_values(
+        NODES,
+        "cgpu:\n  enabled: true\n  tag: v1.5.10-2b9e7d4-aliyun\n",
+        &["--tag", "v1.5.3-8d3fc1b-aliyun"],
+    );
+    assert_eq!(code, 1, "{answer:#}");
+    let d = &answer["downgrade"];
+    assert_eq!(
+        (d["from"].as_str(), d["to"].as_str()),
+        (Some("1.5.10"), Some("1.5.3"))
+    );
+    assert_eq!(d["allowed"], false);
+    let entries: BTreeSet<&str> = d["loses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["entry"].as_str().unwrap())
+        .collect();
+    for want in ["issue-deadlock", "support-cgroup-v2", "support-driver-550"] {
+        assert!(entries.contains(want), "{want}: {entries:?}");
+    }
+    // Every node of the fixture carries a GPU-sharing label: each is downgraded.
+    for n in answer["nodes"].as_array().unwrap() {
+        assert_eq!(n["downgrade"]["to"], "1.5.3", "{n:#}");
+        assert!(["breaks", "downgrade"].contains(&n["verdict"].as_str().unwrap()));
+    }
+    assert_eq!(answer["summary"]["downgraded"], 8);
+}
+
+#[test]
+fn a_downgrade_fails_unless_allowed_and_its_breaks_still_count() {
+    // 1.5.19 → 1.5.12 breaks nothing on nodes-compat.yaml, yet it is a downgrade.
+    let values = std::fs::read_to_string(fixture("values-compat-1.5.19.yaml")).unwrap();
+    let (code, answer) = what_if_with_values(
+        "nodes-compat.yaml",
+        &values,
+        &["--tag", "v1.5.12-1a2b3c4-aliyun"],
+    );
+    assert_eq!(answer["summary"]["breaks"], 0, "{answer:#}");
+    assert!(answer["summary"]["downgraded"].as_u64().unwrap() > 0);
+    assert_eq!(code, 1);
+    let (code, answer) = what_if_with_values(
+        "nodes-compat.yaml",
+        &values,
+        &["--tag", "v1.5.12-1a2b3c4-aliyun", "--allow-downgrade"],
+    );
+    assert_eq!((code, &answer["downgrade"]["allowed"]), (0, &json!(true)));
+    // 1.5.7 → 1.5.3 breaks the gn8is node: allowed or not, that fails.
+    let (code, answer) = what_if_with_values(
+        "nodes-compat.yaml",
+        "cgpu:\n  enabled: true\n  tag: v1.5.7-1a2b3c4-aliyun\n",
+        &["--tag", "v1.5.3-8d3fc1b-aliyun", "--allow-downgrade"],
+    );
+    assert_eq!((code, answer["summary"]["breaks"].as_u64()), (1, Some(1)));
+    // The human answer names the downgrade on each node and in the summary.
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("values.yaml");
+    std::fs::write(&p, "cgpu:\n  enabled: true\n  tag: v1.5.7-1a2b3c4-aliyun\n").unwrap();
+    let out = bin()
+        .args(["compat", "--nodes", &fixture("nodes-compat.yaml")])
+        .arg(&p)
+        .args(["--tag", "v1.5.3-8d3fc1b-aliyun"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for want in [
+        "node cn-hangzhou.10.0.1.11: downgrade, cGPU 1.5.7 → 1.5.3\n",
+        "downgrade: cGPU 1.5.7 → 1.5.3 on 6 nodes, refused without --allow-downgrade\n",
+        "1 of 8 nodes break, 6 downgraded, ",
+    ] {
+        assert!(text.contains(want), "{want}\n---\n{text}");
+    }
+}
+
+#[test]
+fn a_node_that_runs_cgpu_at_an_unknown_version_is_unknown_and_the_answer_exits_2() {
+    // No input says which cGPU runs: every node carries a GPU-sharing label, so none can be
+    // judged (given 1.5.3, 5 of them break).
+    let (code, answer) = what_if(&[], &["--kubernetes", "1.35"]);
+    assert_eq!(code, 2, "{answer:#}");
+    for n in answer["nodes"].as_array().unwrap() {
+        assert_eq!(n["verdict"], "unknown", "{n:#}");
+        assert!(
+            n["unknown"]
+                .as_str()
+                .unwrap()
+                .starts_with("unknown: give the installer or values")
+        );
+    }
+    assert_eq!(answer["summary"]["unknown"], 8);
+    assert_eq!(answer["summary"]["unchanged"], 0);
+    let out = bin()
+        .args(["compat", "--nodes", &fixture(NODES), "--kubernetes", "1.35"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("unchanged, no findings"), "{text}");
+    assert!(text.contains("0 of 8 nodes break, 8 unknown, "), "{text}");
+    // A node without a GPU-sharing label does not depend on the version: judged as before.
+    let dir = tempfile::tempdir().unwrap();
+    let plain = edited(dir.path(), NODES, |t| {
+        t.replace(
+            "ack.node.gpu.schedule: cgpu",
+            "ack.node.gpu.schedule: default",
+        )
+        .replace("cgpu: \"true\"", "cgpu: \"false\"")
+    });
+    let out = bin()
+        .args([
+            "compat",
+            "--nodes",
+            &plain,
+            "--kubernetes",
+            "1.35",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["clusters"][0]["summary"]["unknown"], 0, "{v:#}");
+    assert_eq!(out.status.code(), Some(0));
 }

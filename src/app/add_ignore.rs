@@ -20,6 +20,23 @@ pub(crate) fn usage(args: &CheckArgs) -> Result<(), AppError> {
             "--add-ignore writes the ignores into the files: it cannot write to stdin".into(),
         ));
     }
+    // A YAML comment holds printable characters only (YAML 1.2's c-printable: tab, line breaks,
+    // which the reason is joined over, and the rest of Unicode but the C0 and C1 controls,
+    // DEL and U+FFFE/U+FFFF): no place in any file could hold such a reason.
+    if let Some(reason) = &args.add_ignore
+        && let Some(c) = reason.chars().find(|&c| {
+            let printable = matches!(c, '\t' | '\n' | '\r' | '\u{85}')
+                || (' '..='~').contains(&c)
+                || ('\u{a0}'..='\u{fffd}').contains(&c)
+                || c >= '\u{10000}';
+            !printable
+        })
+    {
+        return Err(AppError::Usage(format!(
+            "--add-ignore REASON: the reason holds the control character U+{:04X}, which a YAML comment cannot hold: write the reason without it",
+            c as u32
+        )));
+    }
     if let Some(d) = &args.until {
         if !crate::suppress::valid_date(d) {
             return Err(AppError::Usage(format!(

@@ -101,8 +101,12 @@ pub(crate) fn run(s: &mut Streams, args: &BaselineArgs) -> Result<Exit, AppError
     let shown = target.display();
     let note;
     let entries: Vec<Entry> = if args.prune {
-        let text = std::fs::read_to_string(&target)
-            .map_err(|e| AppError::Usage(format!("--prune: {shown}: {e}")))?;
+        let text = crate::spill::read_text_at_most(
+            &target,
+            crate::check::DEFAULT_MAX_FILE_SIZE,
+            "--max-file-size's default",
+        )
+        .map_err(|e| AppError::Usage(format!("--prune: {shown}: {e}")))?;
         let old = Baseline::parse(&target.to_string_lossy(), text).map_err(AppError::Usage)?;
         let applied = baseline::apply(
             &old,

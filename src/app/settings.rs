@@ -113,7 +113,11 @@ pub(super) fn load(c: &CommonArgs) -> Result<Option<Arc<Loaded>>, AppError> {
         Some(p) => (p.clone(), true),
         None => (PathBuf::from(FILE_NAME), false),
     };
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::spill::read_text_at_most(
+        &path,
+        crate::check::DEFAULT_MAX_FILE_SIZE,
+        "--max-file-size's default",
+    ) {
         Ok(t) => t,
         Err(e) if !given && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {

@@ -39,6 +39,17 @@ pub(crate) fn settings(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppErr
             args.paths.len()
         )));
     };
+    // Settings of a file that is not there would answer a question nobody asked (a typo in
+    // the path): refused as check refuses it.
+    if file != "-"
+        && let Err(source) = std::fs::metadata(file)
+    {
+        return Err(crate::check::InputError::Io {
+            path: file.clone(),
+            source,
+        }
+        .into());
+    }
     let c = &args.common;
     let o = overrides(c);
     let r = resolve(&o)?;
@@ -260,8 +271,18 @@ pub(crate) fn files(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError>
     let (checked, errors) =
         crate::check::walk_paths(&paths, r.settings.include_markdown, Some(&mut skipped));
     let format = r.format.unwrap_or(c.format);
+    // With --gitops, what the GitOps hook (`check --gitops`) checks of the files walked.
+    let gitops = args
+        .gitops
+        .then(|| crate::lint::inputs::gitops_files(&checked, c.max_file_size));
     let mut rows: Vec<Value> = Vec::new();
     for f in &checked {
+        if let Some((selection, _)) = &gitops
+            && let Some((_, Some(why))) = selection.iter().find(|(p, _)| p == f)
+        {
+            rows.push(json!({"path": f, "checked": false, "reason": format!("--gitops: {why}")}));
+            continue;
+        }
         let mut note = None;
         if f != "-"
             && let Ok(meta) = std::fs::metadata(f)
@@ -290,7 +311,10 @@ pub(crate) fn files(s: &mut Streams, args: &CheckArgs) -> Result<Exit, AppError>
             "reason": why.reason(),
         }));
     }
-    for e in &errors {
+    for e in errors
+        .iter()
+        .chain(gitops.iter().flat_map(|(_, errors)| errors))
+    {
         rows.push(json!({"path": e.path(), "checked": false, "error": e.to_string()}));
     }
     if format == Format::Json {

@@ -113,6 +113,20 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
             }
             if let Some(releases) = helm::place::releases_among(&layers, others.as_ref(), v) {
                 let releases = releases.map_err(|r| refusal(&versions, v, r))?;
+                // An ApplicationSet's generators fill some keys in: named, since the values
+                // printed show the chart's defaults there, not what each Application gets.
+                if printed.is_none() {
+                    for r in releases.iter().filter(|r| !r.templated.is_empty()) {
+                        writeln!(
+                            s.err,
+                            "cgpu-lint: warning: {}: release `{}`: {} {} filled in by the ApplicationSet's generators: left out of the values printed (the chart's defaults show there)",
+                            crate::output::escape_controls(&layers.files[0].name),
+                            crate::output::escape_controls(&r.name),
+                            r.templated.join(", "),
+                            if r.templated.len() == 1 { "is" } else { "are" },
+                        )?;
+                    }
+                }
                 let text = releases_text(&releases, args.origins);
                 compare(&mut printed, v, text)?;
                 continue;

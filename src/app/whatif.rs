@@ -1,6 +1,7 @@
 //! `cgpu-lint compat --nodes FILE | --cluster` with `--kubernetes`, `--tag`, `--driver`,
 //! `--os-image`: the upgrade what-if ([`crate::whatif`]) over files or each context read by the
-//! kubectl reader, printed for people or as JSON. Exit 1 when the change breaks a node.
+//! kubectl reader, printed for people or as JSON. Exit 1 when the change breaks a node or
+//! downgrades one without `--allow-downgrade`, 2 when no node's current version is known.
 
 use super::{AppError, Exit, Streams};
 use crate::cli::{CompatArgs, CompatFormat};
@@ -27,7 +28,7 @@ pub(crate) fn run(s: &mut Streams, args: &CompatArgs) -> Result<Exit, AppError> 
                 crate::check::DEFAULT_MAX_FILE_SIZE,
             )?);
         }
-        let w = whatif::what_if(&srcs, &change, &settings)
+        let w = whatif::what_if(&srcs, &change, &settings, args.allow_downgrade)
             .map_err(|e| AppError::Usage(e.to_string()))?;
         answers.push((None, w));
     } else {
@@ -39,7 +40,12 @@ pub(crate) fn run(s: &mut Streams, args: &CompatArgs) -> Result<Exit, AppError> 
                     for w in &fetched.warnings {
                         writeln!(s.err, "cgpu-lint: warning: {w}")?;
                     }
-                    match whatif::what_if(&fetched.sources(), &change, &settings) {
+                    match whatif::what_if(
+                        &fetched.sources(),
+                        &change,
+                        &settings,
+                        args.allow_downgrade,
+                    ) {
                         Ok(w) => answers.push((Some(label), w)),
                         Err(e) => {
                             writeln!(s.err, "cgpu-lint: error: cluster {label}: {e}")?;
@@ -55,14 +61,21 @@ pub(crate) fn run(s: &mut Streams, args: &CompatArgs) -> Result<Exit, AppError> 
         }
     }
     let text = match args.format {
-        CompatFormat::Human => whatif::human(&answers),
-        CompatFormat::Json => whatif::json(&answers),
+        CompatFormat::Human => whatif::print::human(&answers),
+        CompatFormat::Json => whatif::print::json(&answers),
     };
     s.out.write_all(text.as_bytes())?;
+    // A break or a refused downgrade is a finding; a what-if that could not judge the nodes
+    // that run cGPU (their version unknown) and found nothing is no answer, so it is trouble.
     Ok(if trouble {
         Exit::Trouble
-    } else if answers.iter().any(|(_, w)| w.breaks() > 0) {
+    } else if answers
+        .iter()
+        .any(|(_, w)| w.breaks() > 0 || w.refused_downgrade())
+    {
         Exit::Findings
+    } else if answers.iter().any(|(_, w)| w.unknown() > 0) {
+        Exit::Trouble
     } else {
         Exit::Clean
     })

@@ -100,6 +100,25 @@ pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Rep
     let (files, mut errors) = expand_paths_with(paths, settings.include_markdown);
     let all = read_all(&files, &mut errors, max_size);
     let others = crate::helm::place::Others::of(&all);
+    let sources: Vec<Arc<Source>> = gitops_selection(&all, &others)
+        .into_iter()
+        .filter(|(_, skip)| skip.is_none())
+        .map(|(s, _)| s.clone())
+        .collect();
+    let per_file = lint_each_among(&sources, &others, settings);
+    Report {
+        diagnostics: per_file.into_iter().flatten().collect(),
+        errors,
+        files: sources.len(),
+        sources,
+    }
+}
+
+/// What `check --gitops` does with each of the files read: `None`, checked; else why not.
+fn gitops_selection<'a>(
+    all: &'a [Arc<Source>],
+    others: &crate::helm::place::Others,
+) -> Vec<(&'a Arc<Source>, Option<&'static str>)> {
     // The files of the ConfigMaps and Secrets the chart's HelmReleases take values from are
     // checked too: their values are the release's.
     let refs = others.values_from();
@@ -124,23 +143,39 @@ pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Rep
     let is_chart_yaml = |s: &Source| {
         std::path::Path::new(&s.name).file_name() == Some(std::ffi::OsStr::new("Chart.yaml"))
     };
-    let sources: Vec<Arc<Source>> = all
-        .iter()
-        .filter(|s| !is_chart_yaml(s))
-        .filter(|s| {
-            s.text.contains(cgpu::CHART)
+    all.iter()
+        .map(|s| {
+            let skip = if is_chart_yaml(s) {
+                Some("chart metadata (Chart.yaml): read for the umbrella's dependencies")
+            } else if s.text.contains(cgpu::CHART)
                 || referenced.contains(s.name.as_str())
                 || beside_umbrella(s)
+            {
+                None
+            } else {
+                Some(
+                    "does not name ack-ai-installer, holds no ConfigMap or Secret a HelmRelease of it takes values from, and is no values file beside an umbrella chart of it",
+                )
+            };
+            (s, skip)
         })
-        .cloned()
+        .collect()
+}
+
+/// `check --show-files --gitops`: each file a walk found, `None` when `check --gitops` checks
+/// it, else why not; and the files that could not be read.
+pub fn gitops_files(
+    files: &[String],
+    max_size: u64,
+) -> (Vec<(String, Option<&'static str>)>, Vec<InputError>) {
+    let mut errors = Vec::new();
+    let all = read_all(files, &mut errors, max_size);
+    let others = crate::helm::place::Others::of(&all);
+    let rows = gitops_selection(&all, &others)
+        .into_iter()
+        .map(|(s, skip)| (s.name.clone(), skip))
         .collect();
-    let per_file = lint_each_among(&sources, &others, settings);
-    Report {
-        diagnostics: per_file.into_iter().flatten().collect(),
-        errors,
-        files: sources.len(),
-        sources,
-    }
+    (rows, errors)
 }
 
 /// Several files, each checked on its own through [`lint_file_among`], with the ConfigMaps,

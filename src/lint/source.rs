@@ -335,6 +335,34 @@ fn check_target(
                 inner.push(d);
             }
         }
+        place::Values::Quoted(n, q) => {
+            // A one-line quoted string: the rules read the decoded values; a finding points at
+            // its characters in the string, or, where an escape stands in its way, at the
+            // string with the value named.
+            let parsed = yaml::parse(&q.src);
+            if let Some(vdoc) = parsed.documents.first() {
+                let mut vctx = Ctx::new(opts, doc.index, &vdoc.alias_uses);
+                crate::rules::duplicates(&mut vctx, &q.src, vdoc);
+                if let Some(root) = &vdoc.root {
+                    check_values(&mut vctx, root);
+                }
+                inner = vctx.out;
+            }
+            if let Some(err) = &parsed.error
+                && err.document == 1
+            {
+                inner.extend(syntax_finding(
+                    opts,
+                    &q.src,
+                    doc.index,
+                    err.offset,
+                    &err.message,
+                ));
+            }
+            for d in &mut inner {
+                in_quoted(d, src, n, q);
+            }
+        }
         place::Values::Embedded(vsrc, parsed) => {
             // Helm 3 (Argo CD's) reads the first document of a values file.
             if let Some(vdoc) = parsed.documents.first() {
@@ -379,6 +407,64 @@ fn check_target(
         }
     }
     out
+}
+
+/// A finding on the decoded values of a one-line quoted string moved into the file: at its
+/// characters in the string, its edits escaped as the string's quotes need; where an escape
+/// is in the way, at the whole string, the value named and no edit.
+fn in_quoted(
+    d: &mut Diagnostic,
+    src: &Arc<Source>,
+    string: &yaml::Node,
+    q: &yaml::embedded::Quoted,
+) {
+    let value = q
+        .src
+        .text
+        .get(d.span.clone())
+        .unwrap_or_default()
+        .to_string();
+    match q.file_span(d.span.clone()) {
+        Some(span) => d.span = span,
+        None => {
+            d.span = string.span.clone();
+            d.message = format!(
+                "{} (in the values string, at `{}`)",
+                d.message,
+                crate::output::escape_controls(&value)
+            );
+        }
+    }
+    let edits: Option<Vec<crate::diag::Edit>> = d
+        .edits
+        .iter()
+        .map(|e| {
+            Some(crate::diag::Edit {
+                src: src.clone(),
+                range: q.file_span(e.range.clone())?,
+                replacement: q.escape(&e.replacement)?,
+            })
+        })
+        .collect();
+    match edits {
+        Some(edits) => d.edits = edits,
+        None => {
+            d.edits.clear();
+            d.consequence = None;
+            d.fix_note = Some(
+                "not fixed automatically: an escape inside the values string is in the way; edit it by hand"
+                    .into(),
+            );
+        }
+    }
+    d.related.retain_mut(|r| match q.file_span(r.span.clone()) {
+        Some(span) => {
+            r.span = span;
+            true
+        }
+        None => false,
+    });
+    d.src = src.clone();
 }
 
 /// The rules on what a tool hands Helm for one release when it layers several sources: Argo
@@ -431,7 +517,38 @@ fn check_layered(
             ctx.at(RuleId::ValuesNotRead, entry, "", message);
         }
     }
-    match place::release_values(t, parsed, None, &src.name, None, version) {
+    // A values file that is not there stops the tool (the release is not installed): said at
+    // its entry, and the release's other values are still checked without it, so that a typo
+    // in one path does not hide the rest.
+    let mut reduced: Option<place::Target> = None;
+    let result = loop {
+        let target = reduced.as_ref().unwrap_or(t);
+        let r = match place::release_values(target, parsed, None, &src.name, None, version) {
+            Err(r) => r,
+            ok => break ok,
+        };
+        let at = |l: &place::Layer| {
+            matches!(l, place::Layer::File(entry, _) | place::Layer::SourceFile(entry, _, _, _)
+                if entry.span.start == r.offset && Arc::ptr_eq(&entry.src, &r.src))
+        };
+        if !target.layers.iter().any(at) || !r.message.contains("does not exist") {
+            break Err(r);
+        }
+        let mut mctx = Ctx::new(opts, doc.index, &doc.alias_uses);
+        let message = format!("{}: {}", t.label(), r.message);
+        mctx.report(
+            RuleId::ValuesFileMissing,
+            &r.src,
+            r.offset..r.offset,
+            "",
+            message,
+        );
+        out.extend(moved_to(mctx.out, src));
+        let mut next = target.clone();
+        next.layers.retain(|l| !at(l));
+        reduced = Some(next);
+    };
+    match result {
         Ok(mut tree) => {
             place::at_parameters(&mut tree, &t.parameters, src);
             if t.form == place::Form::ApplicationSet {

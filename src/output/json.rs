@@ -31,6 +31,27 @@ struct JsonFix<'a> {
     /// For an unsafe fix: what it changes at the next upgrade.
     #[serde(skip_serializing_if = "Option::is_none")]
     consequence: Option<&'a str>,
+    /// What `fix` writes (ruff's `fix.edits`): each replacement, in the order applied.
+    edits: Vec<JsonEdit<'a>>,
+}
+
+/// One replacement of a fix: the bytes `start..end` of `file` (the UTF-8 text as read) become
+/// `content`; `location` and `end_location` are the same range as lines and columns (counted
+/// as the finding's are, the end exclusive).
+#[derive(Serialize)]
+struct JsonEdit<'a> {
+    file: &'a str,
+    start: usize,
+    end: usize,
+    content: &'a str,
+    location: JsonPos,
+    end_location: JsonPos,
+}
+
+#[derive(Serialize)]
+struct JsonPos {
+    line: usize,
+    column: usize,
 }
 
 #[derive(Serialize)]
@@ -59,6 +80,27 @@ fn json_diagnostic(d: &Diagnostic) -> JsonDiagnostic<'_> {
         fix: d.fix_applicability().map(|applicability| JsonFix {
             applicability,
             consequence: d.consequence.as_deref().map(|c| c.line.as_str()),
+            edits: d
+                .edits
+                .iter()
+                .map(|e| {
+                    let (a, b) = (e.src.line_col(e.range.start), e.src.line_col(e.range.end));
+                    JsonEdit {
+                        file: &e.src.name,
+                        start: e.range.start,
+                        end: e.range.end,
+                        content: &e.replacement,
+                        location: JsonPos {
+                            line: a.line,
+                            column: a.column,
+                        },
+                        end_location: JsonPos {
+                            line: b.line,
+                            column: b.column,
+                        },
+                    }
+                })
+                .collect(),
         }),
     }
 }

@@ -195,7 +195,7 @@ impl Server {
                 if src.text.len() as u64 > self.setup.max_size {
                     let e = crate::check::InputError::TooLarge {
                         path: src.name.clone(),
-                        size: src.text.len() as u64,
+                        size: Some(src.text.len() as u64),
                         limit: self.setup.max_size,
                     };
                     self.show(

@@ -115,6 +115,157 @@ pub fn literal_source(node: &Node) -> Result<Arc<Source>, String> {
     Ok(inner)
 }
 
+/// YAML held in a one-line quoted string (`values: "cgpu:\n  policy: 7\n"`, as kubectl prints a
+/// values string with trailing spaces), decoded: its own text, and where each of its bytes is
+/// in the file, so that a finding inside it points at its characters there.
+#[derive(Debug)]
+pub struct Quoted {
+    /// The decoded YAML (named as the file).
+    pub src: Arc<Source>,
+    /// Per decoded byte: the file's bytes of the character it belongs to (for a character
+    /// written as itself, the byte's own; for an escape, the whole escape).
+    at: Vec<(usize, usize)>,
+    /// The offset of the closing quote.
+    end: usize,
+    /// Double-quoted (else single-quoted).
+    double: bool,
+}
+
+impl Quoted {
+    /// The file's span of the decoded span `r`: its characters as written, an escape (`\n`,
+    /// `\u0037`) whole; `None` when `r` does not start and end between two characters.
+    pub fn file_span(&self, r: std::ops::Range<usize>) -> Option<std::ops::Range<usize>> {
+        let text = &self.src.text;
+        if r.start > r.end
+            || r.end > self.at.len()
+            || !text.is_char_boundary(r.start)
+            || !text.is_char_boundary(r.end)
+        {
+            return None;
+        }
+        if r.start == r.end {
+            let p = self.at.get(r.start).map_or(self.end, |a| a.0);
+            return Some(p..p);
+        }
+        Some(self.at[r.start].0..self.at[r.end - 1].1)
+    }
+
+    /// `text` as it must be written inside the string (escaped as its quotes need); `None`
+    /// when the string cannot hold it (a line break in a single-quoted one-line string).
+    pub fn escape(&self, text: &str) -> Option<String> {
+        let mut out = String::new();
+        for c in text.chars() {
+            match (self.double, c) {
+                (true, '\\') => out.push_str("\\\\"),
+                (true, '"') => out.push_str("\\\""),
+                (true, '\n') => out.push_str("\\n"),
+                (true, '\t') => out.push_str("\\t"),
+                (true, '\r') => out.push_str("\\r"),
+                (true, c) if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+                (false, '\'') => out.push_str("''"),
+                (false, '\n' | '\r') => return None,
+                (_, c) => out.push(c),
+            }
+        }
+        Some(out)
+    }
+}
+
+/// The YAML of a one-line double- or single-quoted string, decoded with the file position of
+/// every character ([`Quoted`]), or why it cannot be read so.
+pub fn quoted_source(node: &Node) -> Result<Quoted, String> {
+    let double = match node.style {
+        Style::DoubleQuoted => true,
+        Style::SingleQuoted => false,
+        _ => {
+            return Err(
+                "a plain one-line string: write the values as a literal block (`|`) or as valuesObject to have them checked"
+                    .into(),
+            );
+        }
+    };
+    let Some(Scalar::Str(decoded)) = node.scalar() else {
+        return Err("the string is not a string".into());
+    };
+    let src = &node.src;
+    let raw = src.text.get(node.span.clone()).unwrap_or_default();
+    let q = if double { '"' } else { '\'' };
+    let body = raw
+        .strip_prefix(q)
+        .and_then(|r| r.strip_suffix(q))
+        .filter(|b| !b.contains(['\n', '\r']))
+        .ok_or("a quoted string over several lines: its line breaks fold, so positions inside it are not mapped; write it as `|`")?;
+    let base = node.span.start + 1;
+    let mut text = String::new();
+    let mut at: Vec<(usize, usize)> = Vec::new();
+    let mut chars = body.char_indices().peekable();
+    let bad = || {
+        "an escape the string's reading does not match: positions inside it are not mapped"
+            .to_string()
+    };
+    while let Some((i, c)) = chars.next() {
+        let (ch, len, escaped) = if double && c == '\\' {
+            let (_, e) = chars.next().ok_or_else(bad)?;
+            let hex = |n: usize, chars: &mut std::iter::Peekable<std::str::CharIndices>| {
+                let mut v = 0u32;
+                for _ in 0..n {
+                    let (_, h) = chars.next()?;
+                    v = v * 16 + h.to_digit(16)?;
+                }
+                char::from_u32(v)
+            };
+            let ch = match e {
+                '0' => '\0',
+                'a' => '\u{7}',
+                'b' => '\u{8}',
+                't' | '\t' => '\t',
+                'n' => '\n',
+                'v' => '\u{b}',
+                'f' => '\u{c}',
+                'r' => '\r',
+                'e' => '\u{1b}',
+                ' ' => ' ',
+                '"' => '"',
+                '/' => '/',
+                '\\' => '\\',
+                'N' => '\u{85}',
+                '_' => '\u{a0}',
+                'L' => '\u{2028}',
+                'P' => '\u{2029}',
+                'x' => hex(2, &mut chars).ok_or_else(bad)?,
+                'u' => hex(4, &mut chars).ok_or_else(bad)?,
+                'U' => hex(8, &mut chars).ok_or_else(bad)?,
+                _ => return Err(bad()),
+            };
+            let next = chars.peek().map_or(body.len(), |(j, _)| *j);
+            (ch, next - i, true)
+        } else if !double && c == '\'' {
+            chars.next().filter(|(_, e)| *e == '\'').ok_or_else(bad)?;
+            ('\'', 2, true)
+        } else {
+            (c, c.len_utf8(), false)
+        };
+        let start = base + i;
+        for k in 0..ch.len_utf8() {
+            at.push(if escaped {
+                (start, start + len)
+            } else {
+                (start + k, start + k + 1)
+            });
+        }
+        text.push(ch);
+    }
+    if text != *decoded {
+        return Err(bad());
+    }
+    Ok(Quoted {
+        src: Source::new(src.name.clone(), text),
+        at,
+        end: base + body.len(),
+        double,
+    })
+}
+
 /// Do two texts read as the same YAML (the same documents, values and verdict)? A text read in
 /// place, its surroundings blanked, against the same text read on its own: anything its
 /// indentation could change is caught before a finding is placed by it.

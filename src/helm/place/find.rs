@@ -7,7 +7,7 @@ use super::target::{
 use crate::cgpu::CHART;
 use crate::helm::SetKind;
 use crate::yaml::node::child;
-use crate::yaml::{self, Node, Scalar, Source, Value};
+use crate::yaml::{self, Node, Scalar, Source, Style, Value};
 
 /// The parent chart's `Chart.yaml` beside the values file `path`, if there is one: its
 /// dependencies on the chart (perhaps none), and the folder.
@@ -21,7 +21,12 @@ pub fn parent_chart(path: &str) -> Option<(std::path::PathBuf, Vec<Dependency>)>
     } else {
         dir
     };
-    let text = std::fs::read_to_string(dir.join("Chart.yaml")).ok()?;
+    let text = crate::spill::read_text_at_most(
+        &dir.join("Chart.yaml"),
+        crate::check::DEFAULT_MAX_FILE_SIZE,
+        "--max-file-size's default",
+    )
+    .ok()?;
     let src = Source::new(dir.join("Chart.yaml").to_string_lossy(), text);
     let parsed = yaml::parse(&src);
     let root = parsed.documents.first()?.root.as_ref()?;
@@ -743,7 +748,15 @@ pub fn string_values(node: &Node) -> Values {
                 let parsed = yaml::parse(&src);
                 Values::Embedded(src, Arc::new(parsed))
             }
-            Err(why) => Values::Unmapped(node.clone(), why),
+            // A one-line quoted string (kubectl prints a values string with trailing spaces
+            // so): Argo CD reads it like any other.
+            Err(why) => match yaml::embedded::quoted_source(node) {
+                Ok(q) => Values::Quoted(node.clone(), Arc::new(q)),
+                Err(quoted) if matches!(node.style, Style::DoubleQuoted | Style::SingleQuoted) => {
+                    Values::Unmapped(node.clone(), quoted)
+                }
+                Err(_) => Values::Unmapped(node.clone(), why),
+            },
         },
         Some(Scalar::Null) | None if node.scalar().is_some() => Values::Absent,
         _ => Values::NotAMap(

@@ -16,6 +16,9 @@ pub struct Release {
     pub name: String,
     /// The values its templates get, or why it is not rendered.
     pub values: Result<Node, String>,
+    /// An ApplicationSet's keys that its generators fill in (`cgpu.policy`): left out of
+    /// `values`, where the chart's defaults show instead.
+    pub templated: Vec<String>,
 }
 
 /// What each release of the chart in `layers.files[0]` receives (its documents' targets), as
@@ -70,10 +73,26 @@ pub fn releases_among(
         for t in ts.iter().filter(|t| t.release) {
             match release_values(t, &parsed, others, &first.name, Some(&chart), version) {
                 Ok(mut user) => {
+                    // What the generators fill in (a parameter's `{{.policy}}` too) is no
+                    // value: left out, as check leaves it, and named.
+                    if t.form == Form::ApplicationSet {
+                        at_parameters(&mut user, &t.parameters, first);
+                        strip_templated(&mut user, "", &mut Vec::new());
+                    }
                     coalesce(&mut user, &chart);
+                    let templated = if t.form == Form::ApplicationSet {
+                        t.unread
+                            .iter()
+                            .filter(|(_, why)| why.contains("generators fill in"))
+                            .filter_map(|(_, why)| why.split('`').nth(1).map(str::to_string))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
                     out.push(Release {
                         name: t.name.clone(),
                         values: Ok(user),
+                        templated,
                     });
                 }
                 Err(r) => return Some(Err(r)),
@@ -167,6 +186,7 @@ pub fn release_values(
         Values::Embedded(src, _) | Values::Decoded(_, src) => {
             merge_maps(&mut out, read_file(src, version)?)
         }
+        Values::Quoted(_, q) => merge_maps(&mut out, read_file(&q.src, version)?),
         Values::Unmapped(n, _) => merge_maps(&mut out, string_file(n, version)?),
         Values::NotAMap(n, why) => {
             return Err(Refusal {
@@ -194,7 +214,11 @@ fn layer_file(
 ) -> Result<Option<Node>, Refusal> {
     let p = crate::paths::lexical(&base.join(path));
     let path = entry.as_str().unwrap_or(path);
-    let text = match std::fs::read_to_string(&p) {
+    let text = match crate::spill::read_text_at_most(
+        &p,
+        crate::check::DEFAULT_MAX_FILE_SIZE,
+        "--max-file-size's default",
+    ) {
         Ok(t) => t,
         Err(_) if skip_missing && !p.exists() => return Ok(None),
         Err(e) if p.exists() => {
@@ -366,7 +390,11 @@ fn umbrella(
     let user = user_values(layers, version)?;
     let mut defaults = empty_map(&user.src);
     if let Some(p) = parent_defaults
-        && let Ok(text) = std::fs::read_to_string(&p)
+        && let Ok(text) = crate::spill::read_text_at_most(
+            &p,
+            crate::check::DEFAULT_MAX_FILE_SIZE,
+            "--max-file-size's default",
+        )
     {
         defaults = read_file(&Source::new(p.to_string_lossy(), text), version)?;
     }
@@ -427,6 +455,7 @@ fn umbrella(
                 Some(why) => Err(why),
                 None => Ok(sub),
             },
+            templated: Vec::new(),
         })
         .collect())
 }

@@ -38,6 +38,9 @@ pub enum Values {
     NotAMap(Node, String),
     /// YAML inside a literal block string, read in place (see [`crate::yaml::embedded`]).
     Embedded(Arc<Source>, Arc<Parsed>),
+    /// YAML inside a one-line quoted string, decoded with where each character is in the file
+    /// (see [`crate::yaml::embedded::Quoted`]): the string's node and the decoded values.
+    Quoted(Node, Arc<crate::yaml::embedded::Quoted>),
     /// A string that cannot be read in place: the node and why.
     Unmapped(Node, String),
     /// A Secret's base64 `data` value (the node) and its decoded text, read as a values file;

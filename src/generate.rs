@@ -211,8 +211,9 @@ pub fn patch(req: &PatchRequest) -> Result<Generated, GenerateError> {
 # If the cluster also runs cgpu-core-installer, give it the same POLICY: every GPU-sharing node
 # must use one policy.
 # The new policy takes effect on a node only after a restart when its cGPU module is loaded
-# (`cat /proc/cgpu_km/version` prints a version). Plan the node restarts with:
-#   cgpu-lint checklist --current <(kubectl -n kube-system get ds cgpu-installer -o yaml) --policy {n} --nodes <(kubectl get nodes -o yaml)
+# (`cat /proc/cgpu_km/version` prints a version). See what the node restarts take, then make them:
+#   cgpu-lint rollout --cluster --context <CONTEXT> --policy {n} --dry-run
+#   cgpu-lint checklist --cluster --context <CONTEXT> --policy {n} --format shell > checklist.sh
 # and make the same change in the Helm values (`cgpu-lint set policy={n} values.yaml`), or the
 # next `helm upgrade` puts the old policy back.
 "

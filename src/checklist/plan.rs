@@ -107,6 +107,14 @@ pub fn build_from(
         list.policy_change = None;
         list.tag_change = None;
         list.build_change = None;
+        // Nothing is awaited either: a node outside the run blocks nothing in a removal.
+        for o in &mut list.other_nodes {
+            for cut in ["; verified at the end (blocking", "; blocking until"] {
+                if let Some(i) = o.reason.find(cut) {
+                    o.reason.truncate(i);
+                }
+            }
+        }
     }
     let mut srcs = current.srcs.clone();
     srcs.extend(desired_side.src.clone());

@@ -1,7 +1,7 @@
 //! The steps the three printers share: the per-node sequence, the preflight checks, the
 //! kubectl commands and the header, built once from the [`Checklist`].
 
-use super::model::{Action, Branch, Checklist, Other, Step, Strategy, Target, core};
+use super::model::{Action, Branch, Checklist, Other, OtherKind, Step, Strategy, Target, core};
 use super::shell;
 
 pub const NSENTER: &str = "nsenter -t 1 -i -p -n -u -m --";
@@ -284,7 +284,7 @@ impl Argv<'_> {
 }
 
 /// The per-node steps, in order: read the state, decide, then the steps of each branch
-/// (markdown and JSON print them; the shell script runs the same sequence, step ids included,
+/// (markdown and JSON print them; `cgpu-lint rollout` takes the same steps, step ids included,
 /// with the decision made at run time).
 pub fn steps(list: &Checklist, t: &Target) -> Vec<Step> {
     let sel = selector_text(&list.pod_selector);
@@ -815,6 +815,16 @@ pub fn preflight(list: &Checklist) -> Vec<Step> {
     out
 }
 
+/// The pods to read a node the run does not restart through: a node cgpu-installer runs on
+/// (cordoned before the change) by the DaemonSet's own selector when the plan read it; another
+/// installer's node by both installers' usual label.
+fn verify_selector(list: &Checklist, o: &Other) -> String {
+    if o.kind == OtherKind::Skipped && !list.pod_selector.is_empty() {
+        return selector_text(&list.pod_selector);
+    }
+    "'name in (cgpu-installer,cgpu-core-installer)'".into()
+}
+
 /// How to check a GPU-sharing node that the run does not restart.
 pub fn verify_step(list: &Checklist, o: &Other) -> Step {
     Step::new(
@@ -824,11 +834,7 @@ pub fn verify_step(list: &Checklist, o: &Other) -> Step {
             policy_target_text(list),
             o.name
         ),
-        Some(read_state_command(
-            list,
-            "'name in (cgpu-installer,cgpu-core-installer)'",
-            &o.name,
-        )),
+        Some(read_state_command(list, &verify_selector(list, o), &o.name)),
     )
 }
 

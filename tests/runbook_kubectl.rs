@@ -722,6 +722,9 @@ enum Inv {
     /// No node is rebooted into an older cGPU than its module runs (the installer's image at
     /// the reboot is the version it comes back with).
     NoDowngrade,
+    /// Every cordon and every reboot a run makes is a Kubernetes Event on its node (where
+    /// `kubectl describe node` shows it).
+    Recorded,
 }
 
 const ALL: &[Inv] = &[
@@ -739,6 +742,7 @@ const ALL: &[Inv] = &[
     Inv::DriftStops,
     Inv::OtherActors,
     Inv::NoDowngrade,
+    Inv::Recorded,
 ];
 
 fn destructive(e: &Value) -> bool {
@@ -960,6 +964,39 @@ impl Judge<'_> {
                     format!(
                         "{} {} while the DaemonSet runs POLICY {} and {} (the plan: {NEW_POLICY}, {planned})",
                         e["ev"], e["node"], e["ds_policy"], e["ds_image"]
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Each cordon and reboot by a run (a token) since `from` is followed by its Event on the
+    /// node, from the same run.
+    fn recorded(&mut self, from: usize) {
+        let events = self.events("prod", from);
+        for (i, e) in events.iter().enumerate() {
+            let reason = match e["ev"].as_str().unwrap_or("") {
+                "patch-node" if e["unschedulable"] == true && e["was"][0] == false => {
+                    "CgpuRolloutCordoned"
+                }
+                "reboot" if e["effective"] == true => "CgpuRolloutRebooting",
+                _ => continue,
+            };
+            if e["by"].is_null() {
+                continue;
+            }
+            let found = events[i..].iter().any(|x| {
+                x["ev"] == "event"
+                    && x["node"] == e["node"]
+                    && x["reason"] == reason
+                    && x["by"] == e["by"]
+            });
+            if !found {
+                self.fail(
+                    Inv::Recorded,
+                    format!(
+                        "{} {} by {} has no {reason} Event",
+                        e["ev"], e["node"], e["by"]
                     ),
                 );
             }
@@ -1480,6 +1517,7 @@ fn case_with(
     j.every_run("re-run", &again);
     j.converges(&[&first, &again], &again);
     j.lock_and_plan(start);
+    j.recorded(start);
     let mut out = j.out;
     // RUNBOOK_KEEP_LOGS=1 keeps every case's output, not only a failing one's.
     if !out.is_empty() || std::env::var_os("RUNBOOK_KEEP_LOGS").is_some() {

@@ -8,7 +8,7 @@ use crate::checklist::ChecklistFormat;
 mod rollout_args;
 mod shared;
 use crate::output::Format;
-pub use rollout_args::RolloutArgs;
+pub use rollout_args::{RebootViaArg, RolloutArgs, RolloutJobArgs};
 use shared::parse_duration;
 pub use shared::{ClusterArgs, ConfigArgs, HelmArg};
 
@@ -658,6 +658,9 @@ pub enum GenerateCommand {
     /// ValidatingAdmissionPolicies and bindings that stop a bad installer DaemonSet at the API
     /// server (kubectl edit, apply), from the rule catalogue
     AdmissionPolicy(AdmissionPolicyArgs),
+    /// A ServiceAccount, minimal roles and a Job that run `cgpu-lint rollout` in the cluster it
+    /// changes (no terminal, no laptop credentials)
+    RolloutJob(RolloutJobArgs),
 }
 
 #[derive(Debug, Clone, Args)]

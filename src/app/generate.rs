@@ -10,13 +10,20 @@ pub(crate) fn run(s: &mut Streams, args: &crate::cli::GenerateArgs) -> Result<Ex
     if let Some(crate::cli::GenerateCommand::AdmissionPolicy(a)) = &args.patch {
         return admission_policy(s, a);
     }
+    if let Some(crate::cli::GenerateCommand::RolloutJob(a)) = &args.patch {
+        return rollout_job(s, a);
+    }
     let result = match &args.patch {
         Some(crate::cli::GenerateCommand::Patch(p)) => g::patch(&g::PatchRequest {
             policy: p.policy,
             tag: p.tag.clone(),
             region: p.region.clone(),
         }),
-        Some(crate::cli::GenerateCommand::AdmissionPolicy(_)) | None => {
+        Some(
+            crate::cli::GenerateCommand::AdmissionPolicy(_)
+            | crate::cli::GenerateCommand::RolloutJob(_),
+        )
+        | None => {
             let node_selector = args
                 .node_selector
                 .iter()
@@ -96,6 +103,38 @@ fn admission_policy(
         Some(file) => {
             std::fs::write(file, &text).map_err(|e| AppError::Usage(format!("{file}: {e}")))?
         }
+        None => s.out.write_all(text.as_bytes())?,
+    }
+    Ok(Exit::Clean)
+}
+
+/// `generate rollout-job`: the manifest of the rollout as a Job (`crate::rollout::job`).
+fn rollout_job(s: &mut Streams, a: &crate::cli::RolloutJobArgs) -> Result<Exit, AppError> {
+    let values = match &a.desired {
+        Some(path) => Some(
+            crate::check::read_input(path, crate::check::DEFAULT_MAX_FILE_SIZE)
+                .map(|src| src.text.clone())?,
+        ),
+        None => None,
+    };
+    let spec = crate::rollout::job::JobSpec {
+        name: a.name.clone(),
+        image: a.image.clone(),
+        policy: a.policy,
+        tag: a.tag.clone(),
+        values,
+        cluster_uid: a.cluster_uid.clone(),
+        max_unavailable: a.max_unavailable,
+        allow_downgrade: a.allow_downgrade,
+        include_cordoned: a.include_cordoned,
+        reboot_via_node: a.reboot_via == crate::cli::RebootViaArg::Node,
+        drain_timeout: a.drain_timeout.clone(),
+        lease_duration: a.lease_duration.clone(),
+    };
+    let text = crate::rollout::job::render(&spec);
+    match &a.output {
+        Some(file) => std::fs::write(file, text.as_bytes())
+            .map_err(|e| AppError::Usage(format!("cannot write {file}: {e}")))?,
         None => s.out.write_all(text.as_bytes())?,
     }
     Ok(Exit::Clean)

@@ -9,7 +9,7 @@ use std::io::BufRead;
 use super::{AppError, Exit, Streams};
 use crate::checklist::shell::quote;
 use crate::cli::{ChecklistArgs, RolloutArgs};
-use crate::rollout::decide::{Config, Goal};
+use crate::rollout::decide::{Config, Goal, RebootVia};
 use crate::rollout::lease::Takeover;
 use crate::rollout::run::{Ended, Rollout, run as run_loop};
 
@@ -178,6 +178,10 @@ pub(crate) fn run(
             policy_timeout: wait,
             drain_timeout: drain,
             pinned: None,
+            reboot_via: match args.reboot_via {
+                crate::cli::RebootViaArg::Ecs => RebootVia::Ecs,
+                crate::cli::RebootViaArg::Node => RebootVia::Node,
+            },
         },
         yes: args.yes,
         dry_run: args.dry_run,
@@ -187,6 +191,11 @@ pub(crate) fn run(
         poll,
         parallel: args.parallel,
         aliyun: args.aliyun.clone(),
+        wait_for_lock: match &args.wait_for_lock {
+            Some(d) => Some(secs("wait-for-lock", d)?),
+            None => None,
+        },
+        job: args.job.clone(),
         rerun: args
             .rerun_as
             .clone()

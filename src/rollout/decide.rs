@@ -408,7 +408,7 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                             d.nodes.push(v);
                             continue;
                         }
-                        d.actions.push(reboot(n, &mut node_stop));
+                        d.actions.push(reboot(n, config.reboot_via, &mut node_stop));
                     }
                     Phase::Rebooting => {
                         let at = n.annotation(REBOOT_AT).and_then(super::observe::parse_time);
@@ -427,7 +427,7 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                             set(&mut v, Kind::RefusedDowngrade, text);
                         } else {
                             // Asked by an earlier run long ago, and the node never went down.
-                            again(obs, n, &mut d, &mut node_stop);
+                            again(obs, n, config.reboot_via, &mut d, &mut node_stop);
                         }
                     }
                     Phase::Rebooted => {
@@ -473,7 +473,7 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                                 );
                             } else {
                                 // An earlier run rebooted it and it came back off the goal.
-                                again(obs, n, &mut d, &mut node_stop);
+                                again(obs, n, config.reboot_via, &mut d, &mut node_stop);
                             }
                         } else {
                             d.waiting.push(Wait {
@@ -681,7 +681,13 @@ fn load(
 
 /// A node to reboot once more: still cordoned (again, if someone uncordoned it since) and
 /// drained first.
-fn again(obs: &Observation, n: &NodeObs, d: &mut Decision, node_stop: &mut Option<Stop>) {
+fn again(
+    obs: &Observation,
+    n: &NodeObs,
+    via: RebootVia,
+    d: &mut Decision,
+    node_stop: &mut Option<Stop>,
+) {
     if !n.unschedulable {
         d.actions.push(Action::Cordon {
             node: n.name.clone(),
@@ -707,12 +713,12 @@ fn again(obs: &Observation, n: &NodeObs, d: &mut Decision, node_stop: &mut Optio
         });
         return;
     }
-    d.actions.push(reboot(n, node_stop));
+    d.actions.push(reboot(n, via, node_stop));
 }
 
-fn reboot(n: &NodeObs, node_stop: &mut Option<Stop>) -> Action {
+fn reboot(n: &NodeObs, via: RebootVia, node_stop: &mut Option<Stop>) -> Action {
     let (region, instance) = n.instance().unwrap_or(("", ""));
-    if instance.is_empty() && node_stop.is_none() {
+    if via == RebootVia::Ecs && instance.is_empty() && node_stop.is_none() {
         *node_stop = stop(
             Some(&n.name),
             "reboot",

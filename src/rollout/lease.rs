@@ -28,10 +28,12 @@ pub struct Identity {
     pub pid: u32,
     /// What the run is for (the goal), for the one who finds the Lease.
     pub goal: String,
+    /// The Job the run is (`NAMESPACE/NAME`), when it runs in one.
+    pub job: Option<String>,
 }
 
 impl Identity {
-    pub fn of_this_process(goal: &str) -> Identity {
+    pub fn of_this_process(goal: &str, job: Option<&str>) -> Identity {
         let user = word(&std::env::var("USER").unwrap_or_else(|_| "unknown".into()));
         let host = word(&hostname());
         let pid = std::process::id();
@@ -47,6 +49,7 @@ impl Identity {
             host,
             pid,
             goal: goal.to_string(),
+            job: job.map(word),
         }
     }
 }
@@ -186,6 +189,9 @@ impl Lock {
                 "cgpu-lint/goal": self.identity.goal,
             },
         });
+        if let Some(job) = &self.identity.job {
+            meta["annotations"]["cgpu-lint/job"] = json!(job);
+        }
         if let Some(rv) = rv {
             meta["resourceVersion"] = json!(rv);
         }

@@ -6,8 +6,10 @@
 //! asks, acts and records. `status` reads and judges through the same observation and core, and
 //! `checklist --format shell` prints a launcher of this command: one implementation acts.
 
+mod act;
 pub mod decide;
 mod gates;
+pub mod job;
 pub mod lease;
 pub mod model;
 pub mod observe;

@@ -50,6 +50,19 @@ pub struct Config {
     pub drain_timeout: i64,
     /// The cgpu-installer DaemonSet as the run found it at its start: any change stops it.
     pub pinned: Option<InstallerObs>,
+    /// How a node is rebooted.
+    pub reboot_via: RebootVia,
+}
+
+/// How a node is rebooted: the ECS API (the aliyun CLI, the instance the live providerID
+/// names), or a short-lived privileged pod on the node that reboots it from inside, as kured
+/// does (no cloud credentials; what a Job in the cluster uses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RebootVia {
+    #[default]
+    Ecs,
+    Node,
 }
 
 /// What this process did itself (a new process starts empty: nothing in it is needed to

@@ -165,6 +165,8 @@ pub struct PodObs {
     pub image: String,
     /// The `aliyun.com/gpu-mem` its containers ask for.
     pub gpu_mem: u64,
+    /// One of this tool's own pods (a node's reboot pod): never evicted.
+    pub ours: bool,
 }
 
 /// What a node's module runs: its version and each GPU's policy.
@@ -194,6 +196,8 @@ pub struct LeaseObs {
     pub user: Option<String>,
     pub host: Option<String>,
     pub pid: Option<u32>,
+    /// The Job that holds it (`NAMESPACE/NAME`), when a Job runs the rollout.
+    pub job: Option<String>,
 }
 
 impl LeaseObs {
@@ -251,7 +255,7 @@ impl Observation {
         self.pods
             .iter()
             .flatten()
-            .filter(|p| p.node == node && !p.finished && !p.mirror)
+            .filter(|p| p.node == node && !p.finished && !p.mirror && !p.ours)
             .filter(|p| p.owner.as_ref().is_none_or(|(k, _)| k != "DaemonSet"))
             .collect()
     }
@@ -378,6 +382,7 @@ pub fn pod_from(v: &Value) -> PodObs {
         ready: condition(v, "Ready"),
         policy: env_policy(&first),
         image: text(&first["image"]),
+        ours: meta["labels"]["app.kubernetes.io/name"] == "cgpu-lint",
         gpu_mem: containers
             .iter()
             .map(|c| quantity(&c["resources"]["limits"]["aliyun.com/gpu-mem"]))
@@ -397,6 +402,7 @@ pub fn lease_from(v: &Value) -> LeaseObs {
         user: a["cgpu-lint/user"].as_str().map(str::to_string),
         host: a["cgpu-lint/host"].as_str().map(str::to_string),
         pid: a["cgpu-lint/pid"].as_str().and_then(|p| p.parse().ok()),
+        job: a["cgpu-lint/job"].as_str().map(str::to_string),
     }
 }
 

@@ -9,13 +9,9 @@ use std::io::{BufRead, Write};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
-
 use super::decide::{Action, Config, Decision, Goal, Kind, Memory, Next, Stop, decide};
 use super::lease::{self, Identity, Lock, LockError, Takeover};
-use super::observe::{
-    self, BOOT_BEFORE, CORDON_MARK, ModuleCache, Observation, REBOOT_AT, Reader, STATE, Wants,
-};
+use super::observe::{self, CORDON_MARK, ModuleCache, Observation, Reader, Wants};
 use crate::cluster::{ClusterError, Options, Target};
 
 /// Everything one run needs.
@@ -33,6 +29,10 @@ pub struct Rollout<'a> {
     pub poll: Duration,
     pub parallel: usize,
     pub aliyun: String,
+    /// Seconds to wait for a Lease another run holds (`None`: stop at once).
+    pub wait_for_lock: Option<i64>,
+    /// The Job this run is, for the Lease.
+    pub job: Option<String>,
     /// The command that runs this again, as the user typed it (for the next steps).
     pub rerun: String,
     /// The command that plans again.
@@ -50,28 +50,35 @@ pub enum Ended {
     Trouble,
 }
 
-struct Ctx<'a, 'b> {
-    r: &'a Rollout<'b>,
-    out: &'a mut dyn Write,
-    err: &'a mut dyn Write,
-    input: &'a mut dyn BufRead,
-    lock: Option<Arc<Lock>>,
-    changed: bool,
-    asked: bool,
-    events_failed: bool,
+pub(super) struct Ctx<'a, 'b> {
+    pub(super) r: &'a Rollout<'b>,
+    pub(super) out: &'a mut dyn Write,
+    pub(super) err: &'a mut dyn Write,
+    pub(super) input: &'a mut dyn BufRead,
+    pub(super) lock: Option<Arc<Lock>>,
+    pub(super) changed: bool,
+    pub(super) asked: bool,
+    pub(super) events_failed: bool,
+    /// The image a node's reboot pod runs: the installer's own (it has nsenter, and the node
+    /// has pulled it already).
+    pub(super) reboot_image: String,
 }
 
 impl Ctx<'_, '_> {
-    fn kubectl(&self, args: &[String], input: Option<&[u8]>) -> Result<Vec<u8>, ClusterError> {
+    pub(super) fn kubectl(
+        &self,
+        args: &[String],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, ClusterError> {
         self.r.options.run_input(self.r.target, args, input, None)
     }
 
-    fn say(&mut self, line: &str) {
+    pub(super) fn say(&mut self, line: &str) {
         let _ = writeln!(self.out, "{}", crate::output::escape_controls(line));
         let _ = self.out.flush();
     }
 
-    fn warn(&mut self, line: &str) {
+    pub(super) fn warn(&mut self, line: &str) {
         let _ = writeln!(
             self.err,
             "warning: {}",
@@ -122,331 +129,6 @@ impl Ctx<'_, '_> {
         text.push_str(&self.next_line(s.next));
         let _ = writeln!(self.err, "{}", crate::output::escape_controls(&text));
         Ended::Stopped
-    }
-
-    /// Record an action where Kubernetes users look: an Event on the node.
-    fn event(&mut self, node: &str, uid: &str, reason: &str, message: &str) {
-        let now = crate::date::rfc3339(crate::date::now_secs());
-        let holder = self
-            .lock
-            .as_ref()
-            .map(|l| l.identity.holder.clone())
-            .unwrap_or_default();
-        let ev = json!({
-            "apiVersion": "v1",
-            "kind": "Event",
-            "metadata": {"generateName": format!("{node}.cgpu-lint."), "namespace": "default"},
-            "involvedObject": {"apiVersion": "v1", "kind": "Node", "name": node, "uid": uid},
-            "reason": reason,
-            "message": message,
-            "type": "Normal",
-            "source": {"component": "cgpu-lint", "host": lease::hostname()},
-            "reportingComponent": "cgpu-lint",
-            "reportingInstance": holder,
-            "firstTimestamp": now,
-            "lastTimestamp": now,
-            "count": 1,
-        });
-        let args: Vec<String> = ["create", "--validate=false", "-f", "-", "-o", "name"]
-            .map(String::from)
-            .to_vec();
-        let body = serde_json::to_vec(&ev).unwrap_or_default();
-        if let Err(e) = self.kubectl(&args, Some(&body))
-            && !self.events_failed
-        {
-            self.events_failed = true;
-            self.warn(&format!(
-                "cannot record Events on the nodes ({e}); the run goes on (the node annotation {STATE} still shows each node's state)"
-            ));
-        }
-    }
-
-    fn fence(&mut self) -> Result<(), Stop> {
-        let Some(lock) = &self.lock else {
-            return Ok(());
-        };
-        lock.fence().map_err(|why| Stop {
-            node: None,
-            step: "cluster-lock",
-            message: format!(
-                "this run lost the cluster lock (lease kube-system/{}): {why}; it stops before its next change",
-                lease::NAME
-            ),
-            next: Next::Resume,
-        })
-    }
-
-    fn patch_node(&self, node: &str, uid: &str, patch: Value) -> Result<(), ClusterError> {
-        let mut patch = patch;
-        // The UID as a precondition: a node replaced since the observation (same name) is not
-        // the one decided on, and the API server refuses the patch.
-        patch["metadata"]["uid"] = json!(uid);
-        let args: Vec<String> = vec![
-            "patch".into(),
-            "node".into(),
-            node.into(),
-            "--type=merge".into(),
-            "-p".into(),
-            patch.to_string(),
-        ];
-        self.kubectl(&args, None).map(|_| ())
-    }
-
-    /// One action, behind the fence. Ok(false): not done, observe again (the world moved).
-    fn act(&mut self, a: &Action, memory: &mut Memory) -> Result<bool, Stop> {
-        let node = a.node().to_string();
-        let fail = |step: &'static str, e: String| Stop {
-            node: Some(node.clone()),
-            step,
-            message: format!("{node}: {e}"),
-            next: Next::Resume,
-        };
-        self.fence()?;
-        let goal = self.r.goal.text();
-        match a {
-            Action::Cordon { uid, mark, .. } => {
-                let mut annotations = json!({ STATE: "cordoned" });
-                if *mark {
-                    annotations[CORDON_MARK] = json!("true");
-                }
-                let mut patch = json!({"metadata": {"annotations": annotations}});
-                if *mark {
-                    patch["spec"] = json!({"unschedulable": true});
-                }
-                self.changed = true;
-                if let Err(e) = self.patch_node(&node, uid, patch) {
-                    return self.moved(&node, "cordon", e);
-                }
-                self.say(&format!("--> {node}: cordon: {}", a.text()));
-                self.event(
-                    &node,
-                    uid,
-                    "CgpuRolloutCordoned",
-                    &format!("cgpu-lint cordoned the node to restart it into {goal}"),
-                );
-            }
-            Action::Evict {
-                namespace,
-                pod,
-                uid,
-                ..
-            } => {
-                let body = json!({
-                    "apiVersion": "policy/v1",
-                    "kind": "Eviction",
-                    "metadata": {"name": pod, "namespace": namespace},
-                    "deleteOptions": {"preconditions": {"uid": uid}},
-                });
-                let args: Vec<String> = vec![
-                    "create".into(),
-                    "--raw".into(),
-                    format!("/api/v1/namespaces/{namespace}/pods/{pod}/eviction"),
-                    "-f".into(),
-                    "-".into(),
-                ];
-                self.changed = true;
-                match self.kubectl(&args, Some(body.to_string().as_bytes())) {
-                    Ok(_) => self.say(&format!("--> {node}: drain: evicted pod {namespace}/{pod}")),
-                    Err(e)
-                        if e.to_string().contains("429")
-                            || e.to_string().contains("disruption budget")
-                            || e.to_string().contains("TooManyRequests") =>
-                    {
-                        self.say(&format!("--> {node}: drain: pod {namespace}/{pod} not evicted yet (a PodDisruptionBudget allows no disruption now): tried again until the drain timeout"));
-                    }
-                    Err(e)
-                        if e.to_string().contains("NotFound")
-                            || e.to_string().contains("not found")
-                            || e.to_string().contains("Precondition") => {}
-                    Err(e) => {
-                        return Err(fail(
-                            "drain",
-                            format!("evicting pod {namespace}/{pod} failed: {e}"),
-                        ));
-                    }
-                }
-            }
-            Action::DeletePod {
-                pod, uid: _, why, ..
-            } => {
-                let args: Vec<String> = ["-n", "kube-system", "delete", "pod", pod, "--wait=false"]
-                    .map(String::from)
-                    .to_vec();
-                self.changed = true;
-                match self.kubectl(&args, None) {
-                    Ok(_) => {}
-                    Err(e)
-                        if e.to_string().contains("NotFound")
-                            || e.to_string().contains("not found") =>
-                    {
-                        return Ok(false);
-                    }
-                    Err(e) => {
-                        return Err(fail(
-                            "delete-installer-pod",
-                            format!("deleting installer pod {pod} failed: {e}"),
-                        ));
-                    }
-                }
-                if why.starts_with("the module is not loaded") {
-                    memory.restarted.insert(node.clone());
-                }
-                self.say(&format!("--> {node}: delete-installer-pod: {pod} ({why})"));
-                let uid = self.uid_of(&node);
-                self.event(
-                    &node,
-                    &uid,
-                    "CgpuRolloutInstallerPodDeleted",
-                    &format!("cgpu-lint deleted installer pod {pod}: {why}"),
-                );
-            }
-            Action::Reboot {
-                uid,
-                boot_id,
-                provider_id,
-                region,
-                instance,
-                ..
-            } => {
-                // The node once more, right before: the same node (UID), the same instance
-                // (its live providerID), the same boot, still cordoned.
-                let args: Vec<String> = ["get", "node", &node, "-o", "json"]
-                    .map(String::from)
-                    .to_vec();
-                let live = match self.kubectl(&args, None) {
-                    Ok(bytes) => serde_json::from_slice::<Value>(&bytes)
-                        .map(|v| observe::node_from(&v))
-                        .ok(),
-                    Err(_) => None,
-                };
-                let Some(live) = live else {
-                    return Ok(false);
-                };
-                if live.uid != *uid
-                    || live.provider_id.as_deref().unwrap_or("") != provider_id
-                    || live.boot_id != *boot_id
-                    || !live.unschedulable
-                {
-                    return Ok(false);
-                }
-                if instance.is_empty() {
-                    return Err(fail("reboot", "no ECS instance to reboot it by".into()));
-                }
-                let now = crate::date::now_secs();
-                let patch = json!({"metadata": {"annotations": {
-                    STATE: format!("rebooting into {goal}"),
-                    BOOT_BEFORE: boot_id,
-                    REBOOT_AT: crate::date::rfc3339(now),
-                }}});
-                self.changed = true;
-                if let Err(e) = self.patch_node(&node, uid, patch) {
-                    return self.moved(&node, "reboot", e);
-                }
-                self.fence()?;
-                memory.rebooted.insert(node.clone());
-                let out = std::process::Command::new(&self.r.aliyun)
-                    .args([
-                        "ecs",
-                        "RebootInstance",
-                        "--RegionId",
-                        region,
-                        "--InstanceId",
-                        instance,
-                    ])
-                    .stdin(std::process::Stdio::null())
-                    .output();
-                match out {
-                    Ok(o) if o.status.success() => {}
-                    Ok(o) => {
-                        let text = String::from_utf8_lossy(&o.stderr).trim().replace('\n', " ");
-                        return Err(fail(
-                            "reboot",
-                            format!(
-                                "RebootInstance of {instance} ({region}) failed: {text}; the node stays cordoned and drained"
-                            ),
-                        ));
-                    }
-                    Err(e) => {
-                        return Err(fail(
-                            "reboot",
-                            format!(
-                                "cannot run `{}` (the Alibaba Cloud CLI): {e}",
-                                self.r.aliyun
-                            ),
-                        ));
-                    }
-                }
-                self.say(&format!(
-                    "--> {node}: reboot: ECS instance {instance} ({region}), boot id {boot_id}"
-                ));
-                self.event(&node, uid, "CgpuRolloutRebooting", &format!("cgpu-lint rebooted ECS instance {instance} to load {goal} (boot id before: {boot_id})"));
-            }
-            Action::Finish { uid, uncordon, .. } => {
-                let mut patch = json!({"metadata": {"annotations": {
-                    STATE: self.r.goal.done_state(),
-                    BOOT_BEFORE: null,
-                    REBOOT_AT: null,
-                    CORDON_MARK: null,
-                }}});
-                if *uncordon {
-                    patch["spec"] = json!({"unschedulable": null});
-                }
-                self.changed = true;
-                if let Err(e) = self.patch_node(&node, uid, patch) {
-                    return self.moved(&node, "uncordon", e);
-                }
-                let what = if *uncordon {
-                    "verified and uncordoned"
-                } else {
-                    "verified (left cordoned, as it was before the run)"
-                };
-                self.say(&format!("--> {node}: uncordon: {what}: {goal}"));
-                self.event(
-                    &node,
-                    uid,
-                    "CgpuRolloutDone",
-                    &format!("cgpu-lint {what} the node: it shows {goal}"),
-                );
-            }
-        }
-        Ok(true)
-    }
-
-    fn uid_of(&self, node: &str) -> String {
-        let args: Vec<String> = ["get", "node", node, "-o", "jsonpath={.metadata.uid}"]
-            .map(String::from)
-            .to_vec();
-        self.kubectl(&args, None)
-            .map(|b| String::from_utf8_lossy(&b).trim().to_string())
-            .unwrap_or_default()
-    }
-
-    /// A write the API server refused because the node moved (another UID, deleted): observe
-    /// again; anything else stops.
-    fn moved(&mut self, node: &str, step: &'static str, e: ClusterError) -> Result<bool, Stop> {
-        let text = e.to_string();
-        if [
-            "Precondition",
-            "precondition",
-            "NotFound",
-            "not found",
-            "Conflict",
-            "UID",
-        ]
-        .iter()
-        .any(|w| text.contains(w))
-        {
-            self.say(&format!(
-                "--> {node}: {step}: the node changed since it was read ({text}): read again"
-            ));
-            return Ok(false);
-        }
-        Err(Stop {
-            node: Some(node.to_string()),
-            step,
-            message: format!("{node}: {text}"),
-            next: Next::Resume,
-        })
     }
 
     fn confirm(&mut self, question: &str) -> bool {
@@ -527,6 +209,7 @@ pub fn run(
         changed: false,
         asked: false,
         events_failed: false,
+        reboot_image: String::new(),
     };
     let ended = run_inner(&mut cx);
     if let Some(lock) = cx.lock.take() {
@@ -608,6 +291,9 @@ fn run_inner(cx: &mut Ctx) -> Ended {
         };
         if config.pinned.is_none() && !r.dry_run {
             config.pinned = obs.installer(crate::cgpu::INSTALLER).cloned();
+        }
+        if let Some(i) = obs.installer(crate::cgpu::INSTALLER) {
+            cx.reboot_image = i.image.clone();
         }
         let mut d = decide(&obs, &r.goal, &config, &memory);
         if needs_pods(&obs, &d) && d.stop.is_none() {
@@ -767,8 +453,35 @@ fn run_inner(cx: &mut Ctx) -> Ended {
 
 fn take_lock(cx: &mut Ctx) -> Result<(), Ended> {
     let r = cx.r;
-    let identity = Identity::of_this_process(&r.goal.text());
-    match Lock::take(r.options, r.target, identity, r.lease_seconds, r.takeover) {
+    let identity = Identity::of_this_process(&r.goal.text(), r.job.as_deref());
+    let started = Instant::now();
+    let mut said = false;
+    let taken = loop {
+        match Lock::take(
+            r.options,
+            r.target,
+            identity.clone(),
+            r.lease_seconds,
+            r.takeover,
+        ) {
+            // Waiting for the holder to end (or its Lease to expire), as a Job's replacement
+            // pod does for the one it replaces.
+            Err(LockError::Held { who, .. } | LockError::Raced(who))
+                if r.wait_for_lock
+                    .is_some_and(|w| started.elapsed().as_secs() < w as u64) =>
+            {
+                if !said {
+                    cx.say(&format!(
+                        "cluster lock: held by {who}; waiting for it to end or expire (--wait-for-lock)"
+                    ));
+                    said = true;
+                }
+                std::thread::sleep(r.poll.max(Duration::from_secs(1)));
+            }
+            other => break other,
+        }
+    };
+    match taken {
         Ok(lock) => {
             cx.say(&format!(
                 "cluster lock: taken (lease kube-system/{}, holder {}, {}s, renewed while this run works and before each change)",

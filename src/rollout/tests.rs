@@ -36,6 +36,7 @@ fn config(max: usize) -> Config {
         policy_timeout: 600,
         drain_timeout: 600,
         pinned: None,
+        reboot_via: super::decide::RebootVia::Ecs,
     }
 }
 

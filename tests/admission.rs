@@ -1042,8 +1042,11 @@ fn gitops_check(object: &Json) -> (BTreeSet<String>, Vec<(String, String)>) {
             if severity != Severity::Error || !covered.contains(name) {
                 continue;
             }
+            // The label: the object, then the parameter a value came from.
             let message = message
-                .split_once("`: ")
+                .split_once("`): ")
+                .filter(|(label, _)| label.contains(" (parameter `"))
+                .or_else(|| message.split_once("`: "))
                 .map_or(message.as_str(), |(_, m)| m)
                 .to_string();
             rules.insert(name.to_string());
@@ -1107,6 +1110,8 @@ fn gitops_evaluated(
     }
     Ok(Some(v))
 }
+
+const FLOAT_TO_HELM: &str = "is a float to Helm, which holds every number as a float64";
 
 fn gitops_value(r: &mut Rng, key: &str) -> Json {
     match key {
@@ -1248,6 +1253,16 @@ fn gitops_object(r: &mut Rng) -> (Json, bool, bool) {
             }
             _ => s["helm"] = json!({ "valuesObject": block }),
         }
+        // Not beside a `values` string: check does not apply parameters over a one-line
+        // quoted values string yet (it judges the string alone), so the two would differ there
+        // for check's reason, not the policy's.
+        if r.chance(40) && s.pointer("/helm/values").is_none() {
+            if s.get("helm").is_none() {
+                s["helm"] = json!({});
+            }
+            s["helm"]["parameters"] =
+                Json::Array((0..1 + r.below(4)).map(|_| parameter(r)).collect());
+        }
         s
     };
     let mut spec = json!({ "project": "default", "destination": { "namespace": "kube-system", "server": "https://kubernetes.default.svc" } });
@@ -1264,6 +1279,56 @@ fn gitops_object(r: &mut Rng) -> (Json, bool, bool) {
         "spec": spec,
     });
     (o, string_values, names)
+}
+
+/// An Argo CD `helm.parameters` entry: mostly a judged key, its value a string as `--set`
+/// reads it (numbers around int64's bounds, booleans and `null` in any case), sometimes
+/// `forceString`, sometimes without a value (not passed).
+fn parameter(r: &mut Rng) -> Json {
+    let name = *r.pick(&[
+        "cgpu.policy",
+        "cgpu.policy",
+        "cgpu.tag",
+        "cgpu.enabled",
+        "cgpu.checkRegions",
+        "cgpu.financeCloudImageTag",
+        "cgpu.image",
+        "other.policy",
+    ]);
+    let value = match r.below(3) {
+        0 => json!(*r.pick(&[
+            "7",
+            "3",
+            "0",
+            "00",
+            "07",
+            "-1",
+            "+5",
+            "+7",
+            "-0",
+            "true",
+            "False",
+            "NULL",
+            "null",
+            "fair",
+            "",
+            "1.5",
+            "9223372036854775807",
+            "9223372036854775808",
+            "-9223372036854775808",
+            "+0000000000000000000003",
+        ])),
+        1 => json!(tag(r)),
+        _ => json!(*r.pick(&["1.0.5", "v1.5.10-2b9e7d4-aliyun", "latest", "2"])),
+    };
+    let mut p = json!({ "name": name });
+    if r.chance(95) {
+        p["value"] = value;
+    }
+    if r.chance(25) {
+        p["forceString"] = json!(r.chance(70));
+    }
+    p
 }
 
 /// The values as a `values: |` string (JSON is YAML).
@@ -1319,7 +1384,11 @@ fn the_gitops_policy_agrees_with_check_on_generated_releases_and_applications() 
         assert_eq!(denied_rules, rules, "{}", show());
         for (rule, msg) in p {
             assert!(
-                messages.iter().any(|(r, m)| r == rule && m == msg),
+                messages.iter().any(|(r, m)| r == rule
+                    && (m == msg
+                        // A policy of 1e15 or more: check names it as written (a parameter's
+                        // quotes too) and as Go prints the float; CEL sees neither.
+                        || (msg.contains(FLOAT_TO_HELM) && m.contains(FLOAT_TO_HELM)))),
                 "{rule}: the policy says {msg:?}\n{}",
                 show()
             );
@@ -1353,6 +1422,10 @@ fn the_gitops_policy_on_the_gitops_examples() {
     for (file, want) in [
         ("helmrelease.yaml", vec!["policy-out-of-range"]),
         ("application.yaml", vec![]),
+        (
+            "argocd-parameters.yaml",
+            vec!["policy-out-of-range", "string-boolean"],
+        ),
     ] {
         let path = dir.join(file);
         let text = std::fs::read_to_string(&path).unwrap();
@@ -1377,11 +1450,89 @@ fn the_gitops_policy_on_the_gitops_examples() {
                 .collect();
             let want: BTreeSet<String> = want.iter().map(|s| s.to_string()).collect();
             assert_eq!(denied, want, "{file}: the policy");
-            if file == "helmrelease.yaml" {
+            if file != "application.yaml" {
                 assert_eq!(reported, want, "{file}: check");
             }
         }
     }
+}
+
+/// An Application whose source sets `cgpu.policy` through `helm.parameters` over `valuesObject`.
+fn application_with_parameters(values_object: Option<Json>, parameters: Json) -> Json {
+    let mut helm = json!({ "parameters": parameters });
+    if let Some(v) = values_object {
+        helm["valuesObject"] = v;
+    }
+    json!({
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": { "name": "gpu", "namespace": "argocd" },
+        "spec": {
+            "project": "default",
+            "destination": { "namespace": "kube-system", "server": "https://kubernetes.default.svc" },
+            "source": { "repoURL": "https://example.com/charts", "chart": "ack-ai-installer", "targetRevision": "1.8.0", "helm": helm },
+        },
+    })
+}
+
+/// Argo CD passes `helm.parameters` after the values, as `--set` (`forceString`: `--set-string`),
+/// so a parameter's value is the one the chart renders: the policy and check judge that one.
+#[test]
+fn the_gitops_policy_applies_argo_cd_parameters_over_values_object() {
+    let set = gitops_policy();
+    let out_of_range = (
+        "policy-out-of-range".to_string(),
+        "policy 7 does not exist; cGPU policies are 0–5".to_string(),
+    );
+    // `--set cgpu.policy=7` is the integer 7.
+    let o = application_with_parameters(None, json!([{"name": "cgpu.policy", "value": "7"}]));
+    assert_eq!(
+        gitops_verdict(&set, &o).unwrap(),
+        vec![out_of_range.clone()]
+    );
+    assert_eq!(gitops_check(&o).1, vec![out_of_range.clone()]);
+    // The parameter overrides valuesObject's 7; the last parameter of a name wins.
+    for params in [
+        json!([{"name": "cgpu.policy", "value": "3"}]),
+        json!([{"name": "cgpu.policy", "value": "7"}, {"name": "cgpu.policy", "value": "3"}]),
+    ] {
+        let o = application_with_parameters(Some(json!({"cgpu": {"policy": 7}})), params);
+        assert_eq!(gitops_verdict(&set, &o).unwrap(), vec![]);
+        assert_eq!(gitops_check(&o).1, vec![]);
+    }
+    // valuesObject's 3, a parameter's 7 after it: denied.
+    let o = application_with_parameters(
+        Some(json!({"cgpu": {"policy": 3}})),
+        json!([{"name": "cgpu.policy", "value": "7"}]),
+    );
+    assert_eq!(
+        gitops_verdict(&set, &o).unwrap(),
+        vec![out_of_range.clone()]
+    );
+    assert_eq!(gitops_check(&o).1, vec![out_of_range]);
+    // forceString: the string "2" (`--set-string`), a valid policy either way: both admit it;
+    // `null` removes the key (not judged); `--set` of "true" is a boolean.
+    for (values, params) in [
+        (
+            7,
+            json!([{"name": "cgpu.policy", "value": "2", "forceString": true}]),
+        ),
+        (7, json!([{"name": "cgpu.policy", "value": "null"}])),
+        (3, json!([{"name": "cgpu.enabled", "value": "true"}])),
+    ] {
+        let o = application_with_parameters(Some(json!({"cgpu": {"policy": values}})), params);
+        assert_eq!(gitops_verdict(&set, &o).unwrap(), vec![], "{o}");
+        assert_eq!(gitops_check(&o).1, vec![], "{o}");
+    }
+    // forceString "false" for `enabled` is the string: string-boolean in both.
+    let o = application_with_parameters(
+        None,
+        json!([{"name": "cgpu.enabled", "value": "false", "forceString": true}]),
+    );
+    let denied = gitops_verdict(&set, &o).unwrap();
+    assert_eq!(denied.len(), 1, "{denied:?}");
+    assert_eq!(denied[0].0, "string-boolean");
+    assert_eq!(gitops_check(&o).1, denied);
 }
 
 /// Issue 36: the chart is selected in matchConditions, so another team's HelmRelease or

@@ -1,10 +1,11 @@
 //! `generate admission-policy --include-gitops`: a ValidatingAdmissionPolicy for the Flux
 //! HelmReleases (helm.toolkit.fluxcd.io v2, v2beta2, v2beta1) and Argo CD Applications (argoproj.io/v1alpha1) of
 //! the ack-ai-installer chart. It judges the `cgpu:` block of `spec.values` (Flux) and of each
-//! chart source's `helm.valuesObject` (Argo CD), the values `check` reads in place there
-//! (`helm::place`), for the values rules that one block decides. A `values: |` string, Flux
-//! `valuesFrom` and Argo CD `parameters` are not seen (CEL cannot parse YAML; the others are not
-//! in the object). `tests/admission.rs` proves it equal to `check` by execution.
+//! chart source's `helm.valuesObject` with its `helm.parameters` applied as Argo CD renders them
+//! (Argo CD), the values `check` reads in place there (`helm::place`), for the values rules that
+//! one block decides. A `values: |` string, value files and Flux `valuesFrom` are not seen (CEL
+//! cannot parse YAML; `valuesFrom` is not in the object). `tests/admission.rs` proves it equal to
+//! `check` by execution.
 
 use super::expr::{
     Action, Check, NUM, VERSION_LABEL, lit, old_variables, on_old, q, rewrite_code, version_below,
@@ -57,22 +58,90 @@ pub fn chart_condition() -> String {
     )
 }
 
-/// The variables, in order: `blocks` is every `cgpu` mapping the object hands the chart (the
-/// matchCondition has selected the chart's objects).
-pub fn variables() -> Vec<(&'static str, String)> {
-    let with_values = |s: &str| {
-        format!(
-            "{} && has({s}.helm) && has({s}.helm.valuesObject)",
-            source_names_chart(s)
+/// The keys of a `cgpu:` block the validations judge.
+const JUDGED: [&str; 5] = [
+    "enabled",
+    "checkRegions",
+    "policy",
+    "tag",
+    "financeCloudImageTag",
+];
+
+/// CEL that binds `e` to `x` in `body` (a one-element list mapped, CEL having no `let` in
+/// every Kubernetes version the policy is generated for).
+fn bind(e: &str, x: &str, body: &str) -> String {
+    format!("[{e}].map({x}, {body})[0]")
+}
+
+/// The value `--set` gives the parameter string `x` (Helm's strvals `typedVal`, as
+/// `helm::strvals` reads it): `true`/`false`/`null` in any ASCII case, `0`, an int64 without
+/// a leading zero (a sign allowed), otherwise the string. `null` is CEL's null: the key is
+/// then not judged, as Helm drops a null key.
+fn set_typed(x: &str) -> String {
+    format!(
+        "({x}.lowerAscii() == 'true' ? dyn(true) : {x}.lowerAscii() == 'false' ? dyn(false) : {x}.lowerAscii() == 'null' ? dyn(null) : {x} == '0' ? dyn(0) : ({x}.matches('^[+-]?[0-9]+$') && !{x}.startsWith('0') && {}) ? dyn(int({x})) : dyn({x}))",
+        bind(
+            &format!("{x}.find('[1-9][0-9]*$')"),
+            "d",
+            &format!(
+                "size(d) < 19 || (size(d) == 19 && d <= ({x}.startsWith('-') ? '9223372036854775808' : '9223372036854775807'))"
+            )
         )
-    };
+    )
+}
+
+/// The `cgpu:` block Argo CD renders for the source `s`, as far as the judged keys go: each
+/// key the value of the last parameter named `cgpu.KEY` (one with `forceString: true` as
+/// `--set-string`, after every `--set`, as Argo CD passes them), else the valuesObject's, else
+/// null (not judged: a `values: |` string or a value file may set it).
+fn argo_block(s: &str) -> String {
+    let params = format!("(has({s}.helm) && has({s}.helm.parameters) ? {s}.helm.parameters : [])");
+    let base = format!(
+        "(has({s}.helm) && has({s}.helm.valuesObject) && type({s}.helm.valuesObject) == map && 'cgpu' in {s}.helm.valuesObject && type({s}.helm.valuesObject.cgpu) == map ? {s}.helm.valuesObject.cgpu : {{}})"
+    );
+    let forced = "(has(p.forceString) && p.forceString == true)";
+    let keys: Vec<String> = JUDGED
+        .iter()
+        .map(|k| {
+            let named = format!(
+                "{params}.filter(p, p.name == {} && has(p.value) && type(p.value) == string)",
+                lit(&format!("cgpu.{k}"))
+            );
+            // Candidates in the order Helm applies them: the last one is the value.
+            let candidates = format!(
+                "(('{k}' in c) ? [dyn(c.{k})] : []) + ps.filter(p, !{forced}).map(p, {}) + ps.filter(p, {forced}).map(p, dyn(p.value))",
+                set_typed("p.value")
+            );
+            format!(
+                "'{k}': {}",
+                bind(
+                    &named,
+                    "ps",
+                    &bind(
+                        &candidates,
+                        "l",
+                        "size(l) == 0 ? dyn(null) : l[size(l) - 1]"
+                    )
+                )
+            )
+        })
+        .collect();
+    bind(&base, "c", &format!("{{'cgpu': {{{}}}}}", keys.join(", ")))
+}
+
+/// The variables, in order: `values` is every values map the object hands the chart (the
+/// matchCondition has selected the chart's objects; an Argo CD source's is its `cgpu:` block
+/// with the parameters applied), `blocks` their `cgpu` mappings.
+pub fn variables() -> Vec<(&'static str, String)> {
     vec![
         (
             "values",
             format!(
-                "object.kind == 'HelmRelease' ? (has(object.spec.values) ? [object.spec.values] : []) : dyn(has(object.spec.source) && {} ? [object.spec.source.helm.valuesObject] : []) + dyn(has(object.spec.sources) ? object.spec.sources.filter(s, {}).map(s, s.helm.valuesObject) : [])",
-                with_values("object.spec.source"),
-                with_values("s"),
+                "object.kind == 'HelmRelease' ? (has(object.spec.values) ? [object.spec.values] : []) : dyn(has(object.spec.source) && {} ? [{}] : []) + dyn(has(object.spec.sources) ? object.spec.sources.filter(s, {}).map(s, {}) : [])",
+                source_names_chart("object.spec.source"),
+                argo_block("object.spec.source"),
+                source_names_chart("s"),
+                argo_block("s"),
             ),
         ),
         (
@@ -153,11 +222,14 @@ pub fn checks() -> Vec<Check> {
     // policy, by type: check's `values::policy`.
     let digits = "b.policy.matches('^[0-9]{1,19}$')";
     let whole = "(b.policy > -1e15 && b.policy < 1e15 && double(int(b.policy)) == b.policy)";
+    // Helm holds every number as a float64: an integer from 1e15 on it renders as a float
+    // (`rules::values::policy`); `--set` makes such integers of a parameter's digits.
+    let huge = "(b.policy >= 1000000000000000 || b.policy <= -1000000000000000)";
     let not_integer = format!(
-        "('policy' in b && ((type(b.policy) == string && !{digits}) || (type(b.policy) == double && !{whole})))"
+        "('policy' in b && ((type(b.policy) == string && !{digits}) || (type(b.policy) == double && !{whole}) || (type(b.policy) == int && {huge})))"
     );
     let out_of_range = format!(
-        "('policy' in b && ((type(b.policy) == int && (b.policy < 0 || b.policy > 5)) || (type(b.policy) == string && b.policy.matches('^[1-9][0-9]{{0,18}}$') && !(b.policy in ['1', '2', '3', '4', '5'])) || (type(b.policy) == double && {whole} && (b.policy < 0.0 || b.policy > 5.0))))"
+        "('policy' in b && ((type(b.policy) == int && !{huge} && (b.policy < 0 || b.policy > 5)) || (type(b.policy) == string && b.policy.matches('^[1-9][0-9]{{0,18}}$') && !(b.policy in ['1', '2', '3', '4', '5'])) || (type(b.policy) == double && {whole} && (b.policy < 0.0 || b.policy > 5.0))))"
     );
     let names: Vec<String> = POLICY_NAMES
         .iter()
@@ -165,7 +237,11 @@ pub fn checks() -> Vec<Check> {
         .collect();
     let names = format!("{{{}}}", names.join(", "));
     let not_integer_msg = format!(
-        "type(b.policy) == double ? {} : b.policy.trim().lowerAscii() in {names} ? {} : {}",
+        "type(b.policy) == int ? {} : type(b.policy) == double ? {} : b.policy.trim().lowerAscii() in {names} ? {} : {}",
+        words(
+            "policy `\0` is a float to Helm, which holds every number as a float64; cGPU policies are the integers 0–5",
+            &["string(b.policy)"]
+        ),
         words(
             "policy `\0` is a float; cGPU policies are the integers 0–5",
             &["string(b.policy)"]

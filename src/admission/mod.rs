@@ -105,7 +105,7 @@ pub fn coverage(rule: RuleId) -> Option<String> {
         .collect();
     let gitops = gitops::covers(rule).then(|| {
         format!(
-            "covered by `cgpu-lint generate admission-policy --include-gitops`: {} denies it in the `cgpu:` block of a Flux HelmRelease's spec.values and an Argo CD Application's helm.valuesObject (not in a `values: |` string, valuesFrom or parameters)",
+            "covered by `cgpu-lint generate admission-policy --include-gitops`: {} denies it in the `cgpu:` block of a Flux HelmRelease's spec.values and an Argo CD Application's helm.valuesObject with its helm.parameters applied (not in a `values: |` string, a value file or valuesFrom)",
             gitops::GITOPS_POLICY
         )
     });
@@ -277,7 +277,7 @@ fn header(req: &Request, api: &str) -> String {
         wrap(
             &mut h,
             "#   ",
-            "Not seen by it: an Argo CD `values: |` string (CEL cannot parse YAML), Flux valuesFrom and Argo CD parameters (not in the object), and the other values rules (check's only); check those in CI with `cgpu-lint check`.",
+            "Argo CD helm.parameters named cgpu.enabled, cgpu.checkRegions, cgpu.policy, cgpu.tag or cgpu.financeCloudImageTag are applied over the valuesObject as Argo CD renders them: after it, the last of one name winning, the value typed as `--set` types it (\"7\" is 7, \"true\" a boolean, \"null\" removes the key), a forceString one as `--set-string` (a string) after every other. Not seen by it: an Argo CD `values: |` string and value files (CEL cannot parse YAML; a key they set is judged only when a parameter sets it), a parameter that reaches the block under another name (`cgpu` itself, an escaped dot, an index), Flux valuesFrom (not in the object), and the other values rules (check's only); check those in CI with `cgpu-lint check`.",
         );
     }
     h.push_str("# Not decided here:\n");

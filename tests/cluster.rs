@@ -953,11 +953,21 @@ fn the_checklist_from_the_cluster_equals_the_checklist_from_the_same_objects_as_
                                     || l.starts_with("CLUSTER_UID=")
                                     // The plan's id hashes the plan, identity included.
                                     || l.starts_with("PLAN_ID=")
-                                    // The script's blocking findings, with their locations
-                                    // (compared in the JSON above).
-                                    || l.starts_with("BLOCKED=("))
+                                    // The launcher's blocking findings, with their
+                                    // locations (compared in the JSON above).
+                                    || (l.starts_with("#   ") && l.contains(": ") && l.split_whitespace().nth(1).is_some_and(|w| w.contains('-') && !w.ends_with(':'))))
                             })
-                            .map(without_location)
+                            // The kube-system UID the launcher pins: read from the cluster on
+                            // one side only.
+                            .map(|l| match l.find("'--cluster-uid' '") {
+                                Some(i) => {
+                                    let rest = &l[i + "'--cluster-uid' '".len()..];
+                                    let end = rest.find('\'').map_or(rest.len(), |j| j + 2);
+                                    format!("{}{}", &l[..i], &rest[end.min(rest.len())..])
+                                }
+                                None => l.to_string(),
+                            })
+                            .map(|l| without_location(&l))
                             .map(|l| without_source_name(&l))
                             .collect::<Vec<_>>()
                     };

@@ -96,16 +96,17 @@ pub fn cluster_rules() -> Vec<Value> {
 
 /// The kube-system rules: the installer pods, the lock, the reboot pods.
 pub fn namespace_rules(reboot_via_node: bool) -> Vec<Value> {
-    let mut pod_verbs = vec!["delete"];
+    // kubectl reads the pod it execs into first.
+    let mut pod_verbs = vec!["get", "delete"];
     if reboot_via_node {
-        pod_verbs.insert(0, "create");
+        pod_verbs.insert(1, "create");
     }
     vec![
         rule(
             if reboot_via_node {
-                "delete an installer pod from the old template (or to load the module), create and delete a node's reboot pod"
+                "read an installer pod before exec into it, delete one from the old template (or to load the module), create and delete a node's reboot pod"
             } else {
-                "delete an installer pod from the old template (or to load the module)"
+                "read an installer pod before exec into it, delete one from the old template (or to load the module)"
             },
             &[""],
             &["pods"],
@@ -233,8 +234,8 @@ pub fn objects(spec: &JobSpec) -> Vec<Value> {
         "spec": {
             "backoffLimit": 4,
             "podFailurePolicy": {"rules": [
-                {"action": "FailJob", "onExitCodes": {"containerName": "rollout", "operator": "In", "values": [1, 2]}},
-                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+                {"action": "FailJob", "onExitCodes": {"containerName": "rollout", "operator": "In", "values": [1, 2]}, "onPodConditions": []},
+                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
             ]},
             "template": {
                 "metadata": {"labels": labels},

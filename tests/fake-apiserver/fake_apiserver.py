@@ -325,6 +325,12 @@ def make_handler(cluster, port, log_path):
         group, leases = stateful.coordination_discovery()
         disc["/apis"]["groups"].append(group)
         disc["/apis/coordination.k8s.io/v1"] = leases
+        # What `kubectl apply -f` of `generate rollout-job` creates (ServiceAccount, RBAC, Job).
+        core, groups = stateful.stored_discovery()
+        disc["/api/v1"]["resources"].extend(core)
+        for group, path, resources in groups:
+            disc["/apis"]["groups"].append(group)
+            disc[path] = resources
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -343,6 +349,10 @@ def make_handler(cluster, port, log_path):
                 "authenticated": authed,
                 "user_agent": self.headers.get("User-Agent", ""),
             }
+            # The bearer token (the tests' own, made up): tells the runs of a test apart.
+            auth = self.headers.get("Authorization", "")
+            if auth.startswith("Bearer "):
+                entry["token"] = auth[len("Bearer "):]
             if self.command != "GET":
                 entry["content_type"] = self.headers.get("Content-Type", "")
             if self.headers.get("Upgrade"):

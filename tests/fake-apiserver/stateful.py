@@ -158,6 +158,42 @@ def field_match(selector, obj):
     return True
 
 
+def finished(pod):
+    return pod["status"].get("phase") in ("Succeeded", "Failed")
+
+
+REBOOT_LABEL = "app.kubernetes.io/component"
+
+
+def is_reboot_pod(pod):
+    """A pod of `rollout --reboot-via node` (kube-system, app.kubernetes.io/component=reboot)."""
+    return (pod["metadata"].get("namespace") == "kube-system"
+            and pod["metadata"].get("labels", {}).get(REBOOT_LABEL) == "reboot")
+
+
+def reboot_pod_problem(pod):
+    """Why this reboot pod cannot reboot its node (None: it can): it needs the host's PID
+    namespace and a privileged container that enters PID 1's namespaces (mount at least) and
+    runs `systemctl reboot` there."""
+    spec = pod.get("spec") or {}
+    if spec.get("hostPID") is not True:
+        return "hostPID is not true: nsenter -t 1 enters the container's own init"
+    for c in spec.get("containers") or []:
+        cmd = list(c.get("command") or []) + list(c.get("args") or [])
+        if cmd[-2:] != ["systemctl", "reboot"]:
+            continue
+        if not (c.get("securityContext") or {}).get("privileged"):
+            return "container %s is not privileged" % c.get("name")
+        if not cmd or cmd[0] != "nsenter" or "--" not in cmd:
+            return "container %s does not enter the host's namespaces (nsenter ... --)" % c.get("name")
+        opts = cmd[1:cmd.index("--")]
+        if "-t" not in opts or opts[opts.index("-t") + 1:opts.index("-t") + 2] != ["1"] \
+                or "-m" not in opts:
+            return "container %s: nsenter without -t 1 -m" % c.get("name")
+        return None
+    return "no container runs systemctl reboot"
+
+
 def image_version(image):
     tag = image.rsplit(":", 1)[-1]
     return tag.lstrip("v").split("-")[0]
@@ -208,6 +244,10 @@ class World:
         self.pdbs = []
         self.leases = {}  # name -> Lease (kube-system)
         self.events = []  # core/v1 Events (any namespace)
+        # What `kubectl apply -f` of `generate rollout-job` creates: ServiceAccounts, Roles,
+        # RoleBindings, ClusterRoles, ClusterRoleBindings, Jobs; (resource, namespace or None,
+        # name) -> object, stored as sent (nothing runs them: the harness plays the Job's pod).
+        self.stored = {}
         # "create leases": the user may not create Leases (403), as with a read-only Role.
         self.forbid = set(conf.get("forbid", []))
         self.agent = None  # the bearer token of the request being served
@@ -430,8 +470,10 @@ class World:
         return None
 
     def drained(self, node):
-        return not any(self.ds_of(p) is None for p in self.pods_on(node)
-                       if p["status"].get("phase") not in ("Succeeded", "Failed"))
+        """No pod left on the node but DaemonSet pods (and the reboot pods of --reboot-via node,
+        which are made to run on a drained node)."""
+        return not any(self.ds_of(p) is None and not is_reboot_pod(p) for p in self.pods_on(node)
+                       if not finished(p))
 
     def delete_pod(self, key, grace=True):
         pod = self.pods.get(key)
@@ -483,6 +525,8 @@ class World:
                 if not self.faults.get((name, "never_ready")):
                     self.set_ready(n, True)
                     for p in self.pods_on(name):  # the kubelet starts the node's pods again
+                        if finished(p):
+                            continue
                         p["ready_at"] = now + TIMING["pod_ready"]
                         cs = p["status"].get("containerStatuses")
                         if cs:
@@ -490,13 +534,19 @@ class World:
                 self.touch(n)
         for ds in self.daemonsets.values():
             self.reconcile(ds, now)
-        for pod in self.pods.values():
+        for pod in list(self.pods.values()):
             if (pod["status"]["conditions"][0]["status"] != "True" and now >= pod.get("ready_at", 0)
-                    and "deletionTimestamp" not in pod["metadata"]
-                    and self.node_ready(pod["spec"]["nodeName"])):
+                    and "deletionTimestamp" not in pod["metadata"] and not finished(pod)
+                    and self.node_ready(pod["spec"].get("nodeName"))):
                 node = pod["spec"]["nodeName"]
                 if self.ds_of(pod) is not None and self.faults.get((node, "installer_never_ready")):
                     continue
+                if is_reboot_pod(pod):
+                    self.run_reboot_pod(pod, node)
+                    continue
+                if pod["status"].get("phase") == "Pending":  # a pod created through the API
+                    pod["status"]["phase"] = "Running"
+                    pod["status"]["startTime"] = rfc3339()
                 self.set_pod_ready(pod, True)
                 if self.ds_of(pod) is not None:
                     self.installer_runs(pod, node)
@@ -658,6 +708,75 @@ class World:
             ext["phase"], ext["until"] = "going-down", NOW() + TIMING["reboot_down"]
         return None
 
+    def run_reboot_pod(self, pod, name):
+        """The reboot pod of `rollout --reboot-via node` runs on its node (Ready, as a kubelet
+        starts it): `systemctl reboot` in the host's namespaces reboots the node as
+        RebootInstance does (recorded as a `reboot` via node-pod, attributed to the token that
+        created the pod); the pod ends Succeeded. A pod that cannot reboot ends Failed."""
+        n = self.nodes[name]
+        ext = self.ext[name]
+        agent = self.agent
+        self.agent = pod.get("by")
+        live = n["spec"].get("providerID", "")
+        entry = {"node": name, "via": "node-pod", "pod": pod["metadata"]["name"],
+                 "instance": live.split(".")[-1], "region": live.rsplit(".", 1)[0] if "." in live else "",
+                 "live_provider_id": live, "provider_id_matches": True,
+                 "cordoned": bool(n["spec"].get("unschedulable")),
+                 "drained": self.drained(name),
+                 "ours": MARK in n["metadata"].get("annotations", {}),
+                 "module": copy.deepcopy(ext["module"]),
+                 "ours_cordoned": self.ours_cordoned()}
+        problem = reboot_pod_problem(pod)
+        if problem is None and self.faults.get((name, "reboot_refused")):
+            problem = "Failed to reboot system via logind: Transaction is destructive."
+        if problem is not None:
+            self.record("reboot-refused", problem=problem, **entry)
+            self.pod_ends(pod, 1, "Error")
+            self.agent = agent
+            return
+        effective = not self.faults.get((name, "reboot_never"))
+        entry.update(self.installer_template())
+        self.record("reboot", effective=effective, **entry)
+        self.pod_ends(pod, 0, "Completed")
+        self.mutated("reboot")
+        if effective and ext["phase"] == "up":
+            ext["phase"], ext["until"] = "going-down", NOW() + TIMING["reboot_down"]
+        self.agent = agent
+
+    def pod_ends(self, pod, code, reason):
+        pod["status"]["phase"] = "Succeeded" if code == 0 else "Failed"
+        pod["status"]["conditions"][0]["status"] = "False"
+        pod["status"]["conditions"][0]["reason"] = "PodCompleted"
+        pod["ready_at"] = float("inf")
+        pod["status"]["containerStatuses"] = [
+            {"name": c["name"], "image": c.get("image", ""), "ready": False, "restartCount": 0,
+             "state": {"terminated": {"exitCode": code, "reason": reason,
+                                      "startedAt": rfc3339(), "finishedAt": rfc3339()}}}
+            for c in pod["spec"].get("containers", [])]
+        self.touch(pod)
+
+    def create_pod(self, ns, pod):
+        """POST /api/v1/namespaces/NS/pods: stored Pending; scheduled only by spec.nodeName (no
+        scheduler): on a node that exists it starts once the node is Ready, elsewhere it stays
+        Pending."""
+        meta = pod.setdefault("metadata", {})
+        meta.update({"namespace": ns, "uid": str(uuid.uuid4()), "creationTimestamp": rfc3339()})
+        meta.pop("resourceVersion", None)
+        spec = pod.setdefault("spec", {})
+        spec.setdefault("restartPolicy", "Always")
+        pod["status"] = {"phase": "Pending", "conditions": [{"type": "Ready", "status": "False"}],
+                         "containerStatuses": [{"name": c.get("name", ""), "image": c.get("image", ""),
+                                                "ready": False, "restartCount": 0,
+                                                "state": {"waiting": {"reason": "ContainerCreating"}}}
+                                               for c in spec.get("containers", [])]}
+        pod["ready_at"] = NOW() + TIMING["pod_ready"] if spec.get("nodeName") in self.nodes else float("inf")
+        pod["by"] = self.agent
+        self.pods[(ns, meta["name"])] = pod
+        self.touch(pod)
+        self.record("create-pod", pod=meta["name"], namespace=ns, node=spec.get("nodeName"),
+                    reboot_pod=is_reboot_pod(pod))
+        return pod
+
     # ---- the admin channel ---------------------------------------------------------------
 
     def summary(self):
@@ -764,8 +883,8 @@ def admin(worlds, req):
             busy = any(e["phase"] != "up" for e in w.ext.values()) or any(
                 "deletionTimestamp" in p["metadata"] or
                 (p["status"]["conditions"][0]["status"] != "True" and p.get("ready_at", 0) != float("inf")
-                 and w.node_ready(p["spec"]["nodeName"])
-                 and not w.faults.get((p["spec"]["nodeName"], "installer_never_ready")))
+                 and not finished(p) and w.node_ready(p["spec"].get("nodeName"))
+                 and not w.faults.get((p["spec"].get("nodeName"), "installer_never_ready")))
                 for p in w.pods.values())
         if not busy:
             return {"ok": True}
@@ -814,7 +933,7 @@ def coordination_discovery():
 # ---- requests -------------------------------------------------------------------------------
 
 def kindless(obj):
-    o = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion", "ready_at", "gone_at")}
+    o = {k: v for k, v in obj.items() if k not in ("kind", "apiVersion", "ready_at", "gone_at", "by")}
     return o
 
 
@@ -905,6 +1024,10 @@ def route(world, method, r, parts, body, handler):
         ns = parts[3]
         if len(parts) == 5 and method == "GET":
             return list_of(world, "pods", ns, r.q)
+        if len(parts) == 5 and method == "POST":
+            return post_pod(world, ns, body)
+        if len(parts) == 5 and method == "DELETE":
+            return delete_pods(world, ns, r.q)
         if len(parts) >= 6:
             key = (ns, parts[5])
             pod = world.pods.get(key)
@@ -914,12 +1037,7 @@ def route(world, method, r, parts, body, handler):
             if len(parts) == 6 and method == "GET":
                 return 200, public(pod, "Pod")
             if len(parts) == 6 and method == "DELETE":
-                world.delete_pod(key)
-                world.record("delete-pod", pod=parts[5], node=pod["spec"]["nodeName"],
-                             installer=world.ds_of(pod) is not None, **world.installer_template())
-                world.mutated("delete")
-                p = world.pods.get(key, pod)
-                return 200, public(p, "Pod")
+                return 200, public(delete_one_pod(world, key, pod), "Pod")
             if len(parts) == 7 and parts[6] == "eviction" and method == "POST":
                 return evict(world, key, pod, body)
     # policy/v1
@@ -978,9 +1096,202 @@ def route(world, method, r, parts, body, handler):
     if parts[:4] == ["apis", "coordination.k8s.io", "v1", "namespaces"] and len(parts) >= 6 \
             and parts[5] == "leases":
         return leases(world, method, parts, body)
+    found = stored_resource(parts)
+    if found is not None:
+        return stored(world, method, found, body, ctype, r.q)
     if method not in ("GET",):
         return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
     return status(404, "NotFound", "the server could not find the requested resource")
+
+
+def delete_one_pod(world, key, pod):
+    if not pod["spec"].get("nodeName") or pod["spec"]["nodeName"] not in world.nodes:
+        world.delete_pod(key, grace=False)  # no kubelet to wait for: gone at once
+    else:
+        world.delete_pod(key)
+    world.record("delete-pod", pod=key[1], node=pod["spec"].get("nodeName"),
+                 installer=world.ds_of(pod) is not None, reboot_pod=is_reboot_pod(pod),
+                 **world.installer_template())
+    world.mutated("delete")
+    return world.pods.get(key, pod)
+
+
+def post_pod(world, ns, body):
+    """Create a pod (`kubectl create -f -`): the name is unique in its namespace (409
+    AlreadyExists), required (422) unless generateName gives one."""
+    if ns not in ("default", "kube-system", "kube-public", "kube-node-lease"):
+        return status(404, "NotFound", 'namespaces "%s" not found' % ns, {"name": ns, "kind": "namespaces"})
+    try:
+        pod = json.loads(body or b"{}")
+    except ValueError as e:
+        return status(400, "BadRequest", "error decoding the body: %s" % e)
+    if not isinstance(pod, dict) or pod.get("kind") != "Pod":
+        return status(400, "BadRequest", "the body is not a Pod")
+    meta = pod.setdefault("metadata", {})
+    if meta.get("namespace") not in (None, "", ns):
+        return status(400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request")
+    if not meta.get("name") and meta.get("generateName"):
+        meta["name"] = meta["generateName"] + world.suffix()
+    name = meta.get("name", "")
+    if not name:
+        return status(422, "Invalid", 'Pod "" is invalid: metadata.name: Required value: name or generateName is required',
+                      {"kind": "Pod", "causes": [{"reason": "FieldValueRequired", "message": "Required value: name or generateName is required", "field": "metadata.name"}]})
+    if not (pod.get("spec") or {}).get("containers"):
+        return status(422, "Invalid", 'Pod "%s" is invalid: spec.containers: Required value' % name,
+                      {"name": name, "kind": "Pod"})
+    if (ns, name) in world.pods:
+        world.record("create-pod-refused", pod=name, namespace=ns)
+        return status(409, "AlreadyExists", 'pods "%s" already exists' % name, {"name": name, "kind": "pods"})
+    world.create_pod(ns, pod)
+    world.mutated("create")
+    return 201, public(pod, "Pod")
+
+
+def delete_pods(world, ns, q):
+    """DELETE collection (deletecollection): every pod of the namespace the selectors match; the
+    answer lists them, as the API server does."""
+    keys = sorted(k for k, p in world.pods.items() if k[0] == ns
+                  and label_match(q.get("labelSelector", ""), p["metadata"].get("labels", {}))
+                  and field_match(q.get("fieldSelector", ""), p))
+    items = [kindless(delete_one_pod(world, k, world.pods[k])) for k in keys]
+    return 200, {"kind": "PodList", "apiVersion": "v1",
+                 "metadata": {"resourceVersion": str(world.rv)}, "items": items}
+
+
+# The objects `kubectl apply -f` of the generated rollout Job creates, kept as sent:
+# resource -> (group/version path, kind, namespaced).
+STORED = {
+    "serviceaccounts": ("api/v1", "ServiceAccount", True),
+    "roles": ("apis/rbac.authorization.k8s.io/v1", "Role", True),
+    "rolebindings": ("apis/rbac.authorization.k8s.io/v1", "RoleBinding", True),
+    "clusterroles": ("apis/rbac.authorization.k8s.io/v1", "ClusterRole", False),
+    "clusterrolebindings": ("apis/rbac.authorization.k8s.io/v1", "ClusterRoleBinding", False),
+    "jobs": ("apis/batch/v1", "Job", True),
+}
+
+
+def stored_resource(parts):
+    """(resource, namespace or None, name or None) of a path to one of STORED, or None."""
+    for res, (gv, _, namespaced) in STORED.items():
+        prefix = gv.split("/")
+        rest = parts[len(prefix):]
+        if parts[:len(prefix)] != prefix:
+            continue
+        if namespaced and len(rest) in (3, 4) and rest[0] == "namespaces" and rest[2] == res:
+            return res, rest[1], rest[3] if len(rest) == 4 else None
+        if namespaced and rest == [res]:  # the list across namespaces
+            return res, None, None
+        if not namespaced and len(rest) in (1, 2) and rest[0] == res:
+            return res, None, rest[1] if len(rest) == 2 else None
+    return None
+
+
+def stored(world, method, found, body, ctype, q):
+    res, ns, name = found
+    gv, kind, namespaced = STORED[res]
+    api = gv.split("/", 1)[1] if gv.startswith("apis/") else "v1"
+    group = api.split("/")[0] if "/" in api else ""
+    what = res + ("." + group if group else "")
+    if namespaced and ns is not None and ns not in ("default", "kube-system", "kube-public", "kube-node-lease"):
+        return status(404, "NotFound", 'namespaces "%s" not found' % ns, {"name": ns, "kind": "namespaces"})
+    if name is None and method == "GET":
+        items = [kindless(o) for (r, n, _), o in sorted(world.stored.items())
+                 if r == res and (ns is None or n == ns)
+                 and label_match(q.get("labelSelector", ""), o["metadata"].get("labels", {}))]
+        return 200, {"kind": kind + "List", "apiVersion": api,
+                     "metadata": {"resourceVersion": str(world.rv)}, "items": items}
+    if name is None and method == "POST":
+        try:
+            obj = json.loads(body or b"{}")
+        except ValueError as e:
+            return status(400, "BadRequest", "error decoding the body: %s" % e)
+        if not isinstance(obj, dict) or obj.get("kind") != kind or obj.get("apiVersion") != api:
+            return status(400, "BadRequest", "the body is not a %s of %s" % (kind, api))
+        meta = obj.setdefault("metadata", {})
+        if namespaced and meta.get("namespace") not in (None, "", ns):
+            return status(400, "BadRequest", "the namespace of the provided object does not match the namespace sent on the request")
+        name = meta.get("name", "")
+        if not name:
+            return status(422, "Invalid", '%s "" is invalid: metadata.name: Required value: name or generateName is required' % kind,
+                          {"kind": kind, "group": group})
+        key = (res, ns if namespaced else None, name)
+        if key in world.stored:
+            return status(409, "AlreadyExists", '%s "%s" already exists' % (what, name),
+                          {"name": name, "group": group, "kind": res})
+        meta.update({"uid": str(uuid.uuid4()), "creationTimestamp": rfc3339(), "generation": 1})
+        if namespaced:
+            meta["namespace"] = ns
+        meta.pop("resourceVersion", None)
+        world.stored[key] = obj
+        world.touch(obj)
+        world.record("create", resource=res, namespace=ns if namespaced else None, name=name)
+        return 201, public(obj, kind, api)
+    if name is None:
+        return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+    key = (res, ns if namespaced else None, name)
+    cur = world.stored.get(key)
+    if cur is None:
+        return status(404, "NotFound", '%s "%s" not found' % (what, name),
+                      {"name": name, "group": group, "kind": res})
+    if method == "GET":
+        return 200, public(cur, kind, api)
+    if method in ("PATCH", "PUT"):
+        try:
+            patch = json.loads(body or b"{}")
+        except ValueError as e:
+            return status(400, "BadRequest", "error decoding the body: %s" % e)
+        if method == "PATCH":
+            if not any(t in ctype for t in ("application/strategic-merge-patch+json",
+                                            "application/merge-patch+json")):
+                return status(415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json")
+            new = merge_patch(cur, patch)
+        else:
+            rv = (patch.get("metadata") or {}).get("resourceVersion")
+            if rv and rv != cur["metadata"]["resourceVersion"]:
+                return status(409, "Conflict", 'Operation cannot be fulfilled on %s "%s": the object has been modified; please apply your changes to the latest version and try again' % (what, name))
+            new = patch
+        for k in ("name", "namespace", "uid", "creationTimestamp"):
+            if k in cur["metadata"]:
+                new.setdefault("metadata", {})[k] = cur["metadata"][k]
+        new["metadata"]["generation"] = cur["metadata"].get("generation", 1) + (new.get("spec") != cur.get("spec"))
+        world.stored[key] = new
+        world.touch(new)
+        world.record("update", resource=res, namespace=key[1], name=name, method=method)
+        return 200, public(new, kind, api)
+    if method == "DELETE":
+        del world.stored[key]
+        world.touch(cur)
+        world.record("delete", resource=res, namespace=key[1], name=name)
+        return 200, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+                     "details": {"name": name, "group": group, "kind": res, "uid": cur["metadata"]["uid"]}}
+    return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+
+def stored_discovery():
+    """The groups (rbac.authorization.k8s.io/v1, batch/v1) and resources of STORED, as the API
+    server lists them; ServiceAccounts go into /api/v1."""
+    verbs = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+    core = []
+    by_gv = {}
+    for res, (gv, kind, namespaced) in STORED.items():
+        entry = {"name": res, "singularName": kind.lower(), "namespaced": namespaced, "kind": kind,
+                 "verbs": verbs}
+        if res == "serviceaccounts":
+            entry["shortNames"] = ["sa"]
+            core.append(entry)
+            continue
+        if res == "jobs":
+            entry["categories"] = ["all"]
+        by_gv.setdefault(gv.split("/", 1)[1], []).append(entry)
+    groups = []
+    for api, resources in by_gv.items():
+        group, version = api.split("/")
+        groups.append(({"name": group, "versions": [{"groupVersion": api, "version": version}],
+                        "preferredVersion": {"groupVersion": api, "version": version}},
+                       "/apis/" + api,
+                       {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": api,
+                        "resources": resources}))
+    return core, groups
 
 
 def leases(world, method, parts, body):
@@ -1113,7 +1424,7 @@ def evict(world, key, pod, body):
                        for k, v in pdb["spec"]["selector"].get("matchLabels", {}).items()):
                 continue
             if pdb["status"]["disruptionsAllowed"] <= 0:
-                world.record("evict-refused", pod=key[1], node=pod["spec"]["nodeName"],
+                world.record("evict-refused", pod=key[1], node=pod["spec"].get("nodeName"),
                              pdb=pdb["metadata"]["name"])
                 return status(429, "TooManyRequests",
                               "Cannot evict pod as it would violate the pod's disruption budget.",
@@ -1121,7 +1432,7 @@ def evict(world, key, pod, body):
                                            "message": "The disruption budget %s needs %d healthy pods and has %d currently"
                                            % (pdb["metadata"]["name"], 1, 1)}]})
     world.delete_pod(key)
-    world.record("evict", pod=key[1], node=pod["spec"]["nodeName"])
+    world.record("evict", pod=key[1], node=pod["spec"].get("nodeName"))
     world.mutated("evict")
     return 201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
 
@@ -1292,7 +1603,7 @@ def exec_ws(world, h, r, ns, name):
         pod = world.pods.get((ns, name))
         if pod is None:
             return status(404, "NotFound", 'pods "%s" not found' % name, {"name": name, "kind": "pods"})
-        node = pod["spec"]["nodeName"]
+        node = pod["spec"].get("nodeName")
         fail = world.faults.get((node, "exec_fail"))
         ready = node in world.nodes and world.node_ready(node)
         world.record("exec", pod=name, node=node, failed=bool(fail or not ready))

@@ -228,6 +228,19 @@ impl Ctx<'_, '_> {
                 if let Err(e) = self.patch_node(&node, uid, patch) {
                     return self.moved(&node, "reboot", e);
                 }
+                // Once more after the patch, right before the call: a node deleted or
+                // replaced in between is not rebooted by its old instance.
+                let again = match self.kubectl(&args, None) {
+                    Ok(bytes) => serde_json::from_slice::<Value>(&bytes)
+                        .map(|v| observe::node_from(&v))
+                        .ok(),
+                    Err(_) => None,
+                };
+                if again.is_none_or(|n| {
+                    n.uid != *uid || n.provider_id.as_deref().unwrap_or("") != provider_id
+                }) {
+                    return Ok(false);
+                }
                 self.fence()?;
                 memory.rebooted.insert(node.clone());
                 if self.r.config.reboot_via == RebootVia::Node {

@@ -521,6 +521,19 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                             load(n, pod, memory, late, &mut d, &mut node_stop);
                         }
                     }
+                    // No installer pod, or one not Ready yet (the DaemonSet is replacing it):
+                    // waited for; a Ready pod whose read fails stops the run.
+                    Err(e)
+                        if !pod.is_some_and(|p| p.ready)
+                            && !timed_out(&n.name, WaitKind::InstallerPod, config.pod_timeout) =>
+                    {
+                        set(&mut v, Kind::Unreadable, e.clone());
+                        d.waiting.push(Wait {
+                            node: n.name.clone(),
+                            kind: WaitKind::InstallerPod,
+                            why: format!("a Ready {} pod to read the module through", inst.name),
+                        });
+                    }
                     Err(e) => {
                         set(&mut v, Kind::Unreadable, e.clone());
                         node_stop = node_stop.or(stop(Some(&n.name), "read-state", format!("{}: the cGPU state cannot be judged ({e}); nothing was changed on this node", n.name), Next::Resume));
@@ -564,6 +577,17 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
         d.actions.clear();
         d.waiting.clear();
         d.stop = Some(s);
+        return d;
+    }
+    // A goal older than what nodes run (a chart default in the DaemonSet, most often) blocks
+    // every change but finishing the nodes already at the goal, until someone decides
+    // (--allow-downgrade, or the tag they run).
+    if d.nodes.iter().any(|v| v.verdict == Kind::RefusedDowngrade) {
+        d.actions.retain(|a| matches!(a, Action::Finish { .. }));
+        d.waiting.clear();
+        if d.actions.is_empty() {
+            d.stop = Some(stuck(&d));
+        }
         return d;
     }
     // New nodes within the budget: the canary alone, then --max-unavailable, counting the

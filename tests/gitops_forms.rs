@@ -871,3 +871,35 @@ fn values_of_an_application_set_name_the_templated_keys() {
         );
     }
 }
+
+/// Parameters beside a one-line quoted values string are layered over it as Argo CD renders
+/// them (`check` used to ignore them there while `values` applied them): a parameter's value
+/// is judged at the parameter, and the string's own values at their characters in the string.
+#[test]
+fn parameters_beside_a_one_line_values_string_are_layered_over_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let head = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: gpu\nspec:\n  source:\n    chart: ack-ai-installer\n    repoURL: https://example.com/charts\n    targetRevision: 1.12.6\n    helm:\n";
+    let param = format!(
+        "{head}      values: \"cgpu:\\n  policy: 2\\n\"\n      parameters:\n      - name: cgpu.policy\n        value: \"7\"\n"
+    );
+    let f = tmp.path().join("param.yaml");
+    std::fs::write(&f, &param).unwrap();
+    let (code, diags) = check(&[&f]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    expect_one(&diags, &f, "policy-out-of-range", &["value: "], "\"7\"");
+    assert_eq!(values(&f)["cgpu"]["policy"], 7);
+    let own = format!(
+        "{head}      values: \"cgpu:\\n  policy: 9\\n\"\n      parameters:\n      - name: cgpu.imagePullPolicy\n        value: Always\n"
+    );
+    let g = tmp.path().join("own.yaml");
+    std::fs::write(&g, &own).unwrap();
+    let (code, diags) = check(&[&g]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    expect_one(
+        &diags,
+        &g,
+        "policy-out-of-range",
+        &["values: ", "policy: "],
+        "9",
+    );
+}

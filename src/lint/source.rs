@@ -153,6 +153,7 @@ pub(super) fn rules_source(
                         place::Values::Absent
                             | place::Values::Node(_)
                             | place::Values::Embedded(..)
+                            | place::Values::Quoted(..)
                     )
                 {
                     ctx.out.extend(check_layered(src, parsed, doc, t, opts));
@@ -607,6 +608,13 @@ fn check_layered(
                 p.what, p.name
             ));
             d.message = format!("{label} ({} `{}`): {}", p.what, p.name, d.message);
+        } else if let place::Values::Quoted(n, q) = &t.values
+            && Arc::ptr_eq(&d.src, &q.src)
+        {
+            // A value of a one-line quoted string: at its characters in the string.
+            in_quoted(&mut d, src, n, q);
+            d.path = format!("{}{}", t.pointer, d.path);
+            d.message = format!("{label}: {}", d.message);
         } else if d.src.name == src.name {
             let prefix = t
                 .layers

@@ -240,18 +240,7 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                 }
                 match &judged {
                     Ok(why) if why.is_empty() && n.ready => {
-                        set(
-                            &mut v,
-                            Kind::Converged,
-                            format!(
-                                "every GPU shows policy {}{}",
-                                goal.policy,
-                                goal.version
-                                    .as_ref()
-                                    .map(|v| format!(", cGPU {v}"))
-                                    .unwrap_or_default()
-                            ),
-                        );
+                        set(&mut v, Kind::Converged, goal.converged_text());
                         if pod.is_some_and(|p| p.ready && matches_template(p, inst)) {
                             d.actions.push(Action::Finish {
                                 node: n.name.clone(),
@@ -499,18 +488,7 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                 }
                 match &judged {
                     Ok(why) if why.is_empty() => {
-                        set(
-                            &mut v,
-                            Kind::Converged,
-                            format!(
-                                "every GPU shows policy {}{}",
-                                goal.policy,
-                                goal.version
-                                    .as_ref()
-                                    .map(|v| format!(", cGPU {v}"))
-                                    .unwrap_or_default()
-                            ),
-                        );
+                        set(&mut v, Kind::Converged, goal.converged_text());
                     }
                     Err(e) if e == "no-module" => {
                         set(&mut v, Kind::NoModule, "the cGPU module is not loaded: its installer pod is recreated and loads it (no drain, no reboot)".into());

@@ -27,6 +27,14 @@ impl Goal {
         }
     }
 
+    /// Why a node is converged, in words.
+    pub fn converged_text(&self) -> String {
+        match &self.version {
+            Some(v) => format!("every GPU shows policy {}, cGPU {v}", self.policy),
+            None => format!("every GPU shows policy {}", self.policy),
+        }
+    }
+
     /// The state annotation of a node this rollout finished.
     pub fn done_state(&self) -> String {
         format!("done: {}", self.text())

@@ -155,6 +155,7 @@ impl Ctx<'_, '_> {
             Action::DeletePod {
                 pod, uid: _, why, ..
             } => {
+                self.installer_unchanged(&node)?;
                 let args: Vec<String> = ["-n", "kube-system", "delete", "pod", pod, "--wait=false"]
                     .map(String::from)
                     .to_vec();
@@ -241,6 +242,7 @@ impl Ctx<'_, '_> {
                 }) {
                     return Ok(false);
                 }
+                self.installer_unchanged(&node)?;
                 self.fence()?;
                 memory.rebooted.insert(node.clone());
                 if self.r.config.reboot_via == RebootVia::Node {
@@ -332,6 +334,53 @@ impl Ctx<'_, '_> {
             }
         }
         Ok(true)
+    }
+
+    /// The DaemonSet once more, right before a change whose outcome it decides (a reboot, an
+    /// installer pod's deletion): a change since the run's start (a rollback, a second
+    /// `helm upgrade`) stops the run before the call.
+    fn installer_unchanged(&mut self, node: &str) -> Result<(), Stop> {
+        let Some(pinned) = &self.pinned else {
+            return Ok(());
+        };
+        let args: Vec<String> = [
+            "-n",
+            "kube-system",
+            "get",
+            "daemonsets.v1.apps",
+            crate::cgpu::INSTALLER,
+            "-o",
+            "json",
+        ]
+        .map(String::from)
+        .to_vec();
+        let now = self
+            .kubectl(&args, None)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .map(|v| observe::installer_from(&v));
+        match now {
+            Some(i) if i.fingerprint() == pinned.fingerprint() => Ok(()),
+            other => Err(Stop {
+                node: Some(node.to_string()),
+                step: "installer-policy",
+                message: format!(
+                    "{node}: the {} DaemonSet changed during the run ({}), right before this node's restart: someone else is changing it; no node is restarted into it",
+                    crate::cgpu::INSTALLER,
+                    match other {
+                        Some(i) => format!(
+                            "POLICY {} -> {}, image {} -> {}",
+                            pinned.policy.as_deref().unwrap_or("unset"),
+                            i.policy.as_deref().unwrap_or("unset"),
+                            pinned.image,
+                            i.image
+                        ),
+                        None => "it could not be read again".into(),
+                    }
+                ),
+                next: Next::Replan,
+            }),
+        }
     }
 
     /// Reboot a node from inside, as kured does: a privileged pod on it enters the host's

@@ -657,9 +657,11 @@ pub fn read(
         obs.installer_pods.insert(inst.name.clone(), mine);
     }
     obs.pods = all_pods;
-    // The modules: the GPU-sharing nodes with an installer pod, a few at a time.
+    // The modules: the Ready GPU-sharing nodes with an installer pod, a few at a time (an exec
+    // on a NotReady node waits for a kubelet that does not answer).
     let jobs: Vec<(String, String, (String, String))> = obs
         .gpu_sharing()
+        .filter(|n| n.ready)
         .filter_map(|n| {
             let inst = obs.installer_of(n)?;
             let pod = obs.installer_pod(&inst.name, &n.name)?;

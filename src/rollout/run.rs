@@ -62,6 +62,9 @@ pub(super) struct Ctx<'a, 'b> {
     /// The image a node's reboot pod runs: the installer's own (it has nsenter, and the node
     /// has pulled it already).
     pub(super) reboot_image: String,
+    /// The cgpu-installer DaemonSet as the run found it: read again right before a reboot or
+    /// an installer pod's deletion.
+    pub(super) pinned: Option<super::observe::InstallerObs>,
 }
 
 impl Ctx<'_, '_> {
@@ -210,6 +213,7 @@ pub fn run(
         asked: false,
         events_failed: false,
         reboot_image: String::new(),
+        pinned: None,
     };
     let ended = run_inner(&mut cx);
     if let Some(lock) = cx.lock.take() {
@@ -291,6 +295,7 @@ fn run_inner(cx: &mut Ctx) -> Ended {
         };
         if config.pinned.is_none() && !r.dry_run {
             config.pinned = obs.installer(crate::cgpu::INSTALLER).cloned();
+            cx.pinned = config.pinned.clone();
         }
         if let Some(i) = obs.installer(crate::cgpu::INSTALLER) {
             cx.reboot_image = i.image.clone();

@@ -792,6 +792,11 @@ impl Judge<'_> {
                 if replaced && i == s.fault_node {
                     (n.ready, n.cordoned) = (true, false);
                 }
+                // Clearing never_ready brings the node's kubelet back (the fake's clear), even
+                // one NotReady from the start: Ready at the re-run, it is the run's to restart.
+                if rerun && s.fault == Fault::NeverReady && i == s.fault_node {
+                    n.ready = true;
+                }
                 n
             })
             .collect()

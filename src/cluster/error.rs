@@ -82,7 +82,8 @@ pub(super) fn last_line(stderr: &[u8]) -> String {
         .to_string()
 }
 
-/// Sort kubectl's failure into the error classes of spec §8, from what client-go prints.
+/// Sort kubectl's failure into the classes a user acts on differently (unreachable, TLS, 401,
+/// 403 naming verb and resource, timeout), from what client-go prints.
 pub fn classify(target: &Target, timeout: &str, stderr: &[u8]) -> ClusterError {
     let text = String::from_utf8_lossy(stderr);
     let last = last_line(stderr);

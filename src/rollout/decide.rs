@@ -306,45 +306,8 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                             d.nodes.push(v);
                             continue;
                         }
-                        if obs.pods.is_some() {
-                            let pods = obs.evictable(&n.name);
-                            if !pods.is_empty() {
-                                if timed_out(&n.name, WaitKind::Drain, config.drain_timeout) {
-                                    let names: Vec<String> = pods
-                                        .iter()
-                                        .map(|p| format!("{}/{}", p.namespace, p.name))
-                                        .collect();
-                                    node_stop = node_stop.or(stop(Some(&n.name), "drain", format!("{}: the drain did not finish within the drain timeout: {} still on it (a PodDisruptionBudget that allows no disruption?); the node stays cordoned", n.name, names.join(", ")), Next::Resume));
-                                    d.nodes.push(v);
-                                    continue;
-                                }
-                                for p in pods.iter().filter(|p| !p.deleting) {
-                                    if p.owner.is_none() {
-                                        node_stop = node_stop.or(stop(Some(&n.name), "drain", format!("{}: pod {}/{} has no controller: evicted, it would be gone for good; move or delete it yourself, then run this again", n.name, p.namespace, p.name), Next::Resume));
-                                        continue;
-                                    }
-                                    d.actions.push(Action::Evict {
-                                        node: n.name.clone(),
-                                        namespace: p.namespace.clone(),
-                                        pod: p.name.clone(),
-                                        uid: p.uid.clone(),
-                                    });
-                                }
-                                d.waiting.push(Wait {
-                                    node: n.name.clone(),
-                                    kind: WaitKind::Drain,
-                                    why: format!("{} pod(s) to leave the node", pods.len()),
-                                });
-                                d.nodes.push(v);
-                                continue;
-                            }
-                        } else {
-                            // The pods were not listed: the loop lists them when a node is in flight.
-                            d.waiting.push(Wait {
-                                node: n.name.clone(),
-                                kind: WaitKind::Drain,
-                                why: "its pods to be listed".into(),
-                            });
+                        let late = timed_out(&n.name, WaitKind::Drain, config.drain_timeout);
+                        if draining(obs, n, late, &mut d, &mut node_stop) {
                             d.nodes.push(v);
                             continue;
                         }
@@ -416,7 +379,14 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                             set(&mut v, Kind::RefusedDowngrade, text);
                         } else {
                             // Asked by an earlier run long ago, and the node never went down.
-                            again(obs, n, config.reboot_via, &mut d, &mut node_stop);
+                            again(
+                                obs,
+                                n,
+                                config.reboot_via,
+                                timed_out(&n.name, WaitKind::Drain, config.drain_timeout),
+                                &mut d,
+                                &mut node_stop,
+                            );
                         }
                     }
                     Phase::Rebooted => {
@@ -462,7 +432,14 @@ pub fn decide(obs: &Observation, goal: &Goal, config: &Config, memory: &Memory) 
                                 );
                             } else {
                                 // An earlier run rebooted it and it came back off the goal.
-                                again(obs, n, config.reboot_via, &mut d, &mut node_stop);
+                                again(
+                                    obs,
+                                    n,
+                                    config.reboot_via,
+                                    timed_out(&n.name, WaitKind::Drain, config.drain_timeout),
+                                    &mut d,
+                                    &mut node_stop,
+                                );
                             }
                         } else {
                             d.waiting.push(Wait {
@@ -681,12 +658,64 @@ fn load(
     }
 }
 
+/// The drain of a cordoned node: each pod still on it evicted (one with no controller stops
+/// the run: evicted, it would be gone for good), waited for until the drain timeout (`late`).
+/// True while the node is not drained yet (or its pods were not listed).
+fn draining(
+    obs: &Observation,
+    n: &NodeObs,
+    late: bool,
+    d: &mut Decision,
+    node_stop: &mut Option<Stop>,
+) -> bool {
+    let Some(_) = &obs.pods else {
+        // The loop lists the pods when a node is in flight.
+        d.waiting.push(Wait {
+            node: n.name.clone(),
+            kind: WaitKind::Drain,
+            why: "its pods to be listed".into(),
+        });
+        return true;
+    };
+    let pods = obs.evictable(&n.name);
+    if pods.is_empty() {
+        return false;
+    }
+    if late {
+        let names: Vec<String> = pods
+            .iter()
+            .map(|p| format!("{}/{}", p.namespace, p.name))
+            .collect();
+        *node_stop = node_stop.take().or(stop(Some(&n.name), "drain", format!("{}: the drain did not finish within the drain timeout: {} still on it (a PodDisruptionBudget that allows no disruption?); the node stays cordoned", n.name, names.join(", ")), Next::Resume));
+        return true;
+    }
+    for p in pods.iter().filter(|p| !p.deleting) {
+        if p.owner.is_none() {
+            *node_stop = node_stop.take().or(stop(Some(&n.name), "drain", format!("{}: pod {}/{} has no controller: evicted, it would be gone for good; move or delete it yourself, then run this again", n.name, p.namespace, p.name), Next::Resume));
+            continue;
+        }
+        d.actions.push(Action::Evict {
+            node: n.name.clone(),
+            namespace: p.namespace.clone(),
+            pod: p.name.clone(),
+            uid: p.uid.clone(),
+        });
+    }
+    d.waiting.push(Wait {
+        node: n.name.clone(),
+        kind: WaitKind::Drain,
+        why: format!("{} pod(s) to leave the node", pods.len()),
+    });
+    true
+}
+
 /// A node to reboot once more: still cordoned (again, if someone uncordoned it since) and
 /// drained first.
 fn again(
     obs: &Observation,
     n: &NodeObs,
     via: RebootVia,
+    late: bool,
     d: &mut Decision,
     node_stop: &mut Option<Stop>,
 ) {
@@ -698,21 +727,7 @@ fn again(
         });
         return;
     }
-    let pods = obs.evictable(&n.name);
-    if obs.pods.is_none() || !pods.is_empty() {
-        for p in pods.iter().filter(|p| !p.deleting && p.owner.is_some()) {
-            d.actions.push(Action::Evict {
-                node: n.name.clone(),
-                namespace: p.namespace.clone(),
-                pod: p.name.clone(),
-                uid: p.uid.clone(),
-            });
-        }
-        d.waiting.push(Wait {
-            node: n.name.clone(),
-            kind: WaitKind::Drain,
-            why: "its pods to leave the node before it is rebooted again".into(),
-        });
+    if draining(obs, n, late, d, node_stop) {
         return;
     }
     d.actions.push(reboot(n, via, node_stop));

@@ -340,51 +340,14 @@ fn check_target(
             // A one-line quoted string: the rules read the decoded values; a finding points at
             // its characters in the string, or, where an escape stands in its way, at the
             // string with the value named.
-            let parsed = yaml::parse(&q.src);
-            if let Some(vdoc) = parsed.documents.first() {
-                let mut vctx = Ctx::new(opts, doc.index, &vdoc.alias_uses);
-                crate::rules::duplicates(&mut vctx, &q.src, vdoc);
-                if let Some(root) = &vdoc.root {
-                    check_values(&mut vctx, root);
-                }
-                inner = vctx.out;
-            }
-            if let Some(err) = &parsed.error
-                && err.document == 1
-            {
-                inner.extend(syntax_finding(
-                    opts,
-                    &q.src,
-                    doc.index,
-                    err.offset,
-                    &err.message,
-                ));
-            }
+            inner = first_document(opts, doc.index, &q.src, &yaml::parse(&q.src));
             for d in &mut inner {
                 in_quoted(d, src, n, q);
             }
         }
         place::Values::Embedded(vsrc, parsed) => {
             // Helm 3 (Argo CD's) reads the first document of a values file.
-            if let Some(vdoc) = parsed.documents.first() {
-                let mut vctx = Ctx::new(opts, doc.index, &vdoc.alias_uses);
-                crate::rules::duplicates(&mut vctx, vsrc, vdoc);
-                if let Some(root) = &vdoc.root {
-                    check_values(&mut vctx, root);
-                }
-                inner = vctx.out;
-            }
-            if let Some(err) = &parsed.error
-                && err.document == 1
-            {
-                inner.extend(syntax_finding(
-                    opts,
-                    vsrc,
-                    doc.index,
-                    err.offset,
-                    &err.message,
-                ));
-            }
+            inner = first_document(opts, doc.index, vsrc, parsed);
             for d in &mut inner {
                 d.src = src.clone();
                 for e in &mut d.edits {
@@ -475,6 +438,31 @@ fn in_quoted(
 /// `--helm`), so a key a later entry sets is judged there only; each finding points at the entry
 /// that set the value: the mapping in place (inside a `values: |` string too), a values file in
 /// that file, a parameter at its `value`.
+/// The values rules on the first document of a values string (as Helm 3, Argo CD's, reads
+/// it), its duplicates and a syntax error in it, on the string's own source.
+fn first_document(
+    opts: &RuleOptions,
+    index: usize,
+    vsrc: &Arc<Source>,
+    parsed: &yaml::Parsed,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    if let Some(vdoc) = parsed.documents.first() {
+        let mut vctx = Ctx::new(opts, index, &vdoc.alias_uses);
+        crate::rules::duplicates(&mut vctx, vsrc, vdoc);
+        if let Some(root) = &vdoc.root {
+            check_values(&mut vctx, root);
+        }
+        out = vctx.out;
+    }
+    if let Some(err) = &parsed.error
+        && err.document == 1
+    {
+        out.extend(syntax_finding(opts, vsrc, index, err.offset, &err.message));
+    }
+    out
+}
+
 fn check_layered(
     src: &Arc<Source>,
     parsed: &yaml::Parsed,

@@ -9,6 +9,14 @@ pub fn now_secs() -> i64 {
         .map_or(0, |d| d.as_secs() as i64)
 }
 
+/// Milliseconds since the epoch, now (0 if the clock is before it): a Lease's times, whose
+/// expiry a second's rounding would move by up to a second.
+pub fn now_millis() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
 /// Days since 1970-01-01 as (year, month, day) of the proleptic Gregorian calendar.
 pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;
@@ -45,6 +53,16 @@ pub fn rfc3339(secs: i64) -> String {
     )
 }
 
+/// Milliseconds since the epoch as a Kubernetes MicroTime, `YYYY-MM-DDTHH:MM:SS.ffffffZ`.
+pub fn rfc3339_micro(millis: i64) -> String {
+    let t = rfc3339(millis.div_euclid(1000));
+    format!(
+        "{}.{:03}000Z",
+        t.trim_end_matches('Z'),
+        millis.rem_euclid(1000)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -57,6 +75,8 @@ mod tests {
         assert_eq!(ymd(20_789), "2026-12-02");
         assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(rfc3339(-1), "1969-12-31T23:59:59Z");
+        assert_eq!(rfc3339_micro(1_500), "1970-01-01T00:00:01.500000Z");
+        assert_eq!(rfc3339_micro(-1), "1969-12-31T23:59:59.999000Z");
     }
 
     /// `date -u` (coreutils) is the oracle, for today's date and for moments from 1900 to 2200.

@@ -336,7 +336,7 @@ pub fn read(options: &Options, fetched: &Fetched, limits: Limits) -> ClusterStat
         .ok()
         .flatten()
         .filter(|l| !l.holder.is_empty())
-        .map(|l| crate::rollout::lease::describe(&l, crate::date::now_secs()));
+        .map(|l| crate::rollout::lease::describe(&l, crate::date::now_millis()));
     let pods = list_pods(options, target, &asks, until);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<NodeStatus>>> = Mutex::new(vec![None; nodes.len()]);

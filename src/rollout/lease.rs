@@ -87,19 +87,15 @@ pub enum Takeover {
     Force,
 }
 
-fn micro(secs: i64) -> String {
-    let t = crate::date::rfc3339(secs);
-    format!("{}.000000Z", t.trim_end_matches('Z'))
-}
-
 /// Does process `pid` run on this host?
 fn alive(pid: u32) -> bool {
     std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
-/// Who holds a Lease, in words (for the lock message).
+/// Who holds a Lease, in words (for the lock message); `now` in milliseconds since the epoch.
 pub fn describe(l: &LeaseObs, now: i64) -> String {
-    let when = |t: Option<i64>| t.map_or_else(|| "?".into(), crate::date::rfc3339);
+    let secs = |ms: i64| crate::date::rfc3339(ms.div_euclid(1000));
+    let when = |t: Option<i64>| t.map_or_else(|| "?".into(), secs);
     let mut s = format!(
         "{} (user {} on {}, pid {}) since {}, last renewed {} for {}s",
         if l.holder.is_empty() {
@@ -115,8 +111,8 @@ pub fn describe(l: &LeaseObs, now: i64) -> String {
         l.duration.map_or_else(|| "?".into(), |d| d.to_string())
     );
     match l.expires() {
-        Some(e) if e > now => s.push_str(&format!("; it expires at {}", crate::date::rfc3339(e))),
-        Some(e) => s.push_str(&format!("; it expired at {}", crate::date::rfc3339(e))),
+        Some(e) if e > now => s.push_str(&format!("; it expires at {}", secs(e))),
+        Some(e) => s.push_str(&format!("; it expired at {}", secs(e))),
         None => {}
     }
     let here = hostname();
@@ -151,6 +147,7 @@ pub enum LockError {
     Cluster(ClusterError),
 }
 
+/// Times in milliseconds since the epoch.
 struct Held {
     rv: String,
     acquired: i64,
@@ -202,8 +199,8 @@ impl Lock {
             "spec": {
                 "holderIdentity": holder,
                 "leaseDurationSeconds": self.duration,
-                "acquireTime": micro(acquired),
-                "renewTime": micro(renewed),
+                "acquireTime": crate::date::rfc3339_micro(acquired),
+                "renewTime": crate::date::rfc3339_micro(renewed),
             },
         });
         serde_json::to_vec(&v).unwrap_or_default()
@@ -232,7 +229,7 @@ impl Lock {
         duration: i64,
         how: Takeover,
     ) -> Result<Arc<Lock>, LockError> {
-        let now = crate::date::now_secs();
+        let now = crate::date::now_millis();
         let mut lock = Lock {
             options: options.clone(),
             target: target.clone(),
@@ -311,7 +308,7 @@ impl Lock {
         if let Some(why) = &state.lost {
             return Err(why.clone());
         }
-        let now = crate::date::now_secs();
+        let now = crate::date::now_millis();
         let body = self.body(Some(&state.rv), &self.identity.holder, state.acquired, now);
         match self.write("replace", &body) {
             Ok(l) => {
@@ -341,7 +338,7 @@ impl Lock {
                 state.lost = Some(why.clone());
                 Err(why)
             }
-            Err(e) if now - state.renewed >= self.duration => {
+            Err(e) if now - state.renewed >= self.duration * 1000 => {
                 let why = format!(
                     "not renewed for {}s ({e}): another run may hold it now",
                     self.duration
@@ -367,8 +364,8 @@ impl Lock {
     /// Renew when a third of the duration has passed (the keeper calls it every second).
     fn tick(&self) {
         if let Ok(mut st) = self.state.lock() {
-            let now = crate::date::now_secs();
-            if st.lost.is_none() && now - st.renewed >= (self.duration / 3).max(1) {
+            let now = crate::date::now_millis();
+            if st.lost.is_none() && now - st.renewed >= (self.duration * 1000 / 3).max(1000) {
                 let _ = self.renew(&mut st);
             }
         }
@@ -397,7 +394,7 @@ impl Lock {
         if let Some(why) = &st.lost {
             return format!("not released: this run lost it ({why})");
         }
-        let now = crate::date::now_secs();
+        let now = crate::date::now_millis();
         let body = self.body(Some(&st.rv), "", st.acquired, now);
         match self.write("replace", &body) {
             Ok(_) => "released".into(),

@@ -189,7 +189,8 @@ pub enum State {
 pub struct LeaseObs {
     pub holder: String,
     pub resource_version: String,
-    /// `renewTime` and `acquireTime`, seconds since the epoch (`None`: absent or unreadable).
+    /// `renewTime` and `acquireTime`, milliseconds since the epoch (`None`: absent or
+    /// unreadable): a whole second would move the expiry by up to a second.
     pub renewed: Option<i64>,
     pub acquired: Option<i64>,
     pub duration: Option<i64>,
@@ -201,9 +202,9 @@ pub struct LeaseObs {
 }
 
 impl LeaseObs {
-    /// When it expires (seconds since the epoch).
+    /// When it expires (milliseconds since the epoch).
     pub fn expires(&self) -> Option<i64> {
-        Some(self.renewed? + self.duration?)
+        Some(self.renewed? + self.duration? * 1000)
     }
 }
 
@@ -396,8 +397,8 @@ pub fn lease_from(v: &Value) -> LeaseObs {
     LeaseObs {
         holder: text(&s["holderIdentity"]),
         resource_version: text(&v["metadata"]["resourceVersion"]),
-        renewed: s["renewTime"].as_str().and_then(parse_time),
-        acquired: s["acquireTime"].as_str().and_then(parse_time),
+        renewed: s["renewTime"].as_str().and_then(parse_time_millis),
+        acquired: s["acquireTime"].as_str().and_then(parse_time_millis),
         duration: s["leaseDurationSeconds"].as_i64(),
         user: a["cgpu-lint/user"].as_str().map(str::to_string),
         host: a["cgpu-lint/host"].as_str().map(str::to_string),
@@ -419,6 +420,12 @@ pub fn kured_from(daemonsets: &[Value]) -> BTreeSet<String> {
 
 /// `2026-12-07T16:48:52Z`, with or without fractional seconds, as seconds since the epoch.
 pub fn parse_time(s: &str) -> Option<i64> {
+    parse_time_millis(s).map(|ms| ms.div_euclid(1000))
+}
+
+/// `2026-12-07T16:48:52.123456Z` (a MicroTime) or `2026-12-07T16:48:52Z`, as milliseconds since
+/// the epoch (digits past the millisecond are dropped).
+pub fn parse_time_millis(s: &str) -> Option<i64> {
     let b = s.as_bytes();
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || !s.ends_with('Z') {
         return None;
@@ -437,7 +444,15 @@ pub fn parse_time(s: &str) -> Option<i64> {
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+    let frac = &s[19..s.len() - 1];
+    let millis = match frac.strip_prefix('.') {
+        None if frac.is_empty() => 0,
+        Some(digits) if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) => {
+            format!("{digits:0<3}")[..3].parse::<i64>().ok()?
+        }
+        _ => return None,
+    };
+    Some((days * 86_400 + hh * 3600 + mm * 60 + ss) * 1000 + millis)
 }
 
 /// Parse READ_STATE's output: `no-module`, or `version V` and `/proc/cgpu_km/N/policy P` lines.
@@ -733,6 +748,16 @@ mod tests {
         }
         assert_eq!(parse_time("2026-13-07T16:48:52Z"), None);
         assert_eq!(parse_time("yesterday"), None);
+        assert_eq!(parse_time_millis("1970-01-01T00:00:01.5Z"), Some(1_500));
+        assert_eq!(
+            parse_time_millis("2026-12-07T16:48:52.123456Z"),
+            Some(parse_time("2026-12-07T16:48:52Z").unwrap() * 1000 + 123)
+        );
+        assert_eq!(parse_time_millis("1970-01-01T00:00:01.Z"), None);
+        assert_eq!(parse_time_millis("1970-01-01T00:00:01+08:00Z"), None);
+        for ms in [0, 999, 1_796_672_840_850] {
+            assert_eq!(parse_time_millis(&crate::date::rfc3339_micro(ms)), Some(ms));
+        }
     }
 
     #[test]

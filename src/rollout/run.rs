@@ -560,7 +560,7 @@ fn dry_run(cx: &mut Ctx, obs: &Observation, d: &Decision) -> Ended {
     {
         cx.say(&format!(
             "cluster lock: held by {}",
-            lease::describe(l, obs.now)
+            lease::describe(l, obs.now * 1000)
         ));
     }
     if d.nodes.is_empty() {

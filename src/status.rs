@@ -46,6 +46,20 @@ pub struct Asks {
     pod_selector: String,
 }
 
+impl Asks {
+    /// An installer that asks `policy` and cGPU `version`, selecting no node in particular.
+    #[cfg(test)]
+    pub(crate) fn new(installer: &str, policy: Option<&str>, version: Option<&str>) -> Asks {
+        Asks {
+            installer: installer.into(),
+            policy: policy.map(str::to_string),
+            version: version.map(str::to_string),
+            node_selector: Vec::new(),
+            pod_selector: String::new(),
+        }
+    }
+}
+
 pub use crate::rollout::observe::{Module, State, parse_state};
 use crate::rollout::observe::{env_policy, pairs};
 
@@ -105,9 +119,7 @@ pub fn judge(asks: &Asks, pod_policy: Option<&str>, state: &State) -> Verdict {
     let mut why = Vec::new();
     if let Some(want) = &asks.policy {
         let off: Vec<String> = m
-            .gpus
-            .iter()
-            .filter(|(_, p)| p != want)
+            .gpus_off(want)
             .map(|(g, p)| format!("GPU {g} runs policy {p}"))
             .collect();
         if !off.is_empty() {
@@ -119,7 +131,7 @@ pub fn judge(asks: &Asks, pod_policy: Option<&str>, state: &State) -> Verdict {
         }
     }
     if let Some(want) = &asks.version
-        && &m.version != want
+        && !m.runs_version(want)
     {
         why.push(format!(
             "the module is cGPU {}, {} deploys {want}",

@@ -74,9 +74,7 @@ fn off_goal(m: &Module, goal: &Goal, judge_version: bool) -> Vec<String> {
     let want = goal.policy.to_string();
     let mut why = Vec::new();
     let off: Vec<String> = m
-        .gpus
-        .iter()
-        .filter(|(_, p)| *p != want)
+        .gpus_off(&want)
         .map(|(g, p)| format!("GPU {g} runs policy {p}"))
         .collect();
     if !off.is_empty() {
@@ -84,7 +82,7 @@ fn off_goal(m: &Module, goal: &Goal, judge_version: bool) -> Vec<String> {
     }
     if judge_version
         && let Some(v) = &goal.version
-        && version(&m.version).as_ref() != Some(v)
+        && !m.runs_version(&v.to_string())
     {
         why.push(format!("the module is cGPU {} (the goal: {v})", m.version));
     }

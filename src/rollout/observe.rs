@@ -177,6 +177,23 @@ pub struct Module {
     pub gpus: Vec<(String, String)>,
 }
 
+impl Module {
+    /// The GPUs whose policy is not `want`, as (GPU index, policy).
+    pub fn gpus_off<'a>(&'a self, want: &'a str) -> impl Iterator<Item = &'a (String, String)> {
+        self.gpus.iter().filter(move |(_, p)| p != want)
+    }
+
+    /// Does the module run cGPU `want`? Compared as versions (`v1.5.9` and `1.5.9` alike),
+    /// as text when either is not one.
+    pub fn runs_version(&self, want: &str) -> bool {
+        let parse = |v: &str| semver::Version::parse(v.trim().trim_start_matches('v')).ok();
+        match (parse(&self.version), parse(want)) {
+            (Some(a), Some(b)) => a == b,
+            _ => self.version.trim().trim_start_matches('v') == want.trim().trim_start_matches('v'),
+        }
+    }
+}
+
 /// The node's module as READ_STATE prints it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum State {

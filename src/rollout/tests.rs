@@ -537,3 +537,64 @@ fn nothing_safe_left_names_the_nodes_and_the_next_step() {
     let d = decide(&build(&[]), &goal(), &config(1), &Memory::default());
     assert!(d.done && d.nodes.is_empty());
 }
+
+/// A module as drawn for the agreement property: a version written in any of the ways a tag or
+/// /proc shows it, and GPUs at policies 1 and 2.
+fn module() -> impl Strategy<Value = Module> {
+    (
+        prop::sample::select(vec![
+            "1.5.10",
+            "v1.5.10",
+            " 1.5.10",
+            "1.5.9",
+            "1.5.11",
+            "1.5.10-rc1",
+            "x",
+        ]),
+        prop::collection::vec(prop::sample::select(vec!["1", "2"]), 1..4),
+    )
+        .prop_map(|(v, ps)| Module {
+            version: v.into(),
+            gpus: ps
+                .into_iter()
+                .enumerate()
+                .map(|(g, p)| (g.to_string(), p.to_string()))
+                .collect(),
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// `status` and `rollout` read the same node alike: converged for one iff for the other,
+    /// with the goal the DaemonSet asks (policy 2, cGPU 1.5.10).
+    #[test]
+    fn status_and_rollout_judge_a_module_alike(m in module(), tag_v in prop::sample::select(vec!["1.5.10", "v1.5.10"])) {
+        let mut obs = build(&[Spec {
+            module: 2,
+            ready: true,
+            unschedulable: false,
+            marked: false,
+            state: 0,
+            pods: 0,
+            pod_current: true,
+            pod_ready: true,
+            actor: 0,
+            core: false,
+            provider_ok: true,
+        }]);
+        let node = obs.nodes[0].name.clone();
+        obs.modules.insert(node, Ok(State::Loaded(m.clone())));
+        let mut g = goal();
+        g.tag = None;
+        let d = decide(&obs, &g, &config(1), &Memory::default());
+        let rollout = d.nodes[0].verdict;
+        let asks = crate::status::Asks::new("cgpu-installer", Some("2"), Some(tag_v));
+        let status = crate::status::judge(&asks, Some("2"), &State::Loaded(m.clone()));
+        prop_assert_eq!(
+            rollout == Kind::Converged,
+            status == crate::status::Verdict::Converged,
+            "{:?}: rollout {:?}, status {:?}", m, rollout, status
+        );
+    }
+}

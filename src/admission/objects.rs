@@ -49,8 +49,10 @@ pub fn objects(src: &std::sync::Arc<crate::yaml::Source>) -> Vec<Object> {
 }
 
 /// The object as the API server holds it after decoding, the form a policy sees: nulls and
-/// empty strings of `omitempty` fields dropped. `Err` names why the API server would refuse to
-/// decode it (a field the policy reads that is not a string, where Kubernetes needs one).
+/// empty strings of `omitempty` fields dropped, and a container's or env entry's `name`, which
+/// is not `omitempty`, present (`""` where the input has none: the Go type writes its zero
+/// value). `Err` names why the API server would refuse to decode it (a field the policy reads
+/// that is not a string, where Kubernetes needs one).
 pub fn as_admitted(object: &Json) -> Result<Json, String> {
     let mut o = object.clone();
     drop_nulls(&mut o);
@@ -72,6 +74,10 @@ pub fn as_admitted(object: &Json) -> Result<Json, String> {
             continue;
         };
         for c in items {
+            if let Some(m) = c.as_object_mut() {
+                m.entry("name")
+                    .or_insert_with(|| Json::String(String::new()));
+            }
             if c.get("image").and_then(Json::as_str) == Some("")
                 && let Some(m) = c.as_object_mut()
             {
@@ -87,6 +93,10 @@ pub fn as_admitted(object: &Json) -> Result<Json, String> {
                 continue;
             };
             for e in env {
+                if let Some(m) = e.as_object_mut() {
+                    m.entry("name")
+                        .or_insert_with(|| Json::String(String::new()));
+                }
                 match e.get("value") {
                     Some(Json::String(s)) if s.is_empty() => {
                         if let Some(m) = e.as_object_mut() {

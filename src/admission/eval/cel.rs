@@ -7,14 +7,83 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kube_cel::KubeCelExt;
+use kube_cel::cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue, operators};
 use kube_cel::cel::objects::{Key, Map};
-use kube_cel::cel::{Context, Program, Value};
+use kube_cel::cel::{Context, ExecutionError, Program, Value};
 use serde_json::Value as Json;
 
 /// A named expression (a matchCondition or a variable), compiled.
 pub(super) struct Compiled {
     pub(super) name: String,
+    pub(super) expression: String,
     pub(super) program: Program,
+    pub(super) reads: Reads,
+}
+
+/// The policy variables an expression reads (`variables.NAME`, `has(variables.NAME)`,
+/// `variables['NAME']`), or `None` when it uses `variables` otherwise (the whole map), so that
+/// any of them may be read.
+pub(super) type Reads = Option<Vec<String>>;
+
+/// Which variables `program` reads, from its syntax tree: the cel crate resolves a whole
+/// identifier (`variables`) from its context, so the variables have to be known before it runs
+/// for them to be evaluated only when read, as the API server's lazy map does.
+pub(super) fn variable_reads(program: &Program) -> Reads {
+    fn walk(e: &IdedExpr, out: &mut Vec<String>, whole: &mut bool) {
+        match &e.expr {
+            Expr::Select(s) => match &s.operand.expr {
+                Expr::Ident(id) if id == "variables" => out.push(s.field.clone()),
+                _ => walk(&s.operand, out, whole),
+            },
+            Expr::Call(c) => {
+                if c.func_name == operators::INDEX
+                    && c.args.len() == 2
+                    && matches!(&c.args[0].expr, Expr::Ident(id) if id == "variables")
+                    && let Expr::Literal(LiteralValue::String(name)) = &c.args[1].expr
+                {
+                    out.push(name.to_string());
+                    return;
+                }
+                if let Some(t) = &c.target {
+                    walk(t, out, whole);
+                }
+                for a in &c.args {
+                    walk(a, out, whole);
+                }
+            }
+            Expr::Ident(id) => *whole |= id == "variables",
+            Expr::Comprehension(c) => {
+                for x in [
+                    &c.iter_range,
+                    &c.accu_init,
+                    &c.loop_cond,
+                    &c.loop_step,
+                    &c.result,
+                ] {
+                    walk(x, out, whole);
+                }
+            }
+            Expr::List(l) => l.elements.iter().for_each(|x| walk(x, out, whole)),
+            Expr::Map(m) => m.entries.iter().for_each(|x| entry(&x.expr, out, whole)),
+            Expr::Struct(s) => s.entries.iter().for_each(|x| entry(&x.expr, out, whole)),
+            _ => {}
+        }
+    }
+    fn entry(e: &EntryExpr, out: &mut Vec<String>, whole: &mut bool) {
+        match e {
+            EntryExpr::MapEntry(m) => {
+                walk(&m.key, out, whole);
+                walk(&m.value, out, whole);
+            }
+            EntryExpr::StructField(f) => walk(&f.value, out, whole),
+        }
+    }
+    let mut out = Vec::new();
+    let mut whole = false;
+    walk(program.expression(), &mut out, &mut whole);
+    out.sort();
+    out.dedup();
+    (!whole).then_some(out)
 }
 
 /// `matches` as the cel crate defines it (the regex crate's `is_match`, unanchored), with the
@@ -140,14 +209,7 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-pub(super) fn describe(r: &Result<Value, String>) -> String {
-    match r {
-        Ok(v) => format!("returned {} instead of a boolean", type_name(v)),
-        Err(e) => e.clone(),
-    }
-}
-
-fn type_name(v: &Value) -> &'static str {
+pub(super) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::List(_) => "a list",
         Value::Map(_) => "a map",
@@ -162,11 +224,42 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-pub(super) fn run(p: &Program, ctx: &Context) -> Result<Value, String> {
+/// Why an expression could not be evaluated: the message, and the key of a failed lookup (a
+/// variable that failed is absent from `variables`, so reading it fails as a missing key).
+pub(super) struct Failure {
+    pub(super) message: String,
+    pub(super) missing_key: Option<String>,
+}
+
+pub(super) fn run(p: &Program, ctx: &Context) -> Result<Value, Failure> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.execute(ctx))) {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(one_line(&e.to_string())),
-        Err(_) => Err("the CEL engine failed".into()),
+        Ok(Err(e)) => Err(Failure {
+            missing_key: match &e {
+                ExecutionError::NoSuchKey(k) => Some(k.to_string()),
+                _ => None,
+            },
+            message: cel_go_words(&e),
+        }),
+        Err(_) => Err(Failure {
+            message: "the CEL engine failed".into(),
+            missing_key: None,
+        }),
+    }
+}
+
+/// An error in the words of cel-go, the API server's CEL, where both engines fail the same way
+/// (what the API server prints is then what `check --admission-policy` prints); the cel crate's
+/// own words otherwise.
+fn cel_go_words(e: &ExecutionError) -> String {
+    match e {
+        ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
+        ExecutionError::NoSuchOverload => "no such overload".into(),
+        ExecutionError::DivisionByZero(_) => "division by zero".into(),
+        ExecutionError::RemainderByZero(_) => "modulus by zero".into(),
+        ExecutionError::Overflow(_, Value::Int(_), Value::Int(_)) => "integer overflow".into(),
+        ExecutionError::IndexOutOfBounds(Value::Int(i)) => format!("index out of bounds: {i}"),
+        other => one_line(&other.to_string()),
     }
 }
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use kube_cel::cel::{Context, Program};
 use serde_json::Value as Json;
 
-use super::cel::{Compiled, compile, functions};
+use super::cel::{Compiled, Reads, compile, functions, variable_reads};
 use crate::admission::expr::Action;
 use crate::yaml::Source;
 
@@ -45,9 +45,10 @@ pub(super) struct Match {
 
 pub(super) struct Validation {
     pub(super) program: Program,
+    pub(super) reads: Reads,
     pub(super) expression: String,
     pub(super) message: Option<String>,
-    pub(super) message_program: Option<Program>,
+    pub(super) message_program: Option<(Program, Reads)>,
     pub(super) pointer: String,
 }
 
@@ -179,6 +180,8 @@ fn compiled_list(
             Some(expr) => match compile(expr) {
                 Ok(program) => out.push(Compiled {
                     name: name.to_string(),
+                    expression: expr.to_string(),
+                    reads: variable_reads(&program),
                     program,
                 }),
                 Err(e) => errors.push(LoadError {
@@ -257,7 +260,10 @@ impl PolicySet {
                             match v.get("messageExpression").and_then(Json::as_str) {
                                 None => None,
                                 Some(m) => match compile(m) {
-                                    Ok(p) => Some(p),
+                                    Ok(p) => {
+                                        let reads = variable_reads(&p);
+                                        Some((p, reads))
+                                    }
                                     Err(e) => {
                                         errors.push(LoadError {
                                             document,
@@ -269,6 +275,7 @@ impl PolicySet {
                                 },
                             };
                         validations.push(Validation {
+                            reads: variable_reads(&program),
                             program,
                             expression: expr.to_string(),
                             message: v.get("message").and_then(Json::as_str).map(str::to_string),

@@ -2,34 +2,40 @@
 //! v1beta1) and their bindings with kube-cel, the Kubernetes CEL libraries on the `cel` crate.
 //! This folder is the only one that names kube-cel or cel. It adds what the cel crate lacks and
 //! the API server's cel-go has: `type()`, `dyn()` and a compiled-regex `matches` (`cel.rs`, the
-//! CEL environment). `load.rs` reads the policies and bindings; this file matches a request
-//! against them, binds its variables and evaluates.
+//! CEL environment). `load.rs` reads the policies and bindings; `vars.rs` binds the variables;
+//! this file matches a request against them and evaluates.
 //!
 //! What the API server does and this does too: matchConstraints and a binding's matchResources
 //! (resourceRules with `*` and resourceNames, excludeResourceRules, namespaceSelector and
-//! objectSelector with matchLabels and matchExpressions), matchConditions, `variables` in order
-//! (a variable that fails to evaluate fails only the expressions that use it, as the lazy
-//! apiserver does), validations with message and messageExpression, failurePolicy (Fail: an
+//! objectSelector with matchLabels and matchExpressions), matchConditions, `variables` bound
+//! lazily (evaluated when first read, once per request; a variable that fails costs nothing
+//! until read, and is then the reading expression's error), an evaluation error's message in
+//! the API server's words (`expression '…' resulted in error: composited variable "main" fails
+//! to evaluate: no such key: name`, cel-go's wording of the errors both engines have),
+//! validations with message and messageExpression, failurePolicy (Fail: an
 //! evaluation error rejects like a failed validation; Ignore: it is dropped, and listed in
 //! `Outcome::ignored`), a false matchCondition winning over another's error, and the binding's
 //! validationActions, params (the object a binding's paramRef names, among the file's other
 //! objects; parameterNotFoundAction). What it cannot do offline: `authorizer` (no API server
 //! to ask), a paramRef selector (reported, the policy is not evaluated), namespace labels other than
-//! `kubernetes.io/metadata.name`, and the runtime cost budget.
+//! `kubernetes.io/metadata.name`, the runtime cost budget, and `has(variables.x)` of a variable
+//! that fails (false here, the variable's error there). `scripts/admission-oracle` holds all
+//! of it to the API server's own code.
 
 mod cel;
 mod load;
+mod vars;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kube_cel::cel::objects::{Key, Map};
 use kube_cel::cel::{Context, Value};
 use serde_json::Value as Json;
 
 use crate::admission::expr::Action;
-use cel::{Compiled, describe, key, map, run, string};
+use cel::{map, string, type_name};
 use load::{Match, Rule, Selector, string_map};
+use vars::Variables;
 
 pub use cel::json_to_cel;
 pub use load::{LoadError, PolicySet, load_text};
@@ -159,30 +165,39 @@ impl PolicySet {
                 }
             };
             let ctx = base_context(&self.functions, req, &attrs, params);
+            // The variables are bound lazily for the whole request: the matchConditions may
+            // read them too, as the API server compiles them in the same environment.
+            let mut vars = Variables::new(&ctx, &p.variables);
             // matchConditions, as the API server decides them: one false skips the policy
-            // (whatever errors the others had); otherwise an error follows failurePolicy
-            // (Fail: the request is rejected by the binding's actions; Ignore: skipped).
+            // (whatever errors the others had); otherwise the errors (all of them, as the API
+            // server aggregates them) follow failurePolicy (Fail: the request is rejected by
+            // the binding's actions; Ignore: skipped).
             let mut any_false = false;
-            let mut error = None;
+            let mut errors = Vec::new();
             for (i, c) in p.conditions.iter().enumerate() {
-                match run(&c.program, &ctx) {
+                match vars.run(&c.program, &c.reads) {
                     Ok(Value::Bool(true)) => {}
                     Ok(Value::Bool(false)) => {
                         any_false = true;
                         break;
                     }
-                    other => {
-                        if error.is_none() {
-                            error = Some((i, c.name.clone(), describe(&other)));
-                        }
-                    }
+                    other => errors.push((i, failed(&c.expression, other))),
                 }
             }
             if any_false {
                 continue;
             }
-            if let Some((i, name, why)) = error {
-                let message = format!("matchCondition `{name}` could not be evaluated: {why}");
+            if let Some((i, _)) = errors.first() {
+                let message = match errors.as_slice() {
+                    [(_, one)] => one.clone(),
+                    many => format!(
+                        "[{}]",
+                        many.iter()
+                            .map(|(_, m)| m.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                };
                 if p.fail_closed {
                     out.decisions.push(Decision {
                         policy: p.name.clone(),
@@ -200,28 +215,37 @@ impl PolicySet {
                 continue;
             }
             out.matched.push((p.name.clone(), b.name.clone()));
-            let ctx = with_variables(ctx, &p.variables);
             for v in &p.validations {
-                let (message, error) = match run(&v.program, &ctx) {
+                let (message, error) = match vars.run(&v.program, &v.reads) {
                     Ok(Value::Bool(true)) => continue,
                     Ok(Value::Bool(false)) => {
+                        // The API server's choice of message: the messageExpression's string,
+                        // trimmed, unless it fails, is empty, spans lines or is too long; then
+                        // `message`; then the expression.
                         let m = v
                             .message_program
                             .as_ref()
-                            .and_then(|mp| match run(mp, &ctx) {
-                                Ok(Value::String(s)) if !s.trim().is_empty() => Some(s.to_string()),
+                            .and_then(|(mp, reads)| match vars.run(mp, reads) {
+                                Ok(Value::String(s)) => Some(s.trim().to_string()),
                                 _ => None,
                             })
-                            .or_else(|| v.message.clone())
-                            .unwrap_or_else(|| format!("failed expression: {}", v.expression));
+                            .filter(|s| {
+                                !s.is_empty() && !s.contains('\n') && s.len() <= MAX_MESSAGE_BYTES
+                            })
+                            .or_else(|| {
+                                v.message
+                                    .as_deref()
+                                    .map(str::trim)
+                                    .filter(|s| !s.is_empty())
+                                    .map(str::to_string)
+                            })
+                            .unwrap_or_else(|| {
+                                format!("failed expression: {}", v.expression.trim())
+                            });
                         (m, false)
                     }
                     other => {
-                        let message = format!(
-                            "expression could not be evaluated ({}): {}",
-                            describe(&other),
-                            v.expression
-                        );
+                        let message = failed(&v.expression, other);
                         if !p.fail_closed {
                             out.ignored.push((p.name.clone(), message));
                             continue;
@@ -419,26 +443,17 @@ fn base_context<'f>(
     ctx
 }
 
-/// Bind `variables`, evaluating each in order; one that fails is left out, so only the
-/// expressions that use it fail (with "no such key").
-fn with_variables<'f>(mut ctx: Context<'f>, vars: &[Compiled]) -> Context<'f> {
-    let mut bound: HashMap<Key, Value> = HashMap::new();
-    for v in vars {
-        ctx.add_variable_from_value(
-            "variables",
-            Value::Map(Map {
-                map: Arc::new(bound.clone()),
-            }),
-        );
-        if let Ok(value) = run(&v.program, &ctx) {
-            bound.insert(key(&v.name), value);
-        }
+/// The longest messageExpression result the API server uses
+/// (`celconfig.MaxEvaluatedMessageExpressionSizeBytes`).
+const MAX_MESSAGE_BYTES: usize = 5 * 1024;
+
+/// What the API server says of an expression that did not give a boolean.
+fn failed(expression: &str, result: Result<Value, String>) -> String {
+    match result {
+        Err(e) => format!("expression '{expression}' resulted in error: {e}"),
+        Ok(v) => format!(
+            "expression '{expression}' returned {} instead of a boolean",
+            type_name(&v)
+        ),
     }
-    ctx.add_variable_from_value(
-        "variables",
-        Value::Map(Map {
-            map: Arc::new(bound),
-        }),
-    );
-    ctx
 }

@@ -2266,3 +2266,41 @@ fn a_container_without_a_name_is_judged_as_the_api_server_holds_it() {
         "{out:?}"
     );
 }
+
+/// Where both CEL engines fail, the error is the one cel-go reports (scripts/admission-oracle
+/// checked each against k8s.io/apiserver): the first operand's of `||` and `&&`, a function
+/// argument's own (not "Missing argument or target"), "no such overload" for operand types no
+/// operator takes. A DaemonSet without containers is held with `containers: null`, as there.
+#[test]
+fn evaluation_errors_are_the_ones_the_api_server_reports() {
+    let policy = "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata: {name: p}\nspec:\n  matchConstraints: {resourceRules: [{apiGroups: ['*'], apiVersions: ['*'], operations: ['*'], resources: ['*']}]}\n  validations:\n  - {expression: \"object.data.nope == 'x' || object.data.nope2 == 'x'\"}\n  - {expression: \"object.data.nope == 'x' && object.data.nope2 == 'x'\"}\n  - {expression: \"size(object.data.nope) == 0\"}\n  - {expression: \"string(object.data.nope) == ''\"}\n  - {expression: \"dyn([]) + dyn(object.data.a) == []\"}\n  - {expression: \"[1, 2].exists(x, object.data[string(x)] == 'y')\"}\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\nmetadata: {name: b}\nspec: {policyName: p, validationActions: [Deny]}\n";
+    let set = admission::eval::load_text("p.yaml", policy).unwrap();
+    let object = json!({"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "c"}, "data": {"a": "x"}});
+    let out = set.evaluate(&Request {
+        object: &object,
+        old_object: None,
+        operation: "CREATE",
+        namespace: "default",
+    });
+    let errors: Vec<&str> = out
+        .decisions
+        .iter()
+        .map(|d| d.message.split_once(" resulted in error: ").unwrap().1)
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "no such key: nope",
+            "no such key: nope",
+            "no such key: nope",
+            "no such key: nope",
+            "no such overload",
+            "no such key: 1",
+        ]
+    );
+    let ds = json!({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "cgpu-installer"}, "spec": {}});
+    assert_eq!(
+        admission::as_admitted(&ds).unwrap()["spec"]["template"]["spec"],
+        json!({"containers": null})
+    );
+}

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -91,6 +92,8 @@ func compareMain(args []string) (bool, error) {
 	offlineFile := fs.String("offline", "", "what `check --admission-policy` printed (stderr)")
 	policyFile := fs.String("policy", "", "the policy file")
 	bin := fs.String("cgpu-lint", "target/debug/cgpu-lint", "the cgpu-lint binary (rules, explain)")
+	generated := fs.String("generated", "", "the folder of the generated objects (counted apart)")
+	offlineOnly := fs.String("offline-only", "", "a file name prefix of objects compared with the offline evaluator only")
 	_ = fs.Parse(args)
 
 	c, err := newComparison(*bin, *policyFile)
@@ -126,7 +129,7 @@ func compareMain(args []string) (bool, error) {
 		}
 	}
 
-	type tally struct{ compared, agreed int }
+	type tally struct{ compared, agreed, generated int }
 	counts := map[string]*tally{"installer": {}, "gitops": {}}
 	var problems []string
 	notMatched := 0
@@ -136,6 +139,10 @@ func compareMain(args []string) (bool, error) {
 			if d.Path == v.Pointer || strings.HasPrefix(d.Path, v.Pointer+"/") {
 				mine = append(mine, d)
 			}
+		}
+		isGenerated := *generated != "" && strings.HasPrefix(v.File, *generated)
+		if *offlineOnly != "" && strings.HasPrefix(filepath.Base(v.File), *offlineOnly) {
+			continue
 		}
 		group := ""
 		for _, p := range v.Matched {
@@ -158,6 +165,9 @@ func compareMain(args []string) (bool, error) {
 			why = c.agreeGitops(v, mine, objects[v.ID])
 		}
 		counts[group].compared++
+		if isGenerated {
+			counts[group].generated++
+		}
 		if len(why) == 0 {
 			counts[group].agreed++
 		} else {
@@ -171,16 +181,17 @@ func compareMain(args []string) (bool, error) {
 	}
 	for _, g := range []string{"installer", "gitops"} {
 		t := counts[g]
-		fmt.Printf("%s policies vs check: %d objects compared, %d agreed, %d disagreed\n", g, t.compared, t.agreed, t.compared-t.agreed)
+		fmt.Printf("%s policies vs check: %d objects compared (%d of the repository, %d generated), %d agreed, %d disagreed\n",
+			g, t.compared, t.compared-t.generated, t.generated, t.agreed, t.compared-t.agreed)
 	}
 	fmt.Printf("(%d objects of the inputs no policy matches were not compared)\n", notMatched)
 	if *offlineFile != "" {
-		compared, agreed, offProblems := c.compareOffline(*offlineFile, verdicts)
+		compared, agreed, errors, offProblems := c.compareOffline(*offlineFile, verdicts)
 		for _, p := range offProblems {
 			fmt.Printf("OFFLINE %s\n", p)
 		}
-		fmt.Printf("offline evaluator (check --admission-policy) vs Kubernetes: %d objects compared, %d agreed, %d disagreed\n",
-			compared, agreed, compared-agreed)
+		fmt.Printf("offline evaluator (check --admission-policy) vs Kubernetes: %d objects compared (%d with evaluation errors), %d agreed, %d disagreed\n",
+			compared, errors, agreed, compared-agreed)
 		ok = ok && len(offProblems) == 0
 	}
 	return ok, nil
@@ -489,10 +500,10 @@ type offlineBlock struct {
 // compareOffline holds the offline evaluator's printed verdicts (one block per object a
 // binding matched: `FILE:LINE:COL: KIND NAME in NS: denied`, then `  ACTIONS POLICY: MESSAGE`
 // lines) to the API server's, object by object (file, line of metadata.name, kind, name).
-func (c *comparison) compareOffline(path string, verdicts []Verdict) (int, int, []string) {
+func (c *comparison) compareOffline(path string, verdicts []Verdict) (int, int, int, []string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return 0, 0, []string{err.Error()}
+		return 0, 0, 0, []string{err.Error()}
 	}
 	blocks := map[string]*offlineBlock{}
 	var cur *offlineBlock
@@ -513,10 +524,13 @@ func (c *comparison) compareOffline(path string, verdicts []Verdict) (int, int, 
 		}
 		cur = nil
 	}
-	compared, agreed := 0, 0
+	compared, agreed, errors := 0, 0, 0
 	var problems []string
 	for _, v := range verdicts {
 		key := fmt.Sprintf("%s:%d %s %s", v.File, v.Line, v.Kind, v.Name)
+		if len(v.Errors) > 0 {
+			errors++
+		}
 		b := blocks[key]
 		// The offline evaluator prints an object a policy evaluates (its matchConditions
 		// hold, or fail); the API server's matchConditions leave the others out silently.
@@ -553,7 +567,7 @@ func (c *comparison) compareOffline(path string, verdicts []Verdict) (int, int, 
 			problems = append(problems, fmt.Sprintf("%s (%s %s, line %d):\n    %s", v.ID, v.Kind, v.Name, v.Line, strings.Join(why, "\n    ")))
 		}
 	}
-	return compared, agreed, problems
+	return compared, agreed, errors, problems
 }
 
 // offlineLines are the API server's decisions as the offline evaluator prints them, sorted.

@@ -368,6 +368,51 @@ func parametersApplication(r *rng) obj {
 	})
 }
 
+// edge is a generated DaemonSet broken where the installer policies' variables read it (no
+// container name, no containers, none at all, no env name, no pod spec, no template, no
+// image): the API server's core validation refuses most of these before admission, so they are
+// compared with the offline evaluator only, whose variables and evaluation errors they reach.
+func edge(r *rng) obj {
+	o := daemonset(r)
+	tmpl := o["spec"].(obj)["template"].(obj)
+	spec := tmpl["spec"].(obj)
+	containers := spec["containers"].([]interface{})
+	each := func(f func(c obj)) {
+		for _, c := range containers {
+			f(c.(obj))
+		}
+		if ic, ok := spec["initContainers"].([]interface{}); ok {
+			for _, c := range ic {
+				f(c.(obj))
+			}
+		}
+	}
+	switch r.below(7) {
+	case 0:
+		each(func(c obj) { delete(c, "name") })
+	case 1:
+		delete(spec, "containers")
+	case 2:
+		spec["containers"] = []interface{}{}
+	case 3:
+		each(func(c obj) {
+			if env, ok := c["env"].([]interface{}); ok {
+				for _, e := range env {
+					delete(e.(obj), "name")
+				}
+			}
+		})
+	case 4:
+		delete(tmpl, "spec")
+	case 5:
+		delete(o["spec"].(obj), "template")
+	default:
+		each(func(c obj) { delete(c, "image") })
+		spec["initContainers"] = []interface{}{}
+	}
+	return o
+}
+
 func generateMain(args []string) error {
 	fs := flag.NewFlagSet("generate", flag.ExitOnError)
 	dir := fs.String("dir", "", "the folder to write the objects to (one file each)")
@@ -375,6 +420,7 @@ func generateMain(args []string) error {
 	daemonsets := fs.Int("daemonsets", 3000, "generated DaemonSets")
 	gitops := fs.Int("gitops", 1500, "generated HelmReleases and Applications (tests/admission.rs's)")
 	applications := fs.Int("applications", 1500, "generated Applications with helm.parameters beside valuesObject")
+	edges := fs.Int("edges", 300, "generated DaemonSets broken where the policies' variables read them")
 	_ = fs.Parse(args)
 	if *dir == "" {
 		return fmt.Errorf("generate: -dir is required")
@@ -400,6 +446,12 @@ func generateMain(args []string) error {
 	r = &rng{((*seed * 0x9e3779b97f4a7c15) ^ 0x00a7a9a7e7e5) | 1}
 	for i := 0; i < *applications; i++ {
 		if err := write(fmt.Sprintf("application-%05d.yaml", i), parametersApplication(r)); err != nil {
+			return err
+		}
+	}
+	r = &rng{((*seed * 0x9e3779b97f4a7c15) ^ 0x00ed9e5ed9e5) | 1}
+	for i := 0; i < *edges; i++ {
+		if err := write(fmt.Sprintf("edge-%05d.yaml", i), edge(r)); err != nil {
 			return err
 		}
 	}

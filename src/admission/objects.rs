@@ -49,13 +49,29 @@ pub fn objects(src: &std::sync::Arc<crate::yaml::Source>) -> Vec<Object> {
 }
 
 /// The object as the API server holds it after decoding, the form a policy sees: nulls and
-/// empty strings of `omitempty` fields dropped, and a container's or env entry's `name`, which
-/// is not `omitempty`, present (`""` where the input has none: the Go type writes its zero
-/// value). `Err` names why the API server would refuse to decode it (a field the policy reads
+/// empty strings of `omitempty` fields dropped, and what is not `omitempty` present where the
+/// policies read it (the Go type writes its zero value): a DaemonSet's pod template with its
+/// `containers` (null), a container's or env entry's `name` (`""`). `Err` names why the API server would refuse to decode it (a field the policy reads
 /// that is not a string, where Kubernetes needs one).
 pub fn as_admitted(object: &Json) -> Result<Json, String> {
     let mut o = object.clone();
     drop_nulls(&mut o);
+    // A DaemonSet's pod template and its containers are not `omitempty` either: the API server
+    // holds `containers: null` where the input has none.
+    if o.get("kind").and_then(Json::as_str) == Some("DaemonSet")
+        && o.get("apiVersion")
+            .and_then(Json::as_str)
+            .is_some_and(|a| a.starts_with("apps/"))
+        && let Some(Json::Object(spec)) = o.get_mut("spec")
+        && let Json::Object(template) = spec
+            .entry("template")
+            .or_insert_with(|| Json::Object(Default::default()))
+        && let Json::Object(pod) = template
+            .entry("spec")
+            .or_insert_with(|| Json::Object(Default::default()))
+    {
+        pod.entry("containers").or_insert(Json::Null);
+    }
     let Some(spec) = o.pointer_mut("/spec/template/spec") else {
         return Ok(o);
     };

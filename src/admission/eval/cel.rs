@@ -1,7 +1,8 @@
 //! The CEL environment of the offline evaluation: the functions the `cel` crate lacks and the API
 //! server's cel-go has (`type()`, `dyn()`, and `matches` with its compiled regexes kept),
 //! compiling and running one expression (too deep a nesting refused, a panic of the engine an
-//! error), and JSON as CEL values. Imports no file of its folder.
+//! error; `&&`, `||` and a function's failed argument evaluated as cel-go evaluates them), and
+//! JSON as CEL values. Imports no file of its folder.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -9,16 +10,20 @@ use std::sync::Arc;
 use kube_cel::KubeCelExt;
 use kube_cel::cel::common::ast::{EntryExpr, Expr, IdedExpr, LiteralValue, operators};
 use kube_cel::cel::objects::{Key, Map};
-use kube_cel::cel::{Context, ExecutionError, Program, Value};
+use kube_cel::cel::{Context, ExecutionError, FunctionContext, Program, Value};
 use serde_json::Value as Json;
 
 /// A named expression (a matchCondition or a variable), compiled.
 pub(super) struct Compiled {
     pub(super) name: String,
     pub(super) expression: String,
-    pub(super) program: Program,
+    pub(super) program: Code,
     pub(super) reads: Reads,
 }
+
+/// A compiled expression, ready to run: the cel crate's syntax tree with `&&` and `||` made calls
+/// of `@and` and `@or` (cel-go's evaluation of them, see [`logical`]).
+pub(super) struct Code(IdedExpr);
 
 /// The policy variables an expression reads (`variables.NAME`, `has(variables.NAME)`,
 /// `variables['NAME']`), or `None` when it uses `variables` otherwise (the whole map), so that
@@ -28,7 +33,7 @@ pub(super) type Reads = Option<Vec<String>>;
 /// Which variables `program` reads, from its syntax tree: the cel crate resolves a whole
 /// identifier (`variables`) from its context, so the variables have to be known before it runs
 /// for them to be evaluated only when read, as the API server's lazy map does.
-pub(super) fn variable_reads(program: &Program) -> Reads {
+pub(super) fn variable_reads(program: &Code) -> Reads {
     fn walk(e: &IdedExpr, out: &mut Vec<String>, whole: &mut bool) {
         match &e.expr {
             Expr::Select(s) => match &s.operand.expr {
@@ -80,7 +85,7 @@ pub(super) fn variable_reads(program: &Program) -> Reads {
     }
     let mut out = Vec::new();
     let mut whole = false;
-    walk(program.expression(), &mut out, &mut whole);
+    walk(&program.0, &mut out, &mut whole);
     out.sort();
     out.dedup();
     (!whole).then_some(out)
@@ -146,10 +151,104 @@ fn type_of(
 
 /// CEL's `dyn(x)`: `x` itself at run time (cel-go's checker types it as `dyn`), which the cel
 /// crate lacks.
-fn dyn_of(
-    kube_cel::cel::extractors::This(this): kube_cel::cel::extractors::This<Value>,
-) -> Result<Value, kube_cel::cel::ExecutionError> {
-    Ok(this)
+fn dyn_of(ftx: &FunctionContext) -> Result<Value, ExecutionError> {
+    target(ftx)
+}
+
+/// The value a function is called on (`x.f()`) or with (`f(x)`), its error kept: the cel crate's
+/// extractor turns a failed argument into "Missing argument or target", where cel-go keeps the
+/// argument's error (`size(object.nope)`: "no such key: nope").
+fn target(ftx: &FunctionContext) -> Result<Value, ExecutionError> {
+    match (&ftx.this, ftx.args.first()) {
+        (Some(this), _) => Ok(this.clone()),
+        (None, Some(arg)) => ftx.ptx.resolve(arg),
+        (None, None) => Err(ExecutionError::missing_argument_or_target()),
+    }
+}
+
+/// `size(x)` and `string(x)` with `x`'s error kept (see [`target`]), then the cel crate's own.
+fn size_of(ftx: &FunctionContext) -> Result<i64, ExecutionError> {
+    let v = target(ftx)?;
+    kube_cel::cel::functions::size(ftx, kube_cel::cel::extractors::This(v))
+}
+
+fn string_of(ftx: &FunctionContext) -> Result<Value, ExecutionError> {
+    let v = target(ftx)?;
+    kube_cel::cel::functions::string(ftx, kube_cel::cel::extractors::This(v))
+}
+
+/// `a || b` (`or`) and `a && b` as cel-go evaluates them: a true (false) operand decides,
+/// whichever fails; otherwise the first operand's error (the cel crate's is the last's), or
+/// "no such overload" for an operand that is not a boolean.
+fn logical(ftx: &FunctionContext, or: bool) -> Result<Value, ExecutionError> {
+    let mut error = None;
+    for arg in ftx.args {
+        match ftx.ptx.resolve(arg) {
+            Ok(Value::Bool(b)) if b == or => return Ok(Value::Bool(or)),
+            Ok(Value::Bool(_)) => {}
+            Ok(_) => {
+                error.get_or_insert(ExecutionError::NoSuchOverload);
+            }
+            Err(e) => {
+                error.get_or_insert(e);
+            }
+        }
+    }
+    error.map_or(Ok(Value::Bool(!or)), Err)
+}
+
+fn logical_or(ftx: &FunctionContext) -> Result<Value, ExecutionError> {
+    logical(ftx, true)
+}
+
+fn logical_and(ftx: &FunctionContext) -> Result<Value, ExecutionError> {
+    logical(ftx, false)
+}
+
+/// `&&` and `||` as calls of `@and` and `@or`, everywhere in the tree (the comprehensions of
+/// `exists` and `all` included, whose steps they are).
+fn rewrite(e: &mut IdedExpr) {
+    match &mut e.expr {
+        Expr::Call(c) => {
+            if c.args.len() == 2 {
+                if c.func_name == operators::LOGICAL_OR {
+                    c.func_name = "@or".into();
+                } else if c.func_name == operators::LOGICAL_AND {
+                    c.func_name = "@and".into();
+                }
+            }
+            if let Some(t) = &mut c.target {
+                rewrite(t);
+            }
+            c.args.iter_mut().for_each(rewrite);
+        }
+        Expr::Select(s) => rewrite(&mut s.operand),
+        Expr::Comprehension(c) => {
+            for x in [
+                &mut c.iter_range,
+                &mut c.accu_init,
+                &mut c.loop_cond,
+                &mut c.loop_step,
+                &mut c.result,
+            ] {
+                rewrite(x);
+            }
+        }
+        Expr::List(l) => l.elements.iter_mut().for_each(rewrite),
+        Expr::Map(m) => m.entries.iter_mut().for_each(|x| match &mut x.expr {
+            EntryExpr::MapEntry(m) => {
+                rewrite(&mut m.key);
+                rewrite(&mut m.value);
+            }
+            EntryExpr::StructField(f) => rewrite(&mut f.value),
+        }),
+        Expr::Struct(s) => s.entries.iter_mut().for_each(|x| {
+            if let EntryExpr::StructField(f) = &mut x.expr {
+                rewrite(&mut f.value);
+            }
+        }),
+        _ => {}
+    }
 }
 
 /// The type identifiers `type_of` answers with.
@@ -171,6 +270,10 @@ pub(super) fn functions() -> Context<'static> {
     ctx.add_function("matches", matches);
     ctx.add_function("type", type_of);
     ctx.add_function("dyn", dyn_of);
+    ctx.add_function("size", size_of);
+    ctx.add_function("string", string_of);
+    ctx.add_function("@or", logical_or);
+    ctx.add_function("@and", logical_and);
     for t in TYPE_NAMES {
         ctx.add_variable_from_value(*t, Value::String(Arc::new(t.to_string())));
     }
@@ -179,7 +282,7 @@ pub(super) fn functions() -> Context<'static> {
 
 /// Compile one CEL expression, refusing what could exhaust the parser (deep nesting) and
 /// catching a panic of the engine as an error.
-pub(super) fn compile(expr: &str) -> Result<Program, String> {
+pub(super) fn compile(expr: &str) -> Result<Code, String> {
     let mut depth = 0usize;
     let mut max = 0usize;
     for b in expr.bytes() {
@@ -199,7 +302,11 @@ pub(super) fn compile(expr: &str) -> Result<Program, String> {
         return Err("is longer than 64 KiB".into());
     }
     match std::panic::catch_unwind(|| Program::compile(expr)) {
-        Ok(Ok(p)) => Ok(p),
+        Ok(Ok(p)) => {
+            let mut e = p.expression().clone();
+            rewrite(&mut e);
+            Ok(Code(e))
+        }
         Ok(Err(e)) => Err(format!("does not compile: {}", one_line(&e.to_string()))),
         Err(_) => Err("does not compile (the CEL parser gave up)".into()),
     }
@@ -231,8 +338,8 @@ pub(super) struct Failure {
     pub(super) missing_key: Option<String>,
 }
 
-pub(super) fn run(p: &Program, ctx: &Context) -> Result<Value, Failure> {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| p.execute(ctx))) {
+pub(super) fn run(p: &Code, ctx: &Context) -> Result<Value, Failure> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ctx.resolve(&p.0))) {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(Failure {
             missing_key: match &e {
@@ -254,7 +361,9 @@ pub(super) fn run(p: &Program, ctx: &Context) -> Result<Value, Failure> {
 fn cel_go_words(e: &ExecutionError) -> String {
     match e {
         ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
-        ExecutionError::NoSuchOverload => "no such overload".into(),
+        ExecutionError::NoSuchOverload | ExecutionError::UnsupportedBinaryOperator(..) => {
+            "no such overload".into()
+        }
         ExecutionError::DivisionByZero(_) => "division by zero".into(),
         ExecutionError::RemainderByZero(_) => "modulus by zero".into(),
         ExecutionError::Overflow(_, Value::Int(_), Value::Int(_)) => "integer overflow".into(),

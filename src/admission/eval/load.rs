@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use kube_cel::cel::{Context, Program};
+use kube_cel::cel::Context;
 use serde_json::Value as Json;
 
-use super::cel::{Compiled, Reads, compile, functions, variable_reads};
+use super::cel::{Code, Compiled, Reads, compile, functions, variable_reads};
 use crate::admission::expr::Action;
 use crate::yaml::Source;
 
@@ -44,11 +44,11 @@ pub(super) struct Match {
 }
 
 pub(super) struct Validation {
-    pub(super) program: Program,
+    pub(super) program: Code,
     pub(super) reads: Reads,
     pub(super) expression: String,
     pub(super) message: Option<String>,
-    pub(super) message_program: Option<(Program, Reads)>,
+    pub(super) message_program: Option<(Code, Reads)>,
     pub(super) pointer: String,
 }
 

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use kube_cel::cel::objects::Map;
-use kube_cel::cel::{Context, Program, Value};
+use kube_cel::cel::{Context, Value};
 
-use super::cel::{Compiled, Reads, key, run};
+use super::cel::{Code, Compiled, Reads, key, run};
 
 /// The variables of one policy for one request: each evaluated at most once.
 pub(super) struct Variables<'a, 'f> {
@@ -33,7 +33,7 @@ impl<'a, 'f> Variables<'a, 'f> {
 
     /// Evaluate a policy expression (a matchCondition, a validation, a messageExpression) that
     /// reads `reads`, every variable visible.
-    pub(super) fn run(&mut self, program: &Program, reads: &Reads) -> Result<Value, String> {
+    pub(super) fn run(&mut self, program: &Code, reads: &Reads) -> Result<Value, String> {
         self.run_before(program, reads, self.defs.len())
     }
 
@@ -41,7 +41,7 @@ impl<'a, 'f> Variables<'a, 'f> {
     /// the variables declared before it, as the API server compiles them in order.
     fn run_before(
         &mut self,
-        program: &Program,
+        program: &Code,
         reads: &Reads,
         visible: usize,
     ) -> Result<Value, String> {

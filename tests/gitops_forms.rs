@@ -903,3 +903,67 @@ fn parameters_beside_a_one_line_values_string_are_layered_over_it() {
         "9",
     );
 }
+
+/// The summary line and JSON's `summary.files` of `check ARGS` run in `dir`.
+fn files_checked(dir: &Path, args: &[&str]) -> (usize, u64) {
+    let human = run_in(dir, &[&["check", "--no-config"], args].concat());
+    let text = String::from_utf8_lossy(&human.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains(" checked: "))
+        .unwrap_or_else(|| panic!("no summary line: {}", printed(&human)));
+    let n = line.split(' ').next().unwrap().parse().unwrap();
+    let json = run_in(
+        dir,
+        &[&["check", "--no-config", "--format", "json"], args].concat(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    (n, v["summary"]["files"].as_u64().unwrap())
+}
+
+// The summary counts every file a run read: the helmfile and each values file its releases
+// read (one that does not exist is not read), Argo CD value files and kustomize's valuesFile
+// and additionalValuesFiles, each once across the run (a file given and also read is one, and
+// so is a file two helmfiles read); JSON's summary says the same.
+#[test]
+fn the_summary_counts_every_file_read_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    std::fs::create_dir(p.join("values")).unwrap();
+    std::fs::write(p.join("values/a.yaml"), "cgpu:\n  policy: 1\n").unwrap();
+    std::fs::write(
+        p.join("values/b.yaml"),
+        "cgpu:\n  imagePullPolicy: Always\n",
+    )
+    .unwrap();
+    let release = "releases:\n- name: gpu\n  chart: aliyun/ack-ai-installer\n  missingFileHandler: Warn\n  values:\n  - values/a.yaml\n  - values/b.yaml\n  - values/missing.yaml\n";
+    std::fs::write(p.join("helmfile.yaml"), release).unwrap();
+    std::fs::write(
+        p.join("other.yaml"),
+        "releases:\n- name: gpu2\n  chart: aliyun/ack-ai-installer\n  values:\n  - values/a.yaml\n",
+    )
+    .unwrap();
+    for (args, want) in [
+        (&["helmfile.yaml"][..], 3),
+        (&["helmfile.yaml", "values/a.yaml"][..], 3),
+        (
+            &["helmfile.yaml", "./values/b.yaml", "values/a.yaml"][..],
+            3,
+        ),
+        (&["helmfile.yaml", "other.yaml"][..], 4),
+        (&["other.yaml"][..], 2),
+        (&["--same-cluster", "helmfile.yaml", "other.yaml"][..], 4),
+    ] {
+        assert_eq!(files_checked(p, args), (want, want as u64), "{args:?}");
+    }
+    let forms = dir();
+    // valuesFile and one additionalValuesFiles entry.
+    assert_eq!(
+        files_checked(&forms, &["kustomize/kustomization.yaml"]),
+        (3, 3)
+    );
+    // values-prod.yaml beside the chart's `path` (values-missing.yaml is skipped).
+    assert_eq!(files_checked(&forms, &["argocd/apps/gpu.yaml"]), (2, 2));
+    // A `$values/…` file of a `ref:` source of the same repository.
+    assert_eq!(files_checked(&forms, &["argocd/apps/gpu-ref.yaml"]), (2, 2));
+}

@@ -41,13 +41,15 @@ fn classify(root: &Node, objects: &Objects) -> Kind {
     }
 }
 
-/// The rules on one parsed source; returns its installers' policies too.
+/// The rules on one parsed source; returns its installers' policies too. The values files its
+/// releases name that were read are added to `read`.
 pub(super) fn rules_source(
     src: &Arc<Source>,
     parsed: &yaml::Parsed,
     opts: &RuleOptions,
     facts: &ClusterFacts,
     others: Option<&place::Others>,
+    read: &mut Vec<String>,
 ) -> (Vec<Diagnostic>, Vec<InstallerPolicy>) {
     let mut policies = Vec::new();
     let mut out = Vec::new();
@@ -135,7 +137,8 @@ pub(super) fn rules_source(
                 // not entry by entry; so is an Application with parameters.
                 if matches!(t.form, place::Form::Helmfile | place::Form::Kustomize) {
                     if t.release {
-                        ctx.out.extend(check_layered(src, parsed, doc, t, opts));
+                        ctx.out
+                            .extend(check_layered(src, parsed, doc, t, opts, read));
                     }
                     continue;
                 }
@@ -156,7 +159,8 @@ pub(super) fn rules_source(
                             | place::Values::Quoted(..)
                     )
                 {
-                    ctx.out.extend(check_layered(src, parsed, doc, t, opts));
+                    ctx.out
+                        .extend(check_layered(src, parsed, doc, t, opts, read));
                     continue;
                 }
                 ctx.out.extend(check_target(src, doc, t, opts));
@@ -469,6 +473,7 @@ fn check_layered(
     doc: &yaml::Document,
     t: &place::Target,
     opts: &RuleOptions,
+    read: &mut Vec<String>,
 ) -> Vec<Diagnostic> {
     let version = opts.helm.unwrap_or(crate::helm::Version::Three);
     let mut out = Vec::new();
@@ -512,7 +517,7 @@ fn check_layered(
     let mut reduced: Option<place::Target> = None;
     let result = loop {
         let target = reduced.as_ref().unwrap_or(t);
-        let r = match place::release_values(target, parsed, None, &src.name, None, version) {
+        let r = match place::release_values(target, parsed, None, &src.name, None, version, read) {
             Err(r) => r,
             ok => break ok,
         };

@@ -71,7 +71,8 @@ pub fn releases_among(
     let mut out = Vec::new();
     for (_, ts) in &per_doc {
         for t in ts.iter().filter(|t| t.release) {
-            match release_values(t, &parsed, others, &first.name, Some(&chart), version) {
+            let read = &mut Vec::new();
+            match release_values(t, &parsed, others, &first.name, Some(&chart), version, read) {
                 Ok(mut user) => {
                     // What the generators fill in (a parameter's `{{.policy}}` too) is no
                     // value: left out, as check leaves it, and named.
@@ -110,7 +111,9 @@ fn same_file(p: &Path, name: &str) -> bool {
 }
 
 /// The values of a HelmRelease, an Application or a helmfile release, before the chart's
-/// defaults, or the first thing the tool or Helm refuses.
+/// defaults, or the first thing the tool or Helm refuses. Each values file the release names
+/// that is read is added to `read` (as findings name it), so that a run can count the files it
+/// read without reading them again.
 pub fn release_values(
     t: &Target,
     parsed: &Parsed,
@@ -118,6 +121,7 @@ pub fn release_values(
     file: &str,
     chart: Option<&Node>,
     version: Version,
+    read: &mut Vec<String>,
 ) -> Result<Node, Refusal> {
     let base_src = Source::new("<values>", String::new());
     let mut out = empty_map(&base_src);
@@ -134,7 +138,7 @@ pub fn release_values(
             Layer::File(entry, skip_missing) => {
                 let base = Path::new(file).parent().unwrap_or(Path::new("."));
                 let path = entry.as_str().unwrap_or_default();
-                if let Some(n) = layer_file(t, entry, path, base, *skip_missing, version)? {
+                if let Some(n) = layer_file(t, entry, path, base, *skip_missing, version, read)? {
                     merge_maps(&mut out, n);
                 }
             }
@@ -143,7 +147,7 @@ pub fn release_values(
                     continue;
                 };
                 let path = path.as_deref().or(entry.as_str()).unwrap_or_default();
-                if let Some(n) = layer_file(t, entry, path, &base, *skip_missing, version)? {
+                if let Some(n) = layer_file(t, entry, path, &base, *skip_missing, version, read)? {
                     merge_maps(&mut out, n);
                 }
             }
@@ -202,8 +206,9 @@ pub fn release_values(
     Ok(out)
 }
 
-/// The values file a layer names (`entry`, relative to `base`), read as Helm reads it; None when
-/// it does not exist and the tool skips a missing file; the tool's refusal when it does not.
+/// The values file a layer names (`entry`, relative to `base`), read as Helm reads it (its name
+/// added to `read`); None when it does not exist and the tool skips a missing file; the tool's
+/// refusal when it does not.
 fn layer_file(
     t: &Target,
     entry: &Node,
@@ -211,6 +216,7 @@ fn layer_file(
     base: &Path,
     skip_missing: bool,
     version: Version,
+    read: &mut Vec<String>,
 ) -> Result<Option<Node>, Refusal> {
     let p = crate::paths::lexical(&base.join(path));
     let path = entry.as_str().unwrap_or(path);
@@ -256,7 +262,11 @@ fn layer_file(
             });
         }
     };
-    read_file(&Source::new(p.to_string_lossy(), text), version).map(Some)
+    let name = p.to_string_lossy().into_owned();
+    if !read.contains(&name) {
+        read.push(name.clone());
+    }
+    read_file(&Source::new(name, text), version).map(Some)
 }
 
 /// The folder of an Argo CD source's `path` in the checked repository: under the first folder
@@ -329,13 +339,15 @@ pub fn stack_layer(src: &Arc<Source>, version: Version) -> Option<Result<Node, R
             continue;
         };
         return Some(
-            release_values(&t, &parsed, None, &src.name, None, version).map(|mut tree| {
-                at_parameters(&mut tree, &t.parameters, src);
-                if t.form == Form::ApplicationSet {
-                    strip_templated(&mut tree, "", &mut Vec::new());
-                }
-                tree
-            }),
+            release_values(&t, &parsed, None, &src.name, None, version, &mut Vec::new()).map(
+                |mut tree| {
+                    at_parameters(&mut tree, &t.parameters, src);
+                    if t.form == Form::ApplicationSet {
+                        strip_templated(&mut tree, "", &mut Vec::new());
+                    }
+                    tree
+                },
+            ),
         );
     }
     None

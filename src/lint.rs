@@ -12,6 +12,7 @@ use crate::catalogue::RuleId;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod elements;
 mod facts;
 pub mod fix;
 pub mod inputs;

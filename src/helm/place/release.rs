@@ -14,6 +14,8 @@ use crate::yaml::{self, Node, Parsed, Scalar, Source, Value};
 #[derive(Debug)]
 pub struct Release {
     pub name: String,
+    /// The ApplicationSet list generator element it is rendered from (1-based).
+    pub element: Option<usize>,
     /// The values its templates get, or why it is not rendered.
     pub values: Result<Node, String>,
     /// An ApplicationSet's keys that its generators fill in (`cgpu.policy`): left out of
@@ -70,18 +72,28 @@ pub fn releases_among(
     }
     let mut out = Vec::new();
     for (_, ts) in &per_doc {
-        for t in ts.iter().filter(|t| t.release) {
+        // An ApplicationSet's template whose elements follow: they are the releases.
+        for t in ts.iter().filter(|t| t.release && !t.expanded) {
+            if let Some((node, why)) = t.fails.first() {
+                return Some(Err(Refusal {
+                    src: node.src.clone(),
+                    offset: node.span.start,
+                    message: format!("{}: {why}", t.label()),
+                }));
+            }
             let read = &mut Vec::new();
             match release_values(t, &parsed, others, &first.name, Some(&chart), version, read) {
                 Ok(mut user) => {
                     // What the generators fill in (a parameter's `{{.policy}}` too) is no
                     // value: left out, as check leaves it, and named.
                     if t.form == Form::ApplicationSet {
-                        at_parameters(&mut user, &t.parameters, first);
+                        at_parameters(&mut user, &t.parameters);
+                    }
+                    if t.strips_templates() {
                         strip_templated(&mut user, "", &mut Vec::new());
                     }
                     coalesce(&mut user, &chart);
-                    let templated = if t.form == Form::ApplicationSet {
+                    let templated = if t.strips_templates() {
                         t.unread
                             .iter()
                             .filter(|(_, why)| why.contains("generators fill in"))
@@ -91,7 +103,8 @@ pub fn releases_among(
                         Vec::new()
                     };
                     out.push(Release {
-                        name: t.name.clone(),
+                        name: release_name(t),
+                        element: t.element.as_ref().map(|e| e.index),
                         values: Ok(user),
                         templated,
                     });
@@ -101,6 +114,19 @@ pub fn releases_among(
         }
     }
     Some(Ok(out))
+}
+
+/// A release's name: an ApplicationSet element's is the Application's it renders (else the
+/// ApplicationSet's with the element's number), a source's path kept after it.
+fn release_name(t: &Target) -> String {
+    let Some(e) = &t.element else {
+        return t.name.clone();
+    };
+    let (own, source) = t.name.split_at(t.name.find(" (").unwrap_or(t.name.len()));
+    match &e.application {
+        Some(a) => format!("{a}{source}"),
+        None => format!("{own} (element {}){source}", e.index),
+    }
 }
 
 fn same_file(p: &Path, name: &str) -> bool {
@@ -180,7 +206,7 @@ pub fn release_values(
         Values::Absent => {}
         Values::Node(n) => merge_maps(&mut out, view(n)?),
         // An ApplicationSet's string without its templated fields (see `untemplated`).
-        Values::Embedded(_, parsed) if t.form == Form::ApplicationSet => {
+        Values::Embedded(_, parsed) if t.strips_templates() => {
             if let Some(root) = parsed.documents.first().and_then(|d| d.root.as_ref())
                 && matches!(root.value, Value::Map(_))
             {
@@ -295,12 +321,13 @@ pub fn source_folder(file: &str, folder: &str) -> Option<std::path::PathBuf> {
     cwd.is_dir().then_some(cwd)
 }
 
-/// Every node a parameter set moved to the parameter's `value` in the file, so that the rules
-/// quote and point at what is written there: a string as the quoted string it is for Helm, a
-/// number, boolean or null in the file's text.
-pub fn at_parameters(node: &mut Node, params: &[Param], src: &Arc<Source>) {
+/// Every node a parameter set moved to the parameter's `value` (in the file, or the string an
+/// ApplicationSet's element rendered there), so that the rules quote and point at what is
+/// written there: a string as the quoted string it is for Helm, a number, boolean or null in
+/// the file's text.
+pub fn at_parameters(node: &mut Node, params: &[Param]) {
     if let Some(p) = params.iter().find(|p| node.src.name == p.source_name()) {
-        node.src = src.clone();
+        node.src = p.value.src.clone();
         node.span = p.value.span.clone();
         node.style = match node.value {
             Value::Scalar(Scalar::Str(_)) => crate::yaml::Style::DoubleQuoted,
@@ -310,12 +337,12 @@ pub fn at_parameters(node: &mut Node, params: &[Param], src: &Arc<Source>) {
     match &mut node.value {
         Value::Map(entries) => {
             for e in entries {
-                at_parameters(&mut e.value, params, src);
+                at_parameters(&mut e.value, params);
             }
         }
         Value::Seq(items) => {
             for i in items {
-                at_parameters(i, params, src);
+                at_parameters(i, params);
             }
         }
         Value::Scalar(_) => {}
@@ -341,7 +368,7 @@ pub fn stack_layer(src: &Arc<Source>, version: Version) -> Option<Result<Node, R
         return Some(
             release_values(&t, &parsed, None, &src.name, None, version, &mut Vec::new()).map(
                 |mut tree| {
-                    at_parameters(&mut tree, &t.parameters, src);
+                    at_parameters(&mut tree, &t.parameters);
                     if t.form == Form::ApplicationSet {
                         strip_templated(&mut tree, "", &mut Vec::new());
                     }
@@ -463,6 +490,7 @@ fn umbrella(
         .zip(subs)
         .map(|(t, (name, sub))| Release {
             name,
+            element: None,
             values: match disabled(t, &coalesced) {
                 Some(why) => Err(why),
                 None => Ok(sub),

@@ -290,7 +290,7 @@ fn an_application_set_template_is_read_as_an_application_and_its_templates_named
         unread.iter().all(|d| d["message"]
             .as_str()
             .unwrap()
-            .contains("(its `clusters` is not rendered here")),
+            .contains("(its `clusters` generator is not rendered here")),
         "{diags:#?}"
     );
     // No finding about the templates themselves (a label value `{{.cluster}}`).

@@ -113,10 +113,14 @@ pub(super) fn expand(root: &Node) -> Expansion {
             return Expansion::AsWritten(String::new());
         };
         if let Some(other) = entries.iter().find(|e| e.key != "list") {
-            return Expansion::AsWritten(format!(
-                "its `{}` is not rendered here (only `list` generators with literal elements are)",
-                other.key
-            ));
+            return Expansion::AsWritten(if other.key == "selector" {
+                "a generator's `selector` is not applied here".into()
+            } else {
+                format!(
+                    "its `{}` generator is not rendered here (only `list` generators with literal elements are)",
+                    other.key
+                )
+            });
         }
         let Some(list) = generator.get("list") else {
             continue;

@@ -569,39 +569,49 @@ fn go(s: &str, data: &Node, missing_error: bool) -> Parts {
             }
             Lookup::Missing if missing_error => {
                 return Err(format!(
-                    "it has no `{}`, and `goTemplateOptions` holds `missingkey=error` (\"map has no entry for key\")",
+                    "it has no `{}`, and `goTemplateOptions` holds `missingkey=error` (\"no entry for key\")",
                     path.join(".")
                 ));
             }
             Lookup::Missing => parts.push((open..close, "<no value>".to_string(), None)),
-            Lookup::Other => return Ok(None),
+            Lookup::Fails(why) => return Err(why),
         }
         i = close;
     }
     Ok(Some(parts))
 }
 
-/// What a field chain finds in the element.
+/// What a field chain finds in the element (text/template's `evalField` on the JSON data).
 enum Lookup<'a> {
     /// A value.
     Value(&'a Node),
-    /// No entry for the last key (Go prints `<no value>`, or fails with `missingkey=error`).
+    /// No entry for a key (Go prints `<no value>`, or fails with `missingkey=error`).
     Missing,
-    /// Anything else (a key below a missing entry, a field of a string): not rendered here.
-    Other,
+    /// A field of a null or of what is no mapping: the template fails.
+    Fails(String),
 }
 
 fn lookup<'a>(data: &'a Node, path: &[&str]) -> Lookup<'a> {
     let mut node = data;
-    for (k, key) in path.iter().enumerate() {
+    let mut at: Vec<&str> = Vec::new();
+    for key in path {
         if node.as_map().is_none() {
-            return Lookup::Other;
+            let what = at.join(".");
+            return Lookup::Fails(match node.value {
+                Value::Scalar(Scalar::Null) => format!(
+                    "`{what}` is null, so `.{what}.{key}` fails (\"nil pointer evaluating interface {{}}.{key}\")"
+                ),
+                _ => format!(
+                    "`{what}` is {}, which has no field `{key}` (\"can't evaluate field {key}\")",
+                    what_value(node)
+                ),
+            });
         }
         match node.get(key) {
             Some(n) => node = n,
-            None if k + 1 == path.len() => return Lookup::Missing,
-            None => return Lookup::Other,
+            None => return Lookup::Missing,
         }
+        at.push(key);
     }
     Lookup::Value(node)
 }
@@ -724,8 +734,9 @@ mod tests {
     }
 
     // text/template's plain field forms on the element's JSON: strings as they are, numbers as
-    // Go's %v prints a float64, booleans, a missing last key `<no value>` (or an error with
-    // missingkey=error); any other action leaves the string as written.
+    // Go's %v prints a float64, booleans, a missing key (at any depth) `<no value>` (or an error
+    // with missingkey=error), a field of a string or a null an error; any other action leaves
+    // the string as written.
     #[test]
     fn go_templates_render_the_plain_field_forms() {
         let e = element(
@@ -741,6 +752,8 @@ mod tests {
             ("{{.nothing}}", "<no value>"),
             ("{{.values.tag}}", "v1"),
             ("{{.missing}}", "<no value>"),
+            ("{{.missing.key}}", "<no value>"),
+            ("{{.values.missing}}", "<no value>"),
         ] {
             assert_eq!(text(s, false), Ok(Some(want.to_string())), "{s:?}");
         }
@@ -750,14 +763,16 @@ mod tests {
             "{{- .cluster }}",
             "{{.list}}",
             "{{.values}}",
-            "{{.missing.key}}",
-            "{{.cluster.key}}",
             "{{.}}",
             "no action",
         ] {
             assert_eq!(text(s, false), Ok(None), "{s:?}");
         }
         assert!(text("{{.missing}}", true).is_err());
+        assert!(text("{{.missing.key}}", true).is_err());
+        // A field of a string or of a null fails whatever the options.
+        assert!(text("{{.cluster.key}}", false).is_err());
+        assert!(text("{{.nothing.key}}", false).is_err());
         assert!(text("{{.cluster}} {{", false).is_err());
     }
 

@@ -12,6 +12,7 @@ use crate::catalogue::RuleId;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+mod elements;
 mod facts;
 pub mod fix;
 pub mod inputs;
@@ -206,6 +207,14 @@ impl<'a> Inputs<'a> {
 /// THE pipeline: rules over the inputs, then inline suppressions of every input, then the
 /// command line's and the config's filters. Every finding cgpu-lint prints comes from here.
 pub fn check_path(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
+    check_path_reading(inputs, settings).0
+}
+
+/// [`check_path`], and the files read beside the inputs: the values files their releases name
+/// (a helmfile's `values:`, an Argo CD Application's `valueFiles`, a kustomization's
+/// `valuesFile`), each once, as findings name them. The summary counts them as files checked.
+pub fn check_path_reading(inputs: Inputs, settings: &Settings) -> (Vec<Diagnostic>, Vec<String>) {
+    let mut read = Vec::new();
     // A Markdown file: each of its fenced YAML blocks through this same pipeline, in place.
     if let Inputs::File(src) | Inputs::Among(src, _) = inputs
         && src.name != "-"
@@ -215,9 +224,11 @@ pub fn check_path(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
             Inputs::Among(_, o) => Some(o),
             _ => None,
         };
-        return check_markdown(src, others, settings);
+        let found = check_markdown(src, others, settings, &mut read);
+        return (found, read);
     }
-    check_yaml(inputs, settings)
+    let found = check_yaml(inputs, settings, &mut read);
+    (found, read)
 }
 
 /// The findings of a Markdown file: its blocks' through the pipeline, on the file (each fenced
@@ -226,9 +237,10 @@ fn check_markdown(
     src: &Arc<Source>,
     others: Option<&crate::helm::place::Others>,
     settings: &Settings,
+    read: &mut Vec<String>,
 ) -> Vec<Diagnostic> {
     if src.invalid.is_some() {
-        return check_yaml(Inputs::File(src), settings);
+        return check_yaml(Inputs::File(src), settings, read);
     }
     let blocks = markdown::checked_blocks(src);
     let mut out = Vec::new();
@@ -241,8 +253,8 @@ fn check_markdown(
         match yaml::markdown::block_source(src, block) {
             Ok(inner) => {
                 let found = match others {
-                    Some(o) => check_yaml(Inputs::Among(&inner, o), settings),
-                    None => check_yaml(Inputs::File(&inner), settings),
+                    Some(o) => check_yaml(Inputs::Among(&inner, o), settings, read),
+                    None => check_yaml(Inputs::File(&inner), settings, read),
                 };
                 out.extend(found.into_iter().map(|mut d| {
                     d.document += documents;
@@ -304,16 +316,17 @@ fn moved(mut d: Diagnostic, src: &Arc<Source>) -> Diagnostic {
 }
 
 /// [`check_path`] on YAML inputs (a Markdown block's source is one, named as its file).
-fn check_yaml(inputs: Inputs, settings: &Settings) -> Vec<Diagnostic> {
+fn check_yaml(inputs: Inputs, settings: &Settings, read: &mut Vec<String>) -> Vec<Diagnostic> {
     let found = match inputs {
-        Inputs::File(src) => rules_cluster(std::slice::from_ref(src), &settings.opts, false),
+        Inputs::File(src) => rules_cluster(std::slice::from_ref(src), &settings.opts, false, read),
         Inputs::Among(src, others) => rules_cluster_among(
             std::slice::from_ref(src),
             &settings.opts,
             false,
             Some(others),
+            read,
         ),
-        Inputs::Cluster(srcs) => rules_cluster(srcs, &settings.opts, true),
+        Inputs::Cluster(srcs) => rules_cluster(srcs, &settings.opts, true, read),
         Inputs::Stack(layers) => rules_stack(layers, &settings.opts),
     };
     finish(inputs.sources(), found, settings)
@@ -344,7 +357,8 @@ pub fn lint_cluster(srcs: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic
 /// on its own (none merged into another on the same token): what `compat`'s what-if compares
 /// rule by rule before and after a change.
 pub fn lint_cluster_each(srcs: &[Arc<Source>], settings: &Settings) -> Vec<Diagnostic> {
-    suppress_and_filter(srcs, rules_cluster(srcs, &settings.opts, true), settings)
+    let found = rules_cluster(srcs, &settings.opts, true, &mut Vec::new());
+    suppress_and_filter(srcs, found, settings)
 }
 
 /// The findings of a Helm values stack (`check --stack`): `layers[0]` is the chart's values.
@@ -485,9 +499,15 @@ pub fn nodes_region(srcs: &[Arc<Source>]) -> Result<Option<String>, Vec<String>>
 
 /// The rules over inputs that make one cluster (one input is a cluster of its own). With
 /// `cluster`, inputs none of which holds values or an installer give one `cgpu-missing` for the
-/// cluster instead of one per input.
-fn rules_cluster(srcs: &[Arc<Source>], opts: &RuleOptions, cluster: bool) -> Vec<Diagnostic> {
-    rules_cluster_among(srcs, opts, cluster, None)
+/// cluster instead of one per input. The values files the inputs' releases name that were read
+/// are added to `read`.
+fn rules_cluster(
+    srcs: &[Arc<Source>],
+    opts: &RuleOptions,
+    cluster: bool,
+    read: &mut Vec<String>,
+) -> Vec<Diagnostic> {
+    rules_cluster_among(srcs, opts, cluster, None, read)
 }
 
 /// [`rules_cluster`], with the ConfigMaps, Secrets and HelmReleases of the run's other inputs
@@ -497,6 +517,7 @@ fn rules_cluster_among(
     opts: &RuleOptions,
     cluster: bool,
     others: Option<&crate::helm::place::Others>,
+    read: &mut Vec<String>,
 ) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut parsed = Vec::with_capacity(srcs.len());
@@ -533,7 +554,7 @@ fn rules_cluster_among(
     }
     let mut policies: Vec<(String, InstallerPolicy)> = Vec::new();
     for (src, p) in &parsed {
-        let (diags, ps) = rules_source(src, p, &opts, &facts, others);
+        let (diags, ps) = rules_source(src, p, &opts, &facts, others, read);
         out.extend(diags);
         policies.extend(ps.into_iter().map(|p| (src.name.clone(), p)));
     }

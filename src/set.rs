@@ -378,7 +378,11 @@ fn overridden(
     };
     let mut wanted = vec!["cgpu".to_string()];
     wanted.extend(a.keys.iter().cloned());
-    for t in place::targets(root, None) {
+    // The template as written (an ApplicationSet's elements render it: `set` edits it).
+    for t in place::targets(root, None)
+        .into_iter()
+        .filter(|t| t.element.is_none())
+    {
         if !b.pointer.starts_with(&t.pointer) {
             continue;
         }
@@ -438,7 +442,10 @@ fn release_names(src: &Arc<Source>, parsed: &yaml::Parsed) -> Vec<String> {
     let deps = place::parent_chart(&src.name).map(|(_, d)| d);
     let mut names: Vec<String> = Vec::new();
     for root in parsed.documents.iter().filter_map(|d| d.root.as_ref()) {
-        for t in place::targets(root, deps.as_deref()) {
+        for t in place::targets(root, deps.as_deref())
+            .into_iter()
+            .filter(|t| t.element.is_none())
+        {
             let n = format!("`{}`", t.name);
             if !names.contains(&n) {
                 names.push(n);
@@ -459,6 +466,7 @@ fn release_block(
         let Some(root) = &doc.root else { continue };
         for t in place::targets(root, deps.as_deref()) {
             if !t.check
+                || t.element.is_some()
                 || !named(&t, release)
                 || (t.form == place::Form::Umbrella && place::disabled(&t, root).is_some())
             {

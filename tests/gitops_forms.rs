@@ -233,9 +233,17 @@ fn a_missing_helmfile_values_file_is_an_error_as_in_helmfile() {
     );
 }
 
+// An ApplicationSet whose generators are not rendered here (a cluster generator): its template
+// is read as written, each field holding `{{…}}` left out and named, with why.
 #[test]
 fn an_application_set_template_is_read_as_an_application_and_its_templates_named() {
-    let path = dir().join("applicationset.yaml");
+    let tmp = tempfile::tempdir().unwrap();
+    let list = std::fs::read_to_string(dir().join("applicationset.yaml")).unwrap();
+    let (head, rest) = list.split_once("  generators:\n").unwrap();
+    let (_, template) = rest.split_once("  template:\n").unwrap();
+    let text = format!("{head}  generators:\n    - clusters: {{}}\n  template:\n{template}");
+    let path = tmp.path().join("applicationset.yaml");
+    std::fs::write(&path, &text).unwrap();
     let (code, diags) = check(&[&path]);
     assert_eq!(code, Some(1), "{diags:#?}");
     expect_one(
@@ -276,6 +284,13 @@ fn an_application_set_template_is_read_as_an_application_and_its_templates_named
             .as_str()
             .unwrap()
             .contains("`cgpu.nodeSelector.cluster`")),
+        "{diags:#?}"
+    );
+    assert!(
+        unread.iter().all(|d| d["message"]
+            .as_str()
+            .unwrap()
+            .contains("(its `clusters` generator is not rendered here")),
         "{diags:#?}"
     );
     // No finding about the templates themselves (a label value `{{.cluster}}`).
@@ -832,12 +847,13 @@ fn a_one_line_quoted_values_string_is_checked_in_place() {
     );
 }
 
-// `values` on an ApplicationSet: what its generators fill in is no value; it is never printed
-// as one (`"{{.policy}}"`) nor dropped to the chart's default in silence: stderr names the keys.
+// `values` on an ApplicationSet whose generators are not rendered here (a git generator): what
+// they fill in is no value; it is never printed as one (`"{{.policy}}"`) nor dropped to the
+// chart's default in silence: stderr names the keys.
 #[test]
 fn values_of_an_application_set_name_the_templated_keys() {
     let tmp = tempfile::tempdir().unwrap();
-    let head = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: gpu\nspec:\n  generators:\n  - list:\n      elements:\n      - cluster: prod\n        policy: \"7\"\n  template:\n    metadata:\n      name: 'gpu-{{cluster}}'\n    spec:\n      source:\n        chart: ack-ai-installer\n        repoURL: https://example.com/charts\n        targetRevision: 1.12.6\n        helm:\n";
+    let head = "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: gpu\nspec:\n  goTemplate: true\n  generators:\n  - git:\n      repoURL: https://example.com/gitops.git\n      files:\n      - path: clusters/*.json\n  template:\n    metadata:\n      name: 'gpu-{{cluster}}'\n    spec:\n      source:\n        chart: ack-ai-installer\n        repoURL: https://example.com/charts\n        targetRevision: 1.12.6\n        helm:\n";
     let empty = tmp.path().join("empty.yaml");
     std::fs::write(&empty, "{}\n").unwrap();
     let defaults = bin().arg("values").arg(&empty).output().unwrap();
@@ -901,5 +917,545 @@ fn parameters_beside_a_one_line_values_string_are_layered_over_it() {
         "policy-out-of-range",
         &["values: ", "policy: "],
         "9",
+    );
+}
+
+/// The summary line and JSON's `summary.files` of `check ARGS` run in `dir`.
+fn files_checked(dir: &Path, args: &[&str]) -> (usize, u64) {
+    let human = run_in(dir, &[&["check", "--no-config"], args].concat());
+    let text = String::from_utf8_lossy(&human.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.contains(" checked: "))
+        .unwrap_or_else(|| panic!("no summary line: {}", printed(&human)));
+    let n = line.split(' ').next().unwrap().parse().unwrap();
+    let json = run_in(
+        dir,
+        &[&["check", "--no-config", "--format", "json"], args].concat(),
+    );
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    (n, v["summary"]["files"].as_u64().unwrap())
+}
+
+// The summary counts every file a run read: the helmfile and each values file its releases
+// read (one that does not exist is not read), Argo CD value files and kustomize's valuesFile
+// and additionalValuesFiles, each once across the run (a file given and also read is one, and
+// so is a file two helmfiles read); JSON's summary says the same.
+#[test]
+fn the_summary_counts_every_file_read_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path();
+    std::fs::create_dir(p.join("values")).unwrap();
+    std::fs::write(p.join("values/a.yaml"), "cgpu:\n  policy: 1\n").unwrap();
+    std::fs::write(
+        p.join("values/b.yaml"),
+        "cgpu:\n  imagePullPolicy: Always\n",
+    )
+    .unwrap();
+    let release = "releases:\n- name: gpu\n  chart: aliyun/ack-ai-installer\n  missingFileHandler: Warn\n  values:\n  - values/a.yaml\n  - values/b.yaml\n  - values/missing.yaml\n";
+    std::fs::write(p.join("helmfile.yaml"), release).unwrap();
+    std::fs::write(
+        p.join("other.yaml"),
+        "releases:\n- name: gpu2\n  chart: aliyun/ack-ai-installer\n  values:\n  - values/a.yaml\n",
+    )
+    .unwrap();
+    for (args, want) in [
+        (&["helmfile.yaml"][..], 3),
+        (&["helmfile.yaml", "values/a.yaml"][..], 3),
+        (
+            &["helmfile.yaml", "./values/b.yaml", "values/a.yaml"][..],
+            3,
+        ),
+        (&["helmfile.yaml", "other.yaml"][..], 4),
+        (&["other.yaml"][..], 2),
+        (&["--same-cluster", "helmfile.yaml", "other.yaml"][..], 4),
+    ] {
+        assert_eq!(files_checked(p, args), (want, want as u64), "{args:?}");
+    }
+    let forms = dir();
+    // valuesFile and one additionalValuesFiles entry.
+    assert_eq!(
+        files_checked(&forms, &["kustomize/kustomization.yaml"]),
+        (3, 3)
+    );
+    // values-prod.yaml beside the chart's `path` (values-missing.yaml is skipped).
+    assert_eq!(files_checked(&forms, &["argocd/apps/gpu.yaml"]), (2, 2));
+    // A `$values/…` file of a `ref:` source of the same repository.
+    assert_eq!(files_checked(&forms, &["argocd/apps/gpu-ref.yaml"]), (2, 2));
+}
+
+/// `values` of a file whose releases print one line each: the lines as JSON.
+fn values_lines(path: &Path) -> Vec<serde_json::Value> {
+    let out = bin()
+        .args(["values", "--helm", "3"])
+        .arg(path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The head of an ApplicationSet named `gpu` of the chart: `spec:` then `extra` (generators,
+/// `goTemplate`), then the template down to `helm:`.
+fn application_set(extra: &str, helm: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: gpu\nspec:\n{extra}  template:\n    metadata:\n      name: 'gpu-{{{{cluster}}}}'\n    spec:\n      project: default\n      destination:\n        server: https://kubernetes.default.svc\n        namespace: kube-system\n      source:\n        chart: ack-ai-installer\n        repoURL: https://example.com/charts\n        targetRevision: 1.12.6\n        helm:\n{helm}"
+    )
+}
+
+/// Exactly one finding of `rule`, at `needle` after `after` in `text`; returned.
+fn one_at<'a>(
+    diags: &'a [serde_json::Value],
+    text: &str,
+    rule: &str,
+    after: &[&str],
+    needle: &str,
+) -> &'a serde_json::Value {
+    let found: Vec<_> = diags.iter().filter(|d| d["rule"] == rule).collect();
+    assert_eq!(found.len(), 1, "{rule}: {diags:#?}");
+    assert_eq!(
+        at(found[0]),
+        line_col(text, offset_of(text, after, needle)),
+        "{rule}: {:#}",
+        found[0]
+    );
+    found[0]
+}
+
+// Argo CD's list generator without `goTemplate` (applicationset/generators/list.go, utils.go
+// `Replace` with fasttemplate): each element is an Application; its values are strings, its
+// `values:` map is `values.KEY`; every string of the template has each `{{ tag }}` naming a
+// param replaced, an unknown tag stays as written; valuesObject's strings stay strings. A value
+// that came whole from one element is judged at that element's value, named and without a fix;
+// what is the template's own and the same for every element is said once, with its fix.
+#[test]
+fn list_generator_elements_are_checked_as_the_applications_they_make() {
+    let tmp = tempfile::tempdir().unwrap();
+    let elements = "  generators:\n  - list:\n      elements:\n      - cluster: staging\n        policy: \"2\"\n        tag: v1.5.10-2b9e7d4-aliyun\n        values:\n          pull: Always\n      - cluster: prod\n        policy: \"7\"\n        tag: latest\n        values:\n          pull: always\n";
+    let helm = "          valuesObject:\n            cgpu:\n              policy: '{{policy}}'\n              enabled: \"false\"\n              imagePullPolicy: '{{ values.pull }}'\n              nodeSelector:\n                cluster: '{{cluster}}'\n                pool: '{{pool}}'\n          parameters:\n          - name: cgpu.tag\n            value: '{{tag}}'\n";
+    let text = application_set(elements, helm);
+    let path = tmp.path().join("appset.yaml");
+    std::fs::write(&path, &text).unwrap();
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let staging = "(element 1, `cluster: staging`)";
+    let prod = "(element 2, `cluster: prod`)";
+    // valuesObject's `'{{policy}}'` hands Helm the string "2": a quoted policy, at the value.
+    let d = one_at(
+        &diags,
+        &text,
+        "policy-quoted",
+        &["cluster: staging", "policy: "],
+        "\"2\"",
+    );
+    assert!(d["message"].as_str().unwrap().contains(staging), "{d:#}");
+    assert!(d["fix"].is_null(), "{d:#}");
+    let d = one_at(
+        &diags,
+        &text,
+        "policy-out-of-range",
+        &["cluster: prod", "policy: "],
+        "\"7\"",
+    );
+    assert!(d["message"].as_str().unwrap().contains(prod), "{d:#}");
+    assert_eq!(
+        d["path"],
+        "/spec/template/spec/source/helm/valuesObject/cgpu/policy"
+    );
+    // `values.pull` of the second element, through `{{ values.pull }}` (the tag trimmed).
+    let d = one_at(
+        &diags,
+        &text,
+        "pull-policy",
+        &["cluster: prod", "pull: "],
+        "always",
+    );
+    assert!(d["message"].as_str().unwrap().contains(prod), "{d:#}");
+    assert!(d["fix"].is_null(), "{d:#}");
+    // A parameter's value from the element: at the element's value, named as the parameter.
+    let d = one_at(
+        &diags,
+        &text,
+        "tag-invalid",
+        &["cluster: prod", "tag: "],
+        "latest",
+    );
+    let m = d["message"].as_str().unwrap();
+    assert!(
+        m.contains(prod) && m.contains("(parameter `cgpu.tag`)"),
+        "{m}"
+    );
+    assert_eq!(
+        d["path"],
+        "/spec/template/spec/source/helm/parameters/0/value"
+    );
+    // The template's own `enabled: "false"`: once, as the ApplicationSet's, with its fix.
+    let d = one_at(&diags, &text, "string-boolean", &["enabled: "], "\"false\"");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Argo CD ApplicationSet `gpu`: "),
+        "{d:#}"
+    );
+    assert_eq!(d["fix"]["applicability"], "unsafe", "{d:#}");
+    // `{{pool}}` names no param: Argo CD hands the text on, which is no label value.
+    let d = one_at(&diags, &text, "label-value", &["pool: "], "'{{pool}}'");
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Argo CD ApplicationSet `gpu`: "),
+        "{d:#}"
+    );
+    assert!(
+        find(&diags, "appset.yaml", "values-not-read").is_empty(),
+        "{diags:#?}"
+    );
+    // `values`: one line per Application, named as Argo CD names it.
+    let lines = values_lines(&path);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    assert_eq!(lines[0]["name"], "gpu-staging");
+    assert_eq!(lines[0]["element"], 1);
+    let v = &lines[0]["values"]["cgpu"];
+    assert_eq!(v["policy"], "2");
+    assert_eq!(v["imagePullPolicy"], "Always");
+    assert_eq!(v["tag"], "v1.5.10-2b9e7d4-aliyun");
+    assert_eq!(v["enabled"], "false");
+    assert_eq!(
+        v["nodeSelector"],
+        serde_json::json!({"cluster": "staging", "pool": "{{pool}}"})
+    );
+    assert_eq!(lines[1]["name"], "gpu-prod");
+    assert_eq!(lines[1]["element"], 2);
+    assert_eq!(lines[1]["values"]["cgpu"]["policy"], "7");
+    assert_eq!(lines[1]["values"]["cgpu"]["tag"], "latest");
+}
+
+// A `values: |` string is replaced as text, and Helm then reads the YAML: `policy: {{policy}}`
+// with the element's "7" is the number 7, judged at the element's value; a finding on the
+// template's own text keeps its place in the block and its fix, which `fix` applies once; the
+// elements' values are left alone. A one-line quoted string is read the same way.
+#[test]
+fn a_values_string_is_rendered_as_text_and_read_as_yaml() {
+    let tmp = tempfile::tempdir().unwrap();
+    let elements = "  generators:\n  - list:\n      elements:\n      - cluster: staging\n        policy: \"1\"\n      - cluster: prod\n        policy: \"7\"\n";
+    let helm = "          values: |\n            cgpu:\n              policy: {{policy}}\n              imagePullPolicy: always\n              tag: 'v1.5.{{policy}}-2b9e7d4-aliyun'\n              nodeSelector:\n                cluster: {{cluster}}\n";
+    let text = application_set(elements, helm);
+    let path = tmp.path().join("appset.yaml");
+    std::fs::write(&path, &text).unwrap();
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let d = one_at(
+        &diags,
+        &text,
+        "policy-out-of-range",
+        &["cluster: prod", "policy: "],
+        "\"7\"",
+    );
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("(element 2, `cluster: prod`): policy 7 does not exist"),
+        "{d:#}"
+    );
+    let d = one_at(
+        &diags,
+        &text,
+        "pull-policy",
+        &["values: |", "imagePullPolicy: "],
+        "always",
+    );
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Argo CD ApplicationSet `gpu`: "),
+        "{d:#}"
+    );
+    // The tag is the template's text with an element's value inside: at the template's string,
+    // naming the element (1.5.1 and 1.5.7 both have the deadlock: one finding on that token
+    // says both elements'), without a fix.
+    let d = one_at(
+        &diags,
+        &text,
+        "tag-known-deadlock",
+        &["tag: "],
+        "'v1.5.{{policy}}",
+    );
+    let m = d["message"].as_str().unwrap();
+    assert!(
+        m.contains("(element 1, `cluster: staging`): cGPU 1.5.1")
+            && m.contains("(element 2, `cluster: prod`): cGPU 1.5.7"),
+        "{m}"
+    );
+    assert!(d["fix"].is_null(), "{d:#}");
+    let out = bin()
+        .args(["fix", "--no-config", "--stdout"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        text.replace("imagePullPolicy: always", "imagePullPolicy: Always")
+    );
+    let lines = values_lines(&path);
+    assert_eq!(lines[1]["values"]["cgpu"]["policy"], 7);
+    assert_eq!(lines[1]["values"]["cgpu"]["tag"], "v1.5.7-2b9e7d4-aliyun");
+    assert_eq!(
+        lines[0]["values"]["cgpu"]["nodeSelector"]["cluster"],
+        "staging"
+    );
+    // The same values as a one-line double-quoted string.
+    let quoted = application_set(
+        elements,
+        "          values: \"cgpu:\\n  policy: {{policy}}\\n  imagePullPolicy: always\\n\"\n",
+    );
+    std::fs::write(&path, &quoted).unwrap();
+    let (_, diags) = check(&[&path]);
+    one_at(
+        &diags,
+        &quoted,
+        "policy-out-of-range",
+        &["cluster: prod", "policy: "],
+        "\"7\"",
+    );
+    one_at(&diags, &quoted, "pull-policy", &["values: "], "always");
+}
+
+// Without `goTemplate`, an element value that is not a string makes Argo CD's list generator
+// fail ("error parsing value as string", list.go), and so does a `values:` that is not a
+// mapping, and a `{{` no `}}` closes (fasttemplate): the ApplicationSet makes no Application.
+// That is said at the value or the string, naming the element, and nothing else is checked.
+#[test]
+fn a_list_element_argo_cd_refuses_is_said_at_the_element() {
+    let tmp = tempfile::tempdir().unwrap();
+    let helm = "          valuesObject:\n            cgpu:\n              policy: '{{policy}}'\n              tag: latest\n";
+    let path = tmp.path().join("appset.yaml");
+    for (elements, after, needle) in [
+        (
+            "  generators:\n  - list:\n      elements:\n      - cluster: staging\n        policy: \"2\"\n      - cluster: prod\n        policy: 2\n",
+            &["cluster: prod", "policy: "][..],
+            "2",
+        ),
+        (
+            "  generators:\n  - list:\n      elements:\n      - cluster: prod\n        values:\n          enabled: false\n",
+            &["enabled: "][..],
+            "false",
+        ),
+        (
+            "  generators:\n  - list:\n      elements:\n      - cluster: prod\n        values: none\n",
+            &["values: "][..],
+            "none",
+        ),
+    ] {
+        let text = application_set(elements, helm);
+        std::fs::write(&path, &text).unwrap();
+        let (code, diags) = check(&[&path]);
+        assert_eq!(code, Some(1), "{diags:#?}");
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        let d = one_at(&diags, &text, "appset-generator-fails", after, needle);
+        let m = d["message"].as_str().unwrap();
+        assert!(m.contains("element") && m.contains("generates none"), "{m}");
+        let out = bin().arg("values").arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("generates none"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = application_set(
+        "  generators:\n  - list:\n      elements:\n      - cluster: prod\n",
+        "          valuesObject:\n            cgpu:\n              tag: '{{cluster}}-{{'\n",
+    );
+    std::fs::write(&path, &text).unwrap();
+    let (_, diags) = check(&[&path]);
+    one_at(
+        &diags,
+        &text,
+        "appset-generator-fails",
+        &["tag: "],
+        "'{{cluster}}-{{'",
+    );
+}
+
+// `goTemplate: true`: the element is the data as its JSON has it; `{{.key}}` prints a value as
+// Go's fmt does (a number, a boolean), and valuesObject's `'{{.policy}}'` is still a string;
+// `{{.values.tag}}` reads a nested mapping. A string with anything else (a function, a
+// pipeline) is left out and named; `missingkey=error` and a missing key fail the whole
+// ApplicationSet.
+#[test]
+fn go_template_list_elements_are_rendered_in_their_plain_form() {
+    let tmp = tempfile::tempdir().unwrap();
+    let elements = "  goTemplate: true\n  generators:\n  - list:\n      elements:\n      - cluster: staging\n        policy: 2\n        values:\n          tag: v1.5.10-2b9e7d4-aliyun\n      - cluster: prod\n        policy: 7\n        values:\n          tag: latest\n";
+    let helm = "          valuesObject:\n            cgpu:\n              policy: '{{.policy}}'\n              nodeSelector:\n                cluster: '{{ .cluster | upper }}'\n          values: |\n            ignored: {{ .policy }}\n          parameters:\n          - name: cgpu.tag\n            value: '{{ .values.tag }}'\n";
+    let text = application_set(elements, helm).replace("'gpu-{{cluster}}'", "'gpu-{{.cluster}}'");
+    let path = tmp.path().join("appset.yaml");
+    std::fs::write(&path, &text).unwrap();
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    // The number 7 printed into a string of valuesObject: the string "7".
+    let d = one_at(
+        &diags,
+        &text,
+        "policy-out-of-range",
+        &["cluster: prod", "policy: "],
+        "7",
+    );
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .contains("(element 2, `cluster: prod`)"),
+        "{d:#}"
+    );
+    let d = one_at(
+        &diags,
+        &text,
+        "policy-quoted",
+        &["cluster: staging", "policy: "],
+        "2",
+    );
+    assert!(
+        d["message"].as_str().unwrap().contains("policy \"2\""),
+        "{d:#}"
+    );
+    one_at(
+        &diags,
+        &text,
+        "tag-invalid",
+        &["cluster: prod", "tag: "],
+        "latest",
+    );
+    // `| upper` is not rendered here: named once, not judged; so is the `values` string
+    // beside valuesObject, which Argo CD does not read.
+    let unread = find(&diags, "appset.yaml", "values-not-read");
+    let mut places: Vec<_> = unread.iter().map(|d| at(d)).collect();
+    places.sort();
+    assert_eq!(
+        places,
+        vec![
+            line_col(
+                &text,
+                offset_of(&text, &["cluster: "], "'{{ .cluster | upper }}'")
+            ),
+            line_col(&text, offset_of(&text, &["values: "], "|")),
+        ],
+        "{diags:#?}"
+    );
+    assert!(
+        unread.iter().all(|d| d["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Argo CD ApplicationSet `gpu`: ")),
+        "{diags:#?}"
+    );
+    let lines = values_lines(&path);
+    assert_eq!(lines[0]["name"], "gpu-staging");
+    assert_eq!(lines[0]["values"]["cgpu"]["policy"], "2");
+    assert_eq!(lines[1]["values"]["cgpu"]["policy"], "7");
+    assert_eq!(lines[1]["values"]["cgpu"]["tag"], "latest");
+    // valuesObject wins over the string, which Argo CD does not read.
+    assert!(lines[1]["values"].get("ignored").is_none());
+    // `missingkey=error`: an element without `policy` fails the template.
+    let strict = text
+        .replace(
+            "  goTemplate: true\n",
+            "  goTemplate: true\n  goTemplateOptions: [\"missingkey=error\"]\n",
+        )
+        .replace("        policy: 7\n", "");
+    std::fs::write(&path, &strict).unwrap();
+    let (_, diags) = check(&[&path]);
+    // Each string that needs the key (Argo CD stops at the first it renders): the one in
+    // valuesObject, and the one in the `values` string it renders too, unread as it is.
+    let fails = find(&diags, "appset.yaml", "appset-generator-fails");
+    let place = line_col(
+        &strict,
+        offset_of(&strict, &["valuesObject:", "policy: "], "'{{.policy}}'"),
+    );
+    let d = fails
+        .iter()
+        .find(|d| at(d) == place)
+        .unwrap_or_else(|| panic!("{diags:#?}"));
+    assert!(
+        d["message"].as_str().unwrap().contains("element 2"),
+        "{d:#}"
+    );
+    assert!(
+        diags.iter().all(|d| d["rule"] == "appset-generator-fails"),
+        "{diags:#?}"
+    );
+}
+
+// The repository's ApplicationSet (goTemplate, a list generator, a `values: |` string and
+// parameters): each element's Application is checked, the template's own mistakes once.
+#[test]
+fn the_application_sets_elements_are_its_applications() {
+    let path = dir().join("applicationset.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (code, diags) = check(&[&path]);
+    assert_eq!(code, Some(1), "{diags:#?}");
+    let d = one_at(
+        &diags,
+        &text,
+        "image-reference",
+        &["cluster: staging", "image: "],
+        "acs/cgpu-installer:v1.5.10",
+    );
+    let m = d["message"].as_str().unwrap();
+    assert!(
+        m.starts_with(
+            "Argo CD ApplicationSet `gpu-clusters` (element 2, `cluster: staging`) (parameter `cgpu.image`): "
+        ),
+        "{m}"
+    );
+    assert!(d["fix"].is_null(), "{d:#}");
+    let d = one_at(
+        &diags,
+        &text,
+        "policy-out-of-range",
+        &["values: |", "policy: "],
+        "7",
+    );
+    assert!(
+        d["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Argo CD ApplicationSet `gpu-clusters`: "),
+        "{d:#}"
+    );
+    one_at(
+        &diags,
+        &text,
+        "tag-invalid",
+        &["name: cgpu.tag", "value: "],
+        "latest",
+    );
+    assert_eq!(diags.len(), 3, "{diags:#?}");
+    let lines = values_lines(&path);
+    assert_eq!(
+        lines
+            .iter()
+            .map(|l| (
+                l["name"].as_str().unwrap(),
+                l["values"]["cgpu"]["nodeSelector"]["cluster"]
+                    .as_str()
+                    .unwrap(),
+                l["values"]["cgpu"]["image"].as_str().unwrap()
+            ))
+            .collect::<Vec<_>>(),
+        [
+            ("prod-gpu", "prod", "acs/cgpu-installer"),
+            ("staging-gpu", "staging", "acs/cgpu-installer:v1.5.10")
+        ]
     );
 }

@@ -256,7 +256,8 @@ fn compare(
 }
 
 /// What the releases of the chart in a file receive: one release alone prints as a values file
-/// does; several print one line each, `{"name":…,"values":…}` (or `"disabled":` and why).
+/// does; several print one line each, `{"name":…,"values":…}` (or `"disabled":` and why; an
+/// ApplicationSet's Application with its list generator `"element":` too).
 fn releases_text(releases: &[helm::place::Release], origins: bool) -> String {
     let tree = |n: &Node| values_text(n, origins);
     if let [only] = releases
@@ -268,6 +269,9 @@ fn releases_text(releases: &[helm::place::Release], origins: bool) -> String {
     for r in releases {
         let mut line = String::from("{\"name\":");
         json::string(&r.name, &mut line);
+        if let Some(e) = r.element {
+            line.push_str(&format!(",\"element\":{e}"));
+        }
         match &r.values {
             Ok(n) => {
                 line.push_str(",\"values\":");

@@ -203,6 +203,19 @@ beside it (argo-cd `ApplicationSourceHelm.ValuesYAML`), so settings in that stri
         "helmfile reads each string entry of a release's `values:` list as a file relative to the \
 helmfile, and with the default `missingFileHandler: Error` it stops (`values file matching … does \
 not exist in …`) before Helm runs. cgpu-lint reports it at the entry, with helmfile's message."),
+    AppsetGeneratorFails: ("appset-generator-fails", Error, Values,
+        "an ApplicationSet's list generator refuses an element (a value that is not a string, without goTemplate) or its template does not render: Argo CD makes none of its Applications",
+        fix: None,
+        help: "quote the element's value (`policy: \"2\"`) or set `goTemplate: true`; close every `{{`",
+        "Argo CD's applicationset controller renders each element of a `list` generator into the \
+template. Without `goTemplate`, every value of an element must be a string, and `values:` a \
+mapping of strings (argo-cd `applicationset/generators/list.go`: \"error parsing value as \
+string\"); a `{{` that no `}}` closes makes the template fail (\"Cannot find end tag\", with \
+`goTemplate` \"unclosed action\"), and so does a missing key under `goTemplateOptions: \
+[missingkey=error]`. Any such error stops the whole ApplicationSet: none of its Applications is \
+generated or updated, so nothing is deployed from it until it is fixed. cgpu-lint reports it at \
+the value or the template string, naming the element, and checks none of the ApplicationSet's \
+Applications until then."),
     NotAMapping: ("not-a-mapping", Error, Values,
         "`cgpu` (or `nodeSelector` where a map is needed) is not a mapping",
         fix: None,

@@ -40,6 +40,14 @@ const ARGO_CD_HELM: Source = src(
     "Argo CD: Helm (values, valuesObject, valueFiles, parameters and their precedence)",
     "https://argo-cd.readthedocs.io/en/stable/user-guide/helm/",
 );
+const ARGO_CD_LIST_GENERATOR: Source = src(
+    "Argo CD: ApplicationSet List generator (elements, goTemplate)",
+    "https://argo-cd.readthedocs.io/en/stable/operator-manual/applicationset/Generators-List/",
+);
+const ARGO_CD_APPSET_TEMPLATE: Source = src(
+    "Argo CD: ApplicationSet Go templates (goTemplate, goTemplateOptions, fasttemplate)",
+    "https://argo-cd.readthedocs.io/en/stable/operator-manual/applicationset/GoTemplate/",
+);
 const HELMFILE_STATE: Source = src(
     "helmfile: the helmfile.yaml reference (releases' values, set, setString, missingFileHandler)",
     "https://helmfile.readthedocs.io/en/latest/",
@@ -244,6 +252,7 @@ pub fn of(rule: RuleId) -> &'static [Source] {
         RuleId::ValuesFromUnchecked => &[FLUX_VALUES_REFERENCES],
         RuleId::ValuesNotRead => &[ARGO_CD_HELM],
         RuleId::ValuesFileMissing => &[HELMFILE_STATE],
+        RuleId::AppsetGeneratorFails => &[ARGO_CD_LIST_GENERATOR, ARGO_CD_APPSET_TEMPLATE],
         RuleId::UnknownKey => &[CHART_VALUES, HELM_VALUES],
         RuleId::Yaml11Scalar => &[GO_YAML_RESOLVE, YAML11_BOOL, YAML11_INT],
         RuleId::StringBoolean => &[GO_TEMPLATE, CHART_VALUES],

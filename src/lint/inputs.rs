@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use super::{Settings, lint_cluster, lint_file, lint_file_among, lint_stack};
+use super::{Inputs, Settings, check_path_reading, lint_stack};
 use crate::cgpu;
 use crate::check::{InputError, expand_paths_with, read_input};
 use crate::diag::Diagnostic;
@@ -16,6 +16,8 @@ use crate::yaml::Source;
 pub struct Report {
     pub diagnostics: Vec<Diagnostic>,
     pub errors: Vec<InputError>,
+    /// The files checked: the inputs, and the values files their releases name that were read
+    /// (each once: a file both given and read is one).
     pub files: usize,
     /// The inputs that were read (what `--format policyreport` reports as checked).
     pub sources: Vec<Arc<Source>>,
@@ -27,11 +29,11 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
     if files.len() > 1 {
         return check_among(files, errors, settings, max_size);
     }
-    type Checked = Result<(Arc<Source>, Vec<Diagnostic>), InputError>;
+    type Checked = Result<(Arc<Source>, Vec<Diagnostic>, Vec<String>), InputError>;
     let one = |p: &String| -> Checked {
         let src = read_input(p, max_size)?;
-        let d = lint_file(&src, settings);
-        Ok((src, d))
+        let (d, read) = check_path_reading(Inputs::File(&src), settings);
+        Ok((src, d, read))
     };
     // A pre-commit hook usually gets one or a few files: starting rayon's thread pool would
     // cost more than it saves.
@@ -42,11 +44,13 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
     };
     let mut diagnostics = Vec::new();
     let mut sources = Vec::new();
+    let mut read = Vec::new();
     for r in results {
         match r {
-            Ok((src, d)) => {
+            Ok((src, d, r)) => {
                 sources.push(src);
                 diagnostics.extend(d);
+                read.extend(r);
             }
             Err(e) => errors.push(e),
         }
@@ -54,9 +58,24 @@ pub fn check_paths(paths: &[String], settings: &Settings, max_size: u64) -> Repo
     Report {
         diagnostics,
         errors,
-        files: files.len(),
+        files: files_checked(&files, read),
         sources,
     }
+}
+
+/// How many files a run checked: the inputs, and each file their releases read that is not one
+/// of them (paths compared as absolute paths, lexically: no file is touched again).
+fn files_checked(inputs: &[String], read: Vec<String>) -> usize {
+    if read.is_empty() {
+        return inputs.len();
+    }
+    let key = |p: &str| crate::paths::absolute(std::path::Path::new(p));
+    let mut seen: std::collections::HashSet<std::path::PathBuf> = inputs
+        .iter()
+        .filter(|p| *p != "-")
+        .map(|p| key(p))
+        .collect();
+    inputs.len() + read.iter().filter(|r| seen.insert(key(r))).count()
 }
 
 /// The files read, in parallel from 4 files on; what cannot be read goes to `errors`.
@@ -77,13 +96,14 @@ fn read_all(files: &[String], errors: &mut Vec<InputError>, max_size: u64) -> Ve
     sources
 }
 
-/// Each source checked on its own through [`lint_file_among`], in parallel from 4 files on.
+/// Each source checked on its own through [`super::lint_file_among`] (with the files it read),
+/// in parallel from 4 files on.
 fn lint_each_among(
     sources: &[Arc<Source>],
     others: &crate::helm::place::Others,
     settings: &Settings,
-) -> Vec<Vec<Diagnostic>> {
-    let one = |src: &Arc<Source>| lint_file_among(src, others, settings);
+) -> Vec<(Vec<Diagnostic>, Vec<String>)> {
+    let one = |src: &Arc<Source>| check_path_reading(Inputs::Among(src, others), settings);
     if sources.len() < 4 {
         sources.iter().map(one).collect()
     } else {
@@ -105,13 +125,25 @@ pub fn check_gitops(paths: &[String], settings: &Settings, max_size: u64) -> Rep
         .filter(|(_, skip)| skip.is_none())
         .map(|(s, _)| s.clone())
         .collect();
-    let per_file = lint_each_among(&sources, &others, settings);
+    let (diagnostics, read) = flatten(lint_each_among(&sources, &others, settings));
+    let names: Vec<String> = sources.iter().map(|s| s.name.clone()).collect();
     Report {
-        diagnostics: per_file.into_iter().flatten().collect(),
+        diagnostics,
         errors,
-        files: sources.len(),
+        files: files_checked(&names, read),
         sources,
     }
+}
+
+/// Each file's findings in order, and every file they read.
+fn flatten(per_file: Vec<(Vec<Diagnostic>, Vec<String>)>) -> (Vec<Diagnostic>, Vec<String>) {
+    let mut diagnostics = Vec::new();
+    let mut read = Vec::new();
+    for (d, r) in per_file {
+        diagnostics.extend(d);
+        read.extend(r);
+    }
+    (diagnostics, read)
 }
 
 /// What `check --gitops` does with each of the files read: `None`, checked; else why not.
@@ -178,7 +210,7 @@ pub fn gitops_files(
     (rows, errors)
 }
 
-/// Several files, each checked on its own through [`lint_file_among`], with the ConfigMaps,
+/// Several files, each checked on its own through [`super::lint_file_among`], with the ConfigMaps,
 /// Secrets and HelmReleases of all of them (Flux's `valuesFrom` in another file): read first,
 /// then checked, both in parallel from 4 files on.
 fn check_among(
@@ -189,16 +221,16 @@ fn check_among(
 ) -> Report {
     let sources = read_all(&files, &mut errors, max_size);
     let others = crate::helm::place::Others::of(&sources);
-    let per_file = lint_each_among(&sources, &others, settings);
+    let (diagnostics, read) = flatten(lint_each_among(&sources, &others, settings));
     Report {
-        diagnostics: per_file.into_iter().flatten().collect(),
+        diagnostics,
         errors,
-        files: files.len(),
+        files: files_checked(&files, read),
         sources,
     }
 }
 
-/// Check files as one cluster through [`lint_cluster`] (`check --nodes`, `--same-cluster`).
+/// Check files as one cluster through [`super::lint_cluster`] (`check --nodes`, `--same-cluster`).
 pub fn check_cluster(paths: &[String], settings: &Settings, max_size: u64) -> Report {
     let (files, mut errors) = expand_paths_with(paths, settings.include_markdown);
     let mut srcs = Vec::new();
@@ -208,10 +240,11 @@ pub fn check_cluster(paths: &[String], settings: &Settings, max_size: u64) -> Re
             Err(e) => errors.push(e),
         }
     }
+    let (diagnostics, read) = check_path_reading(Inputs::Cluster(&srcs), settings);
     Report {
-        diagnostics: lint_cluster(&srcs, settings),
+        diagnostics,
         errors,
-        files: files.len(),
+        files: files_checked(&files, read),
         sources: srcs,
     }
 }

@@ -17,6 +17,7 @@ use crate::rules::nodes;
 use crate::rules::{Ctx, RuleOptions, values};
 use crate::yaml::{self, Node, Source};
 
+use super::elements;
 use super::facts::{ClusterFacts, is_device_plugin};
 
 /// What one document is, judged by its content.
@@ -41,13 +42,15 @@ fn classify(root: &Node, objects: &Objects) -> Kind {
     }
 }
 
-/// The rules on one parsed source; returns its installers' policies too.
+/// The rules on one parsed source; returns its installers' policies too. The values files its
+/// releases name that were read are added to `read`.
 pub(super) fn rules_source(
     src: &Arc<Source>,
     parsed: &yaml::Parsed,
     opts: &RuleOptions,
     facts: &ClusterFacts,
     others: Option<&place::Others>,
+    read: &mut Vec<String>,
 ) -> (Vec<Diagnostic>, Vec<InstallerPolicy>) {
     let mut policies = Vec::new();
     let mut out = Vec::new();
@@ -121,46 +124,81 @@ pub(super) fn rules_source(
                     values_docs += 1;
                 }
             }
+            // The Applications an ApplicationSet's elements render, with their findings: what
+            // is common to all of them is said once (see `elements::merge`).
+            let mut rendered: Vec<(&place::Target, Vec<Diagnostic>)> = Vec::new();
             for t in &targets {
-                if t.form == place::Form::HelmRelease && t.via.is_none() {
-                    values_from_unchecked(&mut ctx, src, t, &found);
+                // An ApplicationSet's template whose elements follow, each checked instead.
+                if t.expanded {
+                    continue;
                 }
-                for (node, why) in &t.unread {
-                    // The file's source: a node inside a `values: |` string has the file's
-                    // offsets but a source of its own.
-                    let message = format!("{}: {why}", t.label());
-                    ctx.report(RuleId::ValuesNotRead, src, node.span.clone(), "", message);
-                }
-                // A helmfile release is judged as a whole (its `values:` list and `set:` layered),
-                // not entry by entry; so is an Application with parameters.
-                if matches!(t.form, place::Form::Helmfile | place::Form::Kustomize) {
-                    if t.release {
-                        ctx.out.extend(check_layered(src, parsed, doc, t, opts));
+                if !t.fails.is_empty() {
+                    for (node, why) in &t.fails {
+                        let message = format!("{}: {why}", t.label());
+                        ctx.report(
+                            RuleId::AppsetGeneratorFails,
+                            src,
+                            node.span.clone(),
+                            "",
+                            message,
+                        );
                     }
                     continue;
                 }
-                if !t.check
-                    || (t.form == place::Form::Umbrella && place::disabled(t, root).is_some())
-                {
-                    continue;
+                let start = ctx.out.len();
+                'target: {
+                    if t.form == place::Form::HelmRelease && t.via.is_none() {
+                        values_from_unchecked(&mut ctx, src, t, &found);
+                    }
+                    for (node, why) in &t.unread {
+                        // The file's source: a node inside a `values: |` string has the file's
+                        // offsets but a source of its own; a string an element rendered is placed
+                        // where it came from.
+                        let span = match t.element.as_ref().and_then(|e| e.place(&node.src)) {
+                            Some(at) => at,
+                            None => node.span.clone(),
+                        };
+                        let message = format!("{}: {why}", t.label());
+                        ctx.report(RuleId::ValuesNotRead, src, span, "", message);
+                    }
+                    // A helmfile release is judged as a whole (its `values:` list and `set:`
+                    // layered), not entry by entry; so is an Application with parameters.
+                    if matches!(t.form, place::Form::Helmfile | place::Form::Kustomize) {
+                        if t.release {
+                            ctx.out
+                                .extend(check_layered(src, parsed, doc, t, opts, read));
+                        }
+                        break 'target;
+                    }
+                    if !t.check
+                        || (t.form == place::Form::Umbrella && place::disabled(t, root).is_some())
+                    {
+                        break 'target;
+                    }
+                    if matches!(
+                        t.form,
+                        place::Form::Application | place::Form::ApplicationSet
+                    ) && (!t.parameters.is_empty() || !t.layers.is_empty())
+                        && matches!(
+                            t.values,
+                            place::Values::Absent
+                                | place::Values::Node(_)
+                                | place::Values::Embedded(..)
+                                | place::Values::Quoted(..)
+                        )
+                    {
+                        ctx.out
+                            .extend(check_layered(src, parsed, doc, t, opts, read));
+                        break 'target;
+                    }
+                    ctx.out.extend(check_target(src, doc, t, opts));
                 }
-                if matches!(
-                    t.form,
-                    place::Form::Application | place::Form::ApplicationSet
-                ) && (!t.parameters.is_empty() || !t.layers.is_empty())
-                    && matches!(
-                        t.values,
-                        place::Values::Absent
-                            | place::Values::Node(_)
-                            | place::Values::Embedded(..)
-                            | place::Values::Quoted(..)
-                    )
-                {
-                    ctx.out.extend(check_layered(src, parsed, doc, t, opts));
-                    continue;
+                if t.element.is_some() {
+                    let found = ctx.out.split_off(start);
+                    rendered.push((t, found));
                 }
-                ctx.out.extend(check_target(src, doc, t, opts));
             }
+            ctx.out.extend(elements::merge(rendered, src));
         }
         if kind.installers {
             checked_any = true;
@@ -312,7 +350,12 @@ fn check_target(
         }
         place::Values::Unmapped(n, why) => {
             let message = format!("{}: the values string is not checked: {why}", t.label());
-            values::missing(&mut ctx, src, n.span.clone(), message, None);
+            // A string an ApplicationSet's element rendered: where it is in the file.
+            let span = match t.element.as_ref().and_then(|e| e.place(&n.src)) {
+                Some(at) => at,
+                None => n.span.clone(),
+            };
+            values::missing(&mut ctx, src, span, message, None);
         }
         place::Values::Decoded(n, decoded) => {
             // A Secret's base64 data: the rules read the decoded values; each finding points
@@ -405,7 +448,7 @@ fn in_quoted(
         .map(|e| {
             Some(crate::diag::Edit {
                 src: src.clone(),
-                range: q.file_span(e.range.clone())?,
+                range: q.edit_span(e.range.clone())?,
                 replacement: q.escape(&e.replacement)?,
             })
         })
@@ -415,10 +458,11 @@ fn in_quoted(
         None => {
             d.edits.clear();
             d.consequence = None;
-            d.fix_note = Some(
-                "not fixed automatically: an escape inside the values string is in the way; edit it by hand"
-                    .into(),
-            );
+            d.fix_note = Some(if q.is_filled() {
+                "not fixed automatically: an ApplicationSet's list generator element fills this value in; edit the element (or the template) by hand".into()
+            } else {
+                "not fixed automatically: an escape inside the values string is in the way; edit it by hand".into()
+            });
         }
     }
     d.related.retain_mut(|r| match q.file_span(r.span.clone()) {
@@ -469,6 +513,7 @@ fn check_layered(
     doc: &yaml::Document,
     t: &place::Target,
     opts: &RuleOptions,
+    read: &mut Vec<String>,
 ) -> Vec<Diagnostic> {
     let version = opts.helm.unwrap_or(crate::helm::Version::Three);
     let mut out = Vec::new();
@@ -512,7 +557,7 @@ fn check_layered(
     let mut reduced: Option<place::Target> = None;
     let result = loop {
         let target = reduced.as_ref().unwrap_or(t);
-        let r = match place::release_values(target, parsed, None, &src.name, None, version) {
+        let r = match place::release_values(target, parsed, None, &src.name, None, version, read) {
             Err(r) => r,
             ok => break ok,
         };
@@ -539,8 +584,8 @@ fn check_layered(
     };
     match result {
         Ok(mut tree) => {
-            place::at_parameters(&mut tree, &t.parameters, src);
-            if t.form == place::Form::ApplicationSet {
+            place::at_parameters(&mut tree, &t.parameters);
+            if t.strips_templates() {
                 // What the generators fill in is named in `t.unread`, not judged.
                 place::strip_templated(&mut tree, "", &mut Vec::new());
             }
@@ -559,10 +604,22 @@ fn check_layered(
                 RuleId::YamlSyntax
             };
             let message = format!("{}: {}", t.label(), r.message);
-            // Helm's parser refusing a parameter's flag: at the parameter's `value`.
+            // Helm's parser refusing a parameter's flag: at the parameter's `value`; Helm
+            // refusing a quoted (or rendered) values string: at its characters in the file.
             match t.parameters.iter().find(|p| p.source_name() == r.src.name) {
-                Some(p) => ctx.report(rule, src, p.value.span.clone(), p.pointer.clone(), message),
-                None => ctx.report(rule, &r.src, r.offset..r.offset, "", message),
+                Some(p) => {
+                    let span = parameter_place(t, p);
+                    ctx.report(rule, src, span, p.pointer.clone(), message)
+                }
+                None => match &t.values {
+                    place::Values::Quoted(n, q) if Arc::ptr_eq(&r.src, &q.src) => {
+                        let span = q
+                            .file_span(r.offset..r.offset)
+                            .unwrap_or_else(|| n.span.clone());
+                        ctx.report(rule, src, span, "", message)
+                    }
+                    _ => ctx.report(rule, &r.src, r.offset..r.offset, "", message),
+                },
             };
             out.extend(moved_to(ctx.out, src));
             return out;
@@ -577,12 +634,12 @@ fn check_layered(
         if let Some(p) = t
             .parameters
             .iter()
-            .find(|p| Arc::ptr_eq(&d.src, src) && p.value.span == d.span)
+            .find(|p| Arc::ptr_eq(&d.src, &p.value.src) && p.value.span == d.span)
         {
             // A value a parameter sets: the finding is at the parameter's `value`. Its text is
             // a Kubernetes string the tool turns into a flag, so no edit is offered.
             d.src = src.clone();
-            d.span = p.value.span.clone();
+            d.span = parameter_place(t, p);
             d.path = p.pointer.clone();
             d.edits.clear();
             d.consequence = None;
@@ -601,6 +658,15 @@ fn check_layered(
         {
             // A value of a one-line quoted string: at its characters in the string.
             in_quoted(&mut d, src, n, q);
+            d.path = format!("{}{}", t.pointer, d.path);
+            d.message = format!("{label}: {}", d.message);
+        } else if t
+            .element
+            .as_ref()
+            .is_some_and(|e| e.place(&d.src).is_some())
+        {
+            // A string an ApplicationSet's element rendered (in valuesObject): placed with the
+            // element's other findings (`elements::place`).
             d.path = format!("{}{}", t.pointer, d.path);
             d.message = format!("{label}: {}", d.message);
         } else if d.src.name == src.name {
@@ -639,6 +705,15 @@ fn check_layered(
         out.push(d);
     }
     out
+}
+
+/// Where a finding on what a parameter sets points: its `value` in the file (for a value an
+/// ApplicationSet's element rendered, where that value came from).
+fn parameter_place(t: &place::Target, p: &place::Param) -> Range<usize> {
+    t.element
+        .as_ref()
+        .and_then(|e| e.place(&p.value.src))
+        .unwrap_or_else(|| p.value.span.clone())
 }
 
 /// Findings of a `values: |` string read in place, moved back to the file (the string's source

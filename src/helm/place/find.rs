@@ -1,6 +1,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use super::appset::{Expansion, Rendered, expand};
 use super::target::{
     Dependency, Form, Layer, Param, Target, Values, ValuesRef, helm_order, str_at,
 };
@@ -103,13 +104,13 @@ pub fn targets(root: &Node, deps: Option<&[Dependency]>) -> Vec<Target> {
     }
     if api.starts_with("argoproj.io/") && kind == "Application" {
         return match root.get("spec") {
-            Some(spec) => application(spec, "/spec", &name, Form::Application),
+            Some(spec) => application(spec, "/spec", &name, Template::Application),
             None => Vec::new(),
         };
     }
     if api.starts_with("argoproj.io/") && kind == "ApplicationSet" {
         return match root.pointer("/spec/template/spec") {
-            Some(spec) => application(spec, "/spec/template/spec", &name, Form::ApplicationSet),
+            Some(spec) => application_set(root, spec, &name),
             None => Vec::new(),
         };
     }
@@ -215,10 +216,53 @@ fn helm_release(root: &Node, name: String) -> Option<Target> {
     Some(t)
 }
 
+/// What an Application's `spec` is read from.
+#[derive(Clone, Copy)]
+enum Template<'a> {
+    /// An Application.
+    Application,
+    /// An ApplicationSet's template as written: its fields holding `{{…}}` (filled in by its
+    /// generators) are left out and named, with why the generators are not rendered here.
+    AsWritten(&'a str),
+    /// The Application an element of an ApplicationSet's list generator renders.
+    Element(&'a Rendered),
+}
+
+/// The releases of the chart in an ApplicationSet: each Application its list generators'
+/// elements render (after the template as written, which `set` edits), or the template as
+/// written when its generators are not rendered here, or the template with why Argo CD makes
+/// no Application of it.
+fn application_set(root: &Node, template: &Node, name: &str) -> Vec<Target> {
+    const BASE: &str = "/spec/template/spec";
+    match expand(root) {
+        Expansion::AsWritten(why) => application(template, BASE, name, Template::AsWritten(&why)),
+        Expansion::Fails(fails) => {
+            let mut out = application(template, BASE, name, Template::AsWritten(""));
+            for t in &mut out {
+                t.fails = fails.clone();
+            }
+            out
+        }
+        Expansion::Rendered(elements) => {
+            let mut out = application(template, BASE, name, Template::AsWritten(""));
+            for t in &mut out {
+                t.expanded = true;
+            }
+            for e in &elements {
+                out.extend(application(&e.spec, BASE, name, Template::Element(e)));
+            }
+            out
+        }
+    }
+}
+
 /// The releases of the chart in an Application's `spec` (at `base`), or in an ApplicationSet's
-/// template (`form`), whose fields holding `{{…}}` (filled in by its generators) are left out
-/// and named.
-fn application(spec: &Node, base: &str, name: &str, form: Form) -> Vec<Target> {
+/// template, as written or rendered by an element (`template`).
+fn application(spec: &Node, base: &str, name: &str, template: Template) -> Vec<Target> {
+    let form = match template {
+        Template::Application => Form::Application,
+        _ => Form::ApplicationSet,
+    };
     let mut sources: Vec<(String, &Node)> = Vec::new();
     if let Some(s) = spec.get("source") {
         sources.push((format!("{base}/source"), s));
@@ -260,7 +304,18 @@ fn application(spec: &Node, base: &str, name: &str, form: Form) -> Vec<Target> {
                 format!("{at}/helm/valuesObject"),
                 values_node(Some(o), "`valuesObject`"),
             ),
-            (_, Some(v)) => (format!("{at}/helm/values"), string_values(v)),
+            (_, Some(v)) => {
+                let filled = match template {
+                    Template::Element(e) => {
+                        e.values_at(&format!("{}/helm/values", &at[base.len()..]))
+                    }
+                    _ => None,
+                };
+                (
+                    format!("{at}/helm/values"),
+                    filled.unwrap_or_else(|| string_values(v)),
+                )
+            }
             _ => (format!("{at}/helm/values"), Values::Absent),
         };
         let label = if several {
@@ -339,8 +394,21 @@ fn application(spec: &Node, base: &str, name: &str, form: Form) -> Vec<Target> {
             ));
         }
         t.unread = std::mem::take(&mut t_unread);
-        if form == Form::ApplicationSet {
-            untemplated(&mut t);
+        match template {
+            Template::Application => {}
+            Template::AsWritten(why) => untemplated(&mut t, why),
+            Template::Element(e) => {
+                t.element = Some(e.element.clone());
+                // fasttemplate leaves a tag it has no param for as written, and Argo CD hands
+                // that text on: it is checked as the chart gets it. A Go template this module
+                // does not render is left out and named.
+                if e.element.go {
+                    untemplated(
+                        &mut t,
+                        "a Go template is rendered here only in its plain `{{.key}}` form",
+                    );
+                }
+            }
         }
         out.push(t);
     }
@@ -397,8 +465,9 @@ pub fn strip_templated(node: &mut Node, path: &str, notes: &mut Vec<(Node, Strin
 }
 
 /// An ApplicationSet's template with what its generators fill in left out: each field holding
-/// `{{…}}` (in the values, in a parameter) is named once as not checked.
-fn untemplated(t: &mut Target) {
+/// `{{…}}` (in the values, in a parameter) is named once as not checked, with why (`why`, when
+/// there is something to say).
+fn untemplated(t: &mut Target, why: &str) {
     let mut notes: Vec<(Node, String)> = Vec::new();
     match &mut t.values {
         Values::Node(n) => strip_templated(n, "", &mut notes),
@@ -446,10 +515,15 @@ fn untemplated(t: &mut Target) {
         true
     });
     helm_order(&mut t.parameters);
+    let why = if why.is_empty() {
+        String::new()
+    } else {
+        format!(" ({why})")
+    };
     for (node, what) in notes {
         t.unread.push((
             node,
-            format!("{what} holds `{{{{…}}}}`, which the ApplicationSet's generators fill in: not checked"),
+            format!("{what} holds `{{{{…}}}}`, which the ApplicationSet's generators fill in: not checked{why}"),
         ));
     }
 }

@@ -20,6 +20,7 @@
 //!   object replaces the string), as the last `-f` file, then `parameters` as `--set`
 //!   (`forceString`: `--set-string`).
 
+mod appset;
 mod find;
 mod others;
 mod release;
@@ -31,4 +32,4 @@ pub use release::{
     Release, at_parameters, effective, release_values, releases, releases_among, source_folder,
     stack_parameters,
 };
-pub use target::{Dependency, Form, Layer, Target, Values, ValuesRef};
+pub use target::{Dependency, Form, Layer, Param, Target, Values, ValuesRef};

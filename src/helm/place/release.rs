@@ -14,6 +14,8 @@ use crate::yaml::{self, Node, Parsed, Scalar, Source, Value};
 #[derive(Debug)]
 pub struct Release {
     pub name: String,
+    /// The ApplicationSet list generator element it is rendered from (1-based).
+    pub element: Option<usize>,
     /// The values its templates get, or why it is not rendered.
     pub values: Result<Node, String>,
     /// An ApplicationSet's keys that its generators fill in (`cgpu.policy`): left out of
@@ -70,17 +72,28 @@ pub fn releases_among(
     }
     let mut out = Vec::new();
     for (_, ts) in &per_doc {
-        for t in ts.iter().filter(|t| t.release) {
-            match release_values(t, &parsed, others, &first.name, Some(&chart), version) {
+        // An ApplicationSet's template whose elements follow: they are the releases.
+        for t in ts.iter().filter(|t| t.release && !t.expanded) {
+            if let Some((node, why)) = t.fails.first() {
+                return Some(Err(Refusal {
+                    src: node.src.clone(),
+                    offset: node.span.start,
+                    message: format!("{}: {why}", t.label()),
+                }));
+            }
+            let read = &mut Vec::new();
+            match release_values(t, &parsed, others, &first.name, Some(&chart), version, read) {
                 Ok(mut user) => {
                     // What the generators fill in (a parameter's `{{.policy}}` too) is no
                     // value: left out, as check leaves it, and named.
                     if t.form == Form::ApplicationSet {
-                        at_parameters(&mut user, &t.parameters, first);
+                        at_parameters(&mut user, &t.parameters);
+                    }
+                    if t.strips_templates() {
                         strip_templated(&mut user, "", &mut Vec::new());
                     }
                     coalesce(&mut user, &chart);
-                    let templated = if t.form == Form::ApplicationSet {
+                    let templated = if t.strips_templates() {
                         t.unread
                             .iter()
                             .filter(|(_, why)| why.contains("generators fill in"))
@@ -90,7 +103,8 @@ pub fn releases_among(
                         Vec::new()
                     };
                     out.push(Release {
-                        name: t.name.clone(),
+                        name: release_name(t),
+                        element: t.element.as_ref().map(|e| e.index),
                         values: Ok(user),
                         templated,
                     });
@@ -102,6 +116,19 @@ pub fn releases_among(
     Some(Ok(out))
 }
 
+/// A release's name: an ApplicationSet element's is the Application's it renders (else the
+/// ApplicationSet's with the element's number), a source's path kept after it.
+fn release_name(t: &Target) -> String {
+    let Some(e) = &t.element else {
+        return t.name.clone();
+    };
+    let (own, source) = t.name.split_at(t.name.find(" (").unwrap_or(t.name.len()));
+    match &e.application {
+        Some(a) => format!("{a}{source}"),
+        None => format!("{own} (element {}){source}", e.index),
+    }
+}
+
 fn same_file(p: &Path, name: &str) -> bool {
     match (p.canonicalize(), Path::new(name).canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
@@ -110,7 +137,9 @@ fn same_file(p: &Path, name: &str) -> bool {
 }
 
 /// The values of a HelmRelease, an Application or a helmfile release, before the chart's
-/// defaults, or the first thing the tool or Helm refuses.
+/// defaults, or the first thing the tool or Helm refuses. Each values file the release names
+/// that is read is added to `read` (as findings name it), so that a run can count the files it
+/// read without reading them again.
 pub fn release_values(
     t: &Target,
     parsed: &Parsed,
@@ -118,6 +147,7 @@ pub fn release_values(
     file: &str,
     chart: Option<&Node>,
     version: Version,
+    read: &mut Vec<String>,
 ) -> Result<Node, Refusal> {
     let base_src = Source::new("<values>", String::new());
     let mut out = empty_map(&base_src);
@@ -134,7 +164,7 @@ pub fn release_values(
             Layer::File(entry, skip_missing) => {
                 let base = Path::new(file).parent().unwrap_or(Path::new("."));
                 let path = entry.as_str().unwrap_or_default();
-                if let Some(n) = layer_file(t, entry, path, base, *skip_missing, version)? {
+                if let Some(n) = layer_file(t, entry, path, base, *skip_missing, version, read)? {
                     merge_maps(&mut out, n);
                 }
             }
@@ -143,7 +173,7 @@ pub fn release_values(
                     continue;
                 };
                 let path = path.as_deref().or(entry.as_str()).unwrap_or_default();
-                if let Some(n) = layer_file(t, entry, path, &base, *skip_missing, version)? {
+                if let Some(n) = layer_file(t, entry, path, &base, *skip_missing, version, read)? {
                     merge_maps(&mut out, n);
                 }
             }
@@ -176,7 +206,7 @@ pub fn release_values(
         Values::Absent => {}
         Values::Node(n) => merge_maps(&mut out, view(n)?),
         // An ApplicationSet's string without its templated fields (see `untemplated`).
-        Values::Embedded(_, parsed) if t.form == Form::ApplicationSet => {
+        Values::Embedded(_, parsed) if t.strips_templates() => {
             if let Some(root) = parsed.documents.first().and_then(|d| d.root.as_ref())
                 && matches!(root.value, Value::Map(_))
             {
@@ -202,8 +232,9 @@ pub fn release_values(
     Ok(out)
 }
 
-/// The values file a layer names (`entry`, relative to `base`), read as Helm reads it; None when
-/// it does not exist and the tool skips a missing file; the tool's refusal when it does not.
+/// The values file a layer names (`entry`, relative to `base`), read as Helm reads it (its name
+/// added to `read`); None when it does not exist and the tool skips a missing file; the tool's
+/// refusal when it does not.
 fn layer_file(
     t: &Target,
     entry: &Node,
@@ -211,6 +242,7 @@ fn layer_file(
     base: &Path,
     skip_missing: bool,
     version: Version,
+    read: &mut Vec<String>,
 ) -> Result<Option<Node>, Refusal> {
     let p = crate::paths::lexical(&base.join(path));
     let path = entry.as_str().unwrap_or(path);
@@ -256,7 +288,11 @@ fn layer_file(
             });
         }
     };
-    read_file(&Source::new(p.to_string_lossy(), text), version).map(Some)
+    let name = p.to_string_lossy().into_owned();
+    if !read.contains(&name) {
+        read.push(name.clone());
+    }
+    read_file(&Source::new(name, text), version).map(Some)
 }
 
 /// The folder of an Argo CD source's `path` in the checked repository: under the first folder
@@ -285,12 +321,13 @@ pub fn source_folder(file: &str, folder: &str) -> Option<std::path::PathBuf> {
     cwd.is_dir().then_some(cwd)
 }
 
-/// Every node a parameter set moved to the parameter's `value` in the file, so that the rules
-/// quote and point at what is written there: a string as the quoted string it is for Helm, a
-/// number, boolean or null in the file's text.
-pub fn at_parameters(node: &mut Node, params: &[Param], src: &Arc<Source>) {
+/// Every node a parameter set moved to the parameter's `value` (in the file, or the string an
+/// ApplicationSet's element rendered there), so that the rules quote and point at what is
+/// written there: a string as the quoted string it is for Helm, a number, boolean or null in
+/// the file's text.
+pub fn at_parameters(node: &mut Node, params: &[Param]) {
     if let Some(p) = params.iter().find(|p| node.src.name == p.source_name()) {
-        node.src = src.clone();
+        node.src = p.value.src.clone();
         node.span = p.value.span.clone();
         node.style = match node.value {
             Value::Scalar(Scalar::Str(_)) => crate::yaml::Style::DoubleQuoted,
@@ -300,12 +337,12 @@ pub fn at_parameters(node: &mut Node, params: &[Param], src: &Arc<Source>) {
     match &mut node.value {
         Value::Map(entries) => {
             for e in entries {
-                at_parameters(&mut e.value, params, src);
+                at_parameters(&mut e.value, params);
             }
         }
         Value::Seq(items) => {
             for i in items {
-                at_parameters(i, params, src);
+                at_parameters(i, params);
             }
         }
         Value::Scalar(_) => {}
@@ -329,13 +366,15 @@ pub fn stack_layer(src: &Arc<Source>, version: Version) -> Option<Result<Node, R
             continue;
         };
         return Some(
-            release_values(&t, &parsed, None, &src.name, None, version).map(|mut tree| {
-                at_parameters(&mut tree, &t.parameters, src);
-                if t.form == Form::ApplicationSet {
-                    strip_templated(&mut tree, "", &mut Vec::new());
-                }
-                tree
-            }),
+            release_values(&t, &parsed, None, &src.name, None, version, &mut Vec::new()).map(
+                |mut tree| {
+                    at_parameters(&mut tree, &t.parameters);
+                    if t.form == Form::ApplicationSet {
+                        strip_templated(&mut tree, "", &mut Vec::new());
+                    }
+                    tree
+                },
+            ),
         );
     }
     None
@@ -451,6 +490,7 @@ fn umbrella(
         .zip(subs)
         .map(|(t, (name, sub))| Release {
             name,
+            element: None,
             values: match disabled(t, &coalesced) {
                 Some(why) => Err(why),
                 None => Ok(sub),

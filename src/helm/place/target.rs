@@ -39,7 +39,8 @@ pub enum Values {
     /// YAML inside a literal block string, read in place (see [`crate::yaml::embedded`]).
     Embedded(Arc<Source>, Arc<Parsed>),
     /// YAML inside a one-line quoted string, decoded with where each character is in the file
-    /// (see [`crate::yaml::embedded::Quoted`]): the string's node and the decoded values.
+    /// (see [`crate::yaml::embedded::Quoted`]), or inside a string an ApplicationSet's generator
+    /// filled in (a literal block too): the string's node and the decoded values.
     Quoted(Node, Arc<crate::yaml::embedded::Quoted>),
     /// A string that cannot be read in place: the node and why.
     Unmapped(Node, String),
@@ -96,15 +97,87 @@ pub struct Target {
     /// What the release's tool hands the chart that is not read here, or that the tool ignores:
     /// the node and what to say (`values-not-read`).
     pub unread: Vec<(Node, String)>,
+    /// The list generator element an ApplicationSet's Application was rendered from: this
+    /// target is that Application's release.
+    pub element: Option<Arc<Element>>,
+    /// An ApplicationSet's template whose list generator elements each make an Application: the
+    /// targets rendered from them follow it and are checked instead (it stays for `set`, which
+    /// edits the template as written).
+    pub expanded: bool,
+    /// Why Argo CD makes no Application of this ApplicationSet (its list generator refuses an
+    /// element, a template does not render): where, and what to say.
+    pub fails: Vec<(Node, String)>,
 }
 
 impl Target {
-    /// How findings name the release: "Flux HelmRelease `gpu` (valuesFrom ConfigMap `base`)".
+    /// How findings name the release: "Flux HelmRelease `gpu` (valuesFrom ConfigMap `base`)",
+    /// "Argo CD ApplicationSet `gpu` (element 2, `cluster: prod`)".
     pub fn label(&self) -> String {
-        match &self.via {
-            Some(via) => format!("{} `{}` ({via})", self.form.describe(), self.name),
-            None => format!("{} `{}`", self.form.describe(), self.name),
+        match (&self.via, &self.element) {
+            (Some(via), _) => format!("{} `{}` ({via})", self.form.describe(), self.name),
+            (None, Some(e)) => format!("{} ({})", self.template_label(), e.describe()),
+            (None, None) => self.template_label(),
         }
+    }
+
+    /// Whether what an ApplicationSet's generators fill in is left out of these values: the
+    /// template as written, or an element's Go template where this module does not render it
+    /// (fasttemplate hands a tag it has no param for on as written: that text is checked).
+    pub fn strips_templates(&self) -> bool {
+        self.form == Form::ApplicationSet && self.element.as_ref().is_none_or(|e| e.go)
+    }
+
+    /// How findings name what is common to every element of an ApplicationSet: the label
+    /// without the element.
+    pub fn template_label(&self) -> String {
+        format!("{} `{}`", self.form.describe(), self.name)
+    }
+}
+
+/// The list generator element an ApplicationSet's Application is rendered from, and where each
+/// value rendering made is in the file.
+#[derive(Debug)]
+pub struct Element {
+    /// 1-based, over the elements of the list generators in order.
+    pub index: usize,
+    /// Its first entry with a scalar value, as written (`cluster: prod`), to name it by.
+    pub first: Option<String>,
+    /// The Application's `metadata.name` as the element renders it, when nothing is left to fill.
+    pub application: Option<String>,
+    /// Rendered as a Go template (`goTemplate: true`).
+    pub go: bool,
+    /// Each rendered string: its own source (the value as Argo CD hands it on, quoted, which the
+    /// rules read), and where findings on it point in the file.
+    pub rendered: Vec<(Arc<Source>, std::ops::Range<usize>)>,
+    /// The file's bytes rendering filled in or took a value from: the template's strings and
+    /// tags it replaced, the element's values it used. A finding there is about this element.
+    pub spans: Vec<std::ops::Range<usize>>,
+}
+
+impl Element {
+    /// "element 2, `cluster: prod`".
+    pub fn describe(&self) -> String {
+        match &self.first {
+            Some(f) => format!("element {}, `{f}`", self.index),
+            None => format!("element {}", self.index),
+        }
+    }
+
+    /// Where a finding on `src` points in the file, when `src` is one of the strings rendering
+    /// made.
+    pub fn place(&self, src: &Arc<Source>) -> Option<std::ops::Range<usize>> {
+        self.rendered
+            .iter()
+            .find(|(s, _)| Arc::ptr_eq(s, src))
+            .map(|(_, at)| at.clone())
+    }
+
+    /// Whether `span` (of the file) lies on what rendering filled in or took from the element.
+    pub fn touches(&self, span: &std::ops::Range<usize>) -> bool {
+        self.spans.iter().any(|s| {
+            (span.start < s.end && s.start < span.end)
+                || (span.is_empty() && s.contains(&span.start))
+        })
     }
 }
 
@@ -175,6 +248,9 @@ impl Target {
             check: true,
             release: true,
             unread: Vec::new(),
+            element: None,
+            expanded: false,
+            fails: Vec::new(),
         }
     }
 }

@@ -147,12 +147,12 @@ pub fn product_of(name: &str, selector: &[(String, String)]) -> Option<Product> 
 }
 
 /// The policy the chart documents (`cgpu.policy: 1`). A reboot plan assumes it for an installer
-/// without a POLICY env: nobody has published the installer's built-in default (domain.md
-/// §10.3), but a DaemonSet rendered from the chart would have carried it; the assumption is
+/// without a POLICY env: nobody has published the installer's built-in default (nor is it
+/// in the chart's templates), but a DaemonSet rendered from the chart would have carried it; the assumption is
 /// reported (installer-policy-missing) so a reader can check `/proc/cgpu_km/0/policy` on a node.
 pub const CHART_DEFAULT_POLICY: u8 = 1;
 
-/// The message for an installer without a POLICY env (domain D03). No public source states what
+/// The message for an installer without a POLICY env. No public source states what
 /// the installer does without it, so neither `check` nor `checklist` may claim a default.
 pub fn policy_missing_message(installer: &str) -> String {
     format!(
@@ -282,7 +282,7 @@ pub fn split_image(s: &str) -> ImageRef<'_> {
     }
 }
 
-/// Alibaba Cloud region ids known to this release (domain.md §7: terraform-provider-alicloud's
+/// Alibaba Cloud region ids known to this release (from terraform-provider-alicloud's
 /// list, finance and gov regions, and the ids SDK endpoint maps add). Lists go stale, so an id
 /// missing here is only `region-unknown`, a warning.
 pub const KNOWN_REGIONS: &[&str] = &[
@@ -425,7 +425,7 @@ pub fn rewrite_image(image: &str, vpc: bool, region: Option<&str>) -> Option<Str
 }
 
 /// A finance-cloud region (`cn-shanghai-finance-1`, `cn-hzfinance`): where `financeCloudImageTag`
-/// is deployed (domain.md §7, terraform-provider-alicloud's region list).
+/// is deployed (terraform-provider-alicloud's region list).
 pub fn is_finance_region(r: &str) -> bool {
     r.contains("finance")
 }
@@ -602,7 +602,7 @@ pub fn parse_tag(tag: &str) -> Result<Tag, TagError> {
 /// `-<short git sha>-aliyun` (`v1.5.3-8d3fc1b-aliyun`), or the finance-cloud `-fin` build
 /// (`v1.0.7-fin`, also with a sha before it). The brief's and the docs' tags, and the ACK
 /// convention of other images (storage-operator `v1.18.8.0-81508da-aliyun`, gpushare-installer
-/// `v1.0.0-2656995-aliyun`; domain.md §4.1).
+/// `v1.0.0-2656995-aliyun`, as ACK's registry tags them).
 pub fn is_ack_form(tag: &str) -> bool {
     let Some(body) = tag.strip_prefix('v') else {
         return false;

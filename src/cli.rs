@@ -264,7 +264,7 @@ pub struct CommonArgs {
     pub format_given: bool,
 }
 
-// `--cluster`: read the live cluster through kubectl (spec §8). (A plain comment: with the
+// `--cluster`: read the live cluster through kubectl. (A plain comment: with the
 // subcommands deferred, a doc comment here would become the about of `check` and `checklist`.)
 #[derive(Debug, Clone, Args)]
 pub struct CheckArgs {

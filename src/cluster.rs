@@ -1,4 +1,4 @@
-//! Reading a live cluster (spec §8), read-only, through `kubectl`.
+//! Reading a live cluster, read-only, through `kubectl`.
 //!
 //! Cluster mode changes only where the bytes come from. Per kubeconfig context it runs
 //!

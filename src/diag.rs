@@ -183,7 +183,7 @@ impl Diagnostic {
         self.src.line_col(self.span.end.max(self.span.start))
     }
 
-    /// Is a fix applied by default (a safe one)? This is JSON's `fixable` (spec §5).
+    /// Is a fix applied by default (a safe one)? This is JSON's `fixable`.
     pub fn fixable(&self) -> bool {
         self.fix_applicability() == Some(Applicability::Safe)
     }

@@ -405,7 +405,7 @@ pub(crate) fn suppress_and_filter(
     diags
 }
 
-/// One finding per token (spec §4), after suppressions and filters (a suppressed rule leaves the
+/// One finding per token (a reader fixes a token once), after suppressions and filters (a suppressed rule leaves the
 /// others on its token standing): findings on the same text of the same document become the
 /// most severe of them, whose message carries the others' in turn. Its fix is its own; when it
 /// has none, the first merged finding's fix (named in the message) comes with it. Findings

@@ -266,7 +266,7 @@ fn run_bytes_in_windows(
     Ok(r.finish())
 }
 
-/// The engine as it split the stream before issue 38: line by line, each line checked for a
+/// The engine as it split the stream before the byte scans: line by line, each line checked for a
 /// marker. Kept as the oracle [`run`] is tested against (tests/postrender.rs, the fuzz target).
 #[doc(hidden)]
 pub fn run_by_lines(

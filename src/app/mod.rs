@@ -74,8 +74,8 @@ pub enum AppError {
 }
 
 impl AppError {
-    /// The error as the binary prints it on stderr: safe on a terminal and in a CI log (spec
-    /// §13). An input's error (its path) is one line, every escape written out; the others keep
+    /// The error as the binary prints it on stderr: safe on a terminal and in a CI log (a
+    /// value from a file cannot move the cursor, hide text or fake a line). An input's error (its path) is one line, every escape written out; the others keep
     /// their line breaks, with control, bidi and invisible characters escaped.
     pub fn shown(&self) -> String {
         let text = self.to_string();

@@ -123,7 +123,7 @@ fn serve(
             for c in &outcome.changes {
                 text.push_str(&format!("cgpu-lint post-render: {c}\n"));
             }
-            // A new POLICY acts on a node only once its loaded cGPU module restarts (spec §1):
+            // A new POLICY acts on a node only once its loaded cGPU module restarts:
             // the upgrade alone changes nothing on a running node.
             if let Some(n) = opts.policy
                 && !outcome.changes.is_empty()
@@ -282,8 +282,8 @@ mod tests {
             lines[0].starts_with("cgpu-lint post-render: render refused: "),
             "{text}"
         );
-        // `value: 2` is on line 15; the 2 is at column 18 (spec §3.2: EnvVar.value must be a
-        // string).
+        // `value: 2` is on line 15; the 2 is at column 18 (EnvVar.value must be a string, so
+        // Kubernetes refuses the int).
         assert!(
             lines
                 .iter()

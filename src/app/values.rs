@@ -37,7 +37,7 @@ pub(crate) fn run(s: &mut Streams, args: &ValuesArgs) -> Result<Exit, AppError> 
         None => Version::BOTH.to_vec(),
     };
     for stack in stacks {
-        // One plain values file: its JSON written as it is read, without its tree (issue 38).
+        // One plain values file: its JSON written as it is read, without its tree (a large values file fits in little memory).
         if let [only] = stack.as_slice()
             && sets.is_empty()
             && !args.origins

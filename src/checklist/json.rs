@@ -1,4 +1,4 @@
-//! `checklist --format json`: the keys of spec §6, in its order; diagnostics exactly as
+//! `checklist --format json`: its keys in a fixed order (scripts read them); diagnostics exactly as
 //! `check --format json` prints them.
 
 use serde::Serialize;

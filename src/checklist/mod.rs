@@ -1,4 +1,4 @@
-//! The node-reboot checklist (spec §6): what changes between the deployed cGPU settings and the
+//! The node-reboot checklist: what changes between the deployed cGPU settings and the
 //! desired ones, which nodes run the installer and must restart, and in what order. One model,
 //! three printers (markdown task list, JSON, a reviewable shell script).
 //!

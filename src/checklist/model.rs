@@ -436,7 +436,7 @@ impl Step {
 }
 
 /// The outcome of a node's read-state that a step belongs to: the decision comes first, then
-/// the steps of its branch (spec §6).
+/// the steps of its branch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Branch {
     /// Read before the decision, on every node.

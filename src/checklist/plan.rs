@@ -205,7 +205,7 @@ fn planned(list: &Checklist, current: &Current) -> Planned {
     }
 }
 
-/// The desired values read as the upgrade applies them (spec §6): a key that falls back to a
+/// The desired values read as the upgrade applies them: a key that falls back to a
 /// chart default other than the live value (`upgrade-default-fallback`), a downgrade
 /// (`upgrade-downgrade`, unless `--allow-downgrade`), and the findings of a target tag that
 /// comes from the chart defaults (as `check --stack` reports them: the desired file alone

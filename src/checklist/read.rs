@@ -420,7 +420,7 @@ fn key_changes(
 }
 
 /// The chart's DaemonSet selects ack.node.gpu.schedule=cgpu; values' nodeSelector adds to it
-/// (domain.md §10.1: merged, an inference).
+/// (merged: an inference from the chart's templates, not documented by Alibaba Cloud).
 fn chart_selector(node_selector: Option<&Node>) -> Vec<(String, String)> {
     let mut selector = vec![(SCHEDULE_LABEL.to_string(), "cgpu".to_string())];
     if let Some(m) = node_selector.and_then(Node::as_map) {

@@ -1,4 +1,4 @@
-//! A values stack read lean (issue 38 item 2, `check --stack`): each layer is read with
+//! A values stack read lean (`check --stack`): each layer is read with
 //! [`yaml::parse_lean`], which keeps only the root `cgpu` entry and checks and drops every other
 //! entry as it ends, so memory holds the `cgpu` blocks instead of every layer's whole tree.
 //!

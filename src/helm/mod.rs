@@ -572,7 +572,7 @@ mod tests {
         }
     }
 
-    /// The functions as they were before the key index (issue 38), a linear search per key:
+    /// The functions as they were before the key index, a linear search per key:
     /// the oracle the indexed ones must agree with.
     pub(super) mod reference {
         use super::super::*;

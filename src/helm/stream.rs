@@ -1,5 +1,4 @@
-//! The effective values of one plain values file, as `values` prints them, without its tree
-//! (issue 38 item 2): the file is read call by call ([`yaml::visit`]) and each collection is
+//! The effective values of one plain values file, as `values` prints them, without its tree: the file is read call by call ([`yaml::visit`]) and each collection is
 //! written as Helm's JSON as soon as it ends (a mapping's entries sorted by key), its text
 //! appended to its parent's, so memory holds the JSON text and one small record per entry of an
 //! open or large mapping instead of a [`Node`] per value (~180 bytes each). Only the root

@@ -178,7 +178,7 @@ impl SourceCode for Src {
         let inner = window.read_span(&local, context_lines_before, context_lines_after)?;
         let start = inner.span().offset() + from;
         // miette counts the column in bytes; the header (`[file:line:column]`) must agree with
-        // our locations, which count characters of the source (spec §5).
+        // our locations, which count characters of the source (as editors do).
         let text = &self.src.text;
         let at = start.min(shown.len());
         let at = self

@@ -1,4 +1,4 @@
-//! `--format json`, version 1 (spec §5).
+//! `--format json`, version 1 (stable: scripts read it).
 
 use serde::Serialize;
 
@@ -18,7 +18,7 @@ struct JsonDiagnostic<'a> {
     column: usize,
     end_line: usize,
     end_column: usize,
-    /// Fixed by `cgpu-lint fix` (a safe fix), spec §5.
+    /// Fixed by `cgpu-lint fix` (a safe fix).
     fixable: bool,
     /// The fix the finding carries, safe or unsafe (absent without one).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,7 +61,7 @@ struct JsonReport<'a> {
     summary: Summary,
 }
 
-/// One diagnostic in the JSON shape of spec §5 (shared with the checklist's `diagnostics`).
+/// One diagnostic in its JSON shape (shared with the checklist's `diagnostics`).
 fn json_diagnostic(d: &Diagnostic) -> JsonDiagnostic<'_> {
     let (s, e) = (d.start(), d.end());
     JsonDiagnostic {

@@ -1,4 +1,4 @@
-//! The byte scans that keep post-render near `cat` (issue 38): each passes over a document's
+//! The byte scans that keep post-render near `cat`: each passes over a document's
 //! bytes once, testing every byte for everything it looks for, in vector registers (AVX2 where
 //! the processor has it, chosen at run time; otherwise the baseline's SSE2 or the target's
 //! own vectors, as the compiler vectorises the same loop).
@@ -19,8 +19,8 @@ pub(super) struct Found {
     pub(super) trigger: bool,
 }
 
-/// [`Found`] from `at` on: one pass that looks for both (issue 38: the prefilter's own pass over
-/// each document cost as much as the search for line starts).
+/// [`Found`] from `at` on: one pass that looks for both (a prefilter's own pass over each
+/// document cost as much as the search for line starts).
 pub(super) fn line_start(buf: &[u8], at: usize) -> Found {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {

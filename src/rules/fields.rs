@@ -314,7 +314,7 @@ fn label_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 ),
             );
             // The fix writes the string Helm reads (`yes` is "true", `010` is "8"): what a chart
-            // that quotes the value renders today, so the fix keeps that render (issue 20).
+            // that quotes the value renders today, so the fix keeps that render (a safe fix never changes what Helm renders).
             if v.style == Style::Plain
                 && let Some(text) = crate::helm::json::sprint(other)
                 && k8s::label_value(&text).is_ok()

@@ -1,4 +1,4 @@
-//! Rules for the cgpu-installer and cgpu-core-installer DaemonSets (spec §3.2): a manifest, a
+//! Rules for the cgpu-installer and cgpu-core-installer DaemonSets: a manifest, a
 //! live `kubectl get -o yaml` object, an item of a `kind: List`, or a document of a rendered
 //! stream. Findings point into the document with JSON pointers (`/items/0/spec/...` in a List).
 
@@ -85,7 +85,7 @@ fn namespace(ctx: &mut Ctx, inst: &Installer) {
     }
 }
 
-/// The §3.2 rules on one installer.
+/// The installer rules on one installer.
 pub fn check(ctx: &mut Ctx, inst: &Installer) {
     namespace(ctx, inst);
     policy_env(ctx, inst);
@@ -306,7 +306,7 @@ fn image(ctx: &mut Ctx, inst: &Installer) {
     let r = split_image(s);
     match r.tag {
         None if r.digest.is_some() => {
-            // domain.md D08: a digest pins the image, but which cGPU version it holds cannot be
+            // A digest pins the image, but which cGPU version it holds cannot be
             // read from it: a warning, not the error of a missing tag.
             ctx.at(
                 RuleId::InstallerImageTag,

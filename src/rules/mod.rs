@@ -97,7 +97,7 @@ impl<'a> Ctx<'a> {
         message: impl Into<String>,
     ) -> Finding<'_> {
         let src = node.src.clone();
-        // A value reached through an alias is reported where the alias is (spec §13).
+        // A value reached through an alias is reported where the alias is (the line a reader can edit).
         let span = node.alias_at.clone().unwrap_or_else(|| node.span.clone());
         self.report(rule, &src, span, path, message)
     }

@@ -31,7 +31,7 @@ pub(crate) fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
     // Only an error covers a schema error: a `yaml11-scalar` warning on the same value must
     // not hide that the value Helm reads has the wrong type (`policy: yes` is a boolean).
     // The one warning that does is `unknown-key`: it is the schema's additionalProperties
-    // error, reported key by key with a suggestion (a typo is a warning, spec §3.1).
+    // error, reported key by key with a suggestion (a typo is a warning).
     let reported: Vec<String> = ctx.out[before..]
         .iter()
         .filter(|d| d.severity == crate::catalogue::Severity::Error || d.rule == RuleId::UnknownKey)
@@ -57,7 +57,7 @@ pub(crate) fn schema_findings(ctx: &mut Ctx, root: &Node, before: usize) {
         }
         extra.push(path);
     }
-    // The schema says which value is wrong; the words are ours (spec §4: never a schema
+    // The schema says which value is wrong; the words are ours (never a schema
     // library's), built from the key and the value as Helm reads it.
     for path in extra {
         let Some(node) = root.pointer(&path) else {

@@ -35,8 +35,8 @@ fn once_each(found: &mut Vec<Diagnostic>) {
     });
 }
 
-/// [`rules`] on a stack read lean (issue 38: memory holds the `cgpu` blocks, not every layer's
-/// tree): each layer's duplicate keys, then the values rules on the coalesced `cgpu` entry, which
+/// [`rules`] on a stack read lean (memory holds the `cgpu` blocks, not every layer's tree, so a
+/// stack of large files stays small): each layer's duplicate keys, then the values rules on the coalesced `cgpu` entry, which
 /// both Helms compute alike there (see [`helm::lean`]).
 fn lean_rules(stack: &helm::lean::Stack, chart: bool, opts: &RuleOptions) -> Vec<Diagnostic> {
     let empty = Default::default();

@@ -1,4 +1,4 @@
-//! Rules for the `cgpu:` block of ack-ai-installer values (spec §3.1); the schema's findings
+//! Rules for the `cgpu:` block of ack-ai-installer values; the schema's findings
 //! are in [`crate::rules::schema`], the field checks shared with the installer in
 //! [`crate::rules::fields`].
 

@@ -1,4 +1,4 @@
-//! Where the chart's values live when they are not a values file of their own (spec §10): an
+//! Where the chart's values live when they are not a values file of their own: an
 //! umbrella chart's values (the subchart's key), a Flux `HelmRelease` of the chart
 //! (`spec.values`), an Argo CD `Application` of it (`helm.valuesObject`, or the `helm.values`
 //! string read in place). [`targets`] finds them in a document, with the nodes the rules check;

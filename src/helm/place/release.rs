@@ -654,7 +654,7 @@ mod tests {
     use super::*;
     use crate::helm::tests::{node_of, root_tree};
 
-    /// `coalesce_values` as it was before the key index (issue 38): the oracle.
+    /// `coalesce_values` as it was before the key index: the oracle.
     fn reference(v: &mut Node, chart: &Node, merge: bool, children: &[String]) {
         let (Value::Map(d), Value::Map(c)) = (&mut v.value, &chart.value) else {
             return;

@@ -756,3 +756,38 @@ fn no_file_is_over_900_lines_but_the_named_port() {
     }
     compare("long", long);
 }
+
+/// Comments give their reason, not a pointer to a tracker or to a spec the repository does not
+/// hold: "issue 38" or "spec §5" says nothing to the next reader, and the history is
+/// CHANGELOG.md's.
+#[test]
+fn no_comment_in_src_cites_an_issue_or_a_spec_section() {
+    let mut found = Vec::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                let Some(at) = line.find("//") else { continue };
+                let comment = line[at..].to_ascii_lowercase();
+                let cites_issue = comment.match_indices("issue ").any(|(j, w)| {
+                    comment[j + w.len()..]
+                        .trim_start_matches('#')
+                        .starts_with(|c: char| c.is_ascii_digit())
+                });
+                if cites_issue || comment.contains('§') || comment.contains("domain.md") {
+                    found.push(format!("{}:{}: {}", p.display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

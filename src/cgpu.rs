@@ -20,7 +20,11 @@
 //!   the deprecated `failure-domain.beta.kubernetes.io/region`),
 //!   <https://kubernetes.io/docs/reference/labels-annotations-taints/>.
 
+use std::ops::RangeInclusive;
+
 use semver::Version;
+
+use crate::yaml::Scalar;
 
 pub mod compat;
 
@@ -146,6 +150,72 @@ pub fn product_of(name: &str, selector: &[(String, String)]) -> Option<Product> 
     }
 }
 
+/// The highest scheduling policy cGPU knows: 5, native (the policy page lists six, 0 to 5).
+pub const MAX_POLICY: u8 = 5;
+/// The scheduling policies cGPU knows, 0 fair share to 5 native. Every check of a policy's
+/// range, every reading of one and clap's `--policy` take it from here.
+pub const POLICIES: RangeInclusive<u8> = 0..=MAX_POLICY;
+/// How many policies there are: the length of the tables indexed by a policy.
+pub const POLICY_COUNT: usize = MAX_POLICY as usize + 1;
+/// [`POLICIES`] as messages write it ("0–5"); a test holds it to the range.
+pub const POLICY_RANGE_TEXT: &str = policy_range_literal!();
+
+/// [`POLICY_RANGE_TEXT`] as a literal, for the catalogue's `concat!` texts.
+macro_rules! policy_range_literal {
+    () => {
+        "0–5"
+    };
+}
+pub(crate) use policy_range_literal;
+
+/// `n` as a policy when it is one of [`POLICIES`]: the reading of a YAML integer.
+pub fn policy_number(n: i128) -> Option<u8> {
+    u8::try_from(n).ok().filter(|n| POLICIES.contains(n))
+}
+
+/// A POLICY env string as the installer reads it: exactly one digit of [`POLICIES`] (`"3"`;
+/// not `" 3"`, `"03"` nor `"+3"`).
+pub fn env_policy(s: &str) -> Option<u8> {
+    match s.as_bytes() {
+        [d] if d.is_ascii_digit() => policy_number(i128::from(d - b'0')),
+        _ => None,
+    }
+}
+
+/// A POLICY env string after trimming spaces and leading zeros (`" 1"`, `"01"` → 1): what it
+/// was most likely meant to say, for a fix to offer. Digits only, so `"+1"` stays unread.
+pub fn env_policy_normalised(s: &str) -> Option<u8> {
+    let t = s.trim();
+    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let t = t.trim_start_matches('0');
+    env_policy(if t.is_empty() { "0" } else { t })
+}
+
+/// A POLICY env value's scalar: a string by [`env_policy`] or, leniently, an unquoted integer
+/// (which the API server refuses; the rules report it, readers still see the policy meant).
+pub fn env_scalar_policy(v: &Scalar) -> Option<u8> {
+    match v {
+        Scalar::Str(s) => env_policy(s),
+        Scalar::Int(i) => policy_number(*i),
+        _ => None,
+    }
+}
+
+/// `cgpu.policy` in a values file as a plan reads it: an integer, a whole float (Helm holds
+/// every number as a float64: `3.0` renders as 3) or a string holding one (`"1"` works, as
+/// Helm passes it on), spaces trimmed.
+pub fn values_policy(v: &Scalar) -> Option<u8> {
+    let (low, high) = (f64::from(*POLICIES.start()), f64::from(*POLICIES.end()));
+    match v {
+        Scalar::Int(i) => policy_number(*i),
+        Scalar::Float(f) if f.fract() == 0.0 && (low..=high).contains(f) => Some(*f as u8),
+        Scalar::Str(s) => s.trim().parse::<u8>().ok().filter(|n| POLICIES.contains(n)),
+        _ => None,
+    }
+}
+
 /// The policy the chart documents (`cgpu.policy: 1`). A reboot plan assumes it for an installer
 /// without a POLICY env: nobody has published the installer's built-in default (nor is it
 /// in the chart's templates), but a DaemonSet rendered from the chart would have carried it; the assumption is
@@ -221,7 +291,7 @@ pub const POLICY_NAMES: &[(&str, i128)] = &[
     ("native", 5),
 ];
 
-pub const POLICY_TITLES: [&str; 6] = [
+pub const POLICY_TITLES: [&str; POLICY_COUNT] = [
     "fair share",
     "preemptive",
     "weight-based preemptive",
@@ -233,7 +303,7 @@ pub const POLICY_TITLES: [&str; 6] = [
 /// What each policy does, one line each (ACK: Configure a computing power allocation policy for
 /// GPU sharing). `generate` comments its values file with these; the language server's hover
 /// and completion show them.
-pub const POLICY_EFFECTS: [&str; 6] = [
+pub const POLICY_EFFECTS: [&str; POLICY_COUNT] = [
     "each container gets a fixed slice, 1/max instances",
     "each container gets 1/(containers running now)",
     "like 1, weighted by ALIYUN_COM_GPU_SCHD_WEIGHT (> 1) on workloads",
@@ -632,205 +702,4 @@ pub fn driver_supported(cgpu: &Version, driver: &str) -> Option<bool> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn core(t: &str) -> Version {
-        parse_tag(t).unwrap().core
-    }
-
-    #[test]
-    fn the_version_table() {
-        // (tag, parses, too old for policies (< 1.0.6), known deadlock (<= 1.5.7))
-        let table = [
-            ("1.0.5", true, true, true),
-            ("v1.0.5-4b4d9a1-aliyun", true, true, true),
-            ("1.0.6-abc-aliyun", true, false, true),
-            ("v1.0.6-abc1234-aliyun", true, false, true),
-            ("1.0.6-0123456", true, false, true),
-            ("v1.0.6-0a93c4e-aliyun", true, false, true),
-            ("v1.5.3-8d3fc1b-aliyun", true, false, true),
-            ("1.0.7-fin", true, false, true),
-            ("1.5.7", true, false, true),
-            ("v1.5.7-0d41c2a-aliyun", true, false, true),
-            ("1.5.8", true, false, false),
-            ("1.5.10", true, false, false),
-            ("v1.5.20-3c9d1e7-aliyun", true, false, false),
-            ("latest", false, false, false),
-            ("", false, false, false),
-            ("1.5", false, false, false),
-            ("v1.5.3_aliyun", false, false, false),
-            ("vv1.5.3", false, false, false),
-            ("01.5.3", false, false, false),
-            ("1.5.3-", false, false, false),
-        ];
-        for (tag, parses, too_old, deadlock) in table {
-            let parsed = parse_tag(tag);
-            assert_eq!(parsed.is_ok(), parses, "{tag:?} parses");
-            if let Ok(t) = parsed {
-                assert_eq!(t.core < *min_policy_version(), too_old, "{tag} too old");
-                assert_eq!(
-                    t.core <= *last_deadlock_version(),
-                    deadlock,
-                    "{tag} deadlock"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn ack_tag_form() {
-        for t in [
-            "v1.5.3-8d3fc1b-aliyun",
-            "v1.0.7-fin",
-            "v1.0.6-0123456-aliyun",
-            "v1.5.20-3c9d1e7a-fin",
-        ] {
-            assert!(is_ack_form(t), "{t}");
-        }
-        for t in [
-            "1.5.10",
-            "v1.5.10",
-            "1.5.3-8d3fc1b-aliyun",
-            "v1.5.3-aliyun",
-            "v1.5.3-xyz1234-aliyun",
-            "v1.5.3-8d3fc1b",
-            "v1.5.3-8d3-aliyun",
-            "vv1.5.3-8d3fc1b-aliyun",
-            "v1.5.3-8d3fc1b-aliyun-fin",
-        ] {
-            assert!(!is_ack_form(t), "{t}");
-        }
-    }
-
-    #[test]
-    fn suffix_is_a_flavour_not_a_prerelease() {
-        assert_eq!(core("v1.0.6-abc-aliyun"), Version::new(1, 0, 6));
-        assert!(core("v1.0.6-abc-aliyun") >= *min_policy_version());
-        assert!(parse_tag("v1.0.7-fin").unwrap().is_finance());
-        assert!(!parse_tag("v1.5.3-8d3fc1b-aliyun").unwrap().is_finance());
-        assert_eq!(parse_tag("latest"), Err(TagError::Latest));
-    }
-
-    #[test]
-    fn driver_matrix() {
-        let v = |s: &str| Version::parse(s).unwrap();
-        let table = [
-            ("1.5.3", "550.144.03", Some(true)),
-            ("1.5.20", "575.51.03", Some(true)),
-            ("1.5.3", "460.106.00", Some(true)),
-            ("1.5.3", "590.1", None),
-            ("1.5.2", "535.161.08", Some(false)),
-            ("1.0.6", "470.161.03", Some(true)),
-            ("1.0.6", "470.182.03", Some(false)),
-            ("1.0.9", "525.89.03", Some(true)),
-            ("1.0.9", "525.105.17", Some(false)),
-            ("1.0.9", "515.86.01", Some(true)),
-            ("1.0.9", "510.108.03", Some(true)),
-            ("1.0.9", "510.47.03", Some(true)),
-            ("1.0.3", "510.47.03", Some(false)),
-            ("0.8.13", "460.91.03", Some(true)),
-            ("0.8.13", "470.199.02", Some(false)),
-            ("0.8.10", "470.199.02", None),
-            ("1.5.3", "not-a-version", None),
-        ];
-        for (cgpu, driver, want) in table {
-            assert_eq!(
-                driver_supported(&v(cgpu), driver),
-                want,
-                "cGPU {cgpu} with driver {driver}"
-            );
-        }
-    }
-
-    #[test]
-    fn instance_families() {
-        assert_eq!(instance_family("ecs.gn7i-c8g1.2xlarge"), Some("gn7i"));
-        assert_eq!(instance_family("ecs.gn6i-c4g1.xlarge"), Some("gn6i"));
-        assert_eq!(instance_family("ecs.ebmgn7e.32xlarge"), Some("ebmgn7e"));
-        assert_eq!(instance_family("ecs.gn8is.4xlarge"), Some("gn8is"));
-        assert_eq!(instance_family("gn7i-c8g1.2xlarge"), None);
-        assert_eq!(instance_family("ecs.gn7i"), None);
-        assert_eq!(instance_family("m5.large"), None);
-        assert_eq!(instance_family("ecs..2xlarge"), None);
-    }
-
-    #[test]
-    fn region_ids() {
-        for r in [
-            "cn-hangzhou",
-            "ap-southeast-1",
-            "cn-shanghai-finance-1",
-            "cn-north-2-gov-1",
-        ] {
-            assert!(region_well_formed(r), "{r}");
-            assert!(region_known(r), "{r}");
-        }
-        assert!(region_well_formed("xx-newregion-9"));
-        assert!(!region_known("xx-newregion-9"));
-        for r in [
-            "cn_hangzhou",
-            "CN-hangzhou",
-            "hangzhou",
-            "cn-",
-            "-cn",
-            "1cn-x",
-            "",
-        ] {
-            assert!(!region_well_formed(r), "{r}");
-        }
-    }
-
-    #[test]
-    fn the_four_host_forms() {
-        let h = parse_registry_host("registry-vpc.cn-hangzhou.aliyuncs.com").unwrap();
-        assert_eq!(
-            (h.form, h.region, h.vpc),
-            (HostForm::Acr, "cn-hangzhou", true)
-        );
-        let h = parse_registry_host("registry.cn-beijing.aliyuncs.com").unwrap();
-        assert_eq!(
-            (h.form, h.region, h.vpc),
-            (HostForm::Acr, "cn-beijing", false)
-        );
-        let h = parse_registry_host("registry-cn-shanghai-finance-1-vpc.ack.aliyuncs.com").unwrap();
-        assert_eq!(
-            (h.form, h.region, h.vpc),
-            (HostForm::Ack, "cn-shanghai-finance-1", true)
-        );
-        let h = parse_registry_host("registry-ap-southeast-1.ack.aliyuncs.com").unwrap();
-        assert_eq!(
-            (h.form, h.region, h.vpc),
-            (HostForm::Ack, "ap-southeast-1", false)
-        );
-        assert!(parse_registry_host("docker.io").is_none());
-        assert!(parse_registry_host("my-mirror.example.com").is_none());
-        assert!(parse_registry_host("cr.cn-hangzhou.aliyuncs.com").is_none());
-    }
-
-    #[test]
-    fn rewrites_keep_form_path_and_tag() {
-        assert_eq!(
-            rewrite_image(
-                "registry.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3",
-                true,
-                None
-            )
-            .as_deref(),
-            Some("registry-vpc.cn-beijing.aliyuncs.com/acs/cgpu-installer:v1.0.3")
-        );
-        assert_eq!(
-            rewrite_image(
-                "registry-cn-beijing-vpc.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10",
-                false,
-                Some("cn-hangzhou")
-            )
-            .as_deref(),
-            Some("registry-cn-hangzhou-vpc.ack.aliyuncs.com/acs/cgpu-installer:v1.5.10")
-        );
-        assert_eq!(
-            rewrite_image("registry-vpc.cn-hangzhou.aliyuncs.com/acs/x:v1", true, None),
-            None
-        );
-    }
-}
+mod tests;

@@ -9,8 +9,8 @@ mod rollout_args;
 mod shared;
 use crate::output::Format;
 pub use rollout_args::{RebootViaArg, RolloutArgs, RolloutJobArgs};
-use shared::parse_duration;
 pub use shared::{ClusterArgs, ConfigArgs, HelmArg};
+use shared::{parse_duration, policy_parser};
 
 /// `--format` of check and post-render as clap reads it: the printers' [`Format`] itself, whose
 /// names and help are data of `output` (only the front end knows clap).
@@ -345,7 +345,7 @@ pub enum TtyMode {
 #[derive(Debug, Clone, Args)]
 pub struct PostRenderArgs {
     /// Set POLICY to N on cgpu-installer and cgpu-core-installer (adds the env entry if missing)
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
+    #[arg(long, value_name = "N", value_parser = policy_parser())]
     pub policy: Option<u8>,
     /// Apply the safe fixes to the installers
     #[arg(long)]
@@ -504,7 +504,7 @@ pub struct ChecklistArgs {
     #[arg(long, value_name = "VALUES")]
     pub desired: Option<String>,
     /// The desired policy, instead of a values file
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
+    #[arg(long, value_name = "N", value_parser = policy_parser())]
     pub policy: Option<u8>,
     /// With --policy: the desired image tag (default: the current one)
     #[arg(long, value_name = "TAG", requires = "policy")]

@@ -7,7 +7,7 @@ pub mod node;
 use crate::yaml::node::child;
 use crate::yaml::{Node, Scalar};
 
-use crate::cgpu::INSTALLER_NAMES;
+use crate::cgpu::{self, INSTALLER_NAMES};
 
 /// One Kubernetes object and where it sits in its document.
 #[derive(Debug, Clone, Copy)]
@@ -204,8 +204,8 @@ impl<'a> Installer<'a> {
         out
     }
 
-    /// The policy in force: the last POLICY entry's value read as 0–5 (a string or, leniently,
-    /// an unquoted integer), `None` when missing, from valueFrom, or not a policy.
+    /// The policy in force: the last POLICY entry's value read as a policy (a string or,
+    /// leniently, an unquoted integer), `None` when missing, from valueFrom, or not a policy.
     pub fn policy(&self) -> Option<u8> {
         let last = self.policy_envs().pop()?;
         policy_of(last.value?)
@@ -261,11 +261,7 @@ pub const POLICY_ENV: &str = "POLICY";
 
 /// A POLICY value as a policy number: `"3"` or an unquoted 3.
 pub fn policy_of(v: &Node) -> Option<u8> {
-    match v.scalar()? {
-        Scalar::Str(s) if s.len() == 1 => s.parse().ok().filter(|n| *n <= 5),
-        Scalar::Int(i) if (0..=5).contains(i) => Some(*i as u8),
-        _ => None,
-    }
+    cgpu::env_scalar_policy(v.scalar()?)
 }
 
 /// A scalar's text as Kubernetes would see it after quoting: strings as is, other scalars by

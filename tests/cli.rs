@@ -526,3 +526,42 @@ fn changing_values_fix_class_table_is_the_catalogue() {
         "docs/changing-values.md fix table is stale"
     );
 }
+
+/// Doc comments on clap args are help text written out by hand, so a `--policy` help that names
+/// the range ("policy 0-5") is held here to `cgpu::POLICIES`, which the rules and clap's own
+/// range check read.
+#[test]
+fn policy_help_names_the_policy_range() {
+    use clap::CommandFactory;
+    let range = format!(
+        "{}-{}",
+        cgpu_lint::cgpu::POLICIES.start(),
+        cgpu_lint::cgpu::POLICIES.end()
+    );
+    let mut named = Vec::new();
+    // Subcommands add their args when built (some are deferred).
+    let mut root = cgpu_lint::cli::Cli::command();
+    root.build();
+    let mut stack = vec![root];
+    while let Some(cmd) = stack.pop() {
+        for arg in cmd.get_arguments().filter(|a| a.get_id() == "policy") {
+            let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+            // Any "N-M" of digits in the help is a range, and the range is the policies'.
+            let written: Vec<&str> = help
+                .split(|c: char| !(c.is_ascii_digit() || c == '-'))
+                .filter(|w| w.contains('-') && w.starts_with(|c: char| c.is_ascii_digit()))
+                .collect();
+            for w in &written {
+                assert_eq!(*w, range, "`{} --policy`: {help}", cmd.get_name());
+            }
+            if !written.is_empty() {
+                named.push(cmd.get_name().to_string());
+            }
+        }
+        stack.extend(cmd.get_subcommands().cloned());
+    }
+    assert!(
+        named.len() >= 2,
+        "no --policy help names the range: {named:?}"
+    );
+}

@@ -791,3 +791,48 @@ fn no_comment_in_src_cites_an_issue_or_a_spec_section() {
     }
     assert!(found.is_empty(), "{}", found.join("\n"));
 }
+
+/// The policy range is written once, in `src/cgpu.rs` (`POLICIES`, `MAX_POLICY`,
+/// `POLICY_RANGE_TEXT`); a second spelling is a second place to forget when the range changes.
+/// Flags, in code outside that file, a bound of 5 in a range (`0..=5`, `0.0..=5.0`) or a
+/// comparison (`<= 5`, `> 5`), and anywhere in a file the message text "0–5".
+#[test]
+fn the_policy_range_is_written_only_in_cgpu() {
+    let home = src().join("cgpu.rs");
+    let mut found = Vec::new();
+    for (path, _, _, code) in source_files() {
+        if path == home {
+            continue;
+        }
+        let b = code.as_bytes();
+        for op in ["..=", "<=", ">"] {
+            for (at, _) in code.match_indices(op) {
+                // `=>` and `->` are arms and return types, `>=`/`>>` other operators.
+                if op == ">" && (at == 0 || matches!(b[at - 1], b'=' | b'-' | b'>' | b'<')) {
+                    continue;
+                }
+                let rest = code[at + op.len()..].trim_start_matches(' ');
+                let number: String = rest
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '_')
+                    .collect();
+                if number == "5" || number == "5.0" || number == "5_u8" || number == "5u8" {
+                    let line = code[..at].matches('\n').count() + 1;
+                    found.push(format!("{}:{line}: `{op}{number}`", path.display()));
+                }
+            }
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        for (at, _) in text.match_indices("0–5") {
+            if !text[..at].ends_with(|c: char| c.is_ascii_digit()) {
+                let line = text[..at].matches('\n').count() + 1;
+                found.push(format!("{}:{line}: \"0–5\"", path.display()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the policy range outside src/cgpu.rs (use cgpu::POLICIES, MAX_POLICY, POLICY_RANGE_TEXT or policy_range_literal!):\n{}",
+        found.join("\n")
+    );
+}

@@ -12,7 +12,9 @@ use super::expr::{
     words,
 };
 use crate::catalogue::{RuleId, Severity};
-use crate::cgpu::{CHART, POLICY_NAMES, TagError, min_policy_version};
+use crate::cgpu::{
+    CHART, MAX_POLICY, POLICIES, POLICY_NAMES, POLICY_RANGE_TEXT, TagError, min_policy_version,
+};
 
 /// The policy (and binding) name.
 pub const GITOPS_POLICY: &str = "cgpu-lint-gitops-values-errors";
@@ -228,8 +230,11 @@ pub fn checks() -> Vec<Check> {
     let not_integer = format!(
         "('policy' in b && ((type(b.policy) == string && !{digits}) || (type(b.policy) == double && !{whole}) || (type(b.policy) == int && {huge})))"
     );
+    // The digit strings of the policies above 0 ("0" itself does not match the pattern).
+    let policy_strings: Vec<String> = POLICIES.skip(1).map(|n| format!("'{n}'")).collect();
+    let policy_strings = policy_strings.join(", ");
     let out_of_range = format!(
-        "('policy' in b && ((type(b.policy) == int && !{huge} && (b.policy < 0 || b.policy > 5)) || (type(b.policy) == string && b.policy.matches('^[1-9][0-9]{{0,18}}$') && !(b.policy in ['1', '2', '3', '4', '5'])) || (type(b.policy) == double && {whole} && (b.policy < 0.0 || b.policy > 5.0))))"
+        "('policy' in b && ((type(b.policy) == int && !{huge} && (b.policy < 0 || b.policy > {MAX_POLICY})) || (type(b.policy) == string && b.policy.matches('^[1-9][0-9]{{0,18}}$') && !(b.policy in [{policy_strings}])) || (type(b.policy) == double && {whole} && (b.policy < 0.0 || b.policy > {MAX_POLICY}.0))))"
     );
     let names: Vec<String> = POLICY_NAMES
         .iter()
@@ -239,11 +244,13 @@ pub fn checks() -> Vec<Check> {
     let not_integer_msg = format!(
         "type(b.policy) == int ? {} : type(b.policy) == double ? {} : b.policy.trim().lowerAscii() in {names} ? {} : {}",
         words(
-            "policy `\0` is a float to Helm, which holds every number as a float64; cGPU policies are the integers 0–5",
+            &format!(
+                "policy `\0` is a float to Helm, which holds every number as a float64; cGPU policies are the integers {POLICY_RANGE_TEXT}"
+            ),
             &["string(b.policy)"]
         ),
         words(
-            "policy `\0` is a float; cGPU policies are the integers 0–5",
+            &format!("policy `\0` is a float; cGPU policies are the integers {POLICY_RANGE_TEXT}"),
             &["string(b.policy)"]
         ),
         words(
@@ -253,10 +260,13 @@ pub fn checks() -> Vec<Check> {
                 &format!("string({names}[b.policy.trim().lowerAscii()])")
             ]
         ),
-        words("policy `\0` is not a number 0–5", &["b.policy"]),
+        words(
+            &format!("policy `\0` is not a number {POLICY_RANGE_TEXT}"),
+            &["b.policy"]
+        ),
     );
     let out_of_range_msg = words(
-        "policy \0 does not exist; cGPU policies are 0–5",
+        &format!("policy \0 does not exist; cGPU policies are {POLICY_RANGE_TEXT}"),
         &[
             "(type(b.policy) == string ? b.policy : type(b.policy) == int ? string(b.policy) : string(int(b.policy)))",
         ],

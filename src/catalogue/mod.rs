@@ -2,7 +2,9 @@
 //! table of docs/rules.md, SARIF's `tool.driver.rules` and every finding's severity come from
 //! here.
 
-use crate::cgpu::{last_deadlock_literal, min_policy_literal, recommended_version};
+use crate::cgpu::{
+    last_deadlock_literal, min_policy_literal, policy_range_literal, recommended_version,
+};
 
 pub mod sources;
 
@@ -260,8 +262,8 @@ is also reported: in a values file it deletes the chart's default for that key."
         fix: unsafe_fix("replace a documented policy name (fair-share, preemptive, weighted, fixed, soft, native) by its number",
             "`policy: preemptive` renders POLICY \"preemptive\", a string the API server accepts; the number renders POLICY \"1\": a policy change on the nodes"),
         help: "policy is a number: 0 fair share, 1 preemptive, 2 weight-based, 3 fixed, 4 soft, 5 native",
-        "The chart renders `policy` into the installer's POLICY environment variable, which cGPU \
-reads as an integer 0–5. A float such as 1.5 or a name such as `preemptive` is not a policy."),
+        concat!("The chart renders `policy` into the installer's POLICY environment variable, which cGPU \
+reads as an integer ", policy_range_literal!(), ". A float such as 1.5 or a name such as `preemptive` is not a policy.")),
     PolicyWholeFloat: ("policy-whole-float", Warning, Values,
         "`policy` is a whole number written as a float (`3.0`, `3.`, `3e0`)",
         fix: safe("rewrite it as the integer (`3.0` → `3`)",
@@ -272,7 +274,7 @@ JSON and back), so `policy: 3.0` renders as POLICY \"3\" exactly like `policy: 3
 The float spelling still misleads a reader and fails a schema that asks for an integer, so \
 cgpu-lint warns and rewrites it. A fraction such as 1.5 is `policy-not-integer`."),
     PolicyOutOfRange: ("policy-out-of-range", Error, Values,
-        "`policy` is an integer outside 0–5",
+        concat!("`policy` is an integer outside ", policy_range_literal!()),
         fix: None,
         help: "choose 0 fair share, 1 preemptive, 2 weight-based, 3 fixed, 4 soft or 5 native",
         "cGPU knows six scheduling policies, 0 to 5 (ACK: Configure a computing power allocation \
@@ -425,11 +427,11 @@ DaemonSet. Without it the installer's built-in default applies, which is not doc
 into Go struct field EnvVar...value of type string\" (kubernetes#82296)."),
     InstallerPolicyInvalid: ("installer-policy-invalid", Error, Installer,
         "POLICY is not one of \"0\" … \"5\"",
-        fix: unsafe_fix("trim spaces or a leading zero when the number is then 0–5",
+        fix: unsafe_fix(concat!("trim spaces or a leading zero when the number is then ", policy_range_literal!()),
             "the API server takes any string in EnvVar.value, so `\" 1\"` → `\"1\"` changes the POLICY the installer pods get: they restart with the new value"),
         help: "POLICY must be \"0\", \"1\", \"2\", \"3\", \"4\" or \"5\"",
-        "cGPU reads POLICY as one digit 0–5. Spaces, a leading zero or another number are not a \
-policy."),
+        concat!("cGPU reads POLICY as one digit ", policy_range_literal!(), ". Spaces, a leading zero or another number are not a \
+policy.")),
     InstallerPolicyDuplicate: ("installer-policy-duplicate", Error, Installer,
         "POLICY is set twice",
         fix: None,

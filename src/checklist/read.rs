@@ -9,7 +9,7 @@ use super::model::{
     OtherKind, Placement, Settings, Strategy, Target,
 };
 use super::steps::{CORDON_MARK, NVIDIA_UPGRADE_STATE};
-use crate::cgpu::SCHEDULE_LABEL;
+use crate::cgpu::{self, POLICY_RANGE_TEXT, SCHEDULE_LABEL};
 use crate::cgpu::{Tag, parse_tag, split_image};
 use crate::check::{DEFAULT_MAX_FILE_SIZE, read_input};
 use crate::manifest::node::{NodeView, Taint, nodes_of};
@@ -104,17 +104,6 @@ fn chart_defaults() -> Node {
         .expect("chart defaults parse")
 }
 
-/// A policy from values: an integer 0–5 or a string holding one (`"1"` works, as Helm passes it on).
-fn values_policy(v: &Node) -> Option<u8> {
-    match v.scalar()? {
-        Scalar::Int(i) if (0..=5).contains(i) => Some(*i as u8),
-        // Helm holds every number as a float64: `3.0` renders as 3.
-        Scalar::Float(f) if f.fract() == 0.0 && (0.0..=5.0).contains(f) => Some(*f as u8),
-        Scalar::Str(s) => s.trim().parse().ok().filter(|n| *n <= 5),
-        _ => None,
-    }
-}
-
 fn tag_version(tag: Option<&str>) -> Option<Tag> {
     tag.and_then(|t| parse_tag(t).ok())
 }
@@ -126,11 +115,11 @@ fn values_settings(root: &Node, path: &str) -> Result<Settings, ChecklistError> 
         .ok_or_else(|| ChecklistError::NotValues { path: path.into() })?;
     let policy_node = cgpu.get("policy");
     let policy = policy_node
-        .and_then(values_policy)
+        .and_then(|n| cgpu::values_policy(n.scalar()?))
         .ok_or_else(|| ChecklistError::Unreadable {
             what: format!("{path}: cgpu.policy"),
             message: format!(
-                "`{}` is not a policy 0–5 (run `cgpu-lint check {path}`)",
+                "`{}` is not a policy {POLICY_RANGE_TEXT} (run `cgpu-lint check {path}`)",
                 policy_node.map_or("", |n| n.raw())
             ),
         })?;

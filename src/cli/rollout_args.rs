@@ -2,7 +2,7 @@
 
 use clap::{Args, ValueEnum};
 
-use super::shared::{ClusterArgs, ConfigArgs, HelmArg, parse_duration};
+use super::shared::{ClusterArgs, ConfigArgs, HelmArg, parse_duration, policy_parser};
 
 #[derive(Debug, Clone, Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["desired", "policy"])))]
@@ -14,7 +14,7 @@ pub struct RolloutArgs {
     #[arg(long, value_name = "VALUES")]
     pub desired: Option<String>,
     /// The desired policy, instead of a values file
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
+    #[arg(long, value_name = "N", value_parser = policy_parser())]
     pub policy: Option<u8>,
     /// The image tag the installer must deploy (default: the one it deploys now); the run
     /// stops before any change while it deploys another
@@ -111,7 +111,7 @@ pub enum RebootViaArg {
 #[command(group(clap::ArgGroup::new("target").required(true).args(["desired", "policy"])))]
 pub struct RolloutJobArgs {
     /// The desired policy
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(0..=5))]
+    #[arg(long, value_name = "N", value_parser = policy_parser())]
     pub policy: Option<u8>,
     /// The desired values file (put in a ConfigMap the Job reads)
     #[arg(long, value_name = "VALUES")]

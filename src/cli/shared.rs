@@ -3,6 +3,8 @@
 
 use clap::{Args, ValueEnum};
 
+use crate::cgpu;
+
 #[derive(Debug, Clone, Args)]
 pub struct ClusterArgs {
     /// Read the cgpu-installer and cgpu-core-installer DaemonSets, HAMi's and ACK's GPU device
@@ -90,4 +92,11 @@ pub(crate) fn parse_duration(s: &str) -> Result<String, String> {
         return Err("empty duration".into());
     }
     Ok(s.to_string())
+}
+
+/// `--policy N`: one of the policies cGPU knows, its range taken from [`cgpu::POLICIES`] so that
+/// clap's error names the same range as the rules.
+pub(crate) fn policy_parser() -> clap::builder::RangedI64ValueParser<u8> {
+    clap::value_parser!(u8)
+        .range(i64::from(*cgpu::POLICIES.start())..=i64::from(*cgpu::POLICIES.end()))
 }

@@ -6,8 +6,8 @@ use crate::catalogue::RuleId;
 use std::collections::BTreeSet;
 
 use crate::cgpu::{
-    self, RegistryHost, parse_registry_host, region_known, region_well_formed, rewrite_image,
-    split_image,
+    self, RegistryHost, env_policy, env_policy_normalised, parse_registry_host, policy_number,
+    region_known, region_well_formed, rewrite_image, split_image,
 };
 use crate::diag::Edit;
 use crate::manifest::{Installer, Object, Objects};
@@ -195,20 +195,6 @@ fn policy_env(ctx: &mut Ctx, inst: &Installer) {
     }
 }
 
-/// A POLICY value written as a one-digit string 0–5, after trimming spaces and leading zeros.
-fn normalised_policy(s: &str) -> Option<u8> {
-    let t = s.trim();
-    if t.is_empty() || !t.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let t = t.trim_start_matches('0');
-    let t = if t.is_empty() { "0" } else { t };
-    (t.len() == 1)
-        .then(|| t.parse().ok())
-        .flatten()
-        .filter(|n| *n <= 5)
-}
-
 /// The text of a quoted POLICY value, keeping single quotes when the file used them.
 pub fn quoted_policy(n: u8, style: Style) -> String {
     match style {
@@ -220,7 +206,7 @@ pub fn quoted_policy(n: u8, style: Style) -> String {
 fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
     match &v.value {
         Value::Scalar(Scalar::Str(s)) => {
-            if s.len() == 1 && matches!(s.as_bytes()[0], b'0'..=b'5') {
+            if env_policy(s).is_some() {
                 return;
             }
             let finding = ctx.at(
@@ -229,7 +215,7 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
                 path.to_string(),
                 format!("POLICY {} is not one of \"0\" … \"5\"", v.raw()),
             );
-            if let Some(n) = normalised_policy(s) {
+            if let Some(n) = env_policy_normalised(s) {
                 // The API server takes any string: the installer pods get another POLICY.
                 finding
                     .help(format!("write \"{n}\""))
@@ -256,7 +242,7 @@ fn policy_value(ctx: &mut Ctx, v: &Node, path: &str) {
         Value::Scalar(sc) => {
             let raw = v.raw();
             let n = match sc {
-                Scalar::Int(i) if (0..=5).contains(i) => Some(*i as u8),
+                Scalar::Int(i) => policy_number(*i),
                 _ => None,
             };
             match n {
@@ -755,20 +741,5 @@ fn add_policy_env(c: &Node, n: u8) -> Option<Edit> {
                 ),
             })
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn policy_normalisation() {
-        assert_eq!(normalised_policy(" 1"), Some(1));
-        assert_eq!(normalised_policy("01"), Some(1));
-        assert_eq!(normalised_policy("00"), Some(0));
-        assert_eq!(normalised_policy("6"), None);
-        assert_eq!(normalised_policy("1.0"), None);
-        assert_eq!(normalised_policy("preemptive"), None);
     }
 }

@@ -5,7 +5,8 @@ use crate::catalogue::RuleId;
 use std::sync::OnceLock;
 
 use crate::cgpu::{
-    self as version, EXPECTED_IMAGE, POLICY_TITLES, PULL_POLICIES, RECOMMENDED_VERSION,
+    self as version, EXPECTED_IMAGE, POLICY_RANGE_TEXT, POLICY_TITLES, PULL_POLICIES,
+    RECOMMENDED_VERSION, env_policy, policy_number,
 };
 use crate::rules::Ctx;
 use crate::yaml::emit::double_quoted;
@@ -135,9 +136,9 @@ fn takes(key: &str) -> (String, String) {
             "`imagePullPolicy: IfNotPresent`".into(),
         ),
         "policy" => (
-            "a number 0–5".into(),
+            format!("a number {POLICY_RANGE_TEXT}"),
             format!(
-                "`policy: {}` ({}), or another of 0–5",
+                "`policy: {}` ({}), or another of {POLICY_RANGE_TEXT}",
                 version::CHART_DEFAULT_POLICY,
                 POLICY_TITLES[version::CHART_DEFAULT_POLICY as usize]
             ),
@@ -192,10 +193,10 @@ pub fn surely_valid(cgpu: &serde_json::Value) -> bool {
         "tag" | "financeCloudImageTag" => tag_ok(v),
         "imagePullPolicy" => v.as_str().is_some_and(|p| PULL_POLICIES.contains(&p)),
         "policy" => match v {
-            J::Number(n) => n.as_u64().is_some_and(|n| n <= 5),
-            J::String(s) => {
-                s.len() == 1 && s.as_bytes()[0].is_ascii_digit() && s.as_bytes()[0] <= b'5'
-            }
+            J::Number(n) => n
+                .as_u64()
+                .is_some_and(|n| policy_number(i128::from(n)).is_some()),
+            J::String(s) => env_policy(s).is_some(),
             _ => false,
         },
         "nodeSelector" => match v {

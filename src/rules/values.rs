@@ -5,7 +5,10 @@
 use crate::catalogue::RuleId;
 
 use crate::catalogue::Severity;
-use crate::cgpu::{EXPECTED_IMAGE, KNOWN_KEYS, POLICY_NAMES, POLICY_TITLES, split_image};
+use crate::cgpu::{
+    EXPECTED_IMAGE, KNOWN_KEYS, POLICY_NAMES, POLICY_RANGE_TEXT, POLICY_TITLES, policy_number,
+    split_image,
+};
 use crate::diag::Edit;
 use crate::rules::Ctx;
 use crate::yaml::emit::{double_quoted, render_string};
@@ -180,7 +183,7 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                 v,
                 path.to_string(),
                 format!(
-                    "policy `{}` is a float to Helm, which holds every number as a float64 and renders this one as {}; cGPU policies are the integers 0–5",
+                    "policy `{}` is a float to Helm, which holds every number as a float64 and renders this one as {}; cGPU policies are the integers {POLICY_RANGE_TEXT}",
                     v.raw(),
                     go_float(*i as f64)
                 ),
@@ -215,7 +218,7 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                 v,
                 path.to_string(),
                 format!(
-                    "policy `{}` is a float; cGPU policies are the integers 0–5",
+                    "policy `{}` is a float; cGPU policies are the integers {POLICY_RANGE_TEXT}",
                     v.raw()
                 ),
             );
@@ -238,14 +241,14 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                             double_quoted(s)
                         ),
                     )
-                    .help(if (0..=5).contains(&n) {
+                    .help(if policy_number(n).is_some() {
                         format!("write `policy: {n}` ({})", POLICY_TITLES[n as usize])
                     } else {
                         RuleId::PolicyOutOfRange.info().help.to_string()
                     });
                     return;
                 }
-                if (0..=5).contains(&n) {
+                if policy_number(n).is_some() {
                     let finding = ctx.at(
                         RuleId::PolicyQuoted,
                         v,
@@ -276,7 +279,7 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
                         Some(n) => {
                             format!("policy `{s}` is a name; the chart needs its number, {n}")
                         }
-                        None => format!("policy `{s}` is not a number 0–5"),
+                        None => format!("policy `{s}` is not a number {POLICY_RANGE_TEXT}"),
                     },
                 );
                 if let Some(n) = named {
@@ -295,12 +298,12 @@ fn policy(ctx: &mut Ctx, v: &Node, path: &str) {
         _ => None,
     };
     let Some(n) = number else { return };
-    if !(0..=5).contains(&n) {
+    if policy_number(n).is_none() {
         ctx.at(
             RuleId::PolicyOutOfRange,
             v,
             path.to_string(),
-            format!("policy {n} does not exist; cGPU policies are 0–5"),
+            format!("policy {n} does not exist; cGPU policies are {POLICY_RANGE_TEXT}"),
         );
     } else if n == 2 {
         ctx.at(

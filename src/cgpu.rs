@@ -203,15 +203,20 @@ pub fn env_scalar_policy(v: &Scalar) -> Option<u8> {
     }
 }
 
-/// `cgpu.policy` in a values file as a plan reads it: an integer, a whole float (Helm holds
-/// every number as a float64: `3.0` renders as 3) or a string holding one (`"1"` works, as
-/// Helm passes it on), spaces trimmed.
+/// `cgpu.policy` in a values file as the installer gets it: an integer, a whole float (Helm
+/// holds every number as a float64: `3.0` renders as 3, but `-0.0` as "-0") or a string the
+/// chart renders as it is, so only one that POLICY itself would be read from (`"1"`; not
+/// `" 1"`, `"01"` or `"+1"`, which `check` reports). A plan and `check` read it alike.
 pub fn values_policy(v: &Scalar) -> Option<u8> {
     let (low, high) = (f64::from(*POLICIES.start()), f64::from(*POLICIES.end()));
     match v {
         Scalar::Int(i) => policy_number(*i),
-        Scalar::Float(f) if f.fract() == 0.0 && (low..=high).contains(f) => Some(*f as u8),
-        Scalar::Str(s) => s.trim().parse::<u8>().ok().filter(|n| POLICIES.contains(n)),
+        Scalar::Float(f)
+            if f.fract() == 0.0 && (low..=high).contains(f) && !f.is_sign_negative() =>
+        {
+            Some(*f as u8)
+        }
+        Scalar::Str(s) => env_policy(s),
         _ => None,
     }
 }

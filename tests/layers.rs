@@ -1,5 +1,5 @@
 //! The house's one-way rule: no module imports from a layer above its own, and no import cycle
-//! between modules. CONTRIBUTING.md ("Layers") states the layers in words; `LAYERS` below is
+//! between modules. docs/dev/architecture.md ("Layers") states the layers in words; `LAYERS` below is
 //! the same table, checked against every `crate::…` path in src/ (uses, grouped uses, paths in
 //! expressions and types; comments and string literals are skipped).
 //!
@@ -443,7 +443,7 @@ fn compare(kind: &str, found: BTreeMap<String, String>) {
     let gone: Vec<&String> = known.iter().filter(|k| !found.contains_key(*k)).collect();
     assert!(
         new.is_empty() && gone.is_empty(),
-        "new violations (fix them; the layers are in CONTRIBUTING.md):\n{}\n\
+        "new violations (fix them; the layers are in docs/dev/architecture.md):\n{}\n\
          fixed, so delete them from KNOWN in tests/layers.rs:\n{}",
         new.join("\n"),
         gone.iter()
@@ -736,11 +736,11 @@ fn only_the_front_ends_know_clap_lsp_and_the_process() {
     compare("knows", bad);
 }
 
-/// Files stay under this many lines (CONTRIBUTING, "How the code is laid out"); a longer one
+/// Files stay under this many lines (docs/dev/architecture.md); a longer one
 /// splits along its seams.
 const MAX_LINES: usize = 900;
 
-/// The one exception, with its reason in CONTRIBUTING: the port of go-yaml's `scannerc.go`, one
+/// The one exception, with its reason in docs/dev/architecture.md: the port of go-yaml's `scannerc.go`, one
 /// file per go-yaml file, function by function.
 const LONG_BY_NAME: &[&str] = &["yaml/goyaml/scanner.rs"];
 

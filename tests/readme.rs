@@ -1,5 +1,5 @@
 //! The documentation's examples are tests. Every ```` ```console ```` block of README.md,
-//! CONTRIBUTING.md and docs/*.md is run, command by command, by bash in a fresh folder holding a copy of
+//! CONTRIBUTING.md, docs/*.md and docs/dev/*.md is run, command by command, by bash in a fresh folder holding a copy of
 //! `examples/`, the stand-in chart as `./ack-ai-installer` and `./helm-plugin`, with `HOME` a new
 //! empty folder and `cgpu-lint` (this build) on `PATH`. What each command prints (stdout and
 //! stderr together) must equal the lines under it, where a line `...` stands for any number of
@@ -46,7 +46,20 @@ fn docs_pages() -> Vec<String> {
 fn doc_files() -> Vec<String> {
     let mut files = vec!["README.md".to_string(), "CONTRIBUTING.md".to_string()];
     files.extend(docs_pages());
+    files.extend(dev_pages());
     files
+}
+
+/// The contributor pages of docs/dev/, as paths relative to the repository root, sorted.
+fn dev_pages() -> Vec<String> {
+    let mut pages: Vec<String> = std::fs::read_dir(root().join("docs/dev"))
+        .expect("a docs/dev/ folder")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md"))
+        .map(|n| format!("docs/dev/{n}"))
+        .collect();
+    pages.sort();
+    pages
 }
 
 #[derive(Debug)]
@@ -457,6 +470,12 @@ fn contributing_console_examples_run_as_written() {
 }
 
 #[test]
+fn dev_console_examples_run_as_written() {
+    let n = run_files(&dev_pages(), |b| b.directive.is_none());
+    assert!(n >= 2, "only {n} console blocks");
+}
+
+#[test]
 fn the_matcher_needs_every_line_and_allows_elision() {
     let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     assert!(matches(&s(&["a", "...", "d"]), &s(&["a", "b", "c", "d"])));
@@ -710,12 +729,19 @@ fn readme_first_screen_and_order_of_sections() {
         );
     }
     let contributing = std::fs::read_to_string(root().join("CONTRIBUTING.md")).unwrap();
-    for section in [
-        "## Performance",
-        "## Robustness",
-        "## How the code is laid out",
+    assert!(
+        contributing.lines().count() <= 250,
+        "CONTRIBUTING.md is a short guide: {} lines",
+        contributing.lines().count()
+    );
+    for (page, section) in [
+        ("CONTRIBUTING.md", "## How to measure"),
+        ("docs/dev/testing.md", "## Fuzzing and hostile inputs"),
+        ("docs/dev/architecture.md", "## Code map"),
+        ("docs/dev/architecture.md", "## Layers"),
     ] {
-        assert!(contributing.contains(section), "{section}");
+        let text = std::fs::read_to_string(root().join(page)).unwrap();
+        assert!(text.contains(section), "{page}: {section}");
     }
     // One page per command or topic, with its title and the sub-headings other work names.
     for (page, title, subs) in [

@@ -836,3 +836,45 @@ fn the_policy_range_is_written_only_in_cgpu() {
         found.join("\n")
     );
 }
+
+/// The layer table of docs/dev/architecture.md names the modules of `LAYERS`, each in its layer:
+/// the page is what a contributor reads, this test what holds the code, so they must not drift.
+#[test]
+fn the_architecture_page_states_the_same_layers() {
+    let page = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/dev/architecture.md"),
+    )
+    .unwrap();
+    let mut stated = BTreeSet::new();
+    for line in page.lines() {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let Some(layer) = cells
+            .get(1)
+            .and_then(|c| c.split(' ').next())
+            .and_then(|n| n.parse::<u8>().ok())
+        else {
+            continue;
+        };
+        // The modules are the code spans of the second column outside parentheses.
+        let mut depth = 0;
+        let mut outside = String::new();
+        for ch in cells[2].chars() {
+            match ch {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ if depth == 0 => outside.push(ch),
+                _ => {}
+            }
+        }
+        for (i, span) in outside.split('`').enumerate() {
+            if i % 2 == 1 {
+                stated.insert((span.trim_end_matches('/').to_string(), layer));
+            }
+        }
+    }
+    let held: BTreeSet<(String, u8)> = LAYERS.iter().map(|(m, l)| (m.to_string(), *l)).collect();
+    assert_eq!(
+        stated, held,
+        "docs/dev/architecture.md's layer table and LAYERS differ"
+    );
+}

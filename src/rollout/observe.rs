@@ -593,6 +593,25 @@ pub fn read_module(reader: &Reader, pod: &str, until: Instant) -> Result<State, 
 /// installers and kured's lock; each installer's pods by its selector, or every pod when
 /// `wants.pods`), the Lease, then the modules of the GPU-sharing nodes in parallel under one
 /// deadline (`until`), read again only where the boot id or the installer pod changed.
+/// Every pod of the cluster, for a decision that found it needs them (a drain, the capacity
+/// check) after an observation made without: one LIST added to that observation, rather than
+/// the whole observation read again.
+pub fn read_pods(reader: &Reader) -> Result<Vec<PodObs>, ClusterError> {
+    let pods = list(
+        reader,
+        &[
+            "get",
+            "pods",
+            "--all-namespaces",
+            "-o",
+            "json",
+            "--chunk-size=500",
+        ],
+        None,
+    )?;
+    Ok(pods.iter().map(pod_from).collect())
+}
+
 pub fn read(
     reader: &Reader,
     wants: &Wants,

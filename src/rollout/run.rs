@@ -289,7 +289,7 @@ fn run_inner(cx: &mut Ctx) -> Ended {
     let mut last_waits: BTreeSet<(String, String)> = BTreeSet::new();
     let mut canary_name: Option<String> = None;
     loop {
-        let obs = match observe_once(r, &mut cache, pods) {
+        let mut obs = match observe_once(r, &mut cache, pods) {
             Ok(o) => o,
             Err(e) => return trouble(cx, &e),
         };
@@ -302,8 +302,19 @@ fn run_inner(cx: &mut Ctx) -> Ended {
         }
         let mut d = decide(&obs, &r.goal, &config, &memory);
         if needs_pods(&obs, &d) && d.stop.is_none() {
+            // From now on every observation lists the pods; this one gets them added and is
+            // decided again.
             pods = true;
-            continue;
+            let reader = Reader {
+                options: r.options,
+                target: r.target,
+                parallel: r.parallel,
+            };
+            match observe::read_pods(&reader) {
+                Ok(all) => obs.pods = Some(all),
+                Err(e) => return trouble(cx, &e),
+            }
+            d = decide(&obs, &r.goal, &config, &memory);
         }
         memory.note_waits(&d, obs.now);
         if r.dry_run {

@@ -642,25 +642,7 @@ pub fn read(
             )
         });
         let lease = s.spawn(|| wants.lease.map(|l| read_lease(reader, l)).transpose());
-        let pods = s.spawn(|| {
-            wants
-                .pods
-                .then(|| {
-                    list(
-                        reader,
-                        &[
-                            "get",
-                            "pods",
-                            "--all-namespaces",
-                            "-o",
-                            "json",
-                            "--chunk-size=500",
-                        ],
-                        None,
-                    )
-                })
-                .transpose()
-        });
+        let pods = s.spawn(|| wants.pods.then(|| read_pods(reader)).transpose());
         (
             nodes.join().unwrap_or_else(|_| Ok(Vec::new())),
             ds.join().unwrap_or_else(|_| Ok(Vec::new())),
@@ -684,7 +666,7 @@ pub fn read(
             obs.installers.push(installer_from(ds));
         }
     }
-    let all_pods: Option<Vec<PodObs>> = pods.map(|p| p.iter().map(pod_from).collect());
+    let all_pods: Option<Vec<PodObs>> = pods;
     for inst in &obs.installers {
         let owned = |p: &PodObs| {
             p.namespace == "kube-system"

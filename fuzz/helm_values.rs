@@ -1,4 +1,4 @@
-// The helm_values target's property, shared with tests/fuzz_regressions.rs (which runs it on
+// The helm_values target's property, shared with tests/it/fuzz_regressions.rs (which runs it on
 // tests/fuzz-regressions/helm_values/ and fuzz/corpus/helm_values/): `values` on arbitrary bytes,
 // as a `-f` file and as the chart's values.yaml, under Helm 3 and Helm 4 reading: no panic; a
 // refusal located inside the input, or a values tree whose nodes point inside their sources.

@@ -1,4 +1,4 @@
-// The postrender_stream target's property, shared with tests/fuzz_regressions.rs (which runs it
+// The postrender_stream target's property, shared with tests/it/fuzz_regressions.rs (which runs it
 // on tests/fuzz-regressions/postrender_stream/ and fuzz/corpus/postrender_stream/): the
 // post-render engine on an arbitrary multi-document stream, checking and fixing: no panic; an
 // error or an outcome whose findings and replacements lie inside the stream.

@@ -1,5 +1,5 @@
 // The fuzz target's property, shared: fuzz/fuzz_targets/parse_check_fix.rs runs it on the
-// fuzzer's bytes, and tests/fuzz_regressions.rs runs it on every saved input, so the target
+// fuzzer's bytes, and tests/it/fuzz_regressions.rs runs it on every saved input, so the target
 // compiles (and holds) with every `cargo test`.
 //
 // parse → check → fix on arbitrary bytes: no panic; every finding points inside the file; when

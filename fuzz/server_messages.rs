@@ -1,4 +1,4 @@
-// The server_messages target's property, shared with tests/fuzz_regressions.rs (which runs it on
+// The server_messages target's property, shared with tests/it/fuzz_regressions.rs (which runs it on
 // tests/fuzz-regressions/server_messages/ and fuzz/corpus/server_messages/). The input is split
 // at its first NUL byte: before it, JSON-RPC message bodies, one a line; after it (or the whole
 // input when there is no NUL), a document text opened, changed and asked about. No panic; every

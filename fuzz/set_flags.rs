@@ -1,4 +1,4 @@
-// The set_flags target's property, shared with tests/fuzz_regressions.rs (which runs it on
+// The set_flags target's property, shared with tests/it/fuzz_regressions.rs (which runs it on
 // tests/fuzz-regressions/set_flags/ and fuzz/corpus/set_flags/): the bytes (lossy UTF-8, as a
 // shell argument would reach us) as a `--set`, `--set-string` and `--set-json` argument, under
 // Helm 3 and Helm 4 reading: no panic; a located refusal or a values tree.

@@ -267,7 +267,7 @@ fn run_bytes_in_windows(
 }
 
 /// The engine as it split the stream before the byte scans: line by line, each line checked for a
-/// marker. Kept as the oracle [`run`] is tested against (tests/postrender.rs, the fuzz target).
+/// marker. Kept as the oracle [`run`] is tested against (tests/it/postrender.rs, the fuzz target).
 #[doc(hidden)]
 pub fn run_by_lines(
     mut input: impl BufRead,

@@ -1,5 +1,5 @@
 //! parse → check → fix on arbitrary bytes; the property is fuzz/property.rs (shared with
-//! tests/fuzz_regressions.rs, which runs it on every saved input).
+//! tests/it/fuzz_regressions.rs, which runs it on every saved input).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

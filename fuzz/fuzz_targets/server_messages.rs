@@ -1,4 +1,4 @@
-//! The property is fuzz/server_messages.rs (shared with tests/fuzz_regressions.rs, which runs it on every
+//! The property is fuzz/server_messages.rs (shared with tests/it/fuzz_regressions.rs, which runs it on every
 //! saved input).
 #![no_main]
 

@@ -1,6 +1,6 @@
 package main
 
-// The comparison, as tests/admission.rs makes it (`covered`, `check_verdict`, `pieces`, `agree`,
+// The comparison, as tests/it/admission.rs makes it (`covered`, `check_verdict`, `pieces`, `agree`,
 // `gitops_check`): for an installer DaemonSet the errors policy must deny exactly the covered
 // rules check reports as errors and the warnings policy warn exactly the covered warnings, each
 // message one of check's for that rule; for a HelmRelease or Application the gitops policy must

@@ -1,7 +1,7 @@
 package main
 
 // Random objects, one JSON file each (JSON is YAML: check and kubectl read it alike). The
-// DaemonSets and the HelmReleases/Applications are tests/admission.rs's generators, call for call
+// DaemonSets and the HelmReleases/Applications are tests/it/admission.rs's generators, call for call
 // (the same xorshift and the same seeds give the same objects); the Applications with parameters
 // always carry helm.parameters (name, value, forceString) beside a valuesObject.
 
@@ -264,7 +264,7 @@ func jsonText(v interface{}) string {
 	return b.String()
 }
 
-// gitopsObject is tests/admission.rs's gitops_object: a HelmRelease or an Application.
+// gitopsObject is tests/it/admission.rs's gitops_object: a HelmRelease or an Application.
 func gitopsObject(r *rng) obj {
 	names := false
 	if r.chance(50) {
@@ -416,9 +416,9 @@ func edge(r *rng) obj {
 func generateMain(args []string) error {
 	fs := flag.NewFlagSet("generate", flag.ExitOnError)
 	dir := fs.String("dir", "", "the folder to write the objects to (one file each)")
-	seed := fs.Uint64("seed", 24, "the seed (tests/admission.rs's ADMISSION_SEED)")
+	seed := fs.Uint64("seed", 24, "the seed (tests/it/admission.rs's ADMISSION_SEED)")
 	daemonsets := fs.Int("daemonsets", 3000, "generated DaemonSets")
-	gitops := fs.Int("gitops", 1500, "generated HelmReleases and Applications (tests/admission.rs's)")
+	gitops := fs.Int("gitops", 1500, "generated HelmReleases and Applications (tests/it/admission.rs's)")
 	applications := fs.Int("applications", 1500, "generated Applications with helm.parameters beside valuesObject")
 	edges := fs.Int("edges", 300, "generated DaemonSets broken where the policies' variables read them")
 	_ = fs.Parse(args)

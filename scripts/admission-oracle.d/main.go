@@ -6,7 +6,7 @@
 //	admission-oracle eval -policy FILE [-policy FILE …] [-namespace NS] FILE…
 //	    one JSON line per object of the files: the API server's verdict
 //	admission-oracle generate -dir DIR [-seed N] [-daemonsets N] [-applications N] [-gitops N]
-//	    random objects, one file each (the generators of tests/admission.rs, and Argo CD
+//	    random objects, one file each (the generators of tests/it/admission.rs, and Argo CD
 //	    Applications with helm.parameters beside valuesObject)
 //	admission-oracle compare -verdicts FILE -check FILE -cgpu-lint BIN [-offline FILE]
 //	    the verdicts against check's JSON report (and the offline evaluator's text), object by

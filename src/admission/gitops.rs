@@ -4,7 +4,7 @@
 //! chart source's `helm.valuesObject` with its `helm.parameters` applied as Argo CD renders them
 //! (Argo CD), the values `check` reads in place there (`helm::place`), for the values rules that
 //! one block decides. A `values: |` string, value files and Flux `valuesFrom` are not seen (CEL
-//! cannot parse YAML; `valuesFrom` is not in the object). `tests/admission.rs` proves it equal to
+//! cannot parse YAML; `valuesFrom` is not in the object). `tests/it/admission.rs` proves it equal to
 //! `check` by execution.
 
 use super::expr::{

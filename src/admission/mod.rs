@@ -2,7 +2,7 @@
 //! that are errors, and those that are warnings) and their bindings, written from the rule
 //! catalogue and the cGPU facts of `crate::cgpu`. Every expression restates, in CEL, what the
 //! rule in `rules::installer` decides on one object as the API server holds it (typed JSON that
-//! has passed decoding and core validation); `tests/admission.rs` proves the two agree by
+//! has passed decoding and core validation); `tests/it/admission.rs` proves the two agree by
 //! running the CEL with kube-cel (`eval`) beside `check`.
 
 pub mod eval;

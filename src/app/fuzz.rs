@@ -1,5 +1,5 @@
 //! Entry points for the fuzz targets (fuzz/fuzz_targets/, their properties in fuzz/*.rs, which
-//! tests/fuzz_regressions.rs also runs on every saved input). Each drives one reader or engine
+//! tests/it/fuzz_regressions.rs also runs on every saved input). Each drives one reader or engine
 //! the way its command does and panics, with the reason, when the property fails; a panic in the
 //! code under test is a find too (the language server's entry is `server::fuzz`). Not a stable
 //! API: only the fuzz crate and its tests call it.

@@ -168,7 +168,7 @@ pub fn versions_differ_in(
     src: &std::sync::Arc<crate::yaml::Source>,
 ) -> Vec<Diagnostic> {
     // Helm 3 decodes a UTF-16LE file (BOM FF FE) as go-yaml does; Helm 4 refuses every one
-    // ("yaml: incomplete UTF-16 character"; measured with Helm 4 in tests/safe_output.rs).
+    // ("yaml: incomplete UTF-16 character"; measured with Helm 4 in tests/it/safe_output.rs).
     if src.encoding == crate::yaml::source::Encoding::Utf16Le {
         let empty = Default::default();
         let mut ctx = Ctx::new(opts, 1, &empty);

@@ -1,4 +1,4 @@
-//! The language server's fuzz entry (fuzz/server_messages.rs, which tests/fuzz_regressions.rs
+//! The language server's fuzz entry (fuzz/server_messages.rs, which tests/it/fuzz_regressions.rs
 //! also runs on every saved input; the other targets' entries are in `app::fuzz`). Not a stable
 //! API: only the fuzz crate and its tests call it.
 

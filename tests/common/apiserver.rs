@@ -1,6 +1,6 @@
 //! The tests' fake Kubernetes API server (tests/fake-apiserver, Python 3 standard library) and
 //! the PKI it serves TLS with: a CA made by the openssl CLI, a server certificate for 127.0.0.1,
-//! a client certificate. Shared by tests/cluster.rs and tests/runbook_kubectl.rs.
+//! a client certificate. Shared by tests/kube/cluster.rs and tests/kube/runbook_kubectl.rs.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};

@@ -36,7 +36,7 @@ pub fn fixture(name: &str) -> String {
 }
 
 /// The environment of a `cargo install` that pre-commit runs to build this crate's hook
-/// (tests/precommit.rs and the README's pre-commit block): one target dir shared by both, so the
+/// (tests/hooks/precommit.rs and the README's pre-commit block): one target dir shared by both, so the
 /// dependencies are built once, and a cheap release profile in place of Cargo.toml's fat-LTO one
 /// (`cargo install` honours `CARGO_PROFILE_RELEASE_*`): what the tests check is the hook's
 /// behaviour, which the optimisation level does not change, and a cold fat-LTO build of the

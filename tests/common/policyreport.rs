@@ -1,5 +1,5 @@
 //! Policy reports against the CRDs their projects publish (tests/schemas/): shared by
-//! tests/policyreport.rs (files) and tests/cluster.rs (`check --cluster`).
+//! tests/it/policyreport.rs (files) and tests/kube/cluster.rs (`check --cluster`).
 
 use std::path::PathBuf;
 

@@ -1,6 +1,6 @@
 //! What real Helm hands a chart's templates: a copy of charts-fixtures/ack-ai-installer with a
 //! probe template (each instance's `.Values` as JSON in a ConfigMap `probe-<chart name>`), the
-//! renders read back, and a seeded generator (tests/umbrella_oracle.rs, tests/gitops_oracle.rs).
+//! renders read back, and a seeded generator (tests/helm/umbrella_oracle.rs, tests/helm/gitops_oracle.rs).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

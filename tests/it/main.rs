@@ -36,5 +36,6 @@ mod reports;
 mod safe_output;
 mod server;
 mod snapshots;
+mod tiers;
 mod values_fixtures;
 mod whatif;

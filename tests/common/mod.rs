@@ -27,6 +27,35 @@ pub const FIX_GOLDEN: &[&str] = &[
     "values-invalid-nodeselector-bad-keys",
 ];
 
+/// The one seeded generator of the generated cases (xorshift64*): the same seed gives the same
+/// cases on every machine, and a failure prints the seed that replays it. `Rng(state)` starts
+/// from the state as given; `Rng::seeded` spreads a small seed (0, 1, 2 …) over the bits first.
+/// The admission oracle (scripts/admission-oracle.d/generate.go) draws the same sequence.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn seeded(seed: u64) -> Rng {
+        Rng(seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    pub fn pick<T: Copy>(&mut self, items: &[T]) -> T {
+        items[self.below(items.len())]
+    }
+    /// True `percent` times in a hundred.
+    pub fn chance(&mut self, percent: usize) -> bool {
+        self.below(100) < percent
+    }
+}
+
 pub fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
@@ -91,6 +120,16 @@ pub fn printed(o: &std::process::Output) -> String {
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A process's exit status and both its streams, for an assertion's message.
+pub fn show(out: &std::process::Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
     )
 }
 

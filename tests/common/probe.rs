@@ -16,30 +16,6 @@ pub fn env_usize(name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
-/// xorshift64*, seeded: the same seed gives the same cases.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn seeded(seed: u64) -> Rng {
-        Rng(seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    pub fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-    pub fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-}
-
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {

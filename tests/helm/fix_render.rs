@@ -207,24 +207,6 @@ fn refused(r: &Render) -> Option<String> {
 
 // ---------- the generated values files ----------
 
-/// xorshift64*, seeded: the same seed gives the same files.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-}
-
 /// Lines of a `cgpu:` block, one group per key; each entry is one or more lines (two spaces in)
 /// that give some fixable finding (and a few that give none, as neighbours).
 fn snippets() -> Vec<(&'static str, Vec<&'static str>)> {
@@ -347,7 +329,7 @@ fn generate(n: usize, seed: u64) -> Vec<(String, String)> {
     let groups = snippets();
     let mut out = Vec::new();
     let alone: Vec<&str> = groups.iter().flat_map(|(_, s)| s.iter().copied()).collect();
-    let mut rng = Rng(seed.max(1).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rng = Rng::seeded(seed);
     let heads = [
         "",
         "# generated\n",

@@ -20,7 +20,8 @@
 //! A summary (cases per class, agreement) is printed and written to
 //! target/helm-oracle-report.txt.
 
-use crate::common;
+use crate::common::helm::{HelmReading, compare};
+use crate::common::{self, Out};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -995,48 +996,21 @@ impl Helm {
     }
 }
 
-struct Lint {
-    code: i32,
-    stdout: String,
-    stderr: String,
+/// The binary (its copy) run with `args`.
+fn lint(args: &[String]) -> Out {
+    Out::from(
+        Command::new(lint_bin())
+            .args(args)
+            .output()
+            .expect("run cgpu-lint"),
+    )
 }
 
-fn lint(args: &[String]) -> Lint {
-    let out = Command::new(lint_bin())
-        .args(args)
-        .output()
-        .expect("run cgpu-lint");
-    Lint {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn values_args(version: u8, files: &[PathBuf], sets: &[(&str, String)]) -> Vec<String> {
-    let mut a = vec![
-        "values".to_string(),
-        "--stack".into(),
-        "--helm".into(),
-        version.to_string(),
-    ];
-    for (flag, arg) in sets {
-        a.push(format!("{flag}={arg}"));
-    }
-    a.push("--".into());
-    a.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
-    a
-}
-
-/// Does an error message carry `file:line:column:`?
-fn has_location(stderr: &str) -> bool {
-    stderr.lines().any(|l| {
-        let parts: Vec<&str> = l.split(':').collect();
-        parts.windows(3).any(|w| {
-            let num = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-            num(w[0]) && num(w[1]) && w[2].starts_with(' ')
-        })
-    })
+/// The `--set`-style flags of a case, joined as `cgpu-lint values` takes them.
+fn set_args(sets: &[(&str, String)]) -> Vec<String> {
+    sets.iter()
+        .map(|(flag, arg)| format!("{flag}={arg}"))
+        .collect()
 }
 
 #[derive(Debug)]
@@ -1048,29 +1022,7 @@ struct Verdict {
     /// Both refuse: the line Helm's `yaml: line N:` names and the line cgpu-lint reports, when
     /// both name one in the same file (measured, not asserted: go-yaml reports some errors at
     /// the line of the construct they belong to).
-    lines: Option<(usize, usize, String)>,
-}
-
-/// The file and line of Helm's `failed to parse FILE: … yaml: line N:` message.
-fn helm_line(why: &str) -> Option<(String, usize)> {
-    let file = why.split("failed to parse ").nth(1)?.split(": ").next()?;
-    let n = why
-        .split("yaml: line ")
-        .nth(1)?
-        .split(':')
-        .next()?
-        .parse()
-        .ok()?;
-    Some((file.to_string(), n))
-}
-
-/// The line of cgpu-lint's first `FILE:L:C:` for `file`.
-fn our_line(stderr: &str, file: &str) -> Option<usize> {
-    stderr.lines().find_map(|l| {
-        let l = l.strip_prefix("cgpu-lint: error: ").unwrap_or(l);
-        let rest = l.strip_prefix(file)?.strip_prefix(':')?;
-        rest.split(':').next()?.parse().ok()
-    })
+    lines: Option<(usize, Option<usize>, String)>,
 }
 
 fn write_files(dir: &Path, tag: &str, files: &[Vec<u8>]) -> Vec<PathBuf> {
@@ -1089,67 +1041,17 @@ fn judge_one(case: &Case, helm: &Helm, dir: &Path) -> Verdict {
     let tag = case.id.replace('/', "-");
     let files = write_files(dir, &format!("{tag}-h{}", helm.version), &case.files);
     let h = helm.template(&files, &case.sets);
-    let l = lint(&values_args(helm.version, &files, &case.sets));
-    let lines = match &h {
-        Outcome::Refused(why) if l.code != 0 => helm_line(why).and_then(|(file, n)| {
-            our_line(&l.stderr, &file).map(|ours| (n, ours, format!("{why} | {}", l.stderr.trim())))
-        }),
-        _ => None,
+    let reading = match &h {
+        Outcome::Values(json, _) => HelmReading::Values(json),
+        Outcome::Refused(why) => HelmReading::Refused(why),
     };
-    let problem = match &h {
-        Outcome::Values(json, _) => {
-            if l.code != 0 {
-                Some(format!(
-                    "Helm accepts ({json}); cgpu-lint values fails: {}",
-                    l.stderr.trim()
-                ))
-            } else if l.stdout.trim_end() != json {
-                Some(format!(
-                    "values differ:\n      helm:      {json}\n      cgpu-lint: {}",
-                    l.stdout.trim_end()
-                ))
-            } else {
-                // (c) no yaml-syntax where Helm reads the file.
-                let mut args = vec![
-                    "check".to_string(),
-                    "--stack".into(),
-                    "--no-config".into(),
-                    "--format".into(),
-                    "json".into(),
-                    "--helm".into(),
-                    helm.version.to_string(),
-                ];
-                args.push("--".into());
-                args.extend(files.iter().map(|f| f.to_string_lossy().into_owned()));
-                if files.is_empty() {
-                    None
-                } else {
-                    let c = lint(&args);
-                    (c.stdout.contains("\"yaml-syntax\"")).then(|| {
-                        format!(
-                            "Helm accepts; cgpu-lint check reports yaml-syntax: {}",
-                            c.stdout
-                        )
-                    })
-                }
-            }
-        }
-        Outcome::Refused(why) => {
-            if l.code == 0 {
-                Some(format!(
-                    "Helm refuses ({why}); cgpu-lint values prints {}",
-                    l.stdout.trim_end()
-                ))
-            } else if !has_location(&l.stderr) && !case.files.is_empty() {
-                Some(format!(
-                    "both refuse, but cgpu-lint gives no file:line:column: {}",
-                    l.stderr.trim()
-                ))
-            } else {
-                None
-            }
-        }
-    };
+    let c = compare(
+        &lint_bin(),
+        helm.version,
+        reading,
+        &files,
+        &set_args(&case.sets),
+    );
     for f in files {
         let _ = std::fs::remove_file(f);
     }
@@ -1157,8 +1059,8 @@ fn judge_one(case: &Case, helm: &Helm, dir: &Path) -> Verdict {
         id: case.id.clone(),
         class: case.class,
         version: helm.version,
-        problem,
-        lines,
+        problem: c.problem,
+        lines: c.lines,
     }
 }
 
@@ -1178,22 +1080,14 @@ fn judge_batch(batch: &[&Case], helm: &Helm, dir: &Path, n: usize) -> Option<Vec
     let Outcome::Values(json, _) = h else {
         return None;
     };
-    let l = lint(&values_args(helm.version, &files, &[]));
-    if l.code != 0 || l.stdout.trim_end() != json {
-        return None;
-    }
-    let c = lint(&[
-        "check".into(),
-        "--stack".into(),
-        "--no-config".into(),
-        "--format".into(),
-        "json".into(),
-        "--helm".into(),
-        helm.version.to_string(),
-        "--".into(),
-        files[0].to_string_lossy().into_owned(),
-    ]);
-    if c.stdout.contains("\"yaml-syntax\"") {
+    let c = compare(
+        &lint_bin(),
+        helm.version,
+        HelmReading::Values(&json),
+        &files,
+        &[],
+    );
+    if c.problem.is_some() {
         return None;
     }
     let _ = std::fs::remove_file(&files[0]);
@@ -1404,9 +1298,9 @@ fn helm_reads_values_as_cgpu_lint_says() {
         .iter()
         .filter_map(|v| {
             let (h, o, text) = v.lines.as_ref().unwrap();
-            (h != o).then(|| {
+            (Some(*h) != *o).then(|| {
                 format!(
-                    "{}@{}: helm line {h}, cgpu-lint line {o}: {text}",
+                    "{}@{}: helm line {h}, cgpu-lint line {o:?}: {text}",
                     v.id, v.version
                 )
             })
@@ -1795,28 +1689,15 @@ fn utf16_with_a_bom_is_read_as_helm_reads_it() {
             for helm in &helms {
                 compared += 1;
                 let h = helm.template(&files, &[]);
-                let l = lint(&values_args(helm.version, &files, &[]));
-                match &h {
+                let reading = match &h {
                     Outcome::Values(json, _) => {
                         *accepted.entry((helm.version, form)).or_default() += 1;
-                        if l.code != 0 || l.stdout.trim_end() != json {
-                            problems.push(format!(
-                                "{text:?} {form} Helm {}: Helm reads {json}; cgpu-lint: {} {}",
-                                helm.version,
-                                l.stdout.trim(),
-                                l.stderr.trim()
-                            ));
-                        }
+                        HelmReading::Values(json)
                     }
-                    Outcome::Refused(why) => {
-                        if l.code == 0 {
-                            problems.push(format!(
-                                "{text:?} {form} Helm {}: Helm refuses ({why}); cgpu-lint reads {}",
-                                helm.version,
-                                l.stdout.trim()
-                            ));
-                        }
-                    }
+                    Outcome::Refused(why) => HelmReading::Refused(why),
+                };
+                if let Some(p) = compare(&lint_bin(), helm.version, reading, &files, &[]).problem {
+                    problems.push(format!("{text:?} {form} Helm {}: {p}", helm.version));
                 }
             }
             // Positions: `policy: 9` is found where the decoded text has it, in characters.

@@ -16,10 +16,11 @@
 //! target/yaml-suite-report.txt.
 
 use crate::common;
+use crate::common::helm::{HelmReading, compare};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+
 use std::sync::{Arc, Mutex};
 
 fn root() -> PathBuf {
@@ -162,49 +163,6 @@ impl Helm {
     }
 }
 
-struct Lint {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn lint(args: &[&str], file: &Path) -> Lint {
-    let out = Command::new(env!("CARGO_BIN_EXE_cgpu-lint"))
-        .args(args)
-        .arg("--")
-        .arg(file)
-        .output()
-        .expect("run cgpu-lint");
-    Lint {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-/// The 1-based line of cgpu-lint's first `FILE:L:C: ` for `file`.
-fn our_line(stderr: &str, file: &str) -> Option<usize> {
-    stderr.lines().find_map(|l| {
-        let l = l.strip_prefix("cgpu-lint: error: ").unwrap_or(l);
-        let rest = l.strip_prefix(file)?.strip_prefix(':')?;
-        let (line, rest) = rest.split_once(':')?;
-        let (col, rest) = rest.split_once(':')?;
-        col.parse::<usize>().ok()?;
-        rest.starts_with(' ').then_some(())?;
-        line.parse().ok()
-    })
-}
-
-/// The line go-yaml's message names (`yaml: line N:`), if any.
-fn helm_line(why: &str) -> Option<usize> {
-    why.split("yaml: line ")
-        .nth(1)?
-        .split(':')
-        .next()?
-        .parse()
-        .ok()
-}
-
 struct Verdict {
     key: String,
     problem: Option<String>,
@@ -220,68 +178,17 @@ fn judge(input: &Input, helm: &Helm, dir: &Path) -> Verdict {
     ));
     std::fs::write(&file, &input.yaml).unwrap();
     let h = helm.template(&file, input.yaml.as_bytes());
-    let v = helm.version.to_string();
-    let l = lint(&["values", "--stack", "--no-config", "--helm", &v], &file);
-    let name = file.to_string_lossy().into_owned();
-    let ours = our_line(&l.stderr, &name);
-    let mut lines = None;
-    let problem = match &h {
-        Outcome::Values(json) => {
-            if l.code != 0 {
-                Some(format!(
-                    "Helm accepts ({json}); cgpu-lint values fails: {}",
-                    l.stderr.trim()
-                ))
-            } else if l.stdout.trim_end() != json {
-                Some(format!(
-                    "values differ:\n    helm:      {json}\n    cgpu-lint: {}",
-                    l.stdout.trim_end()
-                ))
-            } else {
-                let c = lint(
-                    &[
-                        "check",
-                        "--stack",
-                        "--no-config",
-                        "--format",
-                        "json",
-                        "--helm",
-                        &v,
-                    ],
-                    &file,
-                );
-                c.stdout.contains("\"yaml-syntax\"").then(|| {
-                    format!(
-                        "Helm accepts; cgpu-lint check reports yaml-syntax: {}",
-                        c.stdout.trim()
-                    )
-                })
-            }
-        }
-        Outcome::Refused(why) => {
-            if let Some(n) = helm_line(why) {
-                lines = Some((n, ours));
-            }
-            if l.code == 0 {
-                Some(format!(
-                    "Helm refuses ({why}); cgpu-lint values prints {}",
-                    l.stdout.trim_end()
-                ))
-            } else if ours.is_none() {
-                Some(format!(
-                    "both refuse, but cgpu-lint gives no {name}:line:column: {}",
-                    l.stderr.trim()
-                ))
-            } else {
-                None
-            }
-        }
+    let reading = match &h {
+        Outcome::Values(json) => HelmReading::Values(json),
+        Outcome::Refused(why) => HelmReading::Refused(why),
     };
+    let bin = Path::new(env!("CARGO_BIN_EXE_cgpu-lint"));
+    let c = compare(bin, helm.version, reading, std::slice::from_ref(&file), &[]);
     let _ = std::fs::remove_file(&file);
     Verdict {
         key: format!("{}@{}", input.id, helm.version),
-        problem,
-        lines,
+        problem: c.problem,
+        lines: c.lines.map(|(h, ours, _)| (h, ours)),
     }
 }
 

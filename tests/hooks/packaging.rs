@@ -14,7 +14,7 @@
 //! mirror, in target/wheelhouse) come from scripts/install-test-tools; a missing one fails.
 //! What a run leaves is in target/tmp/packaging-run, emptied when the next run starts.
 
-use crate::common;
+use crate::common::{self, show};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -35,15 +35,6 @@ fn tool(name: &str) -> PathBuf {
         p.display()
     );
     p
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn stdout(out: &Output) -> String {

@@ -17,7 +17,7 @@
 //! README's pre-commit block (`common::hook_build_env`): only the first build of a target dir
 //! compiles the dependencies.
 
-use crate::common;
+use crate::common::{self, show};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -157,15 +157,6 @@ fn run_hook(dir: &Path, hook: &str) -> Output {
         .env("PRE_COMMIT_HOME", run_dir().join("store"));
     common::hook_build_env(&mut cmd);
     cmd.output().expect("pre-commit runs")
-}
-
-fn show(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 const BAD: &str = "\

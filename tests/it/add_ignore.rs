@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::common::probe::{Rng, copy_dir, env_usize, root};
+use crate::common::Rng;
+use crate::common::probe::{copy_dir, env_usize, root};
 use crate::common::{printed as text, run_in as run};
 
 /// `check --add-ignore FILE` in `dir`, with no config and no baseline.

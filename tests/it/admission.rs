@@ -11,6 +11,7 @@
 
 #[cfg(feature = "tools")]
 use crate::common;
+use crate::common::Rng;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -267,27 +268,6 @@ fn the_policy_agrees_with_check_on_every_installer_fixture() {
 // ---------------------------------------------------------------------------------------------
 // Generated DaemonSets.
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
-
 const POLICY_VALUES: &[&str] = &[
     "0",
     "1",
@@ -391,7 +371,7 @@ fn tag(r: &mut Rng) -> String {
         r.pick(&[0, 0, 4, 5, 5, 6]),
         r.pick(&[0, 3, 5, 6, 7, 8, 10])
     );
-    let suffix = *r.pick(&[
+    let suffix = r.pick(&[
         "",
         "-8d3fc1b-aliyun",
         "-fin",
@@ -430,10 +410,10 @@ fn env_entry(r: &mut Rng) -> Json {
             json!({"name": "POLICY", "valueFrom": {"configMapKeyRef": {"name": "cgpu", "key": "policy"}}})
         }
         8 => {
-            json!({"name": *r.pick(&["ALIYUN_COM_GPU_MEM_IDX", "ALIYUN_COM_GPU_SCHD_WEIGHT", "CGPU_DISABLE"]), "value": "1"})
+            json!({"name": r.pick(&["ALIYUN_COM_GPU_MEM_IDX", "ALIYUN_COM_GPU_SCHD_WEIGHT", "CGPU_DISABLE"]), "value": "1"})
         }
         _ => {
-            json!({"name": *r.pick(&["NODE_NAME", "policy", "POLICY_FILE", "LOG_LEVEL"]), "value": "x"})
+            json!({"name": r.pick(&["NODE_NAME", "policy", "POLICY_FILE", "LOG_LEVEL"]), "value": "x"})
         }
     }
 }
@@ -444,7 +424,7 @@ fn container(r: &mut Rng, name: &str) -> Json {
         c["image"] = json!(i);
     }
     if !r.chance(15) {
-        let n = *r.pick(&[0, 1, 1, 1, 2, 3]);
+        let n = r.pick(&[0, 1, 1, 1, 2, 3]);
         let env: Vec<Json> = (0..n).map(|_| env_entry(r)).collect();
         if !env.is_empty() || r.chance(50) {
             c["env"] = json!(env);
@@ -454,7 +434,7 @@ fn container(r: &mut Rng, name: &str) -> Json {
 }
 
 fn daemonset(r: &mut Rng) -> Json {
-    let name = *r.pick(&["cgpu-installer", "cgpu-installer", "cgpu-core-installer"]);
+    let name = r.pick(&["cgpu-installer", "cgpu-installer", "cgpu-core-installer"]);
     let main_name = if r.chance(80) { name } else { "installer" };
     let mut containers = Vec::new();
     if r.chance(20) {
@@ -473,10 +453,10 @@ fn daemonset(r: &mut Rng) -> Json {
         0 => {}
         1 => spec["nodeSelector"] = json!({}),
         2 => spec["nodeSelector"] = json!({"cgpu": "true"}),
-        3 => spec["nodeSelector"] = json!({"cgpu": *r.pick(&["false", "True"])}),
+        3 => spec["nodeSelector"] = json!({"cgpu": r.pick(&["false", "True"])}),
         4 => {
             spec["nodeSelector"] =
-                json!({"ack.node.gpu.schedule": *r.pick(&["share", "core_mem", "default", "cgpu"])})
+                json!({"ack.node.gpu.schedule": r.pick(&["share", "core_mem", "default", "cgpu"])})
         }
         5 => {
             spec["nodeSelector"] =
@@ -669,7 +649,7 @@ fn updated(r: &mut Rng, old: &Json) -> (Json, &'static str) {
             let c = &mut new["spec"]["template"]["spec"]["containers"];
             let n = c.as_array().map_or(0, Vec::len);
             let i = r.below(n.max(1));
-            let k = *r.pick(&[0, 1, 1, 2]);
+            let k = r.pick(&[0, 1, 1, 2]);
             let env: Vec<Json> = (0..k).map(|_| env_entry(r)).collect();
             c[i]["env"] = json!(env);
             (new, "env")
@@ -1119,13 +1099,13 @@ fn gitops_value(r: &mut Rng, key: &str) -> Json {
     match key {
         "enabled" | "checkRegions" => match r.below(3) {
             0 => json!(r.chance(50)),
-            _ => json!(*r.pick(&[
+            _ => json!(r.pick(&[
                 "true", "false", "False", "no", "off", "n", "yes", "on", " false", "", "x"
             ])),
         },
         "policy" => match r.below(4) {
-            0 => json!(*r.pick(&[-1i64, 0, 1, 2, 3, 5, 6, 7, 100, -100])),
-            1 => json!(*r.pick(&[
+            0 => json!(r.pick(&[-1i64, 0, 1, 2, 3, 5, 6, 7, 100, -100])),
+            1 => json!(r.pick(&[
                 "0",
                 "3",
                 "5",
@@ -1147,7 +1127,7 @@ fn gitops_value(r: &mut Rng, key: &str) -> Json {
                 "1.5",
                 "9999999999999999999",
             ])),
-            2 => json!(*r.pick(&[0.0f64, 2.0, 5.0, 7.0, -1.0, 2.5, 0.5, -3.5, 6.0])),
+            2 => json!(r.pick(&[0.0f64, 2.0, 5.0, 7.0, -1.0, 2.5, 0.5, -3.5, 6.0])),
             _ => json!(r.chance(50)),
         },
         "tag" | "financeCloudImageTag" => {
@@ -1157,8 +1137,8 @@ fn gitops_value(r: &mut Rng, key: &str) -> Json {
                 json!(tag(r))
             }
         }
-        "image" => json!(*r.pick(&["acs/cgpu-installer", "mirror/cgpu-installer"])),
-        _ => json!(*r.pick(&["IfNotPresent", "Always", "always"])),
+        "image" => json!(r.pick(&["acs/cgpu-installer", "mirror/cgpu-installer"])),
+        _ => json!(r.pick(&["IfNotPresent", "Always", "always"])),
     }
 }
 
@@ -1229,7 +1209,7 @@ fn gitops_object(r: &mut Rng) -> (Json, bool, bool) {
         if r.chance(90) {
             spec["values"] = gitops_block(r);
         }
-        let version = *r.pick(&["v2", "v2", "v2beta2", "v2beta1"]);
+        let version = r.pick(&["v2", "v2", "v2beta2", "v2beta1"]);
         let o = json!({
             "apiVersion": format!("helm.toolkit.fluxcd.io/{version}"),
             "kind": "HelmRelease",
@@ -1287,7 +1267,7 @@ fn gitops_object(r: &mut Rng) -> (Json, bool, bool) {
 /// reads it (numbers around int64's bounds, booleans and `null` in any case), sometimes
 /// `forceString`, sometimes without a value (not passed).
 fn parameter(r: &mut Rng) -> Json {
-    let name = *r.pick(&[
+    let name = r.pick(&[
         "cgpu.policy",
         "cgpu.policy",
         "cgpu.tag",
@@ -1298,7 +1278,7 @@ fn parameter(r: &mut Rng) -> Json {
         "other.policy",
     ]);
     let value = match r.below(3) {
-        0 => json!(*r.pick(&[
+        0 => json!(r.pick(&[
             "7",
             "3",
             "0",
@@ -1321,7 +1301,7 @@ fn parameter(r: &mut Rng) -> Json {
             "+0000000000000000000003",
         ])),
         1 => json!(tag(r)),
-        _ => json!(*r.pick(&["1.0.5", "v1.5.10-2b9e7d4-aliyun", "latest", "2"])),
+        _ => json!(r.pick(&["1.0.5", "v1.5.10-2b9e7d4-aliyun", "latest", "2"])),
     };
     let mut p = json!({ "name": name });
     if r.chance(95) {

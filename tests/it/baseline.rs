@@ -23,7 +23,7 @@ fn repo() -> tempfile::TempDir {
 }
 
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = bin().current_dir(dir).args(args).output().unwrap();
+    let out = run_in(dir, args);
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8(out.stdout).unwrap(),

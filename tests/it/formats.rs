@@ -388,30 +388,12 @@ fn node_module(path: &str) -> PathBuf {
     p
 }
 
-/// A small deterministic generator (the cases are the same on every run).
-#[cfg(feature = "tools")]
-struct Lcg(u64);
-
-#[cfg(feature = "tools")]
-impl Lcg {
-    fn next(&mut self) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) as usize
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.next() % items.len()]
-    }
-}
-
 /// Generated values files: fixable scalars (safe and unsafe fixes), non-ASCII text before and
 /// inside the flagged tokens, CRLF line ends, comments after values, unknown keys and label
 /// keys that carry `%`, `;`, `]`, CR, LF and non-ASCII into the messages.
 #[cfg(feature = "tools")]
 fn generated_values(seed: u64, n: usize) -> Vec<(String, String)> {
-    let mut g = Lcg(seed);
+    let mut g = Rng::seeded(seed);
     let hostile = [
         "a;b", "x]y", "50%", "%AZP25", "%0A", "ü;é]", "日本", "q\\r\\nr", "t\\nu", "𐐀b",
     ];
@@ -431,22 +413,18 @@ fn generated_values(seed: u64, n: usize) -> Vec<(String, String)> {
     let comments = ["", "  # ü é", "  # 日本語", "   # %;]"];
     (0..n)
         .map(|i| {
-            let eol = if g.next().is_multiple_of(3) {
-                "\r\n"
-            } else {
-                "\n"
-            };
+            let eol = if g.below(3) == 0 { "\r\n" } else { "\n" };
             let mut lines = vec![format!("# généré {i} — {}", g.pick(&hostile))];
             lines.push("cgpu:".into());
-            for _ in 0..(2 + g.next() % 4) {
+            for _ in 0..(2 + g.below(4)) {
                 lines.push(format!("  {}{}", g.pick(&values), g.pick(&comments)));
             }
-            if g.next().is_multiple_of(2) {
+            if g.chance(50) {
                 lines.push(format!("  \"{}\": 1", g.pick(&hostile)));
             }
             lines.push("  nodeSelector:".into());
             lines.push(format!("    \"é{}\": yes", g.pick(&hostile)));
-            lines.push(format!("    pool-{}: no", g.next() % 10));
+            lines.push(format!("    pool-{}: no", g.below(10)));
             let mut name = format!("gen-{i}-{}.yaml", g.pick(&["a", "ü", "b;c", "d]e", "f%g"]));
             name = name.replace('/', "_");
             (name, lines.join(eol) + eol)
@@ -691,7 +669,7 @@ fn azure_format_on_the_multi_document_fixture() {
 fn azure_commands_parse_back_to_the_exact_fields_with_the_task_lib() {
     let taskcommand = node_module("azure-pipelines-task-lib/taskcommand.js");
     let dir = tempfile::tempdir().unwrap();
-    let mut g = Lcg(3700);
+    let mut g = Rng::seeded(3700);
     let parts = [
         "a;b", "c]d", "50%", "%AZP25", "%0A", "%3B", "ü", "日本", "\r", "\n", "x\r\ny", "[v]",
         "k=v",

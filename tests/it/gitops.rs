@@ -46,17 +46,8 @@ fn offset_of(text: &str, after: &str, needle: &str) -> usize {
 }
 
 fn check(path: &Path) -> (Option<i32>, Vec<serde_json::Value>) {
-    let out = bin()
-        .args(["check", "--format", "json", "--no-config"])
-        .arg(path)
-        .output()
-        .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    (
-        out.status.code(),
-        json["diagnostics"].as_array().unwrap().clone(),
-    )
+    let run = check_json(&["--no-config", &path.to_string_lossy()]);
+    (Some(run.code), run.diagnostics().clone())
 }
 
 fn find<'a>(diags: &'a [serde_json::Value], rule: &str) -> Vec<&'a serde_json::Value> {

@@ -41,17 +41,14 @@ fn offset_of(text: &str, after: &[&str], needle: &str) -> usize {
 }
 
 fn check(paths: &[&Path]) -> (Option<i32>, Vec<serde_json::Value>) {
-    let out = bin()
-        .args(["check", "--format", "json", "--no-config"])
-        .args(paths)
-        .output()
-        .unwrap();
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    (
-        out.status.code(),
-        json["diagnostics"].as_array().unwrap().clone(),
-    )
+    let paths: Vec<String> = paths
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    let mut args = vec!["--no-config"];
+    args.extend(paths.iter().map(String::as_str));
+    let run = check_json(&args);
+    (Some(run.code), run.diagnostics().clone())
 }
 
 fn at(d: &serde_json::Value) -> (u64, u64) {

@@ -52,7 +52,9 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-// ---- a small seeded RNG (SplitMix64): the seed alone replays a case ---------------------------
+// ---- its own seeded RNG (SplitMix64): the seed alone replays a case ------------------------------
+// Not tests/common's `Rng`: the regression_seed_* tests below replay recorded cases by seed, and
+// another generator would silently swap each of them for a different case.
 
 struct Rng(u64);
 

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use assert_cmd::Command;
 
 /// Every fixable fixture, whose corrected bytes are tests/fixtures/fixed/NAME.yaml. The golden
-/// files were written by hand from the rule table (spec §3.1 "fix" column); `fix`, the language
+/// files were written by hand from the rule table (its "fix" column); `fix`, the language
 /// server's quick fixes and Neovim applying them must all produce them.
 pub const FIX_GOLDEN: &[&str] = &[
     "values-valid-policy-quoted-string",

@@ -1,4 +1,4 @@
-//! Real Helm proves "safe" (issue 20): every fix golden, every fixture and a generated set of
+//! Real Helm proves "safe": every fix golden, every fixture and a generated set of
 //! values files (every fixable finding, alone and mixed; seeded) are rendered through
 //! charts-fixtures/ack-ai-installer with real Helm 3 and Helm 4 before and after `cgpu-lint fix`.
 //!

@@ -1337,7 +1337,7 @@ fn helm_reads_values_as_cgpu_lint_says() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Findings: one reading for every rule (issue 35, spec §13)
+// Findings: one reading for every rule
 
 /// Rules about the spelling of a value, not about the value Helm reads: the source and a file
 /// written from Helm's values differ for them by design. Everything else must agree.
@@ -1452,7 +1452,7 @@ fn helm_cgpu_values(
     }
 }
 
-/// Cases of more than one key, for the rules that read several (issue 35's classes): `enabled`
+/// Cases of more than one key, for the rules that read several (the findings classes): `enabled`
 /// in every spelling Helm reads as false beside another setting, in block and flow style; an
 /// anchor defined twice whose alias another key uses.
 fn multi_key_readings() -> Vec<Reading> {
@@ -1637,7 +1637,7 @@ fn findings_on_the_source_equal_findings_on_helms_values() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// UTF-16 (issue 35)
+// UTF-16
 
 /// `text` in UTF-16 (`le`: little-endian), with or without the byte-order mark.
 fn utf16(text: &str, le: bool, bom: bool) -> Vec<u8> {

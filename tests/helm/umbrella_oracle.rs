@@ -1,4 +1,4 @@
-//! Real Helm decides what an umbrella chart's subchart receives (issue 23): generated parent
+//! Real Helm decides what an umbrella chart's subchart receives: generated parent
 //! charts with ack-ai-installer as a dependency (without alias, under aliases, with `condition`
 //! and `tags`), generated parent values files (the subchart's key, `global:` in the parent and in
 //! the subchart's key, nulls, quoted values, a parent values.yaml under the file) are rendered by

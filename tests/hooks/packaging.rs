@@ -1,4 +1,4 @@
-//! Installing without a Rust toolchain (issue 26): the wheel (pyproject.toml, scripts/build-wheel),
+//! Installing without a Rust toolchain: the wheel (pyproject.toml, scripts/build-wheel),
 //! the pre-commit mirror (packaging/pre-commit-mirror/, scripts/pre-commit-mirror), the GitHub
 //! Action (action.yml), the release workflow (.github/workflows/release.yml,
 //! scripts/release-check), the container recipe (Containerfile) and the crate's package

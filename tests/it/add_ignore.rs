@@ -1,4 +1,4 @@
-//! `check --add-ignore` (issue 37) as a property over every fixture of tests/fixtures and a
+//! `check --add-ignore` as a property over every fixture of tests/fixtures and a
 //! seeded set of generated values files: in a copy, after `--add-ignore` the file checked again
 //! reports no error or warning but those listed as not ignorable, `cgpu-lint values` prints the
 //! same values (the comments change nothing Helm reads; real Helm 3 and 4 agree on a few

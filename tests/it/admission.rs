@@ -1,4 +1,4 @@
-//! Issue 24: the admission policy `generate admission-policy` writes is proven to agree with
+//! The admission policy `generate admission-policy` writes is proven to agree with
 //! `check` by execution. The policy's CEL runs in kube-cel (the Kubernetes CEL libraries, pinned
 //! in Cargo.toml) through `admission::eval`, on every installer object of tests/fixtures and on a
 //! seeded set of generated DaemonSets; `check` runs through the library's pipeline on the same
@@ -662,7 +662,7 @@ fn updated(r: &mut Rng, old: &Json) -> (Json, &'static str) {
     }
 }
 
-/// Issue 36: ratcheting, proven on generated UPDATEs (see `agree_on_update`). An update that
+/// Ratcheting, proven on generated UPDATEs (see `agree_on_update`). An update that
 /// changes only metadata is never denied, whatever the object already carries.
 #[test]
 fn on_update_the_policy_denies_only_new_or_changed_violations() {
@@ -1517,7 +1517,7 @@ fn the_gitops_policy_applies_argo_cd_parameters_over_values_object() {
     assert_eq!(gitops_check(&o).1, denied);
 }
 
-/// Issue 36: the chart is selected in matchConditions, so another team's HelmRelease or
+/// The chart is selected in matchConditions, so another team's HelmRelease or
 /// Application, of any shape its CRD admits, is never evaluated; every HelmRelease version
 /// Flux serves (v2, v2beta2, v2beta1) is matched by name.
 #[test]
@@ -1638,7 +1638,7 @@ fn each_policy_has_the_failure_policy_its_header_explains() {
     }
 }
 
-/// Issue 36: ratcheting in the gitops policy, on generated UPDATEs of HelmReleases and
+/// Ratcheting in the gitops policy, on generated UPDATEs of HelmReleases and
 /// Applications: it denies exactly the covered rules check reports as errors on the new object
 /// with a message check did not report on the old one; a metadata-only update is never denied.
 #[test]
@@ -1801,7 +1801,7 @@ fn check_admits_an_update_against_the_old_object() {
     assert!(out.contains("in kube-system: denied"), "{out}");
 }
 
-/// Issue 36: every generated object carries `app.kubernetes.io/managed-by: cgpu-lint` and the
+/// Every generated object carries `app.kubernetes.io/managed-by: cgpu-lint` and the
 /// tool's version, and the header names the prune command with them.
 #[test]
 fn every_generated_object_is_labelled_with_the_tool_and_its_version() {
@@ -1845,7 +1845,7 @@ fn every_generated_object_is_labelled_with_the_tool_and_its_version() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Issue 36: type-clean against the apps/v1 DaemonSet schema.
+// Type-clean against the apps/v1 DaemonSet schema.
 
 /// The schema lists an operand reads: for the API server's type checker each is its own list
 /// type (named by its path), so `_+_` of two of them has no overload.
@@ -1957,7 +1957,7 @@ fn mixed_list_sums(expr: &str) -> Vec<String> {
 
 #[test]
 fn no_expression_adds_two_schema_list_types() {
-    // The check can fail: the `containers` variable as it was before issue 36.
+    // The check can fail: the `containers` variable as it was once written (two list types added).
     let before = "(has(object.spec.template.spec.initContainers) ? object.spec.template.spec.initContainers : []) + object.spec.template.spec.containers";
     assert_eq!(mixed_list_sums(before).len(), 1, "{before}");
     assert!(mixed_list_sums("'a + b' + object.spec.template.spec.containers[0].name").is_empty());
@@ -1988,7 +1988,7 @@ fn no_expression_adds_two_schema_list_types() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Issue 36: --params.
+// --params.
 
 fn params_policy(data: Option<&str>) -> PolicySet {
     let mut text = admission::generate(&admission::Request {
@@ -2113,7 +2113,7 @@ fn the_params_configmap_changes_the_verdicts() {
     );
 }
 
-/// Issue 36: the size guard. An installer with 20,000 env entries (the API server's cost grows
+/// The size guard. An installer with 20,000 env entries (the API server's cost grows
 /// quadratically with them in the unguarded policy) is denied by the guard alone, and nothing
 /// else is evaluated on it; at the limit the policies judge as check does.
 #[test]

@@ -1,4 +1,4 @@
-//! Adopting cgpu-lint on a red repository (issue 25): `cgpu-lint baseline` records today's
+//! Adopting cgpu-lint on a red repository: `cgpu-lint baseline` records today's
 //! findings, `check` then reports only new ones; entries are keyed by file, document, JSON
 //! pointer, rule and a hash of the offending text (never the line); inline ignores and
 //! baseline entries expire with `until=`.

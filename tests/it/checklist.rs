@@ -293,7 +293,7 @@ fn fixtures_scenario_markdown_is_a_task_list_canary_first() {
         "pre-cordoned .22 is not in the run"
     );
     // 15 steps per node (2 nodes: read, decide, 3 when the module is not loaded, 10 when it
-    // differs), 11 checks before (issue 32 added: the installer as planned, the cluster lock,
+    // differs), 11 checks before (among them: the installer as planned, the cluster lock,
     // other actors), the canary check, 3 nodes to verify, done.
     assert_eq!(
         md.matches("- [ ] ").count(),
@@ -416,7 +416,7 @@ fn no_policy_change_means_no_reboot_and_exit_0() {
     assert!(String::from_utf8_lossy(&run.stdout).contains("No reboot needed"));
 }
 
-/// Issue 19: a checklist made from the DaemonSet *after* `helm upgrade` (it already carries the
+/// A checklist made from the DaemonSet *after* `helm upgrade` (it already carries the
 /// target) still has the per-node steps: the nodes keep the policy their module loaded until
 /// they restart, so their own state decides, not the DaemonSet's before/after. On main it said
 /// "No reboot needed" with an empty script.
@@ -463,7 +463,7 @@ fn a_daemonset_already_at_the_target_still_plans_the_nodes() {
     }
 }
 
-/// Issue 19: planned from files, the script needs the context it is pinned to; every kubectl
+/// Planned from files, the script needs the context it is pinned to; every kubectl
 /// call of the script goes through the one function that passes it (and --kubeconfig).
 #[test]
 fn shell_from_files_needs_a_context_and_pins_every_kubectl_call() {
@@ -621,7 +621,7 @@ fn untolerated_taint_excludes_a_node_and_old_cgpu_with_driver_535_is_an_error() 
             .contains("cn-beijing.10.0.3.13")
     );
     // A beijing cluster with a hangzhou image, a rollout not finished, a driver cGPU 1.0.9
-    // cannot run, and 1.0.9 is a downgrade from the live 1.5.3 (spec §6: blocking without
+    // cannot run, and 1.0.9 is a downgrade from the live 1.5.3 (blocking without
     // --allow-downgrade): the plan is blocked before any step.
     let blocking: Vec<&str> = j["blocking"]
         .as_array()
@@ -901,7 +901,7 @@ fn core_installer_policy_from_the_same_list_is_named_for_core_mem_nodes() {
     assert!(reason_of(&v, "cn-hangzhou.192.168.10.23").contains("already 1"));
 }
 
-/// Issue 11: `--format json` said `"reboot_required": true` with `"nodes": []` where the markdown
+/// `--format json` said `"reboot_required": true` with `"nodes": []` where the markdown
 /// says nothing to restart (the nodes list has no node the installer runs on).
 #[test]
 fn json_never_says_reboot_required_with_no_node_to_restart() {
@@ -936,7 +936,7 @@ fn json_never_says_reboot_required_with_no_node_to_restart() {
     }
 }
 
-/// Issue 11: with `--policy 2` the markdown read "`helm upgrade … -f --policy 2`".
+/// With `--policy 2` the markdown read "`helm upgrade … -f --policy 2`".
 #[test]
 fn markdown_with_policy_says_how_to_set_it_not_dash_f_dash_dash_policy() {
     let out = checklist(&[
@@ -957,7 +957,7 @@ fn markdown_with_policy_says_how_to_set_it_not_dash_f_dash_dash_policy() {
     );
 }
 
-/// Issue 11: "--tag: the tag is `latest`" when --tag was not given (the tag is the live one,
+/// "--tag: the tag is `latest`" when --tag was not given (the tag is the live one,
 /// whose problem is the DaemonSet's own finding).
 #[test]
 fn a_latest_live_tag_is_not_blamed_on_tag() {
@@ -999,7 +999,7 @@ fn a_latest_live_tag_is_not_blamed_on_tag() {
     assert!(out.stderr.contains("--tag"), "{}", out.stderr);
 }
 
-/// Issue 11: a nodeSelector change in the desired values moves the installer: the nodes to
+/// A nodeSelector change in the desired values moves the installer: the nodes to
 /// restart are those it will select; a node it leaves keeps its module and old policy, and is
 /// verified at the end.
 #[test]
@@ -1035,7 +1035,7 @@ fn a_node_selector_change_in_the_desired_values_selects_the_nodes() {
     assert_eq!(o["verify"], true);
 }
 
-/// Issue 11: `--select/--ignore` for the checklist's findings (the same filter as `check`).
+/// `--select/--ignore` for the checklist's findings (the same filter as `check`).
 #[test]
 fn select_and_ignore_filter_the_checklist_findings() {
     let rules = |extra: &[&str]| -> Vec<String> {
@@ -1273,7 +1273,7 @@ fn strs(v: &serde_json::Value) -> Vec<String> {
 
 /// JSON actions: every action has a stable id, the exact argv (the plan's kubectl prefix with
 /// --context and --kubeconfig) and what it must observe. The expected argv are written by hand
-/// from spec §6 and the kubectl/aliyun references, not copied from the output.
+/// from the documented plan and the kubectl/aliyun references, not copied from the output.
 #[test]
 fn json_actions_carry_action_argv_and_expect() {
     let j = json_of(&scenario_with(
@@ -1388,7 +1388,7 @@ fn json_actions_carry_action_argv_and_expect() {
         }
     }
     // The read goes through the installer pod found by the DaemonSet's selector, in the
-    // host's namespaces (spec §6: nsenter -t 1 -i -p -n -u -m).
+    // host's namespaces (nsenter -t 1 -i -p -n -u -m).
     let pods = strs(&find("always", "find-installer-pod")["argv"]);
     assert_eq!(
         pods[5..11],
@@ -1449,7 +1449,7 @@ fn json_actions_carry_action_argv_and_expect() {
 }
 
 /// The header: cluster, context, API server, identity, time of planning and "N of M nodes",
-/// M counting every node that runs the installer, the pre-cordoned .22 included (issue 19: the
+/// M counting every node that runs the installer, the pre-cordoned .22 included (the
 /// header said 3 where 4 ran the installer).
 #[test]
 fn header_names_the_cluster_the_time_and_n_of_m_with_cordoned_nodes_counted() {

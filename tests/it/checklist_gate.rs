@@ -1,4 +1,4 @@
-//! `checklist`: the desired values read as the upgrade applies them (spec §6, issue 19 item 4).
+//! `checklist`: the desired values read as the upgrade applies them.
 //! `helm upgrade -f FILE` without `--reuse-values` renders the chart defaults plus FILE, so a
 //! key the file leaves out takes the chart's default (tag `v1.5.3-8d3fc1b-aliyun`, policy 1:
 //! the chart's documented values); a key that falls back to a default other than the live
@@ -380,7 +380,7 @@ fn quoted_false_is_not_a_removal_and_fails_on_string_boolean() {
     assert!(rules(&j["diagnostics"]).contains(&"string-boolean".to_string()));
 }
 
-/// The gate's findings are suppressed and filtered as every finding is (spec §4: an inline
+/// The gate's findings are suppressed and filtered as every finding is (an inline
 /// `# cgpu-lint: ignore[rule]` on the line or the line above): a team that means the fallback
 /// says so in the file, and the plan goes on.
 #[test]
@@ -426,7 +426,7 @@ fn an_inline_suppression_silences_the_gate_like_any_finding() {
 }
 
 /// The removal plan's verify command is pinned to the plan's context in every format, as every
-/// kubectl call of the plan is (spec §6), not only in the script.
+/// kubectl call of the plan is, not only in the script.
 #[test]
 fn the_removal_verify_command_is_pinned_to_the_context_in_json_too() {
     let out = plan(

@@ -665,7 +665,7 @@ fn readme_gitlab_job_runs_as_written() {
     );
 }
 
-// ---- check --show-settings and --show-files (issue 37, item 2) ----
+// ---- check --show-settings and --show-files ----
 
 /// A repository with a config (ignore, per-file-ignores by path and by name, [fix]) and values
 /// files whose findings the settings hide or keep.
@@ -957,7 +957,7 @@ fn show_files_lists_the_files_check_reads_and_why_others_are_skipped() {
     };
     assert!(reason("./build/").contains(".gitignore"));
     assert!(reason("./values/scratch.tmp.yaml").contains(".gitignore"));
-    // Markdown is read by walks only with --include-markdown (issue 37, item 4).
+    // Markdown is read by walks only with --include-markdown.
     assert!(reason("./README.md").contains("--include-markdown"));
     write(&p.join("notes.txt"), "x\n");
     let shown_txt = check_in(p, &["--show-files", "."]);

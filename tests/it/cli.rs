@@ -490,7 +490,7 @@ fn exit_status_table_rows_for_the_other_commands() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
-// Issue 37, item 3: docs/changing-values.md says what each promotable rule's fix changes in
+// Docs/changing-values.md says what each promotable rule's fix changes in
 // the render, in the catalogue's own words (`rules --format json`, `applicability_reason`).
 #[test]
 fn changing_values_fix_class_table_is_the_catalogue() {

@@ -239,7 +239,7 @@ fn set_changes_only_the_value_and_keeps_comments() {
         .arg(&p)
         .output()
         .unwrap();
-    // Like `fix`: exit 1 when the file changed (spec §4, pre-commit's convention).
+    // Like `fix`: exit 1 when the file changed (pre-commit's convention).
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -478,7 +478,7 @@ fn set_usage_names_pairs_then_the_file() {
     );
 }
 
-/// A UTF-16 file (which Helm reads, issue 35) is not rewritten in place: the fixed text is
+/// A UTF-16 file (which Helm reads) is not rewritten in place: the fixed text is
 /// UTF-8, so `fix` says so and leaves the bytes; `--stdout` prints the fixed UTF-8 text.
 #[test]
 fn a_utf16_file_is_not_rewritten_in_place() {
@@ -523,8 +523,8 @@ fn run_in(dir: &std::path::Path, args: &[&str]) -> Out {
     bin().current_dir(dir).args(args).output().unwrap().into()
 }
 
-// Issue 37, item 3: `[fix] extend-safe` promotes a rule's unsafe fix, which `fix` then applies
-// (spec §13); without it `fix` leaves the value alone (spec §4: `fix` applies safe fixes only).
+// `[fix] extend-safe` promotes a rule's unsafe fix, which `fix` then applies
+//; without it `fix` leaves the value alone (`fix` applies safe fixes only).
 // string-boolean's fix changes what the chart renders (cgpu.enabled "false" is true to a Go
 // template; false removes the DaemonSets), so the default must keep it.
 #[test]

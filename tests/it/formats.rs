@@ -373,7 +373,7 @@ proptest::proptest! {
     }
 }
 
-// ---- rdjson and azure (issue 37, item 5) ----
+// ---- rdjson and azure ----
 
 #[cfg(feature = "tools")]
 fn node_module(path: &str) -> PathBuf {

@@ -1,4 +1,4 @@
-//! Values where platform teams keep them (issue 23, spec §10): an umbrella chart's values, a
+//! Values where platform teams keep them: an umbrella chart's values, a
 //! Flux HelmRelease, an Argo CD Application (valuesObject, the `values: |` string, sources[]).
 //! Every position is computed here from the bytes of the file (the offset of the text the
 //! finding is about), never copied from what cgpu-lint printed; the layering of `values` follows

@@ -1,4 +1,4 @@
-//! Values everywhere GitOps keeps them, part 2 (issue 34, spec §10 "Also (turn 4)"): Argo CD
+//! Values everywhere GitOps keeps them, part 2: Argo CD
 //! `helm.parameters` (with `forceString`) over the Application's values, helmfile `set:` and
 //! `setString:` over its `values:` list (inline mappings and files beside the helmfile),
 //! ApplicationSet templates, kustomize `helmCharts[]`, and what is not read said as such.

@@ -1,4 +1,4 @@
-//! The rules on top of Helm's reading of values (issue 10). Each expectation is what real Helm
+//! The rules on top of Helm's reading of values. Each expectation is what real Helm
 //! 3.18/4.2 does with the same bytes (measured through charts-fixtures/helm-probe; the oracle in
 //! tests/helm/helm_oracle.rs checks the reading itself over thousands of cases).
 

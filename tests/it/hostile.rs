@@ -295,7 +295,7 @@ fn odd_keys_and_values_in_the_cgpu_block() {
     }
 }
 
-/// A values file in a pull request must not drive the reviewer's terminal (issue 20): control
+/// A values file in a pull request must not drive the reviewer's terminal: control
 /// bytes (`ESC ] 0 ; … BEL` retitles it, `ESC [ 2 J` clears it) come out as `\x1b`, `\x07`, in
 /// the snippet and in the messages, for the human report and post-render's one-line findings.
 #[test]

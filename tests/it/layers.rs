@@ -644,7 +644,7 @@ fn no_import_cycle_between_files_of_a_folder() {
 
 /// Each entry of LAYERS is a folder or a file of its own, not one inside another's folder: a
 /// layer that lived inside another's folder would make the folders say one thing and the layer
-/// table another (issue 39: the catalogue on layer 1 inside src/rules/ on layer 4).
+/// table another (the catalogue on layer 1 inside src/rules/ on layer 4).
 #[test]
 fn every_layer_entry_is_a_folder_or_file_of_its_own() {
     let nested: Vec<String> = LAYERS

@@ -1,4 +1,4 @@
-//! Markdown (issue 37): the fenced ```yaml/```yml blocks of README.md and docs/*.md that mention
+//! Markdown: the fenced ```yaml/```yml blocks of README.md and docs/*.md that mention
 //! cGPU are checked through the pipeline with positions in the Markdown file, `fix` edits them in
 //! place, `<!-- cgpu-lint: ignore -->` opts a block out, and directory walks read Markdown only
 //! with `--include-markdown` (or `include-markdown = true`). The layout is a copy of a small

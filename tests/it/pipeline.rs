@@ -1,4 +1,4 @@
-//! Issue 11, "one pipeline and one cGPU model": every command gives the same answer. Each test is
+//! One pipeline and one cGPU model: every command gives the same answer. Each test is
 //! named for the disagreement it pins down; each failed before `lint::check_path` was the only
 //! path to findings.
 
@@ -362,7 +362,7 @@ fn a_digest_only_installer_image_is_a_warning() {
     assert_eq!(d[0]["severity"], "warning");
 }
 
-/// Issue 27: HAMi's and ACK's device plugin DaemonSets in a file of their own (each one its own
+/// HAMi's and ACK's device plugin DaemonSets in a file of their own (each one its own
 /// source under `check --cluster`) are inputs of `hami-device-plugin-conflict`, not a file with
 /// "nothing for cgpu-lint to check": no `cgpu-missing` for it, and their nodeSelectors judge the
 /// nodes.

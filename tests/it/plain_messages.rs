@@ -1,4 +1,4 @@
-//! Messages speak the project's words (issue 20, spec §4): no JSON-Schema vocabulary reaches a
+//! Messages speak the project's words: no JSON-Schema vocabulary reaches a
 //! user. Every cgpu key gets every kind of wrong value (null, booleans, numbers, strings, lists,
 //! mappings, as Helm types them), alone and beside other keys, nested a level down; the report in
 //! every format, `fix --diff` and `explain` must be free of the schema library's phrases.

@@ -1,4 +1,4 @@
-//! `--format policyreport` (issue 25): the findings as wgpolicyk8s.io/v1alpha2 PolicyReports
+//! `--format policyreport`: the findings as wgpolicyk8s.io/v1alpha2 PolicyReports
 //! (and openreports.io/v1alpha1 Reports with `--openreports`), validated against the CRDs'
 //! OpenAPI schemas as their projects publish them (tests/schemas/, sources in its README; the CRD
 //! YAML is read with PyYAML from target/venv, as tests/it/ci.rs reads docs/ci.md's jobs).

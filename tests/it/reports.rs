@@ -1,4 +1,4 @@
-//! Reports beside the findings (issue 25): `--statistics` (counts per rule, as ruff counts them)
+//! Reports beside the findings: `--statistics` (counts per rule, as ruff counts them)
 //! and `--output FILE` (the report in a file, the human side on stderr).
 //!
 //! The oracle for the counts is the JSON report of the same run: each rule's count is the number

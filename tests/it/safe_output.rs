@@ -1,4 +1,4 @@
-//! Every byte the human formats print is safe to show (issue 35, spec §13): values and file
+//! Every byte the human formats print is safe to show: values and file
 //! names full of control, bidi and invisible characters come out escaped, on the lines they
 //! belong to, while JSON keeps the exact strings; a huge value is cut with its length named;
 //! `fix -` writes only the file to stdout; a missing path is an io-error that is not a checked
@@ -8,7 +8,7 @@ use crate::common;
 use crate::common::bin;
 use proptest::prelude::*;
 
-/// What must not reach a terminal raw (spec §13): C0 but tab and newline, DEL, C1, and the bidi
+/// What must not reach a terminal raw: C0 but tab and newline, DEL, C1, and the bidi
 /// and invisible format characters. Written here from the spec, not from the code.
 fn is_hazard(c: char) -> bool {
     matches!(c as u32,

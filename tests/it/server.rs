@@ -1073,7 +1073,7 @@ fn random_incremental_edits_match_check_after_every_edit() {
     assert_eq!(c.finish(), 0);
 }
 
-/// Issue 23: the language server in an umbrella chart's values, a HelmRelease, an Application
+/// The language server in an umbrella chart's values, a HelmRelease, an Application
 /// (the `values: |` string too) and a helmfile: diagnostics equal `check`'s, hover at the nested
 /// `cgpu:` block.
 #[test]
@@ -1129,7 +1129,7 @@ fn gitops_forms_get_diagnostics_and_hover() {
     );
 }
 
-/// The GitOps forms of issue 34 (Argo CD parameters over the values, an ApplicationSet's
+/// The GitOps forms (Argo CD parameters over the values, an ApplicationSet's
 /// template with a `values: |` string, a dead `values` string): the server publishes exactly
 /// what `check` prints for the same bytes. (A finding in a values file that a helmfile or a
 /// kustomization names belongs to that file: the editor shows it there, not on the release.)
@@ -1149,7 +1149,7 @@ fn diagnostics_equal_check_on_the_gitops_forms() {
     assert_eq!(c.finish(), 0);
 }
 
-/// A Markdown document (issue 37): the server publishes what `check` finds in its ```yaml
+/// A Markdown document: the server publishes what `check` finds in its ```yaml
 /// blocks, at the Markdown file's positions.
 #[test]
 fn a_markdown_document_gets_the_findings_of_its_yaml_blocks() {
@@ -1165,7 +1165,7 @@ fn a_markdown_document_gets_the_findings_of_its_yaml_blocks() {
     assert_eq!(c.finish(), 0);
 }
 
-// Issue 37, item 3: the editor's fix-all follows `[fix] extend-safe` of the workspace's config
+// The editor's fix-all follows `[fix] extend-safe` of the workspace's config
 // and `extendUnsafeFixes` of the initializationOptions, as `fix` does with the config and
 // `--extend-unsafe-fixes`.
 #[test]

@@ -320,7 +320,7 @@ fn the_installers_tag_is_what_the_tag_rewrites() {
 #[test]
 fn without_a_current_version_the_answer_says_so() {
     // The nodes run cGPU at a version no input gives: nothing before the change to compare
-    // with, so no node can be said to break (spec §13: a what-if that can judge nothing exits 2).
+    // with, so no node can be said to break (a what-if that can judge nothing exits 2).
     let (code, answer) = what_if(&[], &["--tag", "1.5.8", "--kubernetes", "1.35"]);
     assert_eq!(code, 2);
     assert!(answer["cgpu_now"].is_null());

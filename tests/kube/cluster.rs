@@ -1295,7 +1295,7 @@ fn assert_one_conflict(report: &Value, node: &str, words: &str) {
     assert!(conflicts[0].1.contains(words), "{}", conflicts[0].1);
 }
 
-/// Issue 27: HAMi's device plugin (Helm release `hami` in kube-system, as HAMi's install guide
+/// HAMi's device plugin (Helm release `hami` in kube-system, as HAMi's install guide
 /// puts it) and ACK's ack-nvidia-device-plugin listed from kube-system, their nodeSelectors
 /// judging the nodes as from files. Node template 5 (ack.node.gpu.schedule=default) gets gpu=on:
 /// both plugins select it. csi-plugin, another DaemonSet there, is not read.

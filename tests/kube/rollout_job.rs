@@ -1,4 +1,4 @@
-//! `cgpu-lint generate rollout-job` (issue 47): the ServiceAccount, RBAC and batch/v1 Job that run
+//! `cgpu-lint generate rollout-job`: the ServiceAccount, RBAC and batch/v1 Job that run
 //! `cgpu-lint rollout --reboot-via node --wait-for-lock …` inside the cluster.
 //!
 //! - the generated objects pass the Kubernetes OpenAPI schemas (kubernetes-validate, strict);

@@ -11,7 +11,7 @@
 //! RollingUpdate or OnDelete, `--max-unavailable` 1-3, `--include-cordoned` or not, a policy
 //! change with or without an image upgrade, and one random
 //! fault at a random point (after the Nth change the cluster sees), then a re-run with the fault
-//! cleared. The invariants of issue 19 are checked after every run from the fake's history
+//! cleared. The invariants are checked after every run from the fake's history
 //! (what the cluster saw, when) and its final state; each failure prints the seed, and
 //! `RUNBOOK_SEED=N` replays one case. `RUNBOOK_CASES=N` sets the size of each sweep (default
 //! small, for the 2-core machine), `RUNBOOK_JOBS=N` how many cases run side by side (default
@@ -176,7 +176,7 @@ const MID_RUN_FAULTS: &[Fault] = &[
     Fault::PolicyChanged,
 ];
 const CONTEXT_FAULTS: &[Fault] = &[Fault::OtherContextCurrent, Fault::ContextPointsElsewhere];
-/// Time and other people (issue 32): drift between plan and run, a node an earlier run left
+/// Time and other people: drift between plan and run, a node an earlier run left
 /// down, other actors on a node, two runs of one plan.
 const COORDINATION_FAULTS: &[Fault] = &[
     Fault::ImageDrift,
@@ -289,7 +289,7 @@ impl Shape {
             let n = &mut s.nodes[i];
             (n.module, n.cordoned, n.ready, n.core) = (Module::Old, false, true, false);
         }
-        // The actors of issue 32 work on a node the run would restart, one not cordoned before
+        // The other actors (an operator, a controller, `helm upgrade`) work on a node the run would restart, one not cordoned before
         // the change (an earlier run's mark on such a node would make it the run's to finish).
         if COORDINATION_FAULTS.contains(&s.fault)
             && let Some(i) = s
@@ -1942,7 +1942,7 @@ fn sweep_wrong_context() {
     sweep("context", CONTEXT_FAULTS, ALL, cases(1), 3);
 }
 
-/// Time and other people (issue 32): the DaemonSet's image changed between plan and run (the
+/// Time and other people: the DaemonSet's image changed between plan and run (the
 /// chart default's 1.5.3), a node an earlier run left down, a node in an NVIDIA driver upgrade
 /// or under kured's lock, two runs of one plan at once and one after the other's first cordon.
 #[test]
@@ -2073,7 +2073,7 @@ fn mutant(lines: &[&str]) -> String {
     s
 }
 
-/// A small case of one of issue 32's shapes: `n` nodes at the old policy, one workload each.
+/// A small case of one of the drift shapes: `n` nodes at the old policy, one workload each.
 fn coordination_shape(seed: u64, n: u32, strategy: &'static str, fault: Fault) -> Shape {
     Shape {
         seed,
@@ -2115,7 +2115,7 @@ fn trial(shape: Shape, without_guard: &[&str], want: &[Inv]) {
     }
 }
 
-/// The trial of issue 32: planned for POLICY 2 on cGPU 1.5.9, then a plain `helm upgrade`
+/// A trial of time and other people: planned for POLICY 2 on cGPU 1.5.9, then a plain `helm upgrade`
 /// brought the chart default's 1.5.3 too; the run stops before any change and says to plan
 /// again. Without the plan check, the judge sees nodes rebooted into 1.5.3.
 #[test]
@@ -2133,7 +2133,7 @@ fn an_image_changed_between_plan_and_run_stops_before_any_change() {
     );
 }
 
-/// The trial of issue 32: two copies of one script started 0.5 s apart with --yes. One runs,
+/// A trial of time and other people: two copies of one script started 0.5 s apart with --yes. One runs,
 /// the other names the lock's holder and changes nothing; without the lock both act.
 #[test]
 fn two_runs_of_one_plan_never_act_at_once() {
@@ -2150,7 +2150,7 @@ fn two_runs_of_one_plan_never_act_at_once() {
     );
 }
 
-/// The trial of issue 32: a run stopped at wait-node-ready left its node NotReady, cordoned
+/// A trial of time and other people: a run stopped at wait-node-ready left its node NotReady, cordoned
 /// and marked; a re-run while it is still down takes no other node (the budget of 1 is held)
 /// and finishes it once it is back. Without the budget check it drains a second node.
 #[test]

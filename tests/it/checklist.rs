@@ -116,7 +116,7 @@ fn fixtures_scenario_json_policy_1_to_2_restarts_21_27_canary_21_and_verifies_22
         .iter()
         .map(|s| s.as_str().unwrap())
         .collect();
-    // Spec §6: read the state, decide, then the steps of each branch: no module → restart the
+    // Read the state, decide, then the steps of each branch: no module → restart the
     // installer pod only; differs → cordon, drain, …, uncordon.
     let order = [
         "/proc/cgpu_km/[0-9]*/policy",
@@ -1204,7 +1204,7 @@ fn the_same_findings_as_check_for_the_same_inputs() {
     assert_eq!(from_check, from_checklist);
 }
 
-/// Spec §6: "the decision ('module not loaded: restart the installer pod only') comes before
+/// The plan's order: "the decision ('module not loaded: restart the installer pod only') comes before
 /// cordon in every format". Markdown: in every node's section the decision and the
 /// module-not-loaded branch come before the first cordon. JSON: the same in `steps`, and no
 /// action that changes anything comes before the `decide` action.

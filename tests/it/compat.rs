@@ -1017,7 +1017,7 @@ fn pods_findings(run: &Run) -> Vec<(String, String, String)> {
     out
 }
 
-// The limit is the ACK page's (domain.md, and the data entry issue-pods-per-gpu): at most 20
+// The limit is the ACK page's (the data entry issue-pods-per-gpu): at most 20
 // pods share one GPU under cGPU. The fixture's comment says which pods count on which node.
 #[test]
 fn pods_per_gpu_over_a_pod_list_and_its_nodes() {

@@ -761,9 +761,9 @@ fn no_file_is_over_900_lines_but_the_named_port() {
 /// hold: "issue 38" or "spec §5" says nothing to the next reader, and the history is
 /// CHANGELOG.md's.
 #[test]
-fn no_comment_in_src_cites_an_issue_or_a_spec_section() {
+fn no_comment_in_src_or_tests_cites_an_issue_or_a_spec_section() {
     let mut found = Vec::new();
-    let mut stack = vec![src()];
+    let mut stack = vec![src(), src().with_file_name("tests")];
     while let Some(dir) = stack.pop() {
         for e in std::fs::read_dir(&dir).unwrap() {
             let p = e.unwrap().path();
@@ -778,6 +778,10 @@ fn no_comment_in_src_cites_an_issue_or_a_spec_section() {
             for (i, line) in text.lines().enumerate() {
                 let Some(at) = line.find("//") else { continue };
                 let comment = line[at..].to_ascii_lowercase();
+                // This test's own doc names the form it refuses, quoted.
+                if comment.contains("\"issue 38\"") {
+                    continue;
+                }
                 let cites_issue = comment.match_indices("issue ").any(|(j, w)| {
                     comment[j + w.len()..]
                         .trim_start_matches('#')

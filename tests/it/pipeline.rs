@@ -161,7 +161,7 @@ fn a_daemonset_without_policy_gets_one_message_in_check_and_checklist() {
         .map(|d| d["message"].clone())
         .unwrap_or_else(|| panic!("{list:#}"));
     assert_eq!(from_check, from_checklist);
-    // domain.md D03/§10: nobody documents the installer's default, so neither may claim one.
+    // Nobody documents the installer's default, so neither may claim one.
     let m = from_check.as_str().unwrap();
     assert!(m.contains("no public source documents"), "{m}");
     assert!(!m.contains("built-in default applies"), "{m}");

@@ -261,7 +261,7 @@ fn duplicate_key_names_both_lines_and_the_winner() {
 #[test]
 fn multi_document_findings_name_their_document() {
     let r = check_json(&[&fixture("values-multi-doc-two-clusters.yaml")]);
-    // Spec §2: without --helm a multi-document values file is checked as both Helm versions
+    // Without --helm a multi-document values file is checked as both Helm versions
     // read it, and a warning says they differ (Helm 3 installs document 1, Helm 4 merges both).
     expect_rules(
         &r,

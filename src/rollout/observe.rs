@@ -281,7 +281,7 @@ impl Observation {
 
 // ---- reading kubectl's JSON -------------------------------------------------------------------
 
-pub(crate) fn pairs(v: &Value) -> Vec<(String, String)> {
+fn pairs(v: &Value) -> Vec<(String, String)> {
     v.as_object()
         .map(|m| {
             m.iter()

@@ -629,8 +629,8 @@ pub struct GenerateArgs {
     #[command(subcommand)]
     pub patch: Option<GenerateCommand>,
     /// Scheduling policy 0-5 (0 fair share, 1 preemptive, 2 weight-based, 3 fixed, 4 soft, 5 native)
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    pub policy: i64,
+    #[arg(long, value_name = "N", default_value_t = crate::cgpu::CHART_DEFAULT_POLICY, value_parser = policy_parser())]
+    pub policy: u8,
     /// cGPU installer image tag (default: the chart's documented default, which has the 1.5.7 deadlock)
     #[arg(long, value_name = "TAG")]
     pub tag: Option<String>,
@@ -696,8 +696,8 @@ pub enum AdmissionAction {
 #[derive(Debug, Clone, Args)]
 pub struct PatchArgs {
     /// The new scheduling policy, 0-5
-    #[arg(long, value_name = "N")]
-    pub policy: i64,
+    #[arg(long, value_name = "N", value_parser = policy_parser())]
+    pub policy: u8,
     /// Also change the installer image to this tag (needs --region for the registry host)
     #[arg(long, value_name = "TAG", requires = "region")]
     pub tag: Option<String>,

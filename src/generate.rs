@@ -25,7 +25,7 @@ pub enum GenerateError {
 
 #[derive(Debug, Clone)]
 pub struct ValuesRequest {
-    pub policy: i64,
+    pub policy: u8,
     pub tag: Option<String>,
     pub pull_policy: String,
     pub node_selector: Vec<(String, String)>,
@@ -148,7 +148,7 @@ fn verify(text: &str) -> Result<Vec<Diagnostic>, GenerateError> {
 
 #[derive(Debug, Clone)]
 pub struct PatchRequest {
-    pub policy: i64,
+    pub policy: u8,
     pub tag: Option<String>,
     pub region: Option<String>,
 }
@@ -183,13 +183,15 @@ pub fn patch(req: &PatchRequest) -> Result<Generated, GenerateError> {
         }
         _ => None,
     };
+    // In range: the values rules refused a policy outside POLICIES above (clap refuses one from
+    // the command line before; a caller of this function may give any u8).
     let n = req.policy;
     // The whole output is a valid patch file (the commands are comments), so
     // `cgpu-lint generate patch ... > patch.yaml` can be given to `kubectl patch --patch-file`.
     let mut text = format!(
         "# Change the cGPU policy of a cluster where cGPU is already installed (policy {n}: {title}):\n\
          #   kubectl -n kube-system set env daemonset/cgpu-installer POLICY={n}\n",
-        title = POLICY_TITLES[n as usize]
+        title = POLICY_TITLES[usize::from(n)]
     );
     if let Some(img) = &image {
         text.push_str(&format!(
@@ -255,12 +257,26 @@ mod tests {
         assert!(g.notes.is_empty(), "{:?}", g.notes);
     }
 
+    /// clap refuses a policy outside the range on the command line; a caller of the library gets
+    /// the rule's refusal rather than a file or a patch with a policy cGPU does not know.
     #[test]
     fn an_out_of_range_policy_is_refused() {
         let mut r = req();
         r.policy = 9;
         assert!(matches!(
             values(&r),
+            Err(GenerateError::Rejected {
+                rule: crate::catalogue::RuleId::PolicyOutOfRange,
+                ..
+            })
+        ));
+        let p = PatchRequest {
+            policy: 6,
+            tag: None,
+            region: None,
+        };
+        assert!(matches!(
+            patch(&p),
             Err(GenerateError::Rejected {
                 rule: crate::catalogue::RuleId::PolicyOutOfRange,
                 ..

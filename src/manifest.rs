@@ -256,7 +256,8 @@ impl<'a> Installer<'a> {
 
 /// The env variable cgpu-installer reads its policy from. A container with several entries of
 /// that name gets the last one (the kubelet's rule for repeated env names), which is what every
-/// reader of it uses: [`Installer::policy`], `status`'s reading of the DaemonSet and its pods.
+/// reader of it uses: [`Installer::policy`], and the rollout's observation of the DaemonSet and
+/// its pods (`status` reads through it).
 pub const POLICY_ENV: &str = "POLICY";
 
 /// A POLICY value as a policy number: `"3"` or an unquoted 3.

@@ -16,10 +16,9 @@ use serde_json::Value;
 
 use crate::catalogue::RuleId;
 use crate::cgpu;
-use crate::checklist::steps::{NSENTER, READ_STATE};
-use crate::cluster::{ClusterError, Fetched, Options, Target};
+use crate::cluster::{ClusterError, Fetched, Options};
 use crate::diag::Diagnostic;
-use crate::rollout::observe::NodeObs;
+use crate::rollout::observe::{self, InstallerObs, NodeObs, Observation, Reader};
 use crate::rules::{Ctx, RuleOptions};
 use crate::yaml::Source;
 
@@ -32,7 +31,8 @@ pub struct Limits {
     pub timeout: Duration,
 }
 
-/// What an installer DaemonSet asks of the nodes it selects.
+/// What an installer DaemonSet asks of the nodes it selects: its POLICY and cGPU version as the
+/// rollout reads them ([`InstallerObs`]).
 #[derive(Debug, Clone, Serialize)]
 pub struct Asks {
     pub installer: String,
@@ -40,28 +40,30 @@ pub struct Asks {
     pub policy: Option<String>,
     /// The cGPU version of its image tag.
     pub version: Option<String>,
-    #[serde(skip)]
-    node_selector: Vec<(String, String)>,
-    #[serde(skip)]
-    pod_selector: String,
 }
 
 impl Asks {
-    /// An installer that asks `policy` and cGPU `version`, selecting no node in particular.
+    /// An installer that asks `policy` and cGPU `version`.
     #[cfg(test)]
     pub(crate) fn new(installer: &str, policy: Option<&str>, version: Option<&str>) -> Asks {
         Asks {
             installer: installer.into(),
             policy: policy.map(str::to_string),
             version: version.map(str::to_string),
-            node_selector: Vec::new(),
-            pod_selector: String::new(),
+        }
+    }
+
+    /// What the installer the rollout observed asks.
+    pub fn of(inst: &InstallerObs) -> Asks {
+        Asks {
+            installer: inst.name.clone(),
+            policy: inst.policy.clone(),
+            version: inst.version.clone(),
         }
     }
 }
 
-pub use crate::rollout::observe::{Module, State, parse_state};
-use crate::rollout::observe::{env_policy, pairs};
+pub use crate::rollout::observe::{Module, State};
 
 /// A node's verdict. In JSON: `"verdict"` (kebab-case) and `"why"`, always a string.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -187,140 +189,104 @@ pub struct ClusterStatus {
     pub context: Option<String>,
 }
 
-fn parse(src: &Source) -> Option<Value> {
-    serde_json::from_str(&src.text).ok()
+/// The objects kubectl printed, as JSON.
+fn values(sources: &[Arc<Source>]) -> Vec<Value> {
+    sources
+        .iter()
+        .filter_map(|s| serde_json::from_str(&s.text).ok())
+        .collect()
 }
 
-fn installers(fetched: &Fetched) -> Vec<Asks> {
-    let mut out = Vec::new();
-    for ds in fetched.installers.iter().filter_map(|s| parse(s)) {
-        let spec = &ds["spec"]["template"]["spec"];
-        let container = &spec["containers"][0];
-        let version = container["image"]
-            .as_str()
-            .and_then(|i| cgpu::split_image(i).tag)
-            .and_then(|t| cgpu::parse_tag(t).ok())
-            .map(|t| t.core.to_string());
-        let sel: Vec<String> = pairs(&ds["spec"]["selector"]["matchLabels"])
-            .into_iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
-        out.push(Asks {
-            installer: ds["metadata"]["name"].as_str().unwrap_or("").to_string(),
-            policy: env_policy(container),
-            version,
-            node_selector: pairs(&spec["nodeSelector"]),
-            pod_selector: sel.join(","),
-        });
-    }
-    out
-}
-
-fn selects(a: &Asks, labels: &std::collections::BTreeMap<String, String>) -> bool {
-    !a.node_selector.is_empty()
-        && a.node_selector
+/// The nodes and installers fetched, read as the rollout reads them (its observation, without
+/// pods or modules yet): one reading of a cluster, so `status` and `rollout` cannot disagree on
+/// which nodes share GPUs, which installer selects each, or what it asks.
+fn observation(fetched: &Fetched) -> Observation {
+    Observation {
+        nodes: values(&fetched.nodes)
             .iter()
-            .all(|(k, v)| labels.get(k) == Some(v))
+            .map(observe::node_from)
+            .collect(),
+        installers: observe::installers_from(&values(&fetched.installers)),
+        ..Default::default()
+    }
 }
 
-/// The installer pods of each installer, by node: (pod name, POLICY) of the first pod that is
-/// not being deleted, or why there is none.
-type Pods = BTreeMap<(String, String), Result<(String, Option<String>), String>>;
-
-fn list_pods(options: &Options, target: &Target, asks: &[Asks], until: Instant) -> Pods {
-    let mut out = Pods::new();
-    for a in asks {
-        if a.pod_selector.is_empty() {
-            out.insert(
-                (a.installer.clone(), String::new()),
-                Err(format!(
-                    "{} has no spec.selector.matchLabels to find its pods by",
-                    a.installer
-                )),
-            );
-            continue;
-        }
-        let args: Vec<String> = [
-            "-n",
-            "kube-system",
-            "get",
-            "pods",
-            "-l",
-            &a.pod_selector,
-            "-o",
-            "json",
-        ]
-        .map(String::from)
-        .to_vec();
-        let listed = options
-            .run(target, &args, Some(until))
-            .map_err(|e| match e {
-                ClusterError::Forbidden { .. } => "no list pods in kube-system".to_string(),
-                e => format!("its installer pods could not be listed: {e}"),
-            })
-            .and_then(|bytes| {
-                serde_json::from_slice::<Value>(&bytes)
-                    .map_err(|e| format!("kubectl printed something that is not JSON: {e}"))
-            });
-        let items = match listed {
-            Ok(v) => v["items"].as_array().cloned().unwrap_or_default(),
-            Err(why) => {
-                out.insert((a.installer.clone(), String::new()), Err(why));
-                continue;
+/// Each installer's own pods into `obs`, one LIST each (as the rollout lists them), stopped at
+/// `until`; by installer, why its pods are not known.
+fn list_pods(reader: &Reader, obs: &mut Observation, until: Instant) -> BTreeMap<String, String> {
+    let mut unlisted = BTreeMap::new();
+    for inst in &obs.installers {
+        let listed = match &inst.pod_selector {
+            None => Err(format!(
+                "{} selects its pods with matchExpressions: its pods cannot be found by a label selector",
+                inst.name
+            )),
+            Some(sel) if sel.is_empty() => Err(format!(
+                "{} has no spec.selector.matchLabels to find its pods by",
+                inst.name
+            )),
+            Some(_) => {
+                observe::read_installer_pods(reader, inst, Some(until)).map_err(|e| match e {
+                    ClusterError::Forbidden { .. } => "no list pods in kube-system".to_string(),
+                    ClusterError::BadOutput { detail, .. } => {
+                        format!("kubectl printed something that is not JSON: {detail}")
+                    }
+                    e => format!("its installer pods could not be listed: {e}"),
+                })
             }
         };
-        for p in &items {
-            // The DaemonSet's own pods only (its selector could match another's).
-            let owned = p["metadata"]["ownerReferences"]
-                .as_array()
-                .is_some_and(|o| {
-                    o.iter()
-                        .any(|r| r["kind"] == "DaemonSet" && r["name"] == a.installer.as_str())
-                });
-            let Some(node) = p["spec"]["nodeName"].as_str().filter(|_| owned) else {
-                continue;
-            };
-            let name = p["metadata"]["name"].as_str().unwrap_or("").to_string();
-            let key = (a.installer.clone(), node.to_string());
-            if p["metadata"]
-                .get("deletionTimestamp")
-                .is_some_and(|d| !d.is_null())
-            {
-                out.entry(key).or_insert_with(|| {
-                    Err(format!(
-                        "no installer pod on the node: {name} is being deleted"
-                    ))
-                });
-                continue;
+        match listed {
+            Ok(pods) => {
+                obs.installer_pods.insert(inst.name.clone(), pods);
             }
-            let policy = env_policy(&p["spec"]["containers"][0]);
-            if !matches!(out.get(&key), Some(Ok(_))) {
-                out.insert(key, Ok((name, policy)));
+            Err(why) => {
+                unlisted.insert(inst.name.clone(), why);
             }
         }
     }
-    out
+    unlisted
 }
 
-/// READ_STATE through the pod, as the runbook runs it.
-fn read_state(
-    options: &Options,
-    target: &Target,
-    pod: &str,
-    until: Instant,
-) -> Result<State, String> {
-    let mut args: Vec<String> = ["-n", "kube-system", "exec", pod, "--"]
-        .map(String::from)
-        .to_vec();
-    args.extend(NSENTER.split(' ').map(str::to_string));
-    args.extend(["sh".into(), "-c".into(), READ_STATE.into()]);
-    match options.run(target, &args, Some(until)) {
-        Ok(out) => parse_state(&String::from_utf8_lossy(&out)),
-        Err(ClusterError::Forbidden { .. }) => Err("no pods/exec".into()),
-        Err(_) if Instant::now() >= until => Err("not read before the deadline (--timeout)".into()),
-        Err(ClusterError::Kubectl { detail, .. }) => Err(format!("exec in {pod} failed: {detail}")),
-        Err(e) => Err(format!("exec in {pod} failed: {e}")),
+/// The installer pod a node is read through, (pod name, its POLICY): the one the rollout
+/// picks ([`Observation::installer_pod`]), or why there is none.
+type Pod = Result<(String, Option<String>), String>;
+
+fn pod_of(
+    obs: &Observation,
+    unlisted: &BTreeMap<String, String>,
+    inst: &InstallerObs,
+    node: &str,
+) -> Pod {
+    if let Some(why) = unlisted.get(&inst.name) {
+        return Err(why.clone());
     }
+    if let Some(p) = obs.installer_pod(&inst.name, node) {
+        return Ok((p.name.clone(), p.policy.clone()));
+    }
+    let deleting = obs
+        .installer_pods
+        .get(&inst.name)
+        .into_iter()
+        .flatten()
+        .find(|p| p.node == node);
+    match deleting {
+        Some(p) => Err(format!(
+            "no installer pod on the node: {} is being deleted",
+            p.name
+        )),
+        None => Err(format!("no {} pod on the node", inst.name)),
+    }
+}
+
+/// READ_STATE through the pod, as the rollout reads it.
+fn read_state(reader: &Reader, pod: &str, until: Instant) -> Result<State, String> {
+    observe::read_module(reader, pod, until)
+        .map_err(|why| if why == observe::LATE { late() } else { why })
+}
+
+/// A node not read in time, naming the flag that sets the time.
+fn late() -> String {
+    format!("{} (--timeout)", observe::LATE)
 }
 
 /// Read every GPU-sharing node of one cluster.
@@ -328,28 +294,28 @@ pub fn read(options: &Options, fetched: &Fetched, limits: Limits) -> ClusterStat
     let start = Instant::now();
     let until = start + limits.timeout;
     let target = &fetched.target;
-    let asks = installers(fetched);
-    // The GPU-sharing nodes: those an installer selects, and those labelled for cGPU.
-    let mut nodes: Vec<(NodeObs, Option<Asks>)> = Vec::new();
-    for n in fetched.nodes.iter().filter_map(|s| parse(s)) {
-        let obs = crate::rollout::observe::node_from(&n);
-        match asks.iter().find(|a| selects(a, &obs.labels)) {
-            Some(a) => nodes.push((obs, Some(a.clone()))),
-            None if obs.isolating() => nodes.push((obs, None)),
-            None => {}
-        }
-    }
-    let reader = crate::rollout::observe::Reader {
+    let reader = Reader {
         options,
         target,
         parallel: 1,
     };
-    let lock = crate::rollout::observe::read_lease(&reader, crate::rollout::lease::NAME)
+    let mut obs = observation(fetched);
+    let lock = observe::read_lease(&reader, crate::rollout::lease::NAME)
         .ok()
         .flatten()
         .filter(|l| !l.holder.is_empty())
         .map(|l| crate::rollout::lease::describe(&l, crate::date::now_millis()));
-    let pods = list_pods(options, target, &asks, until);
+    let unlisted = list_pods(&reader, &mut obs, until);
+    // The GPU-sharing nodes, each with what its installer asks and the pod it is read through.
+    let nodes: Vec<(&NodeObs, Option<(Asks, Pod)>)> = obs
+        .gpu_sharing()
+        .map(|n| {
+            let installer = obs
+                .installer_of(n)
+                .map(|i| (Asks::of(i), pod_of(&obs, &unlisted, i, &n.name)));
+            (n, installer)
+        })
+        .collect();
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<NodeStatus>>> = Mutex::new(vec![None; nodes.len()]);
     let workers = limits.parallel.clamp(1, 64).min(nodes.len().max(1));
@@ -358,10 +324,10 @@ pub fn read(options: &Options, fetched: &Fetched, limits: Limits) -> ClusterStat
             scope.spawn(|| {
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some((node, asks)) = nodes.get(i) else {
+                    let Some((node, installer)) = nodes.get(i) else {
                         break;
                     };
-                    let status = one(options, target, node, asks.as_ref(), &pods, until);
+                    let status = one(&reader, node, installer.as_ref(), until);
                     if let Ok(mut r) = results.lock() {
                         r[i] = Some(status);
                     }
@@ -377,7 +343,7 @@ pub fn read(options: &Options, fetched: &Fetched, limits: Limits) -> ClusterStat
         .collect();
     ClusterStatus {
         cluster: target.label.clone(),
-        installers: asks,
+        installers: obs.installers.iter().map(Asks::of).collect(),
         nodes,
         node_count: fetched.node_count,
         lock,
@@ -386,18 +352,15 @@ pub fn read(options: &Options, fetched: &Fetched, limits: Limits) -> ClusterStat
 }
 
 fn one(
-    options: &Options,
-    target: &Target,
+    reader: &Reader,
     node: &NodeObs,
-    asks: Option<&Asks>,
-    pods: &Pods,
+    installer: Option<&(Asks, Pod)>,
     until: Instant,
 ) -> NodeStatus {
     use crate::rollout::decide::{Phase, phase};
-    let name = node.name.as_str();
     let s = NodeStatus {
-        name: name.to_string(),
-        asks: asks.cloned(),
+        name: node.name.clone(),
+        asks: installer.map(|(a, _)| a.clone()),
         pod: None,
         pod_policy: None,
         module: None,
@@ -413,7 +376,7 @@ fn one(
         }),
         verdict: Verdict::Unreadable(String::new()),
     };
-    let mut s = one_read(options, target, name, asks, pods, until, s);
+    let mut s = one_read(reader, installer, until, s);
     // A NotReady node is named so, not by the exec's error alone.
     if !node.ready
         && let Verdict::Unreadable(why) = &s.verdict
@@ -423,42 +386,31 @@ fn one(
     s
 }
 
-#[allow(clippy::too_many_arguments)]
 fn one_read(
-    options: &Options,
-    target: &Target,
-    name: &str,
-    asks: Option<&Asks>,
-    pods: &Pods,
+    reader: &Reader,
+    installer: Option<&(Asks, Pod)>,
     until: Instant,
     mut s: NodeStatus,
 ) -> NodeStatus {
-    let Some(asks) = asks else {
+    let Some((asks, pod)) = installer else {
         s.verdict =
             Verdict::Unreadable("it is labelled for cGPU, but no cgpu-installer selects it".into());
         return s;
     };
     if Instant::now() >= until {
-        s.verdict = Verdict::Unreadable("not read before the deadline (--timeout)".into());
+        s.verdict = Verdict::Unreadable(late());
         return s;
     }
-    let pod = pods
-        .get(&(asks.installer.clone(), name.to_string()))
-        .or_else(|| pods.get(&(asks.installer.clone(), String::new())));
     let (pod, pod_policy) = match pod {
-        Some(Ok(p)) => p.clone(),
-        Some(Err(why)) => {
+        Ok(p) => p.clone(),
+        Err(why) => {
             s.verdict = Verdict::Unreadable(why.clone());
-            return s;
-        }
-        None => {
-            s.verdict = Verdict::Unreadable(format!("no {} pod on the node", asks.installer));
             return s;
         }
     };
     s.pod = Some(pod.clone());
     s.pod_policy = pod_policy.clone();
-    s.verdict = match read_state(options, target, &pod, until) {
+    s.verdict = match read_state(reader, &pod, until) {
         Ok(state) => {
             if let State::Loaded(m) = &state {
                 s.module = Some(m.clone());
@@ -694,15 +646,15 @@ fn name_span(src: &Arc<Source>, name: &str) -> std::ops::Range<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rollout::observe::parse_state;
 
     /// A container with two POLICY entries runs the last (the kubelet's rule), the value
     /// `check` reads too: status and check must not name different policies for one DaemonSet.
     #[test]
     fn the_last_policy_entry_is_the_one_in_force_as_check_reads_it() {
-        let json = r#"{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"cgpu-installer"},"spec":{"template":{"spec":{"containers":[{"name":"cgpu-installer","image":"x","env":[{"name":"POLICY","value":"1"},{"name":"OTHER","value":"4"},{"name":"POLICY","value":"2"}]}]}}}}"#;
-        let v: Value = serde_json::from_str(json).unwrap();
-        let container = &v["spec"]["template"]["spec"]["containers"][0];
-        assert_eq!(env_policy(container).as_deref(), Some("2"));
+        let json = r#"{"apiVersion":"apps/v1","kind":"DaemonSet","metadata":{"name":"cgpu-installer","namespace":"kube-system"},"spec":{"template":{"spec":{"containers":[{"name":"cgpu-installer","image":"x","env":[{"name":"POLICY","value":"1"},{"name":"OTHER","value":"4"},{"name":"POLICY","value":"2"}]}]}}}}"#;
+        let obs = observation(&fetched(&[json], &[]));
+        assert_eq!(Asks::of(&obs.installers[0]).policy.as_deref(), Some("2"));
         let src = Source::new("ds.json", json.to_string());
         let parsed = crate::yaml::parse(&src);
         let root = parsed.documents[0].root.as_ref().unwrap();
@@ -711,14 +663,177 @@ mod tests {
         assert_eq!(installer.policy(), Some(2));
     }
 
-    fn asks(policy: &str, version: &str) -> Asks {
-        Asks {
-            installer: "cgpu-installer".into(),
-            policy: Some(policy.into()),
-            version: Some(version.into()),
-            node_selector: vec![],
-            pod_selector: String::new(),
+    /// What the cluster reader fetched: the installers' and the nodes' JSON.
+    fn fetched(installers: &[&str], nodes: &[Value]) -> Fetched {
+        Fetched {
+            target: crate::cluster::Target {
+                label: "prod".into(),
+                context: Some("prod".into()),
+                server: None,
+            },
+            installers: installers
+                .iter()
+                .enumerate()
+                .map(|(i, t)| Source::new(format!("prod:DaemonSet/{i}"), t.to_string()))
+                .collect(),
+            device_plugins: Vec::new(),
+            warnings: Vec::new(),
+            nodes: nodes
+                .iter()
+                .map(|n| {
+                    let name = n["metadata"]["name"].as_str().unwrap_or_default();
+                    Source::new(format!("prod:Node/{name}"), crate::cluster::kubectl_json(n))
+                })
+                .collect(),
+            pods: Vec::new(),
+            pods_listed: None,
+            node_count: nodes.len(),
+            gpu_sharing: 0,
         }
+    }
+
+    fn daemonset(name: &str, containers: Value) -> String {
+        serde_json::json!({
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": name, "namespace": "kube-system"},
+            "spec": {
+                "selector": {"matchLabels": {"name": name}},
+                "template": {"spec": {
+                    "nodeSelector": {"ack.node.gpu.schedule": "cgpu"},
+                    "containers": containers,
+                }},
+            },
+        })
+        .to_string()
+    }
+
+    fn container(name: &str, policy: &str, tag: &str) -> Value {
+        serde_json::json!({
+            "name": name,
+            "image": format!("registry-vpc.cn-hangzhou.aliyuncs.com/acs/cgpu-installer:{tag}"),
+            "env": [{"name": "POLICY", "value": policy}],
+        })
+    }
+
+    fn gpu_node(name: &str) -> Value {
+        serde_json::json!({
+            "kind": "Node",
+            "metadata": {"name": name, "labels": {"ack.node.gpu.schedule": "cgpu"}},
+        })
+    }
+
+    /// A sidecar listed before the installer's container does not speak for the installer:
+    /// status reads the container named like the DaemonSet, as the rollout's gates do, so it
+    /// cannot call a node converged that the rollout would restart.
+    #[test]
+    fn status_asks_what_the_rollout_reads_from_the_installers_own_container() {
+        let ds = daemonset(
+            "cgpu-installer",
+            serde_json::json!([
+                container("log-shipper", "1", "v1.5.3-0000000-aliyun"),
+                container("cgpu-installer", "2", "v1.5.10-3c9d1e7-aliyun"),
+            ]),
+        );
+        let obs = observation(&fetched(&[&ds], &[gpu_node("n1")]));
+        let n = obs.gpu_sharing().next().expect("n1 shares GPUs");
+        let asks = Asks::of(obs.installer_of(n).unwrap());
+        assert_eq!(asks.policy.as_deref(), Some("2"));
+        assert_eq!(asks.version.as_deref(), Some("1.5.10"));
+        // The rollout's reading of the same object.
+        let rollout = observe::installer_from(&serde_json::from_str(&ds).unwrap());
+        assert_eq!(
+            (asks.policy, asks.version),
+            (rollout.policy, rollout.version)
+        );
+    }
+
+    /// cgpu-installer is tried first for a node both installers select, whatever order kubectl
+    /// printed them in, as the rollout tries them.
+    #[test]
+    fn a_node_two_installers_select_is_cgpu_installers() {
+        let tag = "v1.5.10-3c9d1e7-aliyun";
+        let core = daemonset(
+            "cgpu-core-installer",
+            serde_json::json!([container("cgpu-core-installer", "3", tag)]),
+        );
+        let plain = daemonset(
+            "cgpu-installer",
+            serde_json::json!([container("cgpu-installer", "2", tag)]),
+        );
+        let obs = observation(&fetched(&[&core, &plain], &[gpu_node("n1")]));
+        let names: Vec<&str> = obs.installers.iter().map(|i| i.name.as_str()).collect();
+        assert_eq!(names, ["cgpu-installer", "cgpu-core-installer"]);
+        assert_eq!(
+            obs.installer_of(&obs.nodes[0]).unwrap().name,
+            "cgpu-installer"
+        );
+    }
+
+    fn pod(name: &str, node: &str, owner: &str, deleting: bool) -> Value {
+        let mut p = serde_json::json!({
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "kube-system",
+                "ownerReferences": [{"kind": "DaemonSet", "name": owner, "controller": true}],
+            },
+            "spec": {
+                "nodeName": node,
+                "containers": [{"name": owner, "image": "x", "env": [{"name": "POLICY", "value": "2"}]}],
+            },
+        });
+        if deleting {
+            p["metadata"]["deletionTimestamp"] = "2026-12-07T16:48:52Z".into();
+        }
+        p
+    }
+
+    /// The pod a node is read through is the rollout's pick: the installer's own pod on the node
+    /// that is not being deleted; a pod being deleted is named when it is the only one.
+    #[test]
+    fn a_node_is_read_through_the_pod_the_rollout_would_pick() {
+        let tag = "v1.5.10-3c9d1e7-aliyun";
+        let ds = daemonset(
+            "cgpu-installer",
+            serde_json::json!([container("cgpu-installer", "2", tag)]),
+        );
+        let mut obs = observation(&fetched(&[&ds], &[]));
+        let inst = obs.installers[0].clone();
+        let listed = [
+            pod("old", "n1", "cgpu-installer", true),
+            pod("other", "n1", "cgpu-core-installer", false),
+            pod("new", "n1", "cgpu-installer", false),
+            pod("gone", "n2", "cgpu-installer", true),
+        ];
+        let mine = listed
+            .iter()
+            .map(observe::pod_from)
+            .filter(|p| observe::owns(&inst, p))
+            .collect();
+        obs.installer_pods.insert(inst.name.clone(), mine);
+        let listed_all = BTreeMap::new();
+        assert_eq!(
+            pod_of(&obs, &listed_all, &inst, "n1"),
+            Ok(("new".into(), Some("2".into())))
+        );
+        assert_eq!(
+            pod_of(&obs, &listed_all, &inst, "n2"),
+            Err("no installer pod on the node: gone is being deleted".into())
+        );
+        assert_eq!(
+            pod_of(&obs, &listed_all, &inst, "n3"),
+            Err("no cgpu-installer pod on the node".into())
+        );
+        let forbidden = BTreeMap::from([(inst.name.clone(), "no list pods in kube-system".into())]);
+        assert_eq!(
+            pod_of(&obs, &forbidden, &inst, "n1"),
+            Err("no list pods in kube-system".into())
+        );
+    }
+
+    fn asks(policy: &str, version: &str) -> Asks {
+        Asks::new("cgpu-installer", Some(policy), Some(version))
     }
 
     #[test]

@@ -281,7 +281,7 @@ impl Observation {
 
 // ---- reading kubectl's JSON -------------------------------------------------------------------
 
-pub(crate) fn pairs(v: &Value) -> Vec<(String, String)> {
+fn pairs(v: &Value) -> Vec<(String, String)> {
     v.as_object()
         .map(|m| {
             m.iter()
@@ -296,7 +296,9 @@ fn text(v: &Value) -> String {
 }
 
 /// The POLICY a container runs with: the last entry of that name, as for
-/// [`crate::manifest::Installer::policy`] (the kubelet's rule).
+/// [`crate::manifest::Installer::policy`] (the kubelet's rule), as written. What the installer
+/// makes of that text is [`cgpu::env_policy`]'s to say; it is kept as text here because it is
+/// compared with the text `/proc/cgpu_km` shows and quoted in messages as the DaemonSet has it.
 pub fn env_policy(container: &Value) -> Option<String> {
     container["env"]
         .as_array()?
@@ -372,6 +374,29 @@ pub fn installer_from(v: &Value) -> InstallerObs {
         generation: v["metadata"]["generation"].as_u64().unwrap_or(0),
         name,
     }
+}
+
+/// The installers among DaemonSets: kube-system's cgpu-installer, then cgpu-core-installer,
+/// those that exist (the order [`Observation::installer_of`] tries them in).
+pub fn installers_from(daemonsets: &[Value]) -> Vec<InstallerObs> {
+    cgpu::INSTALLER_NAMES
+        .iter()
+        .filter_map(|name| {
+            daemonsets.iter().find(|d| {
+                d["metadata"]["namespace"] == "kube-system" && d["metadata"]["name"] == *name
+            })
+        })
+        .map(installer_from)
+        .collect()
+}
+
+/// Is the pod one of the installer's own: in kube-system, its controller the installer's
+/// DaemonSet (a label selector can match another's pods).
+pub fn owns(inst: &InstallerObs, p: &PodObs) -> bool {
+    p.namespace == "kube-system"
+        && p.owner
+            .as_ref()
+            .is_some_and(|(k, n)| k == "DaemonSet" && n == &inst.name)
 }
 
 pub fn pod_from(v: &Value) -> PodObs {
@@ -573,6 +598,9 @@ pub fn read_lease(reader: &Reader, name: &str) -> Result<Option<LeaseObs>, Clust
     Ok(Some(lease_from(&v)))
 }
 
+/// Why a node's module was not read: the deadline passed first.
+pub const LATE: &str = "not read before the deadline";
+
 /// READ_STATE through the pod.
 pub fn read_module(reader: &Reader, pod: &str, until: Instant) -> Result<State, String> {
     let mut args: Vec<String> = ["-n", "kube-system", "exec", pod, "--"]
@@ -583,10 +611,31 @@ pub fn read_module(reader: &Reader, pod: &str, until: Instant) -> Result<State, 
     match reader.options.run(reader.target, &args, Some(until)) {
         Ok(out) => parse_state(&String::from_utf8_lossy(&out)),
         Err(ClusterError::Forbidden { .. }) => Err("no pods/exec".into()),
-        Err(_) if Instant::now() >= until => Err("not read before the deadline".into()),
+        Err(_) if Instant::now() >= until => Err(LATE.into()),
         Err(ClusterError::Kubectl { detail, .. }) => Err(format!("exec in {pod} failed: {detail}")),
         Err(e) => Err(format!("exec in {pod} failed: {e}")),
     }
+}
+
+/// An installer's own pods, with one LIST by its pod selector, stopped at `until` at the latest
+/// (none when it has no label selector to list them by: see [`InstallerObs::selector_text`]).
+pub fn read_installer_pods(
+    reader: &Reader,
+    inst: &InstallerObs,
+    until: Option<Instant>,
+) -> Result<Vec<PodObs>, ClusterError> {
+    let Some(sel) = inst.selector_text() else {
+        return Ok(Vec::new());
+    };
+    Ok(list(
+        reader,
+        &["-n", "kube-system", "get", "pods", "-l", &sel, "-o", "json"],
+        until,
+    )?
+    .iter()
+    .map(pod_from)
+    .filter(|p| owns(inst, p))
+    .collect())
 }
 
 /// One observation: each kind with one LIST (nodes; DaemonSets of every namespace, for the
@@ -658,34 +707,12 @@ pub fn read(
         lease,
         ..Default::default()
     };
-    for name in cgpu::INSTALLER_NAMES {
-        if let Some(ds) = daemonsets
-            .iter()
-            .find(|d| d["metadata"]["namespace"] == "kube-system" && d["metadata"]["name"] == name)
-        {
-            obs.installers.push(installer_from(ds));
-        }
-    }
+    obs.installers = installers_from(&daemonsets);
     let all_pods: Option<Vec<PodObs>> = pods;
     for inst in &obs.installers {
-        let owned = |p: &PodObs| {
-            p.namespace == "kube-system"
-                && p.owner
-                    .as_ref()
-                    .is_some_and(|(k, n)| k == "DaemonSet" && n == &inst.name)
-        };
-        let mine: Vec<PodObs> = match (&all_pods, inst.selector_text()) {
-            (Some(all), _) => all.iter().filter(|p| owned(p)).cloned().collect(),
-            (None, Some(sel)) => list(
-                reader,
-                &["-n", "kube-system", "get", "pods", "-l", &sel, "-o", "json"],
-                None,
-            )?
-            .iter()
-            .map(pod_from)
-            .filter(|p| owned(p))
-            .collect(),
-            (None, None) => Vec::new(),
+        let mine: Vec<PodObs> = match &all_pods {
+            Some(all) => all.iter().filter(|p| owns(inst, p)).cloned().collect(),
+            None => read_installer_pods(reader, inst, None)?,
         };
         obs.installer_pods.insert(inst.name.clone(), mine);
     }
@@ -796,6 +823,54 @@ mod tests {
             n.provider_id = Some(bad.into());
             assert_eq!(n.instance(), None, "{bad}");
         }
+    }
+
+    /// The installers are kube-system's, cgpu-installer first whatever order they were listed
+    /// in: a node both select is cgpu-installer's for `rollout` and `status` alike.
+    #[test]
+    fn the_installers_are_kube_systems_in_the_order_they_are_tried() {
+        let ds = |ns: &str, name: &str| serde_json::json!({"metadata": {"namespace": ns, "name": name}, "spec": {}});
+        let listed = [
+            ds("kube-system", "cgpu-core-installer"),
+            ds("default", "cgpu-installer"),
+            ds("kube-system", "kured"),
+            ds("kube-system", "cgpu-installer"),
+        ];
+        let names: Vec<String> = installers_from(&listed)
+            .into_iter()
+            .map(|i| i.name)
+            .collect();
+        assert_eq!(names, ["cgpu-installer", "cgpu-core-installer"]);
+        assert!(installers_from(&listed[1..3]).is_empty());
+    }
+
+    /// An installer's pod is one its DaemonSet controls: a pod the selector matches that
+    /// another controller owns is not read as the node's installer pod.
+    #[test]
+    fn an_installer_owns_the_pods_its_daemonset_controls() {
+        let inst = installer_from(&serde_json::json!({"metadata": {"name": "cgpu-installer"}}));
+        let pod = |refs: Value| {
+            pod_from(&serde_json::json!({
+                "metadata": {"name": "p", "namespace": "kube-system", "ownerReferences": refs},
+            }))
+        };
+        let ds = |name: &str, controller: bool| serde_json::json!({"kind": "DaemonSet", "name": name, "controller": controller});
+        assert!(owns(
+            &inst,
+            &pod(serde_json::json!([ds("cgpu-installer", true)]))
+        ));
+        assert!(!owns(
+            &inst,
+            &pod(serde_json::json!([
+                ds("cgpu-installer", false),
+                ds("other", true)
+            ]))
+        ));
+        assert!(!owns(
+            &inst,
+            &pod(serde_json::json!([ds("cgpu-core-installer", true)]))
+        ));
+        assert!(!owns(&inst, &pod(Value::Null)));
     }
 
     #[test]

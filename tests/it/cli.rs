@@ -471,12 +471,26 @@ fn schema_id_names_no_invented_address() {
 
 #[test]
 fn exit_status_table_rows_for_the_other_commands() {
-    // README "Exit statuses": generate refuses a value with 1; an unknown rule, an unwritable
-    // man folder or --report file, and a usage error are 2; --help is 0.
+    // README "Exit statuses": generate refuses a value with 1; a policy outside the range is
+    // clap's bad argument, 2, as are an unknown rule, an unwritable man folder or --report file,
+    // and a usage error; --help is 0.
     let code = |args: &[&str]| bin().args(args).output().unwrap().status.code();
-    assert_eq!(code(&["generate", "--policy", "9"]), Some(1));
+    assert_eq!(code(&["generate", "--policy", "9"]), Some(2));
     assert_eq!(code(&["generate", "--tag", "v1.0.3"]), Some(1));
-    assert_eq!(code(&["generate", "patch", "--policy", "9"]), Some(1));
+    assert_eq!(code(&["generate", "patch", "--policy", "9"]), Some(2));
+    assert_eq!(
+        code(&[
+            "generate",
+            "patch",
+            "--policy",
+            "2",
+            "--tag",
+            "v1.0.3",
+            "--region",
+            "cn-hangzhou"
+        ]),
+        Some(1)
+    );
     assert_eq!(code(&["explain", "no-such-rule"]), Some(2));
     assert_eq!(code(&["man", "--out", "/proc/no-such-folder"]), Some(2));
     assert_eq!(code(&["check", "--no-such-flag"]), Some(2));
@@ -527,22 +541,22 @@ fn changing_values_fix_class_table_is_the_catalogue() {
 }
 
 /// Doc comments on clap args are help text written out by hand, so a `--policy` help that names
-/// the range ("policy 0-5") is held here to `cgpu::POLICIES`, which the rules and clap's own
-/// range check read.
+/// the range ("policy 0-5") is held here to `cgpu::POLICIES`; and every `--policy` (generate's
+/// and generate patch's as rollout's) takes clap's range from there too, so a policy outside it
+/// is refused as a bad argument before any command runs.
 #[test]
 fn policy_help_names_the_policy_range() {
-    use clap::CommandFactory;
-    let range = format!(
-        "{}-{}",
-        cgpu_lint::cgpu::POLICIES.start(),
-        cgpu_lint::cgpu::POLICIES.end()
-    );
+    use clap::{CommandFactory, Parser};
+    let policies = cgpu_lint::cgpu::POLICIES;
+    let range = format!("{}-{}", policies.start(), policies.end());
+    let (low, high) = (i64::from(*policies.start()), i64::from(*policies.end()));
     let mut named = Vec::new();
+    let mut ranged = Vec::new();
     // Subcommands add their args when built (some are deferred).
     let mut root = cgpu_lint::cli::Cli::command();
     root.build();
-    let mut stack = vec![root];
-    while let Some(cmd) = stack.pop() {
+    let mut stack = vec![(Vec::<String>::new(), root)];
+    while let Some((path, cmd)) = stack.pop() {
         for arg in cmd.get_arguments().filter(|a| a.get_id() == "policy") {
             let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
             // Any "N-M" of digits in the help is a range, and the range is the policies'.
@@ -556,11 +570,62 @@ fn policy_help_names_the_policy_range() {
             if !written.is_empty() {
                 named.push(cmd.get_name().to_string());
             }
+            // clap's own range check: the value refused (another argument missing is not it).
+            let refused = |n: i64| {
+                let argv = std::iter::once("cgpu-lint".to_string())
+                    .chain(path.iter().cloned())
+                    .chain(["--policy".into(), n.to_string()]);
+                cgpu_lint::cli::Cli::try_parse_from(argv)
+                    .err()
+                    .is_some_and(|e| e.kind() == clap::error::ErrorKind::ValueValidation)
+            };
+            assert!(
+                !refused(low) && !refused(high) && refused(high + 1),
+                "`{} --policy` does not take clap's range from cgpu::POLICIES",
+                path.join(" ")
+            );
+            ranged.push(cmd.get_name().to_string());
         }
-        stack.extend(cmd.get_subcommands().cloned());
+        for sub in cmd.get_subcommands() {
+            let mut p = path.clone();
+            p.push(sub.get_name().to_string());
+            stack.push((p, sub.clone()));
+        }
+    }
+    for cmd in ["generate", "patch"] {
+        assert!(
+            named.iter().any(|c| c == cmd),
+            "`{cmd} --policy` names no range"
+        );
+    }
+    for cmd in ["generate", "patch", "rollout", "rollout-job", "checklist"] {
+        assert!(
+            ranged.iter().any(|c| c == cmd),
+            "`{cmd} --policy` is not range-checked"
+        );
     }
     assert!(
         named.len() >= 2,
         "no --policy help names the range: {named:?}"
     );
+    // What a user sees: clap's refusal, exit 2, as for rollout's.
+    for args in [
+        &["generate", "--policy"][..],
+        &["generate", "patch", "--policy"],
+        &["rollout", "--cluster", "--policy"],
+    ] {
+        let past = (high + 1).to_string();
+        let out = bin().args(args).arg(&past).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "error: invalid value '{past}' for '--policy <N>': {past} is not in {}..={}\n\nFor more information, try '--help'.\n",
+                policies.start(),
+                policies.end()
+            ),
+            "{args:?}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
 }

@@ -333,8 +333,13 @@ fn generate_with_a_current_tag_has_no_finding() {
 #[test]
 fn generate_refuses_a_bad_policy() {
     let out = bin().args(["generate", "--policy", "7"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .starts_with("error: invalid value '7' for '--policy <N>': 7 is not in 0..=5"),
+        "{out:?}"
+    );
 }
 
 #[test]

@@ -125,12 +125,9 @@ fn root_mapping(src: &Arc<Source>, root: Option<Node>) -> Result<Node, Refusal> 
     let Some(root) = root else {
         return Ok(empty_map(src));
     };
-    // The view is a copy of the whole tree: taken only when it differs from the document.
-    let root = if view_unchanged(&root) {
-        root
-    } else {
-        view(&root)?
-    };
+    // The view is a copy of the whole tree, taken even when it equals the document: asking
+    // first (`view_unchanged`) cost more than the copy it saved.
+    let root = view(&root)?;
     match &root.value {
         Value::Map(_) => Ok(root),
         Value::Scalar(Scalar::Null) => Ok(empty_map(src)),
@@ -308,9 +305,8 @@ fn string_entry(key: String, value: Node) -> Entry {
 }
 
 /// Whether [`view`] would hand back `node` as it is: nothing Helm refuses or reads differently
-/// (every key a plain string key, no key twice, no NaN or ±Inf).
-/// The rules then read the document itself instead of a copy, which is what almost every values
-/// file needs.
+/// (every key a plain string key, no key twice, no NaN or ±Inf). The lean readings drop a part
+/// of a root entry only when this holds of it (Helm could refuse or change a part that fails it).
 pub fn view_unchanged(node: &Node) -> bool {
     if node.refused.is_some() {
         return false;

@@ -310,10 +310,8 @@ fn values_from_unchecked(
 /// The rules on a values document's root (or the values of a release in a document), read as
 /// Helm hands it over; what Helm refuses is reported where it is.
 fn check_values(ctx: &mut Ctx, root: &Node) {
-    if crate::helm::view_unchanged(root) {
-        values::check(ctx, root);
-        return;
-    }
+    // Always through the view, even when it is the document itself: asking first
+    // (`view_unchanged`) cost more than the copy it saved (bench/runs/2026-12-08-fast-readings.md).
     match crate::helm::view(root) {
         Ok(view) => values::check(ctx, &view),
         Err(r) => {

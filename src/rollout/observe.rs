@@ -638,10 +638,6 @@ pub fn read_installer_pods(
     .collect())
 }
 
-/// One observation: each kind with one LIST (nodes; DaemonSets of every namespace, for the
-/// installers and kured's lock; each installer's pods by its selector, or every pod when
-/// `wants.pods`), the Lease, then the modules of the GPU-sharing nodes in parallel under one
-/// deadline (`until`), read again only where the boot id or the installer pod changed.
 /// Every pod of the cluster, for a decision that found it needs them (a drain, the capacity
 /// check) after an observation made without: one LIST added to that observation, rather than
 /// the whole observation read again.
@@ -661,6 +657,10 @@ pub fn read_pods(reader: &Reader) -> Result<Vec<PodObs>, ClusterError> {
     Ok(pods.iter().map(pod_from).collect())
 }
 
+/// One observation: each kind with one LIST (nodes; DaemonSets of every namespace, for the
+/// installers and kured's lock; each installer's pods by its selector, or every pod when
+/// `wants.pods`), the Lease, then the modules of the GPU-sharing nodes in parallel under one
+/// deadline (`until`), read again only where the boot id or the installer pod changed.
 pub fn read(
     reader: &Reader,
     wants: &Wants,

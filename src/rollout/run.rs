@@ -168,16 +168,21 @@ pub fn verdict_lines(d: &Decision) -> Vec<String> {
         .collect()
 }
 
+/// How this run reads the cluster.
+fn reader<'a>(r: &Rollout<'a>) -> Reader<'a> {
+    Reader {
+        options: r.options,
+        target: r.target,
+        parallel: r.parallel,
+    }
+}
+
 fn observe_once(
     r: &Rollout,
     cache: &mut ModuleCache,
     pods: bool,
 ) -> Result<Observation, ClusterError> {
-    let reader = Reader {
-        options: r.options,
-        target: r.target,
-        parallel: r.parallel,
-    };
+    let reader = reader(r);
     let wants = Wants {
         pods,
         lease: Some(lease::NAME),
@@ -305,12 +310,7 @@ fn run_inner(cx: &mut Ctx) -> Ended {
             // From now on every observation lists the pods; this one gets them added and is
             // decided again.
             pods = true;
-            let reader = Reader {
-                options: r.options,
-                target: r.target,
-                parallel: r.parallel,
-            };
-            match observe::read_pods(&reader) {
+            match observe::read_pods(&reader(r)) {
                 Ok(all) => obs.pods = Some(all),
                 Err(e) => return trouble(cx, &e),
             }
